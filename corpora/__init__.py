@@ -1,0 +1,26 @@
+"""Data model, loaders and bundled corpora. Imports neither ``retrievers`` nor ``harness``."""
+
+from corpora.analyzers import ANALYZERS, DEFAULT_ANALYZER, get_analyzer
+from corpora.bundled import DEFAULT_CORPUS, bundled_names
+from corpora.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
+from corpora.loading import FORMATS, load_dataset
+from corpora.model import Corpus, Dataset, Qrels, Queries, Run
+
+__all__ = [
+    "ANALYZERS",
+    "DEFAULT_ANALYZER",
+    "DEFAULT_CORPUS",
+    "FORMATS",
+    "Corpus",
+    "Dataset",
+    "InputFileError",
+    "ParameterError",
+    "Qrels",
+    "Queries",
+    "RetbenchError",
+    "Run",
+    "UnknownNameError",
+    "bundled_names",
+    "get_analyzer",
+    "load_dataset",
+]

@@ -1,0 +1,87 @@
+"""BEIR folders: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``, ``qrels/<split>.tsv``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from corpora.errors import InputFileError
+from corpora.model import Corpus, Dataset, Qrels, Queries
+from corpora.readers import parse_grade, read_jsonl, read_text_lines, require_id
+
+
+def looks_like_beir(folder: Path) -> bool:
+    return (folder / "corpus.jsonl").is_file() and (folder / "queries.jsonl").is_file()
+
+
+def read_corpus_jsonl(path: Path, name: str) -> Corpus:
+    ids: list[str] = []
+    texts: list[str] = []
+    titles: list[str] = []
+    metadata: list[dict] = []
+    seen: dict[str, int] = {}
+    for number, record in read_jsonl(path):
+        doc_id = require_id(path, number, record)
+        if doc_id in seen:
+            raise InputFileError(path, f"duplicate document id {doc_id!r} (first on line {seen[doc_id]})",
+                                 line=number, fix="give every document a unique id")
+        seen[doc_id] = number
+        ids.append(doc_id)
+        texts.append(str(record.get("text") or ""))
+        titles.append(str(record.get("title") or ""))
+        metadata.append(dict(record.get("metadata") or {}))
+    if not ids:
+        raise InputFileError(path, "the corpus holds no documents", fix="add one JSON object per document")
+    return Corpus(ids, texts, titles, metadata, name=name, source=str(path))
+
+
+def read_queries_jsonl(path: Path) -> Queries:
+    ids: list[str] = []
+    texts: list[str] = []
+    facets: dict[str, list] = {}
+    for number, record in read_jsonl(path):
+        query_id = require_id(path, number, record)
+        if query_id in ids:
+            raise InputFileError(path, f"duplicate query id {query_id!r}", line=number,
+                                 fix="give every query a unique id")
+        ids.append(query_id)
+        texts.append(str(record.get("text") or ""))
+        extra = {k: v for k, v in record.items() if k not in ("_id", "id", "text")}
+        extra.update(extra.pop("metadata", None) or {})
+        for key in set(facets) | set(extra):
+            facets.setdefault(key, [None] * (len(ids) - 1)).append(extra.get(key))
+    return Queries(ids, texts, facets, source=str(path))
+
+
+def read_qrels_tsv(path: Path) -> Qrels:
+    """``query-id<TAB>corpus-id<TAB>score`` with an optional header line."""
+    judgments: dict[str, dict[str, int]] = {}
+    for number, line in read_text_lines(path):
+        if not line.strip():
+            continue
+        fields = line.split("\t") if "\t" in line else line.split()
+        if number == 1 and fields and fields[0].strip().lower() in ("query-id", "query_id", "qid"):
+            continue
+        if len(fields) == 4:  # TREC qrels: qid iter docid grade
+            fields = [fields[0], fields[2], fields[3]]
+        if len(fields) != 3:
+            raise InputFileError(
+                path, f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(fields)}",
+                line=number, fix="write one judgment per line: query-id<TAB>corpus-id<TAB>grade",
+            )
+        query_id, doc_id, grade = (f.strip() for f in fields)
+        judgments.setdefault(query_id, {})[doc_id] = parse_grade(path, number, grade)
+    return Qrels(judgments, source=str(path))
+
+
+def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> Dataset:
+    name = name or folder.name
+    corpus = read_corpus_jsonl(folder / "corpus.jsonl", name)
+    queries = read_queries_jsonl(folder / "queries.jsonl")
+    qrels_path = folder / "qrels" / f"{split}.tsv"
+    if not qrels_path.is_file():
+        available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv")) if (folder / "qrels").is_dir() else []
+        fix = f"choose one of the splits {', '.join(available)} with --split" if available else \
+            "add qrels/<split>.tsv with query-id, corpus-id, score columns"
+        raise InputFileError(qrels_path, "judgments file not found", fix=fix)
+    qrels = read_qrels_tsv(qrels_path)
+    return Dataset(name, corpus, queries, qrels, source=str(folder))

@@ -1,0 +1,226 @@
+"""The Retriever seam: one small base class, and a score-matrix helper that does the ranking.
+
+A retriever is fitted once on a :class:`~corpora.Corpus` and then answers batches of
+:class:`~corpora.Queries`. Most retrievers only need to say how well every document matches every
+query: subclass :class:`ScoreRetriever`, implement :meth:`ScoreRetriever.score`, and inherit a
+vectorised :meth:`~ScoreRetriever.search` with the conventions of the article's ``rank_docs``:
+scores at or below ``min_score`` are not results, ties break by doc id ascending.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from corpora import Corpus, Queries, Run
+
+
+class Retriever(ABC):
+    """Base class of every retriever.
+
+    Subclasses set ``name`` (the key ``--systems`` uses) and implement :meth:`search`. Parameters
+    are the keyword arguments of ``__init__``; their defaults and annotations are the single
+    source for ``bench retrievers``, spec parsing and labels.
+    """
+
+    name: ClassVar[str] = ""
+
+    def fit(self, corpus: Corpus) -> Retriever:
+        """Index ``corpus``; return ``self``. The default only remembers the corpus."""
+        self.corpus = corpus
+        return self
+
+    @abstractmethod
+    def search(self, queries: Queries, k: int) -> Run | Mapping[str, list[tuple[str, float]]]:
+        """Return, for every query, at most ``k`` (doc id, score) pairs, best first."""
+
+    # ----- parameters and labels -------------------------------------------------------------
+    @classmethod
+    def parameters(cls) -> dict[str, inspect.Parameter]:
+        """The keyword parameters of ``__init__`` (name -> inspect.Parameter), in order."""
+        signature = inspect.signature(cls.__init__)
+        return {
+            n: p for n, p in signature.parameters.items()
+            if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+        }
+
+    def get_params(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in self.parameters() if hasattr(self, n)}
+
+    def non_default_params(self) -> dict[str, Any]:
+        out = {}
+        for n, p in self.parameters().items():
+            if hasattr(self, n) and (p.default is inspect.Parameter.empty or getattr(self, n) != p.default):
+                out[n] = getattr(self, n)
+        return out
+
+    @property
+    def label(self) -> str:
+        """The name plus every non-default parameter, e.g. ``bm25(k1=0.9)``."""
+        params = self.non_default_params()
+        if not params:
+            return self.name
+        return f"{self.name}({','.join(f'{k}={_format_value(v)}' for k, v in params.items())})"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.label}>"
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, Retriever):
+        return value.label
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def doc_id_order(ids: list[str]) -> np.ndarray:
+    """Rank of each doc id in ascending string order: the tie-break key."""
+    order = np.argsort(np.asarray(ids, dtype=str), kind="stable")
+    ranks = np.empty(len(ids), dtype=np.int64)
+    ranks[order] = np.arange(len(ids))
+    return ranks
+
+
+def top_k_rows(
+    scores: np.ndarray, k: int, tie_rank: np.ndarray, min_score: float
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per row: the column indices of the top ``k`` scores above ``min_score``, and their scores.
+
+    Order is score descending, ties by ``tie_rank`` ascending. Exact: every column tied with the
+    k-th score is a candidate before the final sort, so ties at the boundary break correctly.
+    """
+    n_rows, n_cols = scores.shape
+    out_idx: list[np.ndarray] = []
+    out_scores: list[np.ndarray] = []
+    k = min(k, n_cols)
+    for row in scores:
+        if k < n_cols:
+            kth = np.partition(row, n_cols - k)[n_cols - k]
+            candidates = np.flatnonzero((row >= kth) & (row > min_score))
+        else:
+            candidates = np.flatnonzero(row > min_score)
+        values = row[candidates]
+        order = np.lexsort((tie_rank[candidates], -values))[:k]
+        out_idx.append(candidates[order])
+        out_scores.append(values[order])
+    return out_idx, out_scores
+
+
+class ScoreRetriever(Retriever):
+    """A retriever defined by a query x document score matrix.
+
+    Implement :meth:`score`; :meth:`search` ranks each row. Documents scoring ``<= min_score`` are
+    not results (a zero score is not a match); ties break by doc id ascending.
+    """
+
+    min_score: ClassVar[float] = 1e-9
+    batch_cells: ClassVar[int] = 1 << 24  # query x doc cells scored at once; bounds peak memory
+
+    def fit(self, corpus: Corpus) -> ScoreRetriever:
+        super().fit(corpus)
+        self._tie_rank = doc_id_order(corpus.ids)
+        return self
+
+    @abstractmethod
+    def score(self, queries: Queries) -> np.ndarray | sp.spmatrix:
+        """An (n_queries x n_docs) matrix; higher is better, documents in corpus order."""
+
+    def search(self, queries: Queries, k: int) -> Run:
+        corpus: Corpus = self.corpus
+        batch = max(1, self.batch_cells // max(1, len(corpus)))
+        offsets = [0]
+        indices: list[np.ndarray] = []
+        values: list[np.ndarray] = []
+        for start in range(0, len(queries), batch):
+            part = _slice_queries(queries, start, start + batch)
+            matrix = self.score(part)
+            dense = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
+            idx, val = top_k_rows(dense, k, self._tie_rank, self.min_score)
+            for i, v in zip(idx, val):
+                indices.append(i)
+                values.append(v)
+                offsets.append(offsets[-1] + len(i))
+        flat_idx = np.concatenate(indices) if indices else np.empty(0, dtype=np.int64)
+        flat_val = np.concatenate(values) if values else np.empty(0)
+        return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets), flat_idx, flat_val)
+
+
+def rank_sparse_rows(
+    matrix: sp.csr_matrix, k: int, tie_rank: np.ndarray, query_ids: list[str], doc_ids: list[str]
+) -> Run:
+    """Rank the stored entries of each CSR row: score descending, ties by ``tie_rank``, top ``k``."""
+    matrix = matrix.tocsr()
+    matrix.sum_duplicates()
+    lengths = np.diff(matrix.indptr)
+    rows = np.repeat(np.arange(matrix.shape[0]), lengths)
+    order = np.lexsort((tie_rank[matrix.indices], -matrix.data, rows))
+    rows, cols, vals = rows[order], matrix.indices[order], matrix.data[order]
+    position = np.arange(len(rows)) - np.repeat(matrix.indptr[:-1], lengths)
+    keep = position < k
+    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=matrix.shape[0]))])
+    return Run(query_ids, np.asarray(doc_ids, dtype=object), offsets, cols.astype(np.int64), vals)
+
+
+def as_run(result: Run | Mapping, corpus: Corpus, queries: Queries, owner: str) -> Run:
+    """Validate what a retriever's ``search`` returned and re-index it on the corpus.
+
+    Accepts a :class:`Run` or any mapping of query id -> ranked (doc id, score) pairs. Unknown doc
+    ids, a document twice in one ranking, NaN scores and unknown query ids are errors naming the
+    retriever. Queries the result does not mention get an empty ranking.
+    """
+    if isinstance(result, Run):
+        mapping_ids = result.query_ids
+        get = result.items
+    elif isinstance(result, Mapping):
+        mapping_ids = [str(q) for q in result]
+        get = lambda q: result[q] if q in result else result.get(type(next(iter(result)))(q), [])  # noqa: E731
+    else:
+        raise RetbenchError(
+            f"retriever {owner!r}: search returned {type(result).__name__}; expected a Run or a mapping "
+            "of query id -> [(doc id, score), ...]"
+        )
+    known_queries = set(queries.ids)
+    unknown = [q for q in mapping_ids if q not in known_queries]
+    if unknown:
+        raise RetbenchError(f"retriever {owner!r}: search returned unknown query id(s) {unknown[:5]}")
+    position = corpus.index_of()
+    offsets = [0]
+    doc_index: list[int] = []
+    scores: list[float] = []
+    present = set(mapping_ids)
+    for q in queries.ids:
+        pairs = list(get(q)) if q in present else []
+        seen: set[int] = set()
+        for pair in pairs:
+            try:
+                doc, score = pair
+            except (TypeError, ValueError):
+                raise RetbenchError(f"retriever {owner!r}: query {q!r}: expected (doc id, score) pairs, got {pair!r}") from None
+            j = position.get(str(doc))
+            if j is None:
+                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} is not in the corpus")
+            if j in seen:
+                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} is ranked twice")
+            score = float(score)
+            if score != score:
+                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} has a NaN score")
+            seen.add(j)
+            doc_index.append(j)
+            scores.append(score)
+        offsets.append(len(doc_index))
+    return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets),
+               np.array(doc_index, dtype=np.int64), np.array(scores, dtype=np.float64))
+
+
+def _slice_queries(queries: Queries, start: int, stop: int) -> Queries:
+    if start == 0 and stop >= len(queries):
+        return queries
+    return Queries(queries.ids[start:stop], queries.texts[start:stop],
+                   {k: v[start:stop] for k, v in queries.facets.items()}, source=queries.source)

@@ -1,0 +1,179 @@
+"""Retriever specs as users type them: ``bm25``, ``bm25(k1=0.9,b=0.4)``, ``rrf(bm25,lsa(dims=50),k=60)``,
+``my.module:MyRetriever``.
+
+A spec is a name (registered, or ``module:Class``) with optional parentheses holding keyword
+parameters and, for fusions, child specs. Values are converted by the ``__init__`` annotation of
+the class, so a parameter's type is declared once, in the class.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from dataclasses import dataclass, field
+
+from corpora import ParameterError, RetbenchError
+from retrievers.base import Retriever
+from retrievers.registry import get_class
+
+_TOKEN = re.compile(r"\s*(?:(?P<punct>[(),=])|(?P<quoted>'[^']*'|\"[^\"]*\")|(?P<word>[^\s(),=]+))")
+
+
+@dataclass
+class Spec:
+    target: str
+    children: list[Spec] = field(default_factory=list)
+    params: dict[str, str] = field(default_factory=dict)
+    called: bool = False  # parentheses were written
+
+
+class SpecError(RetbenchError):
+    pass
+
+
+def _tokenize(text: str) -> list[str]:
+    tokens, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise SpecError(f"retriever spec {text!r}: cannot read {text[pos:]!r}")
+        tokens.append(m.group(0).strip())
+        pos = m.end()
+    return [t for t in tokens if t]
+
+
+def parse(text: str) -> Spec:
+    """Parse one spec string.
+
+    >>> parse("rrf(bm25,lsa(dims=50),k=30)")
+    Spec(target='rrf', children=[Spec(target='bm25', children=[], params={}, called=False), \
+Spec(target='lsa', children=[], params={'dims': '50'}, called=True)], params={'k': '30'}, called=True)
+    """
+    tokens = _tokenize(text)
+    if not tokens:
+        raise SpecError("empty retriever spec. Fix: name a retriever, e.g. bm25")
+    spec, pos = _parse_spec(tokens, 0, text)
+    if pos != len(tokens):
+        raise SpecError(f"retriever spec {text!r}: unexpected {tokens[pos]!r}")
+    return spec
+
+
+def _parse_spec(tokens: list[str], pos: int, text: str) -> tuple[Spec, int]:
+    target = tokens[pos]
+    if target in "(),=":
+        raise SpecError(f"retriever spec {text!r}: expected a retriever name, got {target!r}")
+    spec = Spec(target)
+    pos += 1
+    if pos < len(tokens) and tokens[pos] == "(":
+        spec.called = True
+        pos += 1
+        while pos < len(tokens) and tokens[pos] != ")":
+            if pos + 1 < len(tokens) and tokens[pos + 1] == "=":
+                if pos + 2 >= len(tokens) or tokens[pos + 2] in "(),=":
+                    raise SpecError(f"retriever spec {text!r}: parameter {tokens[pos]!r} has no value")
+                value = tokens[pos + 2]
+                if value[:1] in "'\"":
+                    value = value[1:-1]
+                spec.params[tokens[pos]] = value
+                pos += 3
+            else:
+                child, pos = _parse_spec(tokens, pos, text)
+                spec.children.append(child)
+            if pos < len(tokens) and tokens[pos] == ",":
+                pos += 1
+            elif pos < len(tokens) and tokens[pos] != ")":
+                raise SpecError(f"retriever spec {text!r}: expected ',' or ')', got {tokens[pos]!r}")
+        if pos >= len(tokens):
+            raise SpecError(f"retriever spec {text!r}: missing ')'")
+        pos += 1
+    return spec, pos
+
+
+def split_systems(text: str) -> list[str]:
+    """Split a ``--systems`` list on top-level commas: ``bm25,rrf(bm25,lsa)`` -> 2 specs.
+
+    >>> split_systems("bm25, rrf(bm25,lsa(dims=5)) ,lsa")
+    ['bm25', 'rrf(bm25,lsa(dims=5))', 'lsa']
+    """
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
+def _convert(cls: type[Retriever], name: str, raw: str, annotation: object) -> object:
+    owner = cls.name or cls.__name__
+    origin = typing.get_origin(annotation)
+    candidates = typing.get_args(annotation) if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)) else (annotation,)
+    candidates = tuple(c for c in candidates if c is not type(None))
+    if raw.lower() == "none" and type(None) in (typing.get_args(annotation) or ()):
+        return None
+    for kind in candidates:
+        if kind is bool:
+            if raw.lower() in ("true", "1", "yes"):
+                return True
+            if raw.lower() in ("false", "0", "no"):
+                return False
+            continue
+        if kind is int:
+            try:
+                return int(raw)
+            except ValueError:
+                continue
+        if kind is float:
+            try:
+                return float(raw)
+            except ValueError:
+                continue
+        if kind is str:
+            return raw
+    expected = " or ".join(getattr(k, "__name__", str(k)) for k in candidates) or "a value"
+    raise ParameterError(name, owner, f"{'an' if expected[0] in 'aeiou' else 'a'} {expected}", raw)
+
+
+def build(spec: Spec | str) -> Retriever:
+    """Instantiate the retriever a spec describes, type-checking every parameter."""
+    if isinstance(spec, str):
+        spec = parse(spec)
+    cls = get_class(spec.target)
+    owner = cls.name or spec.target
+    signature = inspect.signature(cls.__init__)
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:
+        hints = {}
+    params = {n: p for n, p in signature.parameters.items() if n != "self"}
+    accepts_children = any(p.kind is p.VAR_POSITIONAL for p in params.values())
+    keywords = {n: p for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    if spec.children and not accepts_children:
+        raise SpecError(f"{owner} takes no child retrievers, got {', '.join(c.target for c in spec.children)}. "
+                        f"Its parameters: {_describe(keywords)}")
+    if accepts_children and spec.called and not spec.children and not spec.params:
+        raise SpecError(f"{owner}() names no retrievers to fuse. Fix: write {owner} for the defaults "
+                        f"or list them, e.g. {owner}(bm25,lsa)")
+    kwargs = {}
+    for key, raw in spec.params.items():
+        if key not in keywords:
+            raise SpecError(f"{owner} has no parameter {key!r}. Its parameters: {_describe(keywords)}")
+        annotation = hints.get(key, type(keywords[key].default) if keywords[key].default is not inspect.Parameter.empty else str)
+        kwargs[key] = _convert(cls, key, raw, annotation)
+    children = [build(c) for c in spec.children]
+    return cls(*children, **kwargs)
+
+
+def _describe(keywords: dict[str, inspect.Parameter]) -> str:
+    if not keywords:
+        return "none"
+    return ", ".join(f"{n}={p.default!r}" if p.default is not inspect.Parameter.empty else n
+                     for n, p in keywords.items())
