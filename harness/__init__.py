@@ -1,0 +1,1 @@
+"""Metrics, evaluation, statistics, diagnosis, results store, reports and the ``bench`` CLI."""
