@@ -1,0 +1,50 @@
+"""``bench compare``: run retrievers over a corpus, score, compare and diagnose them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
+from harness.report import render
+from harness.results import write_results
+
+
+@click.command("compare")
+@click.option("--corpus", default="article", show_default=True,
+              help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
+@click.option("--format", "corpus_format", default=None, help="Force the corpus layout instead of detecting it.")
+@click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
+@click.option("--systems", default=DEFAULT_SYSTEMS, show_default=True,
+              help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
+                   "(see `bench retrievers`).")
+@click.option("--metrics", default=DEFAULT_METRICS, show_default=True,
+              help="Comma-separated metrics: hit@k recall@k precision@k mrr mrr@k ndcg@k ndcg_exp@k map map@k rprec "
+                   "(trec_eval names accepted).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True, help="Folder that receives a new results folder per run.")
+@click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
+@click.option("--rel-threshold", type=int, default=1, show_default=True,
+              help="Binary metrics count grade >= this as relevant.")
+@click.option("--bootstrap-samples", type=int, default=5000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and randomisation test.")
+@click.option("--baseline", default=None, help="Compare every system with this one instead of all pairs.")
+@click.option("--fail-rank", type=int, default=3, show_default=True,
+              help="Diagnose queries whose first relevant document is missing or below this rank.")
+@click.option("--analyzer", default=None, help="Analyzer for every retriever that takes one (default: article).")
+def command(corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str, out: Path,
+            depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, baseline: str | None,
+            fail_rank: int, analyzer: str | None) -> None:
+    """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis."""
+    config = CompareConfig(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
+                           depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
+                           seed=seed, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer)
+    result = run_compare(config)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(render(result))
+    folder = write_results(result, out, ["bench", *sys.argv[1:]])
+    click.echo("")
+    click.echo(f"results: {folder}")

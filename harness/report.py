@@ -1,0 +1,90 @@
+"""Plain-text readings of a comparison, as the article prints them."""
+
+from __future__ import annotations
+
+from harness.compare import CompareResult
+from harness.diagnosis import Failure
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
+    right = right if right is not None else set(range(1, len(header)))
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def means_table(result: CompareResult) -> list[str]:
+    names = [m.name for m in result.metrics]
+    rows = [[row["system"], *(f"{row[n]:.3f}" for n in names)] for _, row in result.summary.iterrows()]
+    return _table(["system", *names], rows)
+
+
+def rank_table(result: CompareResult, width: int = 38) -> list[str]:
+    """Rank of the first relevant document per query and system (-- when not found)."""
+    labels = [s.label for s in result.systems]
+    texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
+    ranks = result.per_query.set_index(["system", "query_id"])["first_relevant_rank"]
+    rows = []
+    for q in result.query_ids:
+        text = " ".join(texts.get(q, "").split())
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        cells = []
+        for label in labels:
+            value = ranks.loc[(label, q)]
+            cells.append("--" if value is None or str(value) == "<NA>" else str(int(value)))
+        rows.append([q, text, *cells])
+    return _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
+
+
+def comparison_lines(result: CompareResult) -> list[str]:
+    level = round(result.config.confidence * 100)
+    rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
+             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", f"{c.p_value:.3f}", f"{c.p_adjusted:.3f}", c.verdict]
+            for c in result.comparisons]
+    return _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
+                  rows, right={2, 3, 4, 5})
+
+
+def failure_lines(failure: Failure) -> list[str]:
+    rank = f"rank {failure.rank}" if failure.rank is not None else "not found"
+    first = failure.first_result or "none"
+    lines = [f"  {failure.query_id} {failure.query!r} -> {rank}, first result: {first}  [{failure.category}]"]
+    for doc, words in failure.shared_words.items():
+        shown = ", ".join(words) if words else "none"
+        lines.append(f"      {doc} (grade {failure.grades[doc]}): words in common = {shown}")
+    return lines
+
+
+def render(result: CompareResult) -> str:
+    out: list[str] = []
+    n_excluded = len(result.excluded_query_ids)
+    excluded = f"; {n_excluded} without a relevant judgment excluded" if n_excluded else ""
+    out.append(f"corpus {result.dataset.name}: {len(result.dataset.corpus)} documents, "
+               f"{len(result.query_ids)} queries evaluated{excluded}; analyzer {result.analyzer}; depth "
+               f"{result.config.depth}")
+    out.append("")
+    out.extend(means_table(result))
+    out.append("")
+    out.append("rank of the first relevant document (-- = not found):")
+    out.extend("  " + line for line in rank_table(result))
+    if result.comparisons:
+        out.append("")
+        pairs = "vs baseline " + result.config.baseline if result.config.baseline else "all pairs"
+        out.append(f"paired bootstrap over queries ({result.config.bootstrap_samples} resamples, seed "
+                   f"{result.config.seed}; {pairs}; p from a sign-flip randomisation test):")
+        out.extend("  " + line for line in comparison_lines(result))
+    out.append("")
+    out.append(f"diagnosis (first relevant document missing or below rank {result.config.fail_rank}):")
+    by_system: dict[str, list[Failure]] = {}
+    for f in result.failures:
+        by_system.setdefault(f.system, []).append(f)
+    for system in result.systems:
+        failures = by_system.get(system.label, [])
+        out.append(f" {system.label}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}")
+        for f in failures:
+            out.extend(failure_lines(f))
+    return "\n".join(out)
