@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
+from harness.experiment import load_experiment
 from harness.report import render
 from harness.results import write_results
 
@@ -34,13 +35,24 @@ from harness.results import write_results
 @click.option("--fail-rank", type=int, default=3, show_default=True,
               help="Diagnose queries whose first relevant document is missing or below this rank.")
 @click.option("--analyzer", default=None, help="Analyzer for every retriever that takes one (default: article).")
-def command(corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str, out: Path,
-            depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, baseline: str | None,
-            fail_rank: int, analyzer: str | None) -> None:
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A TOML experiment file with any of these options; flags given here override it.")
+@click.pass_context
+def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str,
+            out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, baseline: str | None,
+            fail_rank: int, analyzer: str | None, config_file: Path | None) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis."""
-    config = CompareConfig(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
-                           depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
-                           seed=seed, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer)
+    options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
+                   depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
+                   seed=seed, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer)
+    if config_file is not None:
+        from_file = load_experiment(config_file)
+        parameter_of = {"format": "corpus_format"}
+        for key, value in from_file.items():
+            source = ctx.get_parameter_source(parameter_of.get(key, key))
+            if source is not click.core.ParameterSource.COMMANDLINE:
+                options[key] = value
+    config = CompareConfig(**options)
     result = run_compare(config)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
