@@ -1,14 +1,19 @@
-"""Vectorised evaluation: a whole run against its qrels in array operations.
+"""Vectorised evaluation: a whole run against its qrels in flat array operations.
 
-The run is turned once into a dense (queries x depth) matrix of the grade found at each rank;
-every measure is then a few column operations on it, so the cost grows linearly with the run's
-size. Each batch function is tested equal to its per-query specification in ``harness.metrics``.
+The run's (query, doc) entries are joined once with the judgments; every measure is then a few
+``bincount`` reductions over the entries, so the cost grows linearly with the run's size (no dense
+queries x depth matrix, no Python loop over queries). Each batch path is tested equal to its
+per-query specification in :mod:`harness.metrics`, and to trec_eval on its own test suite.
+
+Conventions (trec_eval's): an entry is *judged* when its (query, doc) has a qrels line; it is
+*relevant* when judged with ``grade >= rel_threshold`` (and ``grade >= 0``); negative grades are
+judged but never relevant, never non-relevant for bpref, and gain nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -19,167 +24,326 @@ from harness.metrics import Metric
 FIRST_RELEVANT_RANK = "first_relevant_rank"
 
 
+@dataclass(frozen=True)
+class QrelsTable:
+    """Judgments as three parallel arrays (query id, doc id, integer grade): the evaluator's fast
+    input form, and what :func:`harness.trec.read_qrels_table` returns. Converts to and from
+    :class:`~corpora.Qrels`; (query, doc) pairs are unique."""
+
+    query_ids: np.ndarray
+    doc_ids: np.ndarray
+    grades: np.ndarray
+    source: str = "<memory>"
+
+    @classmethod
+    def from_qrels(cls, qrels: Qrels | Mapping[str, Mapping[str, int]]) -> QrelsTable:
+        queries = [q for q, docs in qrels.items() for _ in docs]
+        docs = [d for judged in qrels.values() for d in judged]
+        grades = [g for judged in qrels.values() for g in judged.values()]
+        return cls(np.asarray(queries, dtype=object), np.asarray(docs, dtype=object),
+                   np.asarray(grades, dtype=np.int64), getattr(qrels, "source", "<memory>"))
+
+    def __len__(self) -> int:
+        return len(self.grades)
+
+    def to_qrels(self) -> Qrels:
+        judgments: dict[str, dict[str, int]] = {}
+        for q, d, g in zip(self.query_ids.tolist(), self.doc_ids.tolist(), self.grades.tolist()):
+            judgments.setdefault(q, {})[d] = g
+        return Qrels(judgments, source=self.source)
+
+    def query_order(self) -> list[str]:
+        """Every judged query id, in order of first appearance."""
+        return [str(q) for q in pd.unique(self.query_ids)]
+
+    def queries_with_relevant(self, rel_threshold: int = 1) -> list[str]:
+        """Query ids with at least one judgment ``grade >= max(rel_threshold, 0)``, first-appearance order."""
+        keep = self.grades >= max(rel_threshold, 0)
+        return [str(q) for q in pd.unique(self.query_ids[keep])]
+
+
+def _as_table(qrels: Qrels | QrelsTable | Mapping[str, Mapping[str, int]]) -> QrelsTable:
+    return qrels if isinstance(qrels, QrelsTable) else QrelsTable.from_qrels(qrels)
+
+
 @dataclass
 class RankedGrades:
-    """The run seen through the qrels, one row per evaluated query.
+    """The run seen through the qrels, for the evaluated queries (rows, in ``query_ids`` order).
 
-    ``grades[i, r]`` is the grade of the document at rank r+1 (0 when unjudged or past the end),
-    ``judged[i, r]`` whether it has a judgment, ``retrieved[i, r]`` whether rank r+1 exists.
-    ``ideal[i]`` holds the query's positive grades sorted descending (0-padded).
+    Flat per-entry arrays hold only the *judged* retrieved entries (``rows``, 1-based ``ranks``,
+    ``entry_grades``); per-row arrays hold ``n_retrieved`` (after the depth cut), ``n_relevant``
+    (judged ``grade >= rel_threshold``) and ``n_nonrelevant`` (judged ``0 <= grade < rel_threshold``).
+    ``ideal_rows``/``ideal_ranks``/``ideal_grades`` are each query's positive grades sorted
+    descending, the ideal ranking of nDCG. The dense views (``grades``, ``judged``, ``retrieved``,
+    ``relevant``, ``ideal``) are built on demand for small inputs and tests.
     """
 
     query_ids: list[str]
-    grades: np.ndarray
-    judged: np.ndarray
-    retrieved: np.ndarray
+    rows: np.ndarray
+    ranks: np.ndarray
+    entry_grades: np.ndarray
+    n_retrieved: np.ndarray
     n_relevant: np.ndarray
-    ideal: np.ndarray
+    n_nonrelevant: np.ndarray
+    ideal_rows: np.ndarray
+    ideal_ranks: np.ndarray
+    ideal_grades: np.ndarray
     rel_threshold: int
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def entry_relevant(self) -> np.ndarray:
+        """Per judged entry: ``grade >= rel_threshold`` and ``grade >= 0``."""
+        if "relevant" not in self._cache:
+            self._cache["relevant"] = (self.entry_grades >= self.rel_threshold) & (self.entry_grades >= 0)
+        return self._cache["relevant"]
+
+    def _dense(self, values: np.ndarray, dtype: type) -> np.ndarray:
+        width = int(self.n_retrieved.max()) if self.n_queries else 0
+        out = np.zeros((self.n_queries, width), dtype=dtype)
+        out[self.rows, self.ranks - 1] = values
+        return out
+
+    @property
+    def grades(self) -> np.ndarray:
+        """Dense (queries x depth): grade at each rank, 0 when unjudged or past the end."""
+        return self._dense(self.entry_grades, np.int64)
+
+    @property
+    def judged(self) -> np.ndarray:
+        return self._dense(np.ones(len(self.rows), dtype=bool), bool)
 
     @property
     def relevant(self) -> np.ndarray:
-        return self.judged & (self.grades >= self.rel_threshold)
+        return self._dense(self.entry_relevant, bool)
+
+    @property
+    def retrieved(self) -> np.ndarray:
+        width = int(self.n_retrieved.max()) if self.n_queries else 0
+        return np.arange(width)[None, :] < self.n_retrieved[:, None]
+
+    @property
+    def ideal(self) -> np.ndarray:
+        width = int(self.ideal_ranks.max()) if len(self.ideal_ranks) else 0
+        out = np.zeros((self.n_queries, width), dtype=np.int64)
+        out[self.ideal_rows, self.ideal_ranks - 1] = self.ideal_grades
+        return out
 
 
-def rank_grades(run: Run, qrels: Qrels, query_ids: Sequence[str], rel_threshold: int = 1,
-                depth: int | None = None) -> RankedGrades:
-    """Look every ranked (query, doc) up in the qrels at once (hash join on integer keys)."""
-    query_ids = list(query_ids)
-    n_queries = len(query_ids)
-    position = pd.Index(query_ids)
-
-    # qrels as flat arrays
-    q_rows, q_docs, q_grades = [], [], []
-    for q in query_ids:
-        judged = qrels.get(q, {})
-        q_rows.extend([q] * len(judged))
-        q_docs.extend(judged.keys())
-        q_grades.extend(judged.values())
-    q_grades_arr = np.asarray(q_grades, dtype=np.int64)
-    q_row_idx = position.get_indexer(q_rows) if q_rows else np.empty(0, dtype=np.int64)
-
-    # run entries, restricted to evaluated queries and cut at depth
-    lengths = run.lengths()
-    run_rows = np.repeat(position.get_indexer(run.query_ids), lengths)
-    ranks = np.arange(len(run.doc_index)) - np.repeat(run.offsets[:-1], lengths)
-    keep = run_rows >= 0
-    if depth is not None:
-        keep &= ranks < depth
-    run_rows, ranks, run_docs = run_rows[keep], ranks[keep], run.doc_index[keep]
-
+def _vocabulary_codes(run: Run, doc_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Codes of the run's entries and of ``doc_ids`` in one shared vocabulary (-1: not in the run)."""
     vocabulary = pd.Index(run.doc_ids)
-    n_vocab = len(vocabulary) + 1
-    q_doc_idx = vocabulary.get_indexer(q_docs) if q_docs else np.empty(0, dtype=np.int64)
-    in_run = q_doc_idx >= 0
-    qrel_keys = q_row_idx[in_run].astype(np.int64) * n_vocab + q_doc_idx[in_run]
-    qrel_vals = q_grades_arr[in_run]
-    order = np.argsort(qrel_keys, kind="stable")
-    qrel_keys, qrel_vals = qrel_keys[order], qrel_vals[order]
-    run_keys = run_rows.astype(np.int64) * n_vocab + run_docs
-    found_at = np.searchsorted(qrel_keys, run_keys)
-    found_at = np.minimum(found_at, max(len(qrel_keys) - 1, 0))
-    is_judged = (qrel_keys[found_at] == run_keys) if len(qrel_keys) else np.zeros(len(run_keys), dtype=bool)
-    entry_grades = np.where(is_judged, qrel_vals[found_at] if len(qrel_vals) else 0, 0)
-
-    width = int(ranks.max()) + 1 if len(ranks) else 0
-    grades = np.zeros((n_queries, width), dtype=np.int64)
-    judged = np.zeros((n_queries, width), dtype=bool)
-    retrieved = np.zeros((n_queries, width), dtype=bool)
-    grades[run_rows, ranks] = entry_grades
-    judged[run_rows, ranks] = is_judged
-    retrieved[run_rows, ranks] = True
-
-    n_relevant = np.bincount(q_row_idx[q_grades_arr >= rel_threshold], minlength=n_queries) \
-        if len(q_grades_arr) else np.zeros(n_queries, dtype=np.int64)
-    positive = q_grades_arr > 0
-    counts = np.bincount(q_row_idx[positive], minlength=n_queries) if len(q_grades_arr) else np.zeros(n_queries, dtype=np.int64)
-    ideal = np.zeros((n_queries, int(counts.max()) if n_queries and counts.size else 0), dtype=np.int64)
-    if ideal.shape[1]:
-        rows_p, grades_p = q_row_idx[positive], q_grades_arr[positive]
-        order = np.lexsort((-grades_p, rows_p))
-        rows_p, grades_p = rows_p[order], grades_p[order]
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        cols = np.arange(len(rows_p)) - starts[rows_p]
-        ideal[rows_p, cols] = grades_p
-    return RankedGrades(query_ids, grades, judged, retrieved, n_relevant, ideal, rel_threshold)
+    entry_docs = run.doc_index
+    if not vocabulary.is_unique:
+        codes, vocabulary = pd.factorize(run.doc_ids)
+        entry_docs = codes[run.doc_index]
+        vocabulary = pd.Index(vocabulary)
+    judged_docs = vocabulary.get_indexer(doc_ids) if len(doc_ids) else np.empty(0, dtype=np.int64)
+    return entry_docs, judged_docs, len(vocabulary)
 
 
-def _at(cumulative: np.ndarray, k: int | np.ndarray) -> np.ndarray:
-    """cumulative[:, k-1], with ranks past the matrix reading the last column (0 if empty)."""
-    n, width = cumulative.shape
-    if width == 0:
-        return np.zeros(n)
-    index = np.minimum(np.asarray(k) - 1, width - 1)
-    if np.ndim(index) == 0:
-        return cumulative[:, int(index)] if index >= 0 else np.zeros(n)
-    out = cumulative[np.arange(n), np.maximum(index, 0)].astype(np.float64)
-    return np.where(index >= 0, out, 0.0)
+def _join(entry_rows: np.ndarray, entry_docs: np.ndarray, judged_rows: np.ndarray, judged_docs: np.ndarray,
+          n_docs: int) -> np.ndarray:
+    """For each run entry, the index of its judgment, or -1.
+
+    Most documents are judged for at most one query, so a doc-major lookup resolves them with one
+    gather and one comparison; entries whose document is judged for several queries fall back to a
+    hash join on (row, doc) keys.
+    """
+    found = np.full(len(entry_rows), -1, dtype=np.int64)
+    usable = judged_docs >= 0
+    judgment_index = np.flatnonzero(usable)
+    if not len(judgment_index) or not len(entry_rows):
+        return found
+    per_doc = np.bincount(judged_docs[usable], minlength=n_docs)
+    one_judgment = np.full(n_docs, -1, dtype=np.int64)
+    one_judgment[judged_docs[judgment_index]] = judgment_index
+    counts = per_doc[entry_docs]
+    single = np.flatnonzero(counts == 1)
+    candidate = one_judgment[entry_docs[single]]
+    hit = judged_rows[candidate] == entry_rows[single]
+    found[single[hit]] = candidate[hit]
+    several = np.flatnonzero(counts > 1)
+    if len(several):
+        multi = judgment_index[per_doc[judged_docs[judgment_index]] > 1]
+        keys = pd.Index(judged_rows[multi] * np.int64(n_docs) + judged_docs[multi])
+        position = keys.get_indexer(entry_rows[several] * np.int64(n_docs) + entry_docs[several])
+        matched = position >= 0
+        found[several[matched]] = multi[position[matched]]
+    return found
 
 
-def _safe_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], rel_threshold: int = 1,
+                depth: int | None = None) -> RankedGrades:
+    """Join the run with the judgments of ``query_ids`` (cut at ``depth``, trec_eval ``-M``)."""
+    query_ids = [str(q) for q in query_ids]
+    position = pd.Index(query_ids)
+    if not position.is_unique:
+        raise ValueError("query_ids must be unique")
+    n_queries = len(query_ids)
+    table = _as_table(qrels)
+
+    judged_rows = position.get_indexer(table.query_ids) if len(table) else np.empty(0, dtype=np.int64)
+    in_scope = judged_rows >= 0
+    judged_rows, judged_grades = judged_rows[in_scope].astype(np.int64), table.grades[in_scope]
+    entry_docs, judged_docs, n_docs = _vocabulary_codes(run, table.doc_ids[in_scope])
+
+    lengths = run.lengths()
+    run_rows = position.get_indexer(run.query_ids)
+    entry_rows = np.repeat(run_rows, lengths).astype(np.int64)
+    ranks = np.arange(1, len(entry_docs) + 1, dtype=np.int64) - np.repeat(run.offsets[:-1], lengths)
+    keep = entry_rows >= 0
+    if depth is not None:
+        keep &= ranks <= depth
+    if not keep.all():
+        entry_rows, ranks, entry_docs = entry_rows[keep], ranks[keep], entry_docs[keep]
+    n_retrieved = np.bincount(entry_rows, minlength=n_queries)
+
+    found = _join(entry_rows, entry_docs, judged_rows, judged_docs, n_docs)
+    judged_entries = np.flatnonzero(found >= 0)
+    rows, entry_ranks = entry_rows[judged_entries], ranks[judged_entries]
+    grades = judged_grades[found[judged_entries]]
+
+    relevant = (judged_grades >= rel_threshold) & (judged_grades >= 0)
+    n_relevant = np.bincount(judged_rows[relevant], minlength=n_queries)
+    nonrelevant = (judged_grades >= 0) & ~relevant
+    n_nonrelevant = np.bincount(judged_rows[nonrelevant], minlength=n_queries)
+
+    positive = judged_grades > 0
+    ideal_rows, ideal_grades = judged_rows[positive], judged_grades[positive]
+    order = np.lexsort((-ideal_grades, ideal_rows))
+    ideal_rows, ideal_grades = ideal_rows[order], ideal_grades[order]
+    ideal_ranks = _ranks_within_sorted_groups(ideal_rows)
+    return RankedGrades(query_ids, rows, entry_ranks, grades, n_retrieved, n_relevant, n_nonrelevant,
+                        ideal_rows, ideal_ranks, ideal_grades, rel_threshold)
+
+
+# ----- the batch path of each measure (specification: the per-query functions in harness.metrics)
+
+
+def _ranks_within_sorted_groups(rows: np.ndarray) -> np.ndarray:
+    """1-based position of each element within its run of equal ``rows`` values (rows sorted)."""
+    if not len(rows):
+        return np.empty(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+    lengths = np.diff(np.concatenate([starts, [len(rows)]]))
+    return np.arange(1, len(rows) + 1, dtype=np.int64) - np.repeat(starts, lengths)
+
+
+def _per_row(data: RankedGrades, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Sum over the judged entries selected by ``mask`` of ``weights`` (or 1), per row."""
+    rows = data.rows[mask]
+    w = None if weights is None else weights[mask]
+    return np.bincount(rows, weights=w, minlength=data.n_queries).astype(np.float64)
+
+
+def _divide(a: np.ndarray, b: np.ndarray | float) -> np.ndarray:
+    b = np.broadcast_to(np.asarray(b, dtype=np.float64), a.shape)
     out = np.zeros(len(a))
     np.divide(a, b, out=out, where=b > 0)
     return out
 
 
-def _discounts(width: int) -> np.ndarray:
-    return 1.0 / np.log2(np.arange(2, width + 2))
+def _within(data: RankedGrades, mask: np.ndarray, k: int | None) -> np.ndarray:
+    return mask if k is None else mask & (data.ranks <= k)
 
 
-def _dcg(grades: np.ndarray, k: int | None, exponential: bool) -> np.ndarray:
-    top = grades[:, :k] if k is not None else grades
-    gains = np.where(top > 0, (2.0**top - 1.0) if exponential else top.astype(np.float64), 0.0)
-    return gains @ _discounts(top.shape[1]) if top.shape[1] else np.zeros(len(grades))
+def _first_relevant(data: RankedGrades, k: int | None) -> np.ndarray:
+    selected = _within(data, data.entry_relevant, k)
+    first = np.full(data.n_queries, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, data.rows[selected], data.ranks[selected])
+    return np.where(first == np.iinfo(np.int64).max, 0, first)
+
+
+def _gains(grades: np.ndarray, exponential: bool) -> np.ndarray:
+    positive = np.maximum(grades, 0).astype(np.float64)
+    return np.exp2(positive) - 1.0 if exponential else positive
+
+
+def _ndcg(data: RankedGrades, k: int | None, exponential: bool) -> np.ndarray:
+    in_top = _within(data, np.ones(len(data.rows), dtype=bool), k)
+    dcg = _per_row(data, in_top, _gains(data.entry_grades, exponential) / np.log2(data.ranks + 1.0))
+    ideal_top = data.ideal_ranks <= k if k is not None else np.ones(len(data.ideal_ranks), dtype=bool)
+    ideal_weights = _gains(data.ideal_grades[ideal_top], exponential) / np.log2(data.ideal_ranks[ideal_top] + 1.0)
+    ideal = np.bincount(data.ideal_rows[ideal_top], weights=ideal_weights, minlength=data.n_queries)
+    return _divide(dcg, ideal)
+
+
+def _running_count(data: RankedGrades, mask: np.ndarray) -> np.ndarray:
+    """Per judged entry: how many entries of its row up to and including it satisfy ``mask``.
+
+    Judged entries of one row are contiguous and in rank order (the run's layout)."""
+    if not len(mask):
+        return np.empty(0, dtype=np.int64)
+    total = np.cumsum(mask)
+    starts = np.concatenate([[True], data.rows[1:] != data.rows[:-1]])
+    start_index = np.maximum.accumulate(np.where(starts, np.arange(len(mask)), 0))
+    before = total[start_index] - mask[start_index]
+    return total - before
+
+
+def _average_precision(data: RankedGrades, k: int | None) -> np.ndarray:
+    relevant = data.entry_relevant
+    found = _running_count(data, relevant)
+    return _divide(_per_row(data, _within(data, relevant, k), found / data.ranks), data.n_relevant)
+
+
+def _bpref(data: RankedGrades) -> np.ndarray:
+    relevant = data.entry_relevant
+    nonrelevant = (data.entry_grades >= 0) & ~relevant
+    above = _running_count(data, nonrelevant)
+    r = data.n_relevant[data.rows]
+    cap = np.minimum(data.n_nonrelevant, data.n_relevant)[data.rows]
+    penalty = _divide(np.minimum(above, r).astype(np.float64), cap)
+    return _divide(_per_row(data, relevant, 1.0 - penalty), data.n_relevant)
 
 
 def batch_metric(metric: Metric, data: RankedGrades) -> np.ndarray:
-    """The per-query values of ``metric`` for every row of ``data``."""
-    relevant = data.relevant
-    cumulative = np.cumsum(relevant, axis=1)
-    k = metric.k
-    base = metric.base
+    """The per-query values of ``metric`` for every row of ``data`` (float64, one per query)."""
+    k, base = metric.k, metric.base
+    relevant = data.entry_relevant
     if base == "hit":
-        return (_at(cumulative, k) > 0).astype(np.float64)
+        return (_per_row(data, _within(data, relevant, k)) > 0).astype(np.float64)
     if base == "recall":
-        return _safe_divide(_at(cumulative, k).astype(np.float64), data.n_relevant)
+        return _divide(_per_row(data, _within(data, relevant, k)), data.n_relevant)
     if base == "precision":
-        return _at(cumulative, k) / k
+        return _per_row(data, _within(data, relevant, k)) / k
+    if base == "judged":
+        return _per_row(data, _within(data, np.ones(len(data.rows), dtype=bool), k)) / k
     if base == "mrr":
-        limited = relevant[:, :k] if k is not None else relevant
-        has = limited.any(axis=1)
-        first = np.argmax(limited, axis=1) + 1 if limited.shape[1] else np.ones(len(limited), dtype=np.int64)
-        return np.where(has, 1.0 / first, 0.0)
+        first = _first_relevant(data, k)
+        return _divide(np.ones(data.n_queries), first.astype(np.float64))
     if base in ("ndcg", "ndcg_exp"):
-        exponential = base == "ndcg_exp"
-        return _safe_divide(_dcg(data.grades, k, exponential), _dcg(data.ideal, k, exponential))
+        return _ndcg(data, k, base == "ndcg_exp")
     if base == "map":
-        limited = relevant[:, :k] if k is not None else relevant
-        ranks = np.arange(1, limited.shape[1] + 1)
-        precision_at_hits = np.where(limited, cumulative[:, : limited.shape[1]] / ranks, 0.0)
-        return _safe_divide(precision_at_hits.sum(axis=1), data.n_relevant)
+        return _average_precision(data, k)
     if base == "rprec":
-        return _safe_divide(_at(cumulative, data.n_relevant).astype(np.float64), data.n_relevant)
+        return _divide(_per_row(data, relevant & (data.ranks <= data.n_relevant[data.rows])), data.n_relevant)
+    if base == "bpref":
+        return _bpref(data)
     raise KeyError(f"no batch path for metric {base!r}")  # the registry and this switch must agree
 
 
 def first_relevant_ranks(data: RankedGrades) -> np.ndarray:
     """1-based rank of the first relevant document per row; 0 where there is none."""
-    relevant = data.relevant
-    if relevant.shape[1] == 0:
-        return np.zeros(len(relevant), dtype=np.int64)
-    return np.where(relevant.any(axis=1), np.argmax(relevant, axis=1) + 1, 0)
+    return _first_relevant(data, None)
 
 
-def evaluate(run: Run, qrels: Qrels, metrics: Sequence[Metric], query_ids: Sequence[str] | None = None,
+def evaluate(run: Run, qrels: Qrels | QrelsTable, metrics: Sequence[Metric], query_ids: Sequence[str] | None = None,
              rel_threshold: int = 1, depth: int | None = None) -> pd.DataFrame:
     """Per-query values: one row per query (index ``query_id``), one column per metric name,
-    plus ``first_relevant_rank`` (nullable int). Queries default to those with a relevant judgment;
-    a query the run misses scores 0 (trec_eval ``-c``)."""
+    plus ``first_relevant_rank`` (nullable int). Queries default to those with a relevant judgment,
+    in qrels order; a query the run misses scores 0 (trec_eval ``-c``)."""
+    table = _as_table(qrels)
     if query_ids is None:
-        query_ids = qrels.queries_with_relevant(rel_threshold)
-    data = rank_grades(run, qrels, query_ids, rel_threshold, depth)
+        query_ids = table.queries_with_relevant(rel_threshold)
+    data = rank_grades(run, table, query_ids, rel_threshold, depth)
     columns = {m.name: batch_metric(m, data) for m in metrics}
-    frame = pd.DataFrame(columns, index=pd.Index(list(query_ids), name="query_id"))
+    frame = pd.DataFrame(columns, index=pd.Index(list(data.query_ids), name="query_id", dtype=object))
     ranks = first_relevant_ranks(data)
     frame[FIRST_RELEVANT_RANK] = pd.array(np.where(ranks > 0, ranks, 0), dtype="Int64")
     frame.loc[ranks == 0, FIRST_RELEVANT_RANK] = pd.NA

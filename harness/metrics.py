@@ -3,12 +3,14 @@
 Conventions, pinned once (and printed in every manifest):
 
 * ``ranking`` is a list of doc ids, best first, evaluated as given; ``qrels`` maps doc id -> grade.
-* Binary measures (hit, recall, precision, reciprocal rank, AP, R-precision) count a document as
-  relevant when ``grade >= rel_threshold`` (default 1). Negative grades are judged, never relevant.
+* Binary measures (hit, recall, precision, reciprocal rank, AP, R-precision, bpref) count a document
+  as relevant when ``grade >= rel_threshold`` (default 1). Negative grades are judged, never
+  relevant, and (as in trec_eval, where they mean "pooled but unjudged") never non-relevant either.
 * Graded measures (nDCG) use the grade itself: linear gain ``g`` (``ndcg``, = trec_eval
   ``ndcg_cut``) or exponential gain ``2**g - 1`` (``ndcg_exp``, Burges); grades <= 0 gain nothing.
   The discount is ``1 / log2(rank + 1)``. The ideal DCG uses every judged document of the query,
   retrieved or not (the scikit-learn ``ndcg_score`` trap).
+* Cutoff measures divide by k, not by the number retrieved (trec_eval ``P_k``).
 * A query without relevant documents scores 0 everywhere (the harness excludes such queries).
 
 Names are declared once in :data:`METRICS`; :func:`parse_metric` reads ``ndcg@5``, ``mrr``, ...
@@ -21,14 +23,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from corpora import ParameterError, UnknownNameError
+from corpora import ParameterError, RetbenchError, UnknownNameError
 
 Ranking = Sequence[str]
 Judgments = Mapping[str, int]
 
 
 def _relevant(qrels: Judgments, rel_threshold: int) -> set[str]:
-    return {d for d, g in qrels.items() if g >= rel_threshold}
+    """Judged ``grade >= rel_threshold``; a negative grade is never relevant, whatever the threshold."""
+    return {d for d, g in qrels.items() if g >= rel_threshold and g >= 0}
 
 
 def hit(ranking: Ranking, qrels: Judgments, k: int, rel_threshold: int = 1) -> float:
@@ -138,6 +141,40 @@ def r_precision(ranking: Ranking, qrels: Judgments, rel_threshold: int = 1) -> f
     return sum(d in relevant for d in ranking[: len(relevant)]) / len(relevant)
 
 
+def bpref(ranking: Ranking, qrels: Judgments, rel_threshold: int = 1) -> float:
+    """bpref = (1/R) * sum over relevant retrieved d of (1 - min(n_d, R) / min(N, R)).
+
+    R = |relevant|, N = |judged non-relevant| (``0 <= grade < rel_threshold``), n_d = judged
+    non-relevant documents ranked above d; unjudged and negative-grade documents are skipped
+    (Buckley & Voorhees 2004, as trec_eval computes it: a term is 1 when n_d = 0).
+
+    >>> bpref(["n1", "a", "u", "n2", "b"], {"a": 1, "b": 2, "c": 1, "n1": 0, "n2": 0, "n3": 0})
+    0.3333333333333333
+    """
+    relevant = _relevant(qrels, rel_threshold)
+    if not relevant:
+        return 0.0
+    n_relevant = len(relevant)
+    n_nonrelevant = sum(1 for d, g in qrels.items() if g >= 0 and d not in relevant)
+    cap = min(n_nonrelevant, n_relevant)
+    above, total = 0, 0.0
+    for d in ranking:
+        if d in relevant:
+            total += 1.0 - min(above, n_relevant) / cap if above > 0 else 1.0
+        elif d in qrels and qrels[d] >= 0:
+            above += 1
+    return total / n_relevant
+
+
+def judged(ranking: Ranking, qrels: Judgments, k: int) -> float:
+    """judged@k = |top-k documents with a judgment (any grade)| / k: how much of the top is known.
+
+    >>> judged(["a", "x", "b", "y"], {"a": 1, "b": 0, "c": 2}, 4)
+    0.5
+    """
+    return sum(d in qrels for d in ranking[:k]) / k
+
+
 def first_relevant_rank(ranking: Ranking, qrels: Judgments, rel_threshold: int = 1) -> int | None:
     """1-based rank of the first relevant document, or None.
 
@@ -155,38 +192,53 @@ PerQuery = Callable[[Ranking, Judgments, "int | None", int], float]
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A measure family: its base name, whether it takes ``@k``, and its per-query function."""
+    """A measure family, declared once: CLI help, parsing and error messages all read it.
+
+    ``cutoff`` is "required", "optional" or "none"; ``aliases`` are other names with the same
+    syntax (``success@k``); ``trec_eval`` is trec_eval's name without cutoff (``recip_rank``) and
+    ``trec_eval_cut`` its name before ``_K`` (``P`` in ``P_10``), accepted as aliases.
+    """
 
     base: str
-    cutoff: str  # "required", "optional" or "none"
+    cutoff: str
     per_query: PerQuery
     formula: str
     graded: bool = False
+    aliases: tuple[str, ...] = ()
+    trec_eval: str | None = None
+    trec_eval_cut: str | None = None
 
 
 METRICS: dict[str, MetricDef] = {
     m.base: m
     for m in (
-        MetricDef("hit", "required", lambda r, q, k, t: hit(r, q, k, t), "1 if a relevant doc is in the top k"),
-        MetricDef("recall", "required", lambda r, q, k, t: recall(r, q, k, t), "|rel in top k| / |rel|"),
-        MetricDef("precision", "required", lambda r, q, k, t: precision(r, q, k, t), "|rel in top k| / k"),
+        MetricDef("hit", "required", lambda r, q, k, t: hit(r, q, k, t), "1 if a relevant doc is in the top k",
+                  aliases=("success",), trec_eval_cut="success"),
+        MetricDef("recall", "required", lambda r, q, k, t: recall(r, q, k, t), "|rel in top k| / |rel|",
+                  trec_eval_cut="recall"),
+        MetricDef("precision", "required", lambda r, q, k, t: precision(r, q, k, t), "|rel in top k| / k",
+                  trec_eval_cut="P"),
+        MetricDef("judged", "required", lambda r, q, k, t: judged(r, q, k), "|judged in top k| / k"),
         MetricDef("mrr", "optional", lambda r, q, k, t: reciprocal_rank(r, q, k, t),
-                  "1 / rank of the first relevant doc (0 past k), averaged"),
+                  "1 / rank of the first relevant doc (0 past k), averaged", trec_eval="recip_rank"),
         MetricDef("ndcg", "optional", lambda r, q, k, t: ndcg(r, q, k, "linear"),
-                  "DCG@k / ideal DCG@k, gain = grade, discount 1/log2(rank+1)", graded=True),
+                  "DCG@k / ideal DCG@k, gain = grade, discount 1/log2(rank+1)", graded=True,
+                  trec_eval="ndcg", trec_eval_cut="ndcg_cut"),
         MetricDef("ndcg_exp", "optional", lambda r, q, k, t: ndcg(r, q, k, "exp"),
                   "DCG@k / ideal DCG@k, gain = 2^grade - 1, discount 1/log2(rank+1)", graded=True),
         MetricDef("map", "optional", lambda r, q, k, t: average_precision(r, q, k, t),
-                  "mean over relevant docs in the top k of precision at their rank, / |rel|"),
-        MetricDef("rprec", "none", lambda r, q, k, t: r_precision(r, q, t), "|rel in top R| / R, R = |rel|"),
+                  "mean over relevant docs in the top k of precision at their rank, / |rel|",
+                  trec_eval="map", trec_eval_cut="map_cut"),
+        MetricDef("rprec", "none", lambda r, q, k, t: r_precision(r, q, t), "|rel in top R| / R, R = |rel|",
+                  trec_eval="Rprec"),
+        MetricDef("bpref", "none", lambda r, q, k, t: bpref(r, q, t),
+                  "(1/R) sum over relevant retrieved of 1 - min(nonrel above, R) / min(N, R)", trec_eval="bpref"),
     )
 }
 
-# trec_eval spellings, accepted as aliases and printed back exactly as requested.
-_ALIASES: dict[str, tuple[str, bool]] = {
-    "P": ("precision", True), "recall": ("recall", True), "ndcg_cut": ("ndcg", True), "map_cut": ("map", True),
-    "success": ("hit", True), "recip_rank": ("mrr", False), "Rprec": ("rprec", False),
-}
+_FAMILY: dict[str, str] = {name: m.base for m in METRICS.values() for name in (m.base, *m.aliases)}
+_TREC_PLAIN: dict[str, str] = {m.trec_eval: m.base for m in METRICS.values() if m.trec_eval}
+_TREC_CUT: dict[str, str] = {m.trec_eval_cut: m.base for m in METRICS.values() if m.trec_eval_cut}
 _NAME = re.compile(r"^(?P<base>[A-Za-z_]+?)(?:@(?P<k>[^@]*))?$")
 _TREC_NAME = re.compile(r"^(?P<base>[A-Za-z]+(?:_[A-Za-z]+)*)_(?P<k>-?\d+)$")
 
@@ -212,37 +264,48 @@ class Metric:
 
 
 def metric_names() -> list[str]:
-    """Every family as users write it: ``hit@k``, ``mrr``, ``mrr@k``, ..."""
-    names = []
+    """Every name users may write, read from :data:`METRICS`: ``hit@k``, ``mrr``, ..., then the
+    trec_eval spellings (``P_K``, ``recip_rank``, ...)."""
+    names: list[str] = []
     for m in METRICS.values():
-        if m.cutoff in ("none", "optional"):
-            names.append(m.base)
-        if m.cutoff in ("required", "optional"):
-            names.append(f"{m.base}@k")
+        for family in (m.base, *m.aliases):
+            if m.cutoff in ("none", "optional"):
+                names.append(family)
+            if m.cutoff in ("required", "optional"):
+                names.append(f"{family}@k")
+    for m in METRICS.values():
+        if m.trec_eval and m.trec_eval not in names:
+            names.append(m.trec_eval)
+        if m.trec_eval_cut:
+            names.append(f"{m.trec_eval_cut}_K")
     return names
 
 
 def parse_metric(name: str) -> Metric:
-    """Parse ``ndcg@5``, ``mrr``, ``P_10``, ``recip_rank`` ... into a :class:`Metric`.
+    """Parse ``ndcg@5``, ``mrr``, ``success@3``, ``P_10``, ``recip_rank`` ... into a :class:`Metric`.
+
+    The name is kept exactly as requested (it labels columns and trec_eval lines).
 
     >>> parse_metric("ndcg@5"), parse_metric("P_10")
     (Metric(name='ndcg@5', base='ndcg', k=5), Metric(name='P_10', base='precision', k=10))
+    >>> parse_metric("success_5"), parse_metric("Rprec")
+    (Metric(name='success_5', base='hit', k=5), Metric(name='Rprec', base='rprec', k=None))
     """
     text = name.strip()
     trec = _TREC_NAME.match(text)
-    if trec and trec.group("base") in _ALIASES and _ALIASES[trec.group("base")][1]:
-        base, raw_k = _ALIASES[trec.group("base")][0], trec.group("k")
-    elif text in _ALIASES and not _ALIASES[text][1]:
-        base, raw_k = _ALIASES[text][0], None
+    if text in _TREC_PLAIN:
+        base, raw_k = _TREC_PLAIN[text], None
+    elif trec and trec.group("base") in _TREC_CUT:
+        base, raw_k = _TREC_CUT[trec.group("base")], trec.group("k")
     else:
         match = _NAME.match(text)
-        if not match or match.group("base") not in METRICS:
+        if not match or match.group("base") not in _FAMILY:
             raise UnknownNameError("metric", text, metric_names())
-        base, raw_k = match.group("base"), match.group("k")
+        base, raw_k = _FAMILY[match.group("base")], match.group("k")
     definition = METRICS[base]
     if raw_k is None:
         if definition.cutoff == "required":
-            raise ParameterError("k", f"{base}@k", "an int >= 1 (write e.g. " + f"{base}@10)", None)
+            raise ParameterError("k", f"{base}@k", f"an int >= 1 (write e.g. {base}@10)", None)
         return Metric(text, base, None)
     if definition.cutoff == "none":
         raise ParameterError("k", base, "absent (this metric takes no cutoff)", raw_k)
@@ -256,7 +319,7 @@ def parse_metric(name: str) -> Metric:
 
 
 def parse_metrics(text: str | Sequence[str]) -> list[Metric]:
-    """Parse a comma-separated list; every bad name is reported at once."""
+    """Parse a comma-separated list; every bad name is reported at once; repeats are dropped."""
     names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text) if n.strip()]
     if not names:
         raise ParameterError("metrics", "bench", "a non-empty comma-separated list", text)
@@ -267,8 +330,6 @@ def parse_metrics(text: str | Sequence[str]) -> list[Metric]:
         except (UnknownNameError, ParameterError) as exc:
             problems.append(str(exc))
     if problems:
-        from corpora import RetbenchError
-
         raise RetbenchError("; ".join(problems))
     seen: set[str] = set()
     return [m for m in metrics if not (m.name in seen or seen.add(m.name))]
