@@ -3,6 +3,7 @@
 from corpora.analyzers import ANALYZERS, DEFAULT_ANALYZER, get_analyzer
 from corpora.bundled import DEFAULT_CORPUS, bundled_names
 from corpora.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
+from corpora.inspection import DatasetStats, describe, summary_line
 from corpora.loading import FORMATS, load_dataset
 from corpora.model import Corpus, Dataset, Qrels, Queries, Run
 
@@ -13,6 +14,7 @@ __all__ = [
     "FORMATS",
     "Corpus",
     "Dataset",
+    "DatasetStats",
     "InputFileError",
     "ParameterError",
     "Qrels",
@@ -21,6 +23,8 @@ __all__ = [
     "Run",
     "UnknownNameError",
     "bundled_names",
+    "describe",
     "get_analyzer",
     "load_dataset",
+    "summary_line",
 ]

@@ -1,6 +1,12 @@
 """Load a dataset from a bundled name or a folder, choosing the format from what the folder holds.
 
-Formats are declared once in :data:`FORMATS` (name -> detector, loader); ``--format`` forces one.
+Formats are declared once in :data:`FORMATS` (name -> detector, loader, description); ``--format``
+choices, help and "unknown format" errors read it. Detection tries them in declaration order and
+takes the first match, so the most specific layouts come first: CSFCube, Cystic Fibrosis and
+Cranfield are named by their files, SMART by ``.ALL/.QRY/.REL``, BEIR and tabular by file names,
+and TREC last, because it has to look inside every file. Every loader has the signature
+``load(path, *, split="test") -> Dataset``; whatever it returns passes through
+:func:`corpora.inspection.reconcile` (judgments of unknown ids are counted and skipped).
 """
 
 from __future__ import annotations
@@ -11,8 +17,14 @@ from pathlib import Path
 
 from corpora.beir import load_beir, looks_like_beir
 from corpora.bundled import bundled_names, bundled_path
+from corpora.csfcube import load_csfcube, looks_like_csfcube
+from corpora.cystic_fibrosis import load_cystic_fibrosis, looks_like_cystic_fibrosis
 from corpora.errors import InputFileError, RetbenchError, UnknownNameError
+from corpora.inspection import reconcile
 from corpora.model import Dataset
+from corpora.smart import load_cranfield, load_smart, looks_like_cranfield, looks_like_smart
+from corpora.tabular import has_top_level_qrels, load_tabular, looks_like_tabular
+from corpora.trec import load_trec, looks_like_trec
 
 
 @dataclass(frozen=True)
@@ -31,8 +43,28 @@ def register_format(fmt: Format) -> Format:
     return fmt
 
 
-register_format(Format("beir", looks_like_beir, load_beir,
-                       "corpus.jsonl, queries.jsonl, qrels/<split>.tsv"))
+def _looks_like_beir_folder(folder: Path) -> bool:
+    # corpus.jsonl + queries.jsonl + a top-level qrels file is a tabular export, not BEIR
+    return looks_like_beir(folder) and ((folder / "qrels").is_dir() or not has_top_level_qrels(folder))
+
+
+for _format in (
+    Format("csfcube", looks_like_csfcube, load_csfcube,
+           "queries-release.csv, test-pid2anns-csfcube-<facet>.json, readable_annotations/"),
+    Format("cystic_fibrosis", looks_like_cystic_fibrosis, load_cystic_fibrosis, "cf74..cf79 and cfquery"),
+    Format("cranfield", looks_like_cranfield, load_cranfield, "cran.all.1400, cran.qry, cranqrel"),
+    Format("smart", looks_like_smart, load_smart, "SMART records in <name>.ALL, <name>.QRY, <name>.REL"),
+    Format("beir", _looks_like_beir_folder, load_beir, "corpus.jsonl, queries.jsonl, qrels/<split>.tsv"),
+    Format("tabular", looks_like_tabular, load_tabular,
+           "corpus.jsonl or corpus.csv, queries.jsonl or queries.csv, qrels.tsv"),
+    Format("trec", looks_like_trec, load_trec, "<DOC> documents, <top> topics and a qrels file"),
+):
+    register_format(_format)
+
+
+def format_names() -> list[str]:
+    """Registered format names in detection order (the ``--format`` choices)."""
+    return list(FORMATS)
 
 
 def resolve_corpus(name_or_path: str) -> Path:
@@ -49,23 +81,33 @@ def resolve_corpus(name_or_path: str) -> Path:
     return path
 
 
+def detect_format(path: Path) -> Format:
+    """The first registered format whose detector accepts the folder."""
+    if not path.is_dir():
+        raise InputFileError(path, "a corpus is a folder, not a file",
+                             fix="pass the folder that holds the corpus files")
+    for fmt in FORMATS.values():
+        if fmt.detect(path):
+            return fmt
+    expected = "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values())
+    raise InputFileError(path, f"no known corpus layout found (expected {expected})",
+                         fix="add the missing files or force a layout with --format")
+
+
 def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "test") -> Dataset:
+    """Load a bundled corpus or a folder; ``format`` forces a loader, ``split`` picks the judgments."""
     path = resolve_corpus(name_or_path)
     if format is not None:
         if format not in FORMATS:
-            raise UnknownNameError("corpus format", format, sorted(FORMATS))
-        chosen = FORMATS[format]
-    else:
+            raise UnknownNameError("corpus format", format, format_names())
         if not path.is_dir():
             raise InputFileError(path, "a corpus is a folder, not a file",
                                  fix="pass the folder that holds the corpus files")
-        matches = [f for f in FORMATS.values() if f.detect(path)]
-        if not matches:
-            expected = "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values())
-            raise InputFileError(path, f"no known corpus layout found (expected {expected})",
-                                 fix="add the missing files or force a layout with --format")
-        chosen = matches[0]
+        chosen = FORMATS[format]
+    else:
+        chosen = detect_format(path)
     dataset = chosen.load(path, split=split)
+    dataset.format = dataset.format or chosen.name
     if bundled_path(name_or_path) == path:
         dataset.name = name_or_path
-    return dataset
+    return reconcile(dataset)

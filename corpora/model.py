@@ -11,6 +11,21 @@ import numpy as np
 from corpora.errors import RetbenchError
 
 
+def normalise_numeric_id(identifier: str) -> str:
+    """Strip the zero padding of an all-digit id, so ``"001"`` and ``"1"`` name the same thing.
+
+    Used only by loaders of collections that pad inconsistently (Cranfield, Cystic Fibrosis, TREC
+    topic numbers); other ids are kept exactly as written.
+
+    >>> normalise_numeric_id(" 00042 "), normalise_numeric_id("000"), normalise_numeric_id("DOC-07")
+    ('42', '0', 'DOC-07')
+    """
+    identifier = identifier.strip()
+    if identifier.isascii() and identifier.isdigit():
+        return identifier.lstrip("0") or "0"
+    return identifier
+
+
 def _check_unique(ids: Sequence[str], what: str, source: str) -> None:
     seen: set[str] = set()
     duplicates: list[str] = []
@@ -146,6 +161,14 @@ class Dataset:
     qrels: Qrels
     source: str
     warnings: list[str] = field(default_factory=list)
+    #: The loader that read it (a key of ``corpora.FORMATS``); empty when built in memory.
+    format: str = ""
+    #: Query id -> the candidate doc ids it is judged against, for collections whose task is
+    #: re-ranking a per-query pool (CSFCube). ``None``: every query searches the whole corpus.
+    candidates: dict[str, list[str]] | None = None
+    #: Judgments removed at load time because their query or document is not in the dataset,
+    #: as (query id, doc id, grade); each removal is also counted in :attr:`warnings`.
+    unmatched_judgments: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 class Run:

@@ -1,0 +1,213 @@
+"""What a loaded dataset holds, and what is wrong with it: the checks behind ``bench corpora``.
+
+Two jobs, both pure functions of a :class:`~corpora.model.Dataset`:
+
+* :func:`reconcile` runs once after every loader. Judgments whose query or document is not in the
+  dataset cannot be evaluated; they are removed, kept in ``Dataset.unmatched_judgments`` and
+  counted in ``Dataset.warnings`` (never dropped silently). When *no* judgment is left, or the
+  corpus is empty, or no query has a relevant judgment, the data is unusable and a
+  :class:`~corpora.errors.RetbenchError` says so.
+* :func:`describe` counts documents, queries, judgments, grades, empty texts, queries without a
+  relevant judgment (which the harness excludes from averages), and the unmatched judgments;
+  :func:`summary_line` is the one-line version ``bench compare`` prints before it runs, and
+  :func:`report_lines` the full table of ``bench corpora show``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from corpora.errors import InputFileError, RetbenchError
+from corpora.model import Dataset, Qrels
+
+#: Grade from which a judgment counts as relevant in these checks (the harness default).
+REL_THRESHOLD = 1
+_SHOWN = 5  # ids quoted in a message before "and N more"
+
+
+def _quote(ids: list[str], total: int | None = None) -> str:
+    total = len(ids) if total is None else total
+    shown = ", ".join(repr(i) for i in ids[:_SHOWN])
+    return shown + (f" and {total - _SHOWN} more" if total > _SHOWN else "")
+
+
+def reconcile(dataset: Dataset) -> Dataset:
+    """Remove judgments that name an unknown query or document, counting them in the warnings.
+
+    Idempotent: a second call finds nothing to remove. Raises :class:`RetbenchError` when the
+    corpus is empty, when every judgment is unmatched, or when no query has a relevant judgment.
+    """
+    if len(dataset.corpus) == 0:
+        raise InputFileError(dataset.corpus.source, "the corpus holds no documents",
+                             fix="check that the documents file is the right one and not empty")
+    doc_ids = set(dataset.corpus.ids)
+    query_ids = set(dataset.queries.ids)
+    kept: dict[str, dict[str, int]] = {}
+    unknown_query: list[tuple[str, str, int]] = []
+    unknown_doc: list[tuple[str, str, int]] = []
+    for query_id, docs in dataset.qrels.items():
+        for doc_id, grade in docs.items():
+            if query_id not in query_ids:
+                unknown_query.append((query_id, doc_id, grade))
+            elif doc_id not in doc_ids:
+                unknown_doc.append((query_id, doc_id, grade))
+            else:
+                kept.setdefault(query_id, {})[doc_id] = grade
+    source = dataset.qrels.source
+    if not kept:
+        total = len(unknown_query) + len(unknown_doc)
+        if total == 0:
+            raise InputFileError(source, "the judgments file holds no judgments",
+                                 fix="add lines of query id, doc id and grade")
+        sample_docs = sorted({d for _, d, _ in unknown_doc})
+        sample_queries = sorted({q for q, _, _ in unknown_query})
+        detail = []
+        if unknown_doc:
+            detail.append(f"{len(unknown_doc)} name unknown documents ({_quote(sample_docs)}; the corpus has "
+                          f"ids like {_quote(dataset.corpus.ids[:3])})")
+        if unknown_query:
+            detail.append(f"{len(unknown_query)} name unknown queries ({_quote(sample_queries)}; the queries have "
+                          f"ids like {_quote(dataset.queries.ids[:3])})")
+        raise InputFileError(source, f"none of the {total} judgments can be used: " + "; ".join(detail),
+                             fix="make the judgments use the same ids as the documents and queries files")
+    if unknown_query or unknown_doc:
+        dataset.qrels = Qrels(kept, source=source)
+        dataset.unmatched_judgments = [*dataset.unmatched_judgments, *unknown_query, *unknown_doc]
+        if unknown_query:
+            ids = sorted({q for q, _, _ in unknown_query})
+            dataset.warnings.append(
+                f"{source}: skipped {len(unknown_query)} judgment(s) of {len(ids)} query id(s) not in the "
+                f"queries ({_quote(ids)})")
+        if unknown_doc:
+            ids = sorted({d for _, d, _ in unknown_doc})
+            dataset.warnings.append(
+                f"{source}: skipped {len(unknown_doc)} judgment(s) naming {len(ids)} document id(s) not in the "
+                f"corpus ({_quote(ids)})")
+    if not dataset.qrels.queries_with_relevant(REL_THRESHOLD):
+        raise InputFileError(source, f"no query has a relevant judgment (grade >= {REL_THRESHOLD}), so no "
+                             "metric can be computed", fix="mark relevant documents with a grade of 1 or more")
+    return dataset
+
+
+@dataclass(frozen=True)
+class DatasetStats:
+    """Counts behind ``bench corpora show``; every list holds ids in dataset order."""
+
+    name: str
+    format: str
+    source: str
+    n_documents: int
+    empty_documents: list[str]
+    n_queries: int
+    empty_queries: list[str]
+    n_judgments: int
+    judged_queries: int
+    grade_histogram: dict[int, int]
+    evaluated_queries: list[str]  # at least one judgment with grade >= REL_THRESHOLD
+    unevaluated_queries: list[str]  # in the queries, no relevant judgment: excluded from averages
+    unknown_document_judgments: int
+    unknown_documents: list[str]
+    unknown_query_judgments: int
+    unknown_queries: list[str]
+    facets: list[str]
+    pooled_queries: int
+    pool_sizes: tuple[int, int] | None  # (smallest, largest) candidate pool
+    warnings: list[str] = field(default_factory=list)
+
+
+def describe(dataset: Dataset) -> DatasetStats:
+    """Count everything ``show``/``validate`` report; pure, no I/O."""
+    corpus, queries, qrels = dataset.corpus, dataset.queries, dataset.qrels
+    texts = corpus.full_texts
+    relevant = set(qrels.queries_with_relevant(REL_THRESHOLD))
+    known_queries = set(queries.ids)
+    doc_ids = set(corpus.ids)
+    unknown_query = [(q, d) for q, d, _ in dataset.unmatched_judgments if q not in known_queries]
+    unknown_doc = [(q, d) for q, d, _ in dataset.unmatched_judgments if q in known_queries and d not in doc_ids]
+    histogram = Counter(g for docs in qrels.values() for g in docs.values())
+    pools = dataset.candidates or {}
+    sizes = [len(v) for v in pools.values()]
+    return DatasetStats(
+        name=dataset.name,
+        format=dataset.format,
+        source=dataset.source,
+        n_documents=len(corpus),
+        empty_documents=[d for d, t in zip(corpus.ids, texts) if not t.strip()],
+        n_queries=len(queries),
+        empty_queries=[q for q, t in zip(queries.ids, queries.texts) if not t.strip()],
+        n_judgments=qrels.n_judgments(),
+        judged_queries=sum(1 for docs in qrels.values() if docs),
+        grade_histogram=dict(sorted(histogram.items())),
+        evaluated_queries=[q for q in queries.ids if q in relevant],
+        unevaluated_queries=[q for q in queries.ids if q not in relevant],
+        unknown_document_judgments=len(unknown_doc),
+        unknown_documents=sorted({d for _, d in unknown_doc}),
+        unknown_query_judgments=len(unknown_query),
+        unknown_queries=sorted({q for q, _ in unknown_query}),
+        facets=list(queries.facets),
+        pooled_queries=len(pools),
+        pool_sizes=(min(sizes), max(sizes)) if sizes else None,
+        warnings=list(dataset.warnings),
+    )
+
+
+def _histogram(grades: dict[int, int]) -> str:
+    return " ".join(f"{g}:{n:,}" for g, n in grades.items()) or "none"
+
+
+def summary_line(dataset: Dataset) -> str:
+    """One line: what ``bench compare`` will evaluate, and what it leaves out.
+
+    >>> from corpora.model import Corpus, Queries
+    >>> ds = Dataset("toy", Corpus(["d1", "d2"], ["x", ""]), Queries(["q1", "q2"], ["x", "y"]),
+    ...              Qrels({"q1": {"d1": 2, "d2": 0}}), source="<memory>")
+    >>> summary_line(ds)
+    'toy: 2 documents (1 empty), 2 queries, 2 judgments (grades 0:1 2:1); 1 query evaluated, 1 without a relevant judgment excluded from averages'
+    """
+    s = describe(dataset)
+    empty = f" ({len(s.empty_documents):,} empty)" if s.empty_documents else ""
+    line = (f"{s.name}: {s.n_documents:,} documents{empty}, {s.n_queries:,} queries, {s.n_judgments:,} judgments "
+            f"(grades {_histogram(s.grade_histogram)}); {len(s.evaluated_queries):,} "
+            f"{'query' if len(s.evaluated_queries) == 1 else 'queries'} evaluated, "
+            f"{len(s.unevaluated_queries):,} without a relevant judgment excluded from averages")
+    skipped = s.unknown_document_judgments + s.unknown_query_judgments
+    if skipped:
+        line += f"; {skipped:,} judgments of unknown ids skipped"
+    if s.pooled_queries:
+        line += f"; per-query candidate pools of {s.pool_sizes[0]}-{s.pool_sizes[1]} docs"
+    return line
+
+
+def report_lines(stats: DatasetStats) -> list[str]:
+    """The table ``bench corpora show`` prints, one string per line."""
+    def row(label: str, value: str) -> str:
+        return f"  {label:<30}{value}"
+
+    lines = [f"{stats.name} ({stats.format or 'unknown format'}) from {stats.source}"]
+    lines.append(row("documents", f"{stats.n_documents:,}"))
+    lines.append(row("empty documents", f"{len(stats.empty_documents):,}"
+                     + (f" ({_quote(stats.empty_documents)})" if stats.empty_documents else "")))
+    lines.append(row("queries", f"{stats.n_queries:,}"))
+    if stats.empty_queries:
+        lines.append(row("empty queries", f"{len(stats.empty_queries):,} ({_quote(stats.empty_queries)})"))
+    if stats.facets:
+        lines.append(row("query facets", ", ".join(stats.facets)))
+    lines.append(row("judgments", f"{stats.n_judgments:,} over {stats.judged_queries:,} queries"))
+    lines.append(row("grade histogram", _histogram(stats.grade_histogram)))
+    lines.append(row(f"evaluated (grade >= {REL_THRESHOLD})", f"{len(stats.evaluated_queries):,} queries"))
+    excluded = stats.unevaluated_queries
+    lines.append(row("no relevant judgment", f"{len(excluded):,} queries, excluded from averages"
+                     + (f" ({_quote(excluded)})" if excluded else "")))
+    lines.append(row("judgments of unknown docs", f"{stats.unknown_document_judgments:,}"
+                     + (f" ({_quote(stats.unknown_documents)})" if stats.unknown_documents else "")))
+    lines.append(row("judgments of unknown queries", f"{stats.unknown_query_judgments:,}"
+                     + (f" ({_quote(stats.unknown_queries)})" if stats.unknown_queries else "")))
+    lines.append(row("duplicate ids", "none (a duplicate document or query id stops loading)"))
+    if stats.pool_sizes:
+        lines.append(row("candidate pools", f"{stats.pooled_queries:,} queries, "
+                         f"{stats.pool_sizes[0]:,}-{stats.pool_sizes[1]:,} documents each"))
+    lines.append(row("warnings", f"{len(stats.warnings):,}"))
+    lines.extend(f"    - {w}" for w in stats.warnings)
+    return lines
+

@@ -1,0 +1,166 @@
+"""A user's own export: documents and queries as JSON Lines or CSV, judgments as a TSV.
+
+Files (the first name found of each kind is used)
+    documents  ``corpus.jsonl``, ``corpus.csv``, ``documents.jsonl``, ``documents.csv``, ``docs.jsonl``, ``docs.csv``
+    queries    ``queries.jsonl``, ``queries.csv``
+    judgments  ``qrels.tsv``, ``qrels.txt``, ``qrels.csv``, ``qrels``, or ``qrels/<split>.tsv``
+Records
+    JSON Lines: one object per line. CSV: a header row, comma separated, RFC 4180 quoting. Each
+    record needs an id (``id`` or ``_id``) and a text (``text``, or ``contents`` as Pyserini writes
+    it); documents may have a ``title`` (indexed before the text). Any other field is kept: as
+    document metadata, or as a query facet (e.g. ``type``, ``popularity``). Ids are strings, kept
+    exactly as written (``DOC-17``, ``007``).
+Judgments
+    ``query-id<TAB>doc-id<TAB>grade`` (a header line allowed; a file without TABs is split on
+    whitespace, a ``.csv`` on commas), or TREC's ``qid iter docid grade``. Integer grades: 0 not
+    relevant, 1 marginal, 2 relevant, 3 perfect; negative = judged, never relevant.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from corpora.errors import InputFileError
+from corpora.inspection import reconcile
+from corpora.model import Corpus, Dataset, Qrels, Queries
+from corpora.readers import parse_grade, read_jsonl, read_text_lines, require_id
+from corpora.trec import QrelsBuilder
+
+DOCUMENT_FILES = ("corpus.jsonl", "corpus.csv", "documents.jsonl", "documents.csv", "docs.jsonl", "docs.csv")
+QUERY_FILES = ("queries.jsonl", "queries.csv")
+QRELS_FILES = ("qrels.tsv", "qrels.txt", "qrels.csv", "qrels")
+ID_KEYS = ("id", "_id")
+TEXT_KEYS = ("text", "contents")
+
+
+def _first(folder: Path, names: tuple[str, ...]) -> Path | None:
+    return next((folder / n for n in names if (folder / n).is_file()), None)
+
+
+def qrels_path(folder: Path, split: str = "test") -> Path | None:
+    """The judgments file: a top-level ``qrels*`` file, else ``qrels/<split>.tsv``."""
+    return _first(folder, QRELS_FILES) or (
+        folder / "qrels" / f"{split}.tsv" if (folder / "qrels" / f"{split}.tsv").is_file() else None)
+
+
+def has_top_level_qrels(folder: Path) -> bool:
+    return _first(folder, QRELS_FILES) is not None
+
+
+def looks_like_tabular(folder: Path) -> bool:
+    return folder.is_dir() and _first(folder, DOCUMENT_FILES) is not None and \
+        _first(folder, QUERY_FILES) is not None and qrels_path(folder) is not None
+
+
+def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, record) from a JSON Lines or CSV file (by extension)."""
+    if path.suffix.lower() != ".csv":
+        yield from read_jsonl(path)
+        return
+    text = "\n".join(line for _, line in read_text_lines(path))
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    if not any(k in header for k in ID_KEYS) or not any(k in header for k in TEXT_KEYS):
+        raise InputFileError(path, f"the header row ({', '.join(header) or 'empty'}) needs an 'id' and a 'text' "
+                             "column", line=1, fix="name the columns id,text (and optionally title)")
+    for row in reader:
+        if None in row:
+            raise InputFileError(path, f"{len(header) + len(row[None])} fields but the header has {len(header)}",
+                                 line=reader.line_num, fix="quote values that contain commas")
+        if any((v or "").strip() for v in row.values()):
+            yield reader.line_num, {k: v for k, v in row.items() if k}
+
+
+def _text(path: Path, number: int, record: dict) -> str:
+    for key in TEXT_KEYS:
+        if key in record:
+            return "" if record[key] is None else str(record[key])
+    raise InputFileError(path, f"record has no 'text' field (it has {', '.join(map(repr, record)) or 'none'})",
+                         line=number, fix="put the text in a field named 'text'")
+
+
+def read_documents(path: Path, name: str) -> Corpus:
+    ids: list[str] = []
+    texts: list[str] = []
+    titles: list[str] = []
+    metadata: list[dict] = []
+    seen: dict[str, int] = {}
+    for number, record in iter_records(path):
+        doc_id = require_id(path, number, record, ID_KEYS)
+        if doc_id in seen:
+            raise InputFileError(path, f"duplicate document id {doc_id!r} (first on line {seen[doc_id]})",
+                                 line=number, fix="give every document a unique id")
+        seen[doc_id] = number
+        ids.append(doc_id)
+        texts.append(_text(path, number, record))
+        titles.append(str(record.get("title") or ""))
+        metadata.append({k: v for k, v in record.items() if k not in (*ID_KEYS, *TEXT_KEYS, "title")})
+    if not ids:
+        raise InputFileError(path, "the corpus holds no documents", fix="add one record per document")
+    return Corpus(ids, texts, titles, metadata, name=name, source=str(path))
+
+
+def read_queries(path: Path) -> Queries:
+    ids: list[str] = []
+    texts: list[str] = []
+    facets: dict[str, list] = {}
+    seen: dict[str, int] = {}
+    for number, record in iter_records(path):
+        query_id = require_id(path, number, record, ID_KEYS)
+        if query_id in seen:
+            raise InputFileError(path, f"duplicate query id {query_id!r} (first on line {seen[query_id]})",
+                                 line=number, fix="give every query a unique id")
+        seen[query_id] = number
+        ids.append(query_id)
+        texts.append(_text(path, number, record))
+        extra = {k: v for k, v in record.items() if k not in (*ID_KEYS, *TEXT_KEYS)}
+        for key in set(facets) | set(extra):
+            facets.setdefault(key, [None] * (len(ids) - 1)).append(extra.get(key))
+    if not ids:
+        raise InputFileError(path, "the file holds no queries", fix="add one record per query")
+    return Queries(ids, texts, facets, source=str(path))
+
+
+def read_judgments(path: Path) -> tuple[Qrels, list[str]]:
+    builder = QrelsBuilder()
+    first = True
+    for number, line in read_text_lines(path):
+        if not line.strip() or line.startswith("#"):
+            continue
+        header_allowed, first = first, False
+        if path.suffix.lower() == ".csv":
+            fields = line.split(",")
+        else:
+            fields = line.split("\t") if "\t" in line else line.split()
+        fields = [f.strip() for f in fields]
+        if len(fields) == 4:  # TREC: qid iter docid grade
+            fields = [fields[0], fields[2], fields[3]]
+        if len(fields) != 3:
+            raise InputFileError(path, f"expected 3 fields (query-id, doc-id, grade), got {len(fields)}",
+                                 line=number, fix="write one judgment per line: query-id<TAB>doc-id<TAB>grade")
+        query_id, doc_id, grade = fields
+        if header_allowed and not re.fullmatch(r"-?\d+(\.0*)?", grade):
+            continue  # the header line, e.g. "query-id  corpus-id  score"
+        if not query_id or not doc_id:
+            raise InputFileError(path, "empty query id or doc id", line=number)
+        builder.add(query_id, doc_id, parse_grade(path, number, grade), path, number)
+    return Qrels(builder.judgments, source=str(path)), builder.warnings(str(path))
+
+
+def load_tabular(folder: Path, *, split: str = "test") -> Dataset:
+    """Load a folder of documents, queries and judgments (see the module docstring)."""
+    folder = Path(folder)
+    docs, queries, judgments = _first(folder, DOCUMENT_FILES), _first(folder, QUERY_FILES), qrels_path(folder, split)
+    for found, names in ((docs, DOCUMENT_FILES), (queries, QUERY_FILES), (judgments, QRELS_FILES)):
+        if found is None:
+            raise InputFileError(folder, f"none of {', '.join(names)} found",
+                                 fix="name the files as listed, or force another layout with --format")
+    corpus = read_documents(docs, folder.name)
+    query_set = read_queries(queries)
+    qrels, warnings = read_judgments(judgments)
+    dataset = Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=warnings, format="tabular")
+    return reconcile(dataset)

@@ -1,0 +1,338 @@
+"""TREC collections: SGML documents, ``<top>`` topics and ``qid iter docid grade`` qrels.
+
+A TREC folder is recognised by what its files hold, not by their names: every file (up to three
+folder levels deep, ``.gz`` read transparently; ``README``/``SOURCE``/``LICENSE`` and ``*.md`` skipped)
+whose head contains ``<DOC>`` is a documents file, one containing ``<top>`` a topics file, one whose
+name contains ``qrel`` or whose first line has four fields ending in an integer a qrels file.
+
+Documents
+    ``<DOC> … </DOC>`` blocks. ``<DOCNO>`` is the id (kept exactly as written). The title is the
+    text of ``<TITLE>`` (or ``<HEADLINE>``, ``<HL>``, ``<HEAD>``, ``<DOCTITLE>``); the body is the
+    text of everything else in the block with the tags removed (``<TEXT>`` or no tag at all, as in
+    Vaswani). ``<DOCID>`` and ``<DOCHDR>`` hold no prose and are left out. HTML entities are decoded.
+Topics
+    ``<top>`` blocks with ``<num>``, ``<title>`` and optionally ``<desc>``, ``<narr>`` or any other tag,
+    closing tags present or not, labels such as ``Number:``, ``Topic:`` or ``Description:`` removed. The
+    query text is the title (the description when there is no title); every other field is kept as
+    a query facet (``description``, ``narrative``, …). Topic numbers are normalised (``051`` -> ``51``)
+    in topics and qrels alike, since TREC topic files pad them and qrels do not.
+Qrels
+    ``qid iter docid grade`` (whitespace separated; ``iter`` ignored). Lines starting with ``#`` are
+    comments. The same pair twice with the same grade is counted in the warnings; with different
+    grades it is an error. When several qrels files are found, those whose name contains ``split``
+    are used if any, otherwise all of them are merged (and the warnings say so).
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from corpora.errors import InputFileError
+from corpora.inspection import reconcile
+from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
+from corpora.readers import parse_grade
+
+_SKIP_NAMES = re.compile(r"^(readme|source|license|licence|copying)(\..*)?$|\.md$", re.I)
+_DOC_TAG = re.compile(r"<(/?)DOC>", re.I)
+_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.I | re.S)
+_TITLE = re.compile(r"<(TITLE|HEADLINE|HL|HEAD|DOCTITLE)>(.*?)</\1>", re.I | re.S)
+_DROPPED = re.compile(r"<(DOCNO|DOCID|DOCHDR)>.*?</\1>", re.I | re.S)
+_ANY_TAG = re.compile(r"<[^<>]{1,80}>")
+_TOP_BLOCK = re.compile(r"<top>(.*?)</top>", re.I | re.S)
+_TOPIC_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_-]*)>")
+_TOPIC_LABEL = re.compile(
+    r"^(number|topic|title|description|narrative|domain|summary|concept\(s\)|definition\(s\)|factor\(s\))\s*:\s*",
+    re.I)
+_FACET_NAMES = {"desc": "description", "narr": "narrative", "dom": "domain", "con": "concepts",
+                "def": "definitions", "fac": "factors", "smry": "summary"}
+_HEAD_BYTES = 65536
+
+
+def read_text(path: Path) -> str:
+    """A whole UTF-8 (optionally gzipped) file, ``\\r`` removed; bad bytes are an error naming the line."""
+    try:
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix="check the path") from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputFileError(path, f"cannot read the file ({exc})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(path, f"byte 0x{raw[exc.start]:02x} is not valid UTF-8",
+                             line=raw[: exc.start].count(b"\n") + 1,
+                             fix="re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+    return text.replace("\r", "")
+
+
+def _line_of(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+class _LineCounter:
+    """Line numbers of increasing positions in one text, counted incrementally (linear overall)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.position, self.line = text, 0, 1
+
+    def __call__(self, position: int) -> int:
+        if position < self.position:
+            return _line_of(self.text, position)
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+        return self.line
+
+
+def _clean(text: str) -> str:
+    """Tags removed, entities decoded, each line's whitespace collapsed, blank lines dropped."""
+    text = html.unescape(_ANY_TAG.sub(" ", text))
+    return "\n".join(" ".join(line.split()) for line in text.split("\n") if line.strip())
+
+
+# ----- documents -------------------------------------------------------------------------------
+def iter_documents(path: Path) -> Iterator[tuple[str, str, str, int]]:
+    """(docno, title, body, line of ``<DOC>``) for each document of one SGML file."""
+    text = read_text(path)
+    line_of = _LineCounter(text)
+    open_at: int | None = None
+    for tag in _DOC_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if not closing:
+            if open_at is not None:
+                raise InputFileError(path, "<DOC> is not closed by </DOC> before the next <DOC>",
+                                     line=_line_of(text, open_at), fix="add the missing </DOC>")
+            open_at = tag.end()
+            continue
+        if open_at is None:
+            raise InputFileError(path, "</DOC> without an opening <DOC>", line=_line_of(text, tag.start()))
+        block, start, open_at = text[open_at:tag.start()], open_at, None
+        docno = _DOCNO.search(block)
+        if docno is None or not docno.group(1).strip():
+            raise InputFileError(path, "document has no <DOCNO>…</DOCNO> id", line=_line_of(text, start),
+                                 fix="give every <DOC> a non-empty <DOCNO>")
+        titles = [_clean(m.group(2)) for m in _TITLE.finditer(block)]
+        body = _clean(_TITLE.sub(" ", _DROPPED.sub(" ", block)))
+        yield _clean(docno.group(1)), " ".join(t for t in titles if t), body, line_of(start)
+    if open_at is not None:
+        raise InputFileError(path, "<DOC> is not closed by </DOC> at the end of the file",
+                             line=_line_of(text, open_at), fix="add the missing </DOC>")
+
+
+def read_documents(paths: list[Path], name: str) -> Corpus:
+    ids: list[str] = []
+    titles: list[str] = []
+    texts: list[str] = []
+    first_seen: dict[str, tuple[Path, int]] = {}
+    for path in paths:
+        for docno, title, body, line in iter_documents(path):
+            if docno in first_seen:
+                where = "%s:%d" % first_seen[docno]
+                raise InputFileError(path, f"duplicate document id {docno!r} (first at {where})", line=line,
+                                     fix="give every document a unique <DOCNO>")
+            first_seen[docno] = (path, line)
+            ids.append(docno)
+            titles.append(title)
+            texts.append(body)
+    if not ids:
+        raise InputFileError(paths[0], "no <DOC> … </DOC> document found", fix="check the documents file")
+    return Corpus(ids, texts, titles, name=name, source=", ".join(str(p) for p in paths))
+
+
+# ----- topics ----------------------------------------------------------------------------------
+def _topic_fields(block: str) -> dict[str, str]:
+    """Tag name (lower case) -> text up to the next tag, for one ``<top>`` block."""
+    fields: dict[str, str] = {}
+    tags = list(_TOPIC_TAG.finditer(block))
+    for j, tag in enumerate(tags):
+        if tag.group(1) == "/":
+            continue
+        end = tags[j + 1].start() if j + 1 < len(tags) else len(block)
+        value = _TOPIC_LABEL.sub("", " ".join(html.unescape(block[tag.end():end]).split()))
+        key = tag.group(2).lower()
+        fields[key] = f"{fields[key]} {value}".strip() if key in fields else value
+    return fields
+
+
+def _topic_blocks(text: str) -> Iterator[tuple[str, int]]:
+    if re.search(r"</top>", text, re.I):
+        for match in _TOP_BLOCK.finditer(text):
+            yield match.group(1), match.start()
+    else:  # no closing tags at all: a topic runs to the next <top>
+        opens = list(re.finditer(r"<top>", text, re.I))
+        for j, tag in enumerate(opens):
+            end = opens[j + 1].start() if j + 1 < len(opens) else len(text)
+            yield text[tag.end():end], tag.start()
+
+
+def read_topics(paths: list[Path]) -> Queries:
+    ids: list[str] = []
+    texts: list[str] = []
+    facets: dict[str, list] = {}
+    seen: dict[str, str] = {}
+    for path in paths:
+        text = read_text(path)
+        line_of = _LineCounter(text)
+        for block, start in _topic_blocks(text):
+            fields = _topic_fields(block)
+            line = line_of(start)
+            number = normalise_numeric_id(fields.pop("num", ""))
+            if not number:
+                raise InputFileError(path, "topic has no <num> number", line=line,
+                                     fix="write '<num> Number: 7' (or '<num>7</num>') in every <top>")
+            if number in seen:
+                raise InputFileError(path, f"duplicate topic number {number!r} (first at {seen[number]})", line=line,
+                                     fix="give every topic a unique number")
+            seen[number] = f"{path}:{line}"
+            title = fields.pop("title", "")
+            if not title and "desc" not in fields:
+                raise InputFileError(path, f"topic {number} has no <title> (and no <desc>)", line=line,
+                                     fix="add the query text after <title>")
+            extra = {_FACET_NAMES.get(k, k): v for k, v in fields.items()}
+            ids.append(number)
+            texts.append(title or extra["description"])
+            for key in set(facets) | set(extra):
+                facets.setdefault(key, [None] * (len(ids) - 1)).append(extra.get(key))
+    if not ids:
+        raise InputFileError(paths[0], "no <top> topic found", fix="check the topics file")
+    return Queries(ids, texts, facets, source=", ".join(str(p) for p in paths))
+
+
+# ----- qrels -----------------------------------------------------------------------------------
+class QrelsBuilder:
+    """Collects judgments line by line: identical repeats are counted, conflicting ones are errors."""
+
+    def __init__(self) -> None:
+        self.judgments: dict[str, dict[str, int]] = {}
+        self._first: dict[tuple[str, str], str] = {}
+        self.repeated = 0
+
+    def add(self, query_id: str, doc_id: str, grade: int, path: Path, line: int) -> None:
+        docs = self.judgments.setdefault(query_id, {})
+        if doc_id in docs:
+            if docs[doc_id] != grade:
+                raise InputFileError(
+                    path, f"query {query_id!r}, document {doc_id!r} is judged {grade} here but {docs[doc_id]} "
+                    f"at {self._first[(query_id, doc_id)]}", line=line, fix="keep one judgment per pair")
+            self.repeated += 1
+            return
+        docs[doc_id] = grade
+        self._first[(query_id, doc_id)] = f"{path}:{line}"
+
+    def warnings(self, source: str) -> list[str]:
+        if not self.repeated:
+            return []
+        return [f"{source}: {self.repeated} judgment line(s) repeat an earlier (query, document) pair "
+                "with the same grade; each pair counts once"]
+
+
+def read_qrels(paths: list[Path], *, normalise_queries: bool = True) -> tuple[Qrels, list[str]]:
+    """TREC qrels ``qid iter docid grade`` or three-column ``qid docid grade`` (a header line allowed).
+
+    Returns the judgments and warnings (repeated pairs).
+    """
+    builder = QrelsBuilder()
+    for path in paths:
+        for number, line in enumerate(read_text(path).split("\n"), 1):
+            fields = line.split()
+            if not fields or line.startswith("#"):
+                continue
+            if len(fields) == 4:
+                query_id, doc_id, grade = fields[0], fields[2], fields[3]
+            elif len(fields) == 3:
+                query_id, doc_id, grade = fields
+            else:
+                raise InputFileError(path, f"expected 4 fields (query-id iteration doc-id grade), got {len(fields)}",
+                                     line=number, fix="write one judgment per line: 'qid 0 docid grade'")
+            if number == 1 and not re.fullmatch(r"-?\d+(\.0*)?", grade):
+                continue  # a header line such as "query-id corpus-id score"
+            if normalise_queries:
+                query_id = normalise_numeric_id(query_id)
+            builder.add(query_id, doc_id, parse_grade(path, number, grade), path, number)
+    source = ", ".join(str(p) for p in paths)
+    return Qrels(builder.judgments, source=source), builder.warnings(source)
+
+
+# ----- the folder ------------------------------------------------------------------------------
+def _candidate_files(folder: Path, depth: int = 3) -> list[Path]:
+    files: list[Path] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir() and depth > 1:
+            files.extend(_candidate_files(entry, depth - 1))
+        elif entry.is_file() and not _SKIP_NAMES.search(entry.name):
+            files.append(entry)
+    return files
+
+
+def _head(path: Path) -> str:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as handle:
+                raw = handle.read(_HEAD_BYTES)
+        else:
+            with path.open("rb") as handle:
+                raw = handle.read(_HEAD_BYTES)
+    except (OSError, EOFError):
+        return ""
+    return raw.decode("utf-8", errors="replace")
+
+
+def classify_files(folder: Path) -> dict[str, list[Path]]:
+    """``{"documents": [...], "topics": [...], "qrels": [...]}`` by sniffing each file's head."""
+    found: dict[str, list[Path]] = {"documents": [], "topics": [], "qrels": []}
+    for path in _candidate_files(folder):
+        head = _head(path)
+        if re.search(r"<DOC>", head, re.I):
+            found["documents"].append(path)
+        elif re.search(r"<top>", head, re.I):
+            found["topics"].append(path)
+        elif "qrel" in path.name.lower() or _looks_like_qrels_line(head):
+            found["qrels"].append(path)
+    return found
+
+
+def _looks_like_qrels_line(head: str) -> bool:
+    for line in head.split("\n"):
+        if line.strip() and not line.startswith("#"):
+            fields = line.split()
+            return len(fields) == 4 and "<" not in line and re.fullmatch(r"-?\d+", fields[3]) is not None
+    return False
+
+
+def looks_like_trec(folder: Path) -> bool:
+    """True when the folder holds at least one ``<DOC>`` file and one ``<top>`` file."""
+    if not folder.is_dir():
+        return False
+    found = classify_files(folder)
+    return bool(found["documents"]) and bool(found["topics"])
+
+
+def load_trec(folder: Path, *, split: str = "test") -> Dataset:
+    """Load a TREC folder (see the module docstring for the formats)."""
+    folder = Path(folder)
+    found = classify_files(folder)
+    for kind, what in (("documents", "<DOC> documents"), ("topics", "<top> topics"), ("qrels", "qrels")):
+        if not found[kind]:
+            raise InputFileError(folder, f"no {what} file found in the TREC folder",
+                                 fix=f"add a {what} file (a qrels file's name should contain 'qrels')")
+    warnings: list[str] = []
+    qrels_paths = found["qrels"]
+    if len(qrels_paths) > 1:
+        named = [p for p in qrels_paths if split in p.name]
+        if named:
+            qrels_paths = named
+        if len(qrels_paths) > 1:
+            warnings.append(f"merged {len(qrels_paths)} qrels files: {', '.join(p.name for p in qrels_paths)}")
+    corpus = read_documents(found["documents"], folder.name)
+    queries = read_topics(found["topics"])
+    qrels, qrels_warnings = read_qrels(qrels_paths)
+    dataset = Dataset(folder.name, corpus, queries, qrels, source=str(folder),
+                      warnings=warnings + qrels_warnings, format="trec")
+    return reconcile(dataset)
