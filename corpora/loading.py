@@ -67,9 +67,14 @@ def format_names() -> list[str]:
     return list(FORMATS)
 
 
+def _bundled(name: str) -> Path | None:
+    # only a plain name: bundled_path("/abs/folder") would join to the absolute folder itself
+    return bundled_path(name) if name in bundled_names() else None
+
+
 def resolve_corpus(name_or_path: str) -> Path:
     """A bundled corpus name or an existing folder; anything else is a clear error."""
-    bundled = bundled_path(name_or_path)
+    bundled = _bundled(name_or_path)
     if bundled is not None and not Path(name_or_path).exists():
         return bundled
     path = Path(name_or_path)
@@ -108,6 +113,6 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "
         chosen = detect_format(path)
     dataset = chosen.load(path, split=split)
     dataset.format = dataset.format or chosen.name
-    if bundled_path(name_or_path) == path:
+    if _bundled(name_or_path) == path:
         dataset.name = name_or_path
     return reconcile(dataset)

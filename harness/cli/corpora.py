@@ -1,18 +1,64 @@
-"""``bench corpora``: list the bundled corpora."""
+"""``bench corpora``: list the bundled corpora; ``show`` and ``validate`` any corpus folder.
+
+``show`` prints what a corpus holds: documents (and how many are empty), queries and their facets,
+judgments with the grade histogram, queries without a relevant judgment (excluded from averages),
+judgments of unknown documents or queries (counted and skipped), candidate pools, warnings.
+``validate`` prints the same and exits 2 when the corpus cannot be evaluated (a load error: bad
+bytes, a malformed line, a duplicate id, no usable judgment), 0 otherwise. The layout is detected
+from the folder (``--format`` forces one of the registered layouts).
+"""
 
 from __future__ import annotations
 
 import click
 
-from corpora import DEFAULT_CORPUS, bundled_names
+from corpora import DEFAULT_CORPUS, FORMATS, RetbenchError, bundled_names, describe, load_dataset
 from corpora.bundled import bundled_description
+from corpora.inspection import report_lines, summary_line
+from corpora.model import Dataset
 
 
 @click.group("corpora", invoke_without_command=True)
 @click.pass_context
 def command(ctx: click.Context) -> None:
-    """List the bundled corpora (usable by name with --corpus)."""
+    """List the bundled corpora (usable by name with --corpus); `show` or `validate` a corpus folder."""
     if ctx.invoked_subcommand is None:
         for name in bundled_names():
             default = " (default)" if name == DEFAULT_CORPUS else ""
             click.echo(f"{name}{default}  {bundled_description(name)}")
+
+
+def _corpus_options(function):
+    function = click.option("--split", default="test", show_default=True,
+                            help="Judgments split (BEIR qrels/<split>.tsv; CSFCube folds).")(function)
+    function = click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
+                            help="Force the layout instead of detecting it from the folder's files.")(function)
+    return click.argument("corpus", metavar="PATH")(function)
+
+
+def _load(corpus: str, corpus_format: str | None, split: str) -> Dataset:
+    try:
+        return load_dataset(corpus, format=corpus_format, split=split)
+    except RetbenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
+
+
+@command.command("show")
+@_corpus_options
+def show(corpus: str, corpus_format: str | None, split: str) -> None:
+    """Counts, grade histogram, excluded queries and skipped judgments of the corpus at PATH."""
+    dataset = _load(corpus, corpus_format, split)
+    for line in report_lines(describe(dataset)):
+        click.echo(line)
+
+
+@command.command("validate")
+@_corpus_options
+def validate(corpus: str, corpus_format: str | None, split: str) -> None:
+    """Check the corpus at PATH; exit 2 with the reason (file and line) when it cannot be used."""
+    dataset = _load(corpus, corpus_format, split)
+    for line in report_lines(describe(dataset)):
+        click.echo(line)
+    verdict = f"valid with {len(dataset.warnings)} warning(s)" if dataset.warnings else "valid"
+    click.echo(f"{verdict}: {summary_line(dataset)}")
