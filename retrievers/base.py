@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import Corpus, Queries, Run
+from corpora import Corpus, Queries, RetbenchError, Run
 
 
 class Retriever(ABC):
@@ -30,14 +30,39 @@ class Retriever(ABC):
 
     name: ClassVar[str] = ""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Retriever:
+        # Remember the arguments, so labels and manifests show parameters that __init__ did not store.
+        instance = super().__new__(cls)
+        try:
+            bound = inspect.signature(cls.__init__).bind(instance, *args, **kwargs)
+        except TypeError:  # __init__ will raise the same error with a better message
+            bound = None
+        instance._init_arguments = dict(bound.arguments) if bound is not None else {}
+        return instance
+
     def fit(self, corpus: Corpus) -> Retriever:
-        """Index ``corpus``; return ``self``. The default only remembers the corpus."""
+        """Index ``corpus`` (``.ids``, ``.texts``, ``.titles``, ``.full_texts``); return ``self``.
+
+        The default only remembers the corpus as ``self.corpus``; call it from an override.
+        """
         self.corpus = corpus
         return self
 
     @abstractmethod
     def search(self, queries: Queries, k: int) -> Run | Mapping[str, list[tuple[str, float]]]:
-        """Return, for every query, at most ``k`` (doc id, score) pairs, best first."""
+        """Return, for every query, at most ``k`` (doc id, score) pairs, best first.
+
+        Either a :class:`~corpora.Run` or any mapping of query id (``queries.ids``) -> a list of
+        ``(doc id, score)`` with doc ids of the fitted corpus. A query left out gets no results.
+        The harness checks it with :func:`as_run`: unknown ids, a document twice in one ranking
+        and NaN scores are errors that name this retriever.
+        """
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        """Why this retriever cannot run here (e.g. a missing optional dependency and how to
+        install it), or None when it can. ``bench retrievers`` shows it; the default is None."""
+        return None
 
     # ----- parameters and labels -------------------------------------------------------------
     @classmethod
@@ -49,14 +74,31 @@ class Retriever(ABC):
             if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
         }
 
-    def get_params(self) -> dict[str, Any]:
-        return {n: getattr(self, n) for n in self.parameters() if hasattr(self, n)}
+    def _param_value(self, name: str) -> tuple[bool, Any]:
+        """(known, value) of one parameter: the attribute of that name, else the argument given."""
+        if hasattr(self, name):
+            return True, getattr(self, name)
+        given = self.__dict__.get("_init_arguments", {})
+        return (True, given[name]) if name in given else (False, None)
 
-    def non_default_params(self) -> dict[str, Any]:
+    def get_params(self) -> dict[str, Any]:
+        """Every parameter's value (name -> value), defaults included."""
         out = {}
         for n, p in self.parameters().items():
-            if hasattr(self, n) and (p.default is inspect.Parameter.empty or getattr(self, n) != p.default):
-                out[n] = getattr(self, n)
+            known, value = self._param_value(n)
+            if known:
+                out[n] = value
+            elif p.default is not inspect.Parameter.empty:
+                out[n] = p.default
+        return out
+
+    def non_default_params(self) -> dict[str, Any]:
+        """The parameters whose value differs from the ``__init__`` default (name -> value)."""
+        out = {}
+        for n, p in self.parameters().items():
+            known, value = self._param_value(n)
+            if known and (p.default is inspect.Parameter.empty or _differs(value, p.default)):
+                out[n] = value
         return out
 
     @property
@@ -69,6 +111,13 @@ class Retriever(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label}>"
+
+
+def _differs(value: Any, default: Any) -> bool:
+    try:
+        return bool(value != default)
+    except (TypeError, ValueError):  # e.g. an array, whose != has no single truth value
+        return value is not default
 
 
 def _format_value(value: Any) -> str:
@@ -196,10 +245,16 @@ def as_run(result: Run | Mapping, corpus: Corpus, queries: Queries, owner: str) 
     scores: list[float] = []
     present = set(mapping_ids)
     for q in queries.ids:
-        pairs = list(get(q)) if q in present else []
+        try:
+            pairs = list(get(q)) if q in present else []
+        except TypeError:
+            raise RetbenchError(f"retriever {owner!r}: query {q!r}: expected a list of (doc id, score) pairs, "
+                                f"got {type(get(q)).__name__}") from None
         seen: set[int] = set()
         for pair in pairs:
             try:
+                if isinstance(pair, (str, bytes)):  # a bare doc id would unpack letter by letter
+                    raise TypeError
                 doc, score = pair
             except (TypeError, ValueError):
                 raise RetbenchError(f"retriever {owner!r}: query {q!r}: expected (doc id, score) pairs, got {pair!r}") from None
@@ -208,7 +263,11 @@ def as_run(result: Run | Mapping, corpus: Corpus, queries: Queries, owner: str) 
                 raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} is not in the corpus")
             if j in seen:
                 raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} is ranked twice")
-            score = float(score)
+            try:
+                score = float(score)
+            except (TypeError, ValueError):
+                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} has a score that is not "
+                                    f"a number: {score!r}") from None
             if score != score:
                 raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} has a NaN score")
             seen.add(j)

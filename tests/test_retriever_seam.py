@@ -1,0 +1,110 @@
+"""The public seam: what ``retrievers`` exports, what ``search`` may return, and how it is checked."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import retrievers
+from corpora import Corpus, Queries, RetbenchError, Run
+from retrievers import FixedRun, Retriever, ScoreRetriever, as_run
+
+CORPUS = Corpus(["d1", "d2", "d3"], ["red apple", "green apple", "blue sky"])
+QUERIES = Queries(["q1", "q2"], ["apple", "sky"])
+
+
+def test_public_names_are_pinned() -> None:
+    assert retrievers.__all__ == [
+        "FixedRun",
+        "Retriever",
+        "ScoreRetriever",
+        "as_run",
+        "available",
+        "build",
+        "get_class",
+        "parse",
+        "register",
+        "split_systems",
+    ]
+    for name in retrievers.__all__:
+        assert getattr(retrievers, name) is not None
+
+
+def test_a_mapping_is_reindexed_on_the_corpus_in_query_order() -> None:
+    run = as_run({"q2": [("d3", 0.5)], "q1": [("d2", 2.0), ("d1", 1.0)]}, CORPUS, QUERIES, "mine")
+    assert isinstance(run, Run)
+    assert run.query_ids == ["q1", "q2"]
+    assert run.items("q1") == [("d2", 2.0), ("d1", 1.0)]
+    assert run.items("q2") == [("d3", 0.5)]
+
+
+def test_a_query_left_out_gets_an_empty_ranking() -> None:
+    run = as_run({"q1": [("d1", 1.0)]}, CORPUS, QUERIES, "mine")
+    assert run.items("q2") == []
+
+
+def test_the_ranking_is_kept_as_returned_not_resorted() -> None:
+    run = as_run({"q1": [("d1", 0.1), ("d2", 0.9)]}, CORPUS, QUERIES, "mine")
+    assert run.ranking("q1") == ["d1", "d2"]
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ({"q1": [("zzz", 1.0)]}, "retriever 'mine': query 'q1': doc id 'zzz' is not in the corpus"),
+        ({"q1": [("d1", 1.0), ("d1", 0.5)]}, "retriever 'mine': query 'q1': doc id 'd1' is ranked twice"),
+        ({"q1": [("d1", math.nan)]}, "retriever 'mine': query 'q1': doc id 'd1' has a NaN score"),
+        ({"q1": [("d1", "high")]}, "retriever 'mine': query 'q1': doc id 'd1' has a score that is not a number: 'high'"),
+        ({"q1": ["d1"]}, "retriever 'mine': query 'q1': expected (doc id, score) pairs, got 'd1'"),
+        ({"q1": 3}, "retriever 'mine': query 'q1': expected a list of (doc id, score) pairs, got int"),
+        ({"q9": [("d1", 1.0)]}, "retriever 'mine': search returned unknown query id(s) ['q9']"),
+        ([("d1", 1.0)], "retriever 'mine': search returned list; expected a Run or a mapping"),
+    ],
+)
+def test_bad_results_are_errors_naming_the_retriever(result: object, message: str) -> None:
+    with pytest.raises(RetbenchError) as caught:
+        as_run(result, CORPUS, QUERIES, "mine")
+    assert message in str(caught.value)
+
+
+class Overlap(ScoreRetriever):
+    """Counts the query words a document contains (a score matrix; search is inherited)."""
+
+    name = "overlap-test"
+
+    def __init__(self, boost: float = 1.0):
+        self._boost = boost  # deliberately not stored under its own name
+
+    def score(self, queries: Queries) -> np.ndarray:
+        docs = [set(t.split()) for t in self.corpus.texts]
+        return np.array([[self._boost * len(set(q.split()) & d) for d in docs] for q in queries.texts])
+
+
+def test_a_score_retriever_only_writes_score() -> None:
+    run = Overlap().fit(CORPUS).search(QUERIES, k=10)
+    # zero scores are not results; ties break by doc id ascending
+    assert run.items("q1") == [("d1", 1.0), ("d2", 1.0)]
+    assert run.items("q2") == [("d3", 1.0)]
+
+
+def test_labels_show_parameters_even_when_init_does_not_store_them() -> None:
+    assert Overlap().label == "overlap-test"
+    assert Overlap(boost=2.0).label == "overlap-test(boost=2.0)"
+    assert Overlap(2.0).get_params() == {"boost": 2.0}
+
+
+def test_fixed_run_is_the_fake_for_tests() -> None:
+    retriever = FixedRun({"q1": ["d3", "d1"]}).fit(CORPUS)
+    run = as_run(retriever.search(QUERIES, 1), CORPUS, QUERIES, retriever.label)
+    assert run.ranking("q1") == ["d3"]
+    assert run.ranking("q2") == []
+
+
+def test_a_retriever_must_implement_search() -> None:
+    class Incomplete(Retriever):
+        name = "incomplete"
+
+    with pytest.raises(TypeError):
+        Incomplete()
