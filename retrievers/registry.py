@@ -14,6 +14,7 @@ from retrievers.base import Retriever
 
 ENTRY_POINT_GROUP = "retbench.retrievers"
 _REGISTRY: dict[str, type[Retriever]] = {}
+_BROKEN: dict[str, str] = {}  # plugin name -> why it failed to load
 _entry_points_loaded = False
 
 
@@ -21,23 +22,43 @@ def register(cls: type[Retriever]) -> type[Retriever]:
     """Class decorator: make ``cls`` available to ``--systems`` under ``cls.name``."""
     if not cls.name:
         raise TypeError(f"{cls.__name__} needs a non-empty class attribute 'name' to be registered")
+    taken = _REGISTRY.get(cls.name)
+    if taken is not None and _qualified(taken) != _qualified(cls):
+        raise ValueError(f"retriever name {cls.name!r} is taken by {_qualified(taken)}; give {_qualified(cls)} "
+                         "another name")
     _REGISTRY[cls.name] = cls
     return cls
 
 
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _load_entry_points() -> None:
+    """Register the classes of the ``retbench.retrievers`` entry points, once per process.
+
+    A plugin that fails to load does not take the others down: it is remembered in ``_BROKEN``,
+    shown by ``bench retrievers``, and its error is raised only when it is asked for by name.
+    """
     global _entry_points_loaded
     if _entry_points_loaded:
         return
     _entry_points_loaded = True
     for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _REGISTRY:  # a built-in or an earlier plugin keeps its name
+            continue
         try:
             cls = ep.load()
-        except Exception as exc:  # a broken plugin must not take the built-ins down
-            raise RetbenchError(f"retriever plugin {ep.name!r} ({ep.value}) failed to load: {exc}") from None
-        if not getattr(cls, "name", ""):
+        except Exception as exc:  # any error of third-party code at import time
+            _BROKEN[ep.name] = f"retriever plugin {ep.name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, Retriever)):
+            _BROKEN[ep.name] = (f"retriever plugin {ep.name!r} ({ep.value}) is not a subclass of retrievers.Retriever. "
+                                "Fix: point the entry point at the retriever class")
+            continue
+        if not cls.name:
             cls.name = ep.name
-        _REGISTRY.setdefault(ep.name, cls)
+        _REGISTRY[ep.name] = cls
 
 
 def available() -> dict[str, type[Retriever]]:
@@ -48,10 +69,18 @@ def available() -> dict[str, type[Retriever]]:
     return dict(sorted(_REGISTRY.items()))
 
 
+def broken_plugins() -> dict[str, str]:
+    """Installed plugins that failed to load: name -> the error message."""
+    available()
+    return dict(sorted(_BROKEN.items()))
+
+
 def get_class(name: str) -> type[Retriever]:
-    """The class for a registered name or a ``module:Class`` path."""
+    """The class for a registered name or a ``module:Class`` path (imported, never registered)."""
     if ":" in name:
         module_name, _, attr = name.partition(":")
+        if not module_name or not attr:
+            raise RetbenchError(f"retriever {name!r}: expected module:Class, e.g. my_module:MyRetriever")
         try:
             module = import_module(module_name)
         except ImportError as exc:
@@ -59,6 +88,10 @@ def get_class(name: str) -> type[Retriever]:
                 f"retriever {name!r}: cannot import module {module_name!r} ({exc}). "
                 "Fix: check the spelling and that the module is on PYTHONPATH."
             ) from None
+        except Exception as exc:  # the user's module raised while being imported
+            raise RetbenchError(
+                f"retriever {name!r}: importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         cls = getattr(module, attr, None)
         if not (isinstance(cls, type) and issubclass(cls, Retriever)):
             raise RetbenchError(
@@ -69,6 +102,8 @@ def get_class(name: str) -> type[Retriever]:
             cls.name = attr
         return cls
     registry = available()
+    if name in _BROKEN:
+        raise RetbenchError(_BROKEN[name])
     if name not in registry:
         raise UnknownNameError("retriever", name, list(registry))
     return registry[name]

@@ -169,7 +169,10 @@ def build(spec: Spec | str) -> Retriever:
         annotation = hints.get(key, type(keywords[key].default) if keywords[key].default is not inspect.Parameter.empty else str)
         kwargs[key] = _convert(cls, key, raw, annotation)
     children = [build(c) for c in spec.children]
-    return cls(*children, **kwargs)
+    try:
+        return cls(*children, **kwargs)
+    except TypeError as exc:  # e.g. an abstract method left out, or an __init__ that rejects children
+        raise SpecError(f"retriever {spec.target!r} cannot be created: {exc}") from exc
 
 
 def _describe(keywords: dict[str, inspect.Parameter]) -> str:
