@@ -6,7 +6,7 @@ Two jobs, both pure functions of a :class:`~corpora.model.Dataset`:
   dataset cannot be evaluated; they are removed, kept in ``Dataset.unmatched_judgments`` and
   counted in ``Dataset.warnings`` (never dropped silently). When *no* judgment is left, or the
   corpus is empty, or no query has a relevant judgment, the data is unusable and a
-  :class:`~corpora.errors.RetbenchError` says so.
+  :class:`~corpora.errors.InputFileError` naming the file says so.
 * :func:`describe` counts documents, queries, judgments, grades, empty texts, queries without a
   relevant judgment (which the harness excludes from averages), and the unmatched judgments;
   :func:`summary_line` is the one-line version ``bench compare`` prints before it runs, and
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from corpora.errors import InputFileError, RetbenchError
+from corpora.errors import InputFileError
 from corpora.model import Dataset, Qrels
 
 #: Grade from which a judgment counts as relevant in these checks (the harness default).
@@ -35,7 +35,7 @@ def _quote(ids: list[str], total: int | None = None) -> str:
 def reconcile(dataset: Dataset) -> Dataset:
     """Remove judgments that name an unknown query or document, counting them in the warnings.
 
-    Idempotent: a second call finds nothing to remove. Raises :class:`RetbenchError` when the
+    Idempotent: a second call finds nothing to remove. Raises :class:`InputFileError` when the
     corpus is empty, when every judgment is unmatched, or when no query has a relevant judgment.
     """
     if len(dataset.corpus) == 0:
