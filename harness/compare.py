@@ -109,7 +109,28 @@ def _check_config(config: CompareConfig, metrics: list[Metric]) -> None:
         raise RetbenchError(f"a metric cuts at {deepest} but --depth is {config.depth}. Fix: raise --depth to {deepest}")
 
 
-def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = None) -> CompareResult:
+def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: int) -> Run:
+    """Keep, per query, only the documents of its candidate pool (order kept), cut at ``depth``.
+
+    Collections such as CSFCube are judged as re-ranking tasks: each query ranks its own pool.
+    A query without a pool keeps its ranking.
+    """
+    kept: dict[str, list[tuple[str, float]]] = {}
+    for q in run.query_ids:
+        pool = candidates.get(q)
+        items = run.items(q)
+        if pool is not None:
+            allowed = set(pool)
+            items = [(d, s) for d, s in items if d in allowed]
+        kept[q] = items[:depth]
+    restricted = Run.from_mapping(kept)
+    return restricted
+
+
+def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = None,
+                on_loaded: Callable[[Dataset], None] | None = None) -> CompareResult:
+    """Run the whole comparison. ``progress`` receives short status messages; ``on_loaded`` the
+    dataset as soon as it is loaded (the CLI prints its summary line there)."""
     say = progress or (lambda message: None)
     metrics = parse_metrics(config.metrics)
     _check_config(config, metrics)
@@ -121,6 +142,8 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
         raise RetbenchError(f"--baseline {config.baseline!r} is not among the systems ({', '.join(labels)}). "
                             "Fix: name one of them")
     dataset = load_dataset(config.corpus, format=config.format, split=config.split)
+    if on_loaded is not None:
+        on_loaded(dataset)
     with_relevant = set(dataset.qrels.queries_with_relevant(config.rel_threshold))
     query_ids = [q for q in dataset.queries.ids if q in with_relevant]
     if not query_ids:
@@ -138,7 +161,12 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
         retriever.fit(dataset.corpus)
         fitted = time.perf_counter()
         say(f"searching {retriever.label}")
-        run = as_run(retriever.search(queries, config.depth), dataset.corpus, queries, retriever.label)
+        if dataset.candidates:
+            # re-ranking collections: search everything, then rank each query's own pool
+            run = as_run(retriever.search(queries, len(dataset.corpus)), dataset.corpus, queries, retriever.label)
+            run = restrict_to_candidates(run, dataset.candidates, config.depth)
+        else:
+            run = as_run(retriever.search(queries, config.depth), dataset.corpus, queries, retriever.label)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
         frame = evaluate(run, dataset.qrels, metrics, query_ids, config.rel_threshold)

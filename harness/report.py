@@ -61,11 +61,9 @@ def failure_lines(failure: Failure) -> list[str]:
 
 def render(result: CompareResult) -> str:
     out: list[str] = []
-    n_excluded = len(result.excluded_query_ids)
-    excluded = f"; {n_excluded} without a relevant judgment excluded" if n_excluded else ""
-    out.append(f"corpus {result.dataset.name}: {len(result.dataset.corpus)} documents, "
-               f"{len(result.query_ids)} queries evaluated{excluded}; analyzer {result.analyzer}; depth "
-               f"{result.config.depth}")
+    pools = "; each query ranks its candidate pool" if result.dataset.candidates else ""
+    out.append(f"systems: {', '.join(s.label for s in result.systems)}; analyzer {result.analyzer}; depth "
+               f"{result.config.depth}{pools}")
     out.append("")
     out.extend(means_table(result))
     out.append("")

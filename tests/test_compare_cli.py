@@ -33,7 +33,7 @@ def nothing_written(tmp_path: Path) -> bool:
         (["--systems", "bm25,nope"], "unknown retriever 'nope'. Valid: "),
         (["--systems", ""], "--systems is empty"),
         (["--systems", " , "], "--systems is empty"),
-        (["--metrics", "ndgc@5"], "unknown metric 'ndgc@5'. Valid: hit@k, recall@k"),
+        (["--metrics", "ndgc@5"], "unknown metric 'ndgc@5'. Valid: hit@k"),
         (["--metrics", "ndcg@0"], "The 'k' parameter of ndcg@k must be an int >= 1. Got 0 instead."),
         (["--metrics", "ndcg@-2"], "must be an int >= 1"),
         (["--metrics", "recall"], "The 'k' parameter of recall@k must be"),
@@ -95,6 +95,22 @@ def test_duplicate_doc_ids_are_an_error(runner, tmp_path):
     result = compare(runner, tmp_path, "--corpus", str(folder), "--systems", "bm25")
     assert result.exit_code == 2
     assert "corpus.jsonl:2:" in result.output and "duplicate document id 'd1'" in result.output
+
+
+def test_summary_line_is_printed_before_the_tables(runner, tmp_path):
+    result = compare(runner, tmp_path, "--systems", "bm25", "--metrics", "mrr")
+    first = result.output.splitlines()[0]
+    assert first.startswith("article: 28 documents, 14 queries, 27 judgments")
+
+
+def test_candidate_pools_restrict_each_ranking():
+    from corpora import Run
+    from harness.compare import restrict_to_candidates
+
+    run = Run.from_mapping({"q1": [("a", 3.0), ("b", 2.0), ("c", 1.0)], "q2": [("a", 1.0)]})
+    restricted = restrict_to_candidates(run, {"q1": ["c", "a"]}, depth=1)
+    assert restricted.ranking("q1") == ["a"] and restricted.ranking("q2") == ["a"]
+    assert restrict_to_candidates(run, {"q1": ["c", "b"]}, depth=5).ranking("q1") == ["b", "c"]
 
 
 def test_results_folder_contract(runner, tmp_path):
@@ -159,6 +175,9 @@ def test_config_file_with_command_line_override(runner, tmp_path):
     result = runner.invoke(main, ["compare", "--config", str(config), "--out", str(tmp_path / "out"),
                                   "--metrics", "mrr"])
     assert result.exit_code == 0, result.output
-    summary = (only_folder(tmp_path) / "summary.csv").read_text().splitlines()
-    assert summary[0] == "system,mrr"
-    assert [line.split(",")[0] for line in summary[1:]] == ["bm25", '"bm25(k1=0.9,b=0.4)"']
+    import csv
+
+    with (only_folder(tmp_path) / "summary.csv").open(newline="") as handle:
+        summary = list(csv.reader(handle))
+    assert summary[0] == ["system", "mrr"]
+    assert [row[0] for row in summary[1:]] == ["bm25", "bm25(k1=0.9,b=0.4)"]

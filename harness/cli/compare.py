@@ -9,6 +9,7 @@ import click
 
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
 from harness.experiment import load_experiment
+from corpora import summary_line
 from harness.report import render
 from harness.results import write_results
 
@@ -53,7 +54,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             if source is not click.core.ParameterSource.COMMANDLINE:
                 options[key] = value
     config = CompareConfig(**options)
-    result = run_compare(config)
+    result = run_compare(config, on_loaded=lambda dataset: click.echo(summary_line(dataset)))
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(render(result))
