@@ -1,3 +1,3 @@
-"""Importing this module registers the built-in retrievers."""
+"""Importing this module registers the built-in retrievers (none of them imports a heavy library)."""
 
-from retrievers import bm25, fusion, lsa  # noqa: F401
+from retrievers import bm25, dense, fusion, lsa  # noqa: F401

@@ -1,28 +1,71 @@
-"""``bench retrievers``: every available retriever with its parameters, read from the classes."""
+"""``bench retrievers``: every available retriever with its parameters, read from the classes.
+
+Names come from the registry (built-ins and installed plugins); parameters, their types and their
+defaults from each class's ``__init__``; the summary from the first line of its docstring. Nothing
+here is typed twice.
+"""
 
 from __future__ import annotations
 
 import inspect
+import typing
 
 import click
 
-from retrievers import available
+from retrievers import Retriever, available
+from retrievers.registry import broken_plugins
 
 
-def describe_parameters(cls) -> str:
+def _type_name(annotation: object) -> str:
+    if annotation is inspect.Parameter.empty:
+        return ""
+    if isinstance(annotation, type):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def describe_parameters(cls: type[Retriever]) -> str:
+    """``k1: float = 1.2, b: float = 0.75`` for the ``__init__`` of ``cls`` (``*children`` first for fusions)."""
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # an annotation that does not resolve: show the parameters without types
+        hints = {}
     parts = []
     for name, p in cls.parameters().items():
-        parts.append(name if p.default is inspect.Parameter.empty else f"{name}={p.default!r}")
+        kind = _type_name(hints.get(name, p.annotation))
+        text = f"{name}: {kind}" if kind else name
+        if p.default is not inspect.Parameter.empty:
+            text += f" = {p.default!r}" if kind else f"={p.default!r}"
+        parts.append(text)
     if any(p.kind is p.VAR_POSITIONAL for p in inspect.signature(cls.__init__).parameters.values()):
         parts.insert(0, "*children")
     return ", ".join(parts)
 
 
+def summary(cls: type[Retriever]) -> str:
+    """The first line of the class docstring, or an empty string."""
+    doc = inspect.getdoc(cls)
+    return doc.splitlines()[0] if doc else ""
+
+
 @click.command("retrievers")
 def command() -> None:
-    """List every available retriever, its parameters and their defaults."""
+    """List every available retriever, its parameters and their defaults.
+
+    Use a name with --systems, with parameters as NAME(param=value,...), e.g. bm25(k1=0.9,b=0.4);
+    fusions take other retrievers first, e.g. rrf(bm25,dense,k=60). A class of your own needs no
+    registration: --systems my_module:MyRetriever.
+    """
     for name, cls in available().items():
-        summary = (inspect.getdoc(cls) or "").splitlines()[0] if inspect.getdoc(cls) else ""
         click.echo(f"{name}({describe_parameters(cls)})")
-        if summary:
-            click.echo(f"    {summary}")
+        if summary(cls):
+            click.echo(f"    {summary(cls)}")
+        origin = cls.__module__.split(".")[0]
+        if origin != "retrievers":
+            click.echo(f"    from {cls.__module__}:{cls.__qualname__}")
+        reason = cls.unavailable_reason()
+        if reason:
+            click.echo(f"    not available here: {reason}")
+    for name, message in broken_plugins().items():
+        click.echo(f"{name}  (broken plugin)")
+        click.echo(f"    {message}")

