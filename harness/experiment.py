@@ -1,17 +1,24 @@
 """Experiment files: a ``bench compare`` configuration in TOML (``bench compare --config FILE``).
 
-Keys are the long options of ``bench compare`` with dashes or underscores; ``systems`` and
-``metrics`` may be lists. Options given on the command line override the file::
+Keys are the fields of :class:`~harness.compare.CompareConfig` (the long options of
+``bench compare``, with dashes or underscores); ``systems`` and ``metrics`` may be lists, one spec
+per item, written exactly as on the command line. Options given on the command line override the
+file::
 
     corpus = "article"
-    systems = ["bm25", "bm25(k1=0.9,b=0.4)", "rrf(bm25,lsa,k=60)"]
+    systems = ["bm25", "bm25(k1=0.9,b=0.4)", "rrf(bm25,lsa,k=60)", "weighted(bm25,dense,alpha=0.3)"]
     metrics = ["ndcg@5", "mrr"]
+    baseline = "bm25"
     bootstrap_samples = 5000
+
+Every value is checked against the type of its field here, so a mistake names the file and line.
 """
 
 from __future__ import annotations
 
+import re
 import sys
+import typing
 from dataclasses import fields
 from pathlib import Path
 
@@ -22,34 +29,85 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+_LIST_KEYS = ("systems", "metrics")
+
 
 def config_keys() -> list[str]:
+    """The keys an experiment file may use (underscore spelling), in ``CompareConfig`` order."""
     from harness.compare import CompareConfig
 
     return [f.name for f in fields(CompareConfig)]
 
 
+def _field_types() -> dict[str, tuple[type, ...]]:
+    """Field name -> the TOML value types it accepts, read from ``CompareConfig``'s annotations."""
+    from harness.compare import CompareConfig
+
+    accepted: dict[str, tuple[type, ...]] = {}
+    for name, hint in typing.get_type_hints(CompareConfig).items():
+        options = typing.get_args(hint) if typing.get_args(hint) and typing.get_origin(hint) is not list else (hint,)
+        kinds = tuple(k for k in options if k in (str, int, float, bool))
+        if float in kinds:
+            kinds += (int,)  # TOML writes 0.95 and 1 differently; both are numbers
+        accepted[name] = kinds
+    return accepted
+
+
+def _describe(kinds: tuple[type, ...], list_allowed: bool) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    words = list(dict.fromkeys(names[k] for k in kinds))
+    if list_allowed:
+        words.append("a list of strings")
+    return " or ".join(words)
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line where ``key`` is assigned at the top level, for messages (None if not found)."""
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return None
+
+
 def load_experiment(path: Path) -> dict[str, object]:
-    """Read an experiment file into ``CompareConfig`` keyword arguments."""
+    """Read an experiment file into ``CompareConfig`` keyword arguments.
+
+    Returns a dict with one entry per key of the file (underscore spelling). Raises
+    :class:`~corpora.InputFileError` naming the file (and line where known) for an unreadable
+    file, invalid TOML, an unknown key or a value of the wrong type.
+    """
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
     except FileNotFoundError:
         raise InputFileError(path, "experiment file not found", fix="check the path given to --config") from None
+    except IsADirectoryError:
+        raise InputFileError(path, "is a folder, not an experiment file", fix="name a .toml file") from None
     except UnicodeDecodeError:
         raise InputFileError(path, "not UTF-8 text", fix="save the file as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
-        raise InputFileError(path, f"not valid TOML ({exc.msg if hasattr(exc, 'msg') else exc})", line=line,
-                             fix="see the example in `bench compare --help`") from None
-    known = set(config_keys())
+        if line is None:  # before Python 3.14 the line is only in the message
+            found = re.search(r"line (\d+)", str(exc))
+            line = int(found.group(1)) if found else None
+        raise InputFileError(path, f"not valid TOML ({getattr(exc, 'msg', exc)})", line=line,
+                             fix="see the example in the docs of `bench compare --config`") from None
+    accepted = _field_types()
     out: dict[str, object] = {}
     for key, value in data.items():
         name = key.replace("-", "_")
-        if name not in known:
-            raise InputFileError(path, f"unknown key {key!r}", fix=f"use one of {', '.join(sorted(known))}")
-        if name in ("systems", "metrics") and isinstance(value, list):
+        line = _line_of(text, key)
+        if name not in accepted:
+            raise InputFileError(path, f"unknown key {key!r}", line=line, fix=f"use one of {', '.join(accepted)}")
+        list_allowed = name in _LIST_KEYS
+        if isinstance(value, list) and list_allowed:
             if not all(isinstance(v, str) for v in value):
-                raise InputFileError(path, f"{key} must be a list of strings")
+                raise InputFileError(path, f"{key} must be a list of strings, got {value!r}", line=line,
+                                     fix=f'write each item in quotes, e.g. {key} = ["bm25", "lsa"]')
+        elif isinstance(value, bool) and bool not in accepted[name] or not isinstance(value, accepted[name]):
+            raise InputFileError(path, f"{key} must be {_describe(accepted[name], list_allowed)}, got {value!r}",
+                                 line=line)
         out[name] = value
     return out

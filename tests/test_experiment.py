@@ -1,0 +1,118 @@
+"""Experiment files: `bench compare --config experiment.toml`, through the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.compare import CompareConfig, build_systems
+from harness.experiment import config_keys, load_experiment
+
+EXPERIMENT = """\
+# the article's comparison plus two configurations of our own
+corpus = "article"
+systems = ["bm25", "bm25(k1=0.9,b=0.4)", "rrf(bm25,lsa,k=60)", "rrf(lsa(dims=5),bm25,k=30)"]
+metrics = ["ndcg@5", "mrr"]
+baseline = "bm25"
+bootstrap-samples = 300
+seed = 7
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "experiment.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(runner, tmp_path: Path, *args: str):
+    return runner.invoke(main, ["compare", "--out", str(tmp_path / "out"), *args])
+
+
+def only_folder(tmp_path: Path) -> Path:
+    (folder,) = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    return folder
+
+
+def summary(folder: Path) -> list[dict[str, str]]:
+    with open(folder / "summary.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_file_configures_the_whole_comparison(runner, tmp_path) -> None:
+    result = run(runner, tmp_path, "--config", str(write(tmp_path, EXPERIMENT)))
+    assert result.exit_code == 0, result.output
+    rows = summary(only_folder(tmp_path))
+    assert [r["system"] for r in rows] == ["bm25", "bm25(k1=0.9,b=0.4)", "rrf", "rrf(lsa(dims=5),bm25,k=30)"]
+    assert list(rows[0]) == ["system", "ndcg@5", "mrr"]
+    assert float(rows[0]["ndcg@5"]) == pytest.approx(0.691, abs=5e-4)
+    manifest = json.loads((only_folder(tmp_path) / "manifest.json").read_text(encoding="utf-8"))
+    assert "300" in json.dumps(manifest) and "bm25(k1=0.9,b=0.4)" in json.dumps(manifest)
+
+
+def test_the_same_specs_work_from_the_python_api() -> None:
+    from_file = load_experiment_text(EXPERIMENT)
+    labels = [r.label for r in build_systems(from_file["systems"])]
+    assert labels == [r.label for r in build_systems(",".join(from_file["systems"]))]
+    assert labels == ["bm25", "bm25(k1=0.9,b=0.4)", "rrf", "rrf(lsa(dims=5),bm25,k=30)"]
+    CompareConfig(**from_file)  # every key is a field
+
+
+def load_experiment_text(text: str) -> dict[str, object]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return load_experiment(write(Path(folder), text))
+
+
+def test_flags_on_the_command_line_override_the_file(runner, tmp_path) -> None:
+    result = run(runner, tmp_path, "--config", str(write(tmp_path, EXPERIMENT)), "--systems", "bm25,lsa",
+                 "--metrics", "hit@3")
+    assert result.exit_code == 0, result.output
+    rows = summary(only_folder(tmp_path))
+    assert [r["system"] for r in rows] == ["bm25", "lsa"]
+    assert list(rows[0]) == ["system", "hit@3"]
+
+
+def test_systems_may_be_one_comma_separated_string(runner, tmp_path) -> None:
+    text = 'systems = "bm25,rrf(bm25,lsa(dims=5))"\nmetrics = "mrr"\nbootstrap_samples = 100\n'
+    result = run(runner, tmp_path, "--config", str(write(tmp_path, text)))
+    assert result.exit_code == 0, result.output
+    assert [r["system"] for r in summary(only_folder(tmp_path))] == ["bm25", "rrf(bm25,lsa(dims=5))"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('corpus = "article"\nsystem = ["bm25"]\n', "experiment.toml:2: unknown key 'system'. Fix: use one of corpus, "),
+        ('depth = "ten"\n', "experiment.toml:1: depth must be an integer, got 'ten'"),
+        ("seed = true\n", "experiment.toml:1: seed must be an integer, got True"),
+        ("confidence = 0.9\nmetrics = [5]\n",
+         "experiment.toml:2: metrics must be a list of strings, got [5]. Fix: write each item in quotes"),
+        ("baseline = 3\n", "experiment.toml:1: baseline must be a string, got 3"),
+        ('corpus = "article"\nsystems = [bm25]\n', "experiment.toml:2: not valid TOML"),
+        ('systems = ["bm25", "rrf()"]\n', "rrf() names no retrievers to fuse"),
+        ('systems = ["bm25(k1=abc)"]\n', "The 'k1' parameter of bm25 must be a float. Got 'abc' instead."),
+    ],
+)
+def test_mistakes_in_the_file_exit_2_with_one_message(runner, tmp_path, text: str, message: str) -> None:
+    result = run(runner, tmp_path, "--config", str(write(tmp_path, text)))
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error: ")
+    assert message in errors[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_file_exits_2(runner, tmp_path) -> None:
+    result = run(runner, tmp_path, "--config", str(tmp_path / "nowhere.toml"))
+    assert result.exit_code == 2
+    assert "nowhere.toml: experiment file not found. Fix: check the path given to --config" in result.stderr
+
+
+def test_every_config_field_is_a_key() -> None:
+    assert "systems" in config_keys() and "bootstrap_samples" in config_keys()
