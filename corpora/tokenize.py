@@ -1,0 +1,338 @@
+"""Batch tokenisation: many texts -> term ids, exactly the tokens of the named analyzer, fast.
+
+The analyzers of :mod:`corpora.analyzers` run one regular expression per text, which costs a
+Python object per token: at a million documents that is the dominant cost of indexing. This module
+produces the same tokens with a few numpy passes per chunk of texts:
+
+1. lowercase (ASCII texts by a byte table; other texts by ``str.lower``, because ``"K"`` -> ``"k"``),
+   encode every non-ASCII character as one ``?`` byte, and map every byte outside ``[a-z0-9]`` to a
+   space, so token boundaries are byte-class changes;
+2. read each token's bytes eight at a time as unsigned 64-bit words: a token of at most eight bytes
+   *is* its key (no hash, so no collision); longer tokens chain their words (a spare high bit marks
+   "continues"), factorised level by level, so every distinct token gets a distinct code;
+3. drop stop words on the distinct terms, not on the tokens;
+4. merge the chunks' vocabularies once at the end. For ``english``, stem the vocabulary (each
+   distinct word once), never the running tokens.
+
+Conventions: term ids index a vocabulary sorted in ascending string order (scikit-learn's
+``CountVectorizer`` order); a document's tokens keep their order; ``offsets`` delimit each text's
+slice of ``term_ids`` (CSR style). Analyzers registered by other code fall back to calling the
+analyzer once per text: same result, without the speed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from corpora.analyzers import (
+    ARTICLE_STOP_WORDS,
+    ENGLISH_STOP_WORDS,
+    _english_stemmer,
+    article_analyzer,
+    english_analyzer,
+    get_analyzer,
+)
+
+#: Texts per chunk: bounds the temporary arrays (a few tens of MB at ~400 bytes a text).
+CHUNK_TEXTS = 16_384
+
+_SPACE = 0x20
+_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def _byte_table() -> bytes:
+    table = bytearray([_SPACE]) * 256
+    for c in b"abcdefghijklmnopqrstuvwxyz0123456789":
+        table[c] = c
+    for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        table[c] = c + 32
+    return bytes(table)
+
+
+_TABLE = _byte_table()
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """Texts as term ids: text ``i`` is ``term_ids[offsets[i]:offsets[i + 1]]``.
+
+    ``vocabulary[t]`` is the term with id ``t``, in ascending string order.
+    """
+
+    offsets: np.ndarray  # int64, n_texts + 1
+    term_ids: np.ndarray  # int32
+    vocabulary: list[str]
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def tokens(self, i: int) -> list[str]:
+        """The analyzed tokens of text ``i`` (for tests and diagnosis)."""
+        return [self.vocabulary[t] for t in self.term_ids[self.offsets[i]:self.offsets[i + 1]]]
+
+
+@dataclass(frozen=True)
+class _Rules:
+    stop_words: frozenset[str]
+    stem: bool
+
+
+def _rules(analyzer: str) -> _Rules | None:
+    """The fast path's description of ``analyzer``, or None when only the analyzer itself knows."""
+    function = get_analyzer(analyzer)
+    if function is article_analyzer:
+        return _Rules(ARTICLE_STOP_WORDS, stem=False)
+    if function is english_analyzer:
+        return _Rules(ENGLISH_STOP_WORDS, stem=True)
+    return None
+
+
+@dataclass
+class _Chunk:
+    offsets: np.ndarray  # int64, one more than the chunk's texts, into codes
+    codes: np.ndarray  # int32 local term codes
+    terms: np.ndarray  # uint64 (n_local_terms x words): each term's bytes, 8 a word, zero padded
+
+
+def _chain_codes(first: np.ndarray, pending: np.ndarray,
+                 next_word: Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, int]:
+    """Compact codes such that equal codes <=> equal chains of words.
+
+    ``first`` holds every item's first word; ``pending`` the items that have a second one.
+    ``next_word(items, level)`` returns those items' word at ``level`` and whether each has more.
+    A chained item is recoded into a fresh range of codes at every level, so an item never shares
+    a code with a shorter one; codes left unused by that are squeezed out at the end.
+    """
+    ident, uniques = pd.factorize(first)
+    n_codes = len(uniques)
+    level = 1
+    while len(pending):
+        word, more = next_word(pending, level)
+        word_codes, word_uniques = pd.factorize(word)
+        chained, chained_uniques = pd.factorize(ident[pending] * len(word_uniques) + word_codes)
+        ident[pending] = n_codes + chained
+        n_codes += len(chained_uniques)
+        pending = pending[more]
+        level += 1
+    used = np.zeros(n_codes, dtype=bool)
+    used[ident] = True
+    renumber = np.cumsum(used) - 1
+    return renumber[ident], int(renumber[-1]) + 1 if n_codes else 0
+
+
+def _any_occurrence(codes: np.ndarray, n: int) -> np.ndarray:
+    """One index of ``codes`` per code value (which one does not matter: they are all equal)."""
+    where = np.empty(n, dtype=np.int64)
+    where[codes] = np.arange(len(codes))
+    return where
+
+
+def _lowered(text: str) -> str:
+    # Only U+0130 and U+212A lowercase to ASCII letters; the byte table lowercases ASCII itself.
+    if text.isascii() or ("\u0130" not in text and "\u212a" not in text):
+        return text
+    return text.lower()
+
+
+def _scan(texts: Sequence[str], stop_words: frozenset[bytes]) -> _Chunk:
+    """Tokenise one chunk into local term codes, dropping stop words."""
+    parts = [_lowered(t) for t in texts]
+    text_lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    # one byte per code point (``?`` for non-ASCII), so byte positions are character positions
+    data = b" " + " ".join(parts).encode("ascii", "replace").translate(_TABLE) + b" " * 16
+    buf = np.frombuffer(data, dtype=np.uint8)
+    is_token = buf != _SPACE
+    edges = np.flatnonzero(is_token[1:] != is_token[:-1]) + 1
+    starts, sizes = edges[0::2], edges[1::2] - edges[0::2]
+    begins = np.ones(len(parts) + 1, dtype=np.int64)
+    np.cumsum(text_lengths + 1, out=begins[1:])
+    begins[1:] += 1
+    offsets = np.searchsorted(starts, begins)
+
+    words = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=data, strides=(1,))
+
+    def word_at(items: np.ndarray, level: int) -> np.ndarray:
+        rest = sizes[items] - 8 * level
+        return words[starts[items] + 8 * level] & _MASKS[np.clip(rest, 0, 8)]
+
+    codes, n_terms = _chain_codes(word_at(np.arange(len(starts)), 0), np.flatnonzero(sizes > 8),
+                                  lambda items, level: (word_at(items, level), sizes[items] > 8 * (level + 1)))
+    where = _any_occurrence(codes, n_terms)
+    n_words = max(1, -(-int(sizes[where].max(initial=0)) // 8))
+    terms = np.zeros((n_terms, n_words), dtype=np.uint64)
+    terms[:, 0] = word_at(where, 0)
+    longer = np.flatnonzero(sizes[where] > 8)
+    for level in range(1, n_words):
+        longer = longer[sizes[where[longer]] > 8 * level]
+        terms[longer, level] = word_at(where[longer], level)
+
+    stop = _is_stop(terms, stop_words)
+    if stop.any():
+        keep = ~stop[codes]
+        kept_before = np.zeros(len(codes) + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        offsets = kept_before[offsets]
+        codes = (np.cumsum(~stop) - 1)[codes[keep]]
+        terms = terms[~stop]
+    return _Chunk(offsets, codes.astype(np.int32), terms)
+
+
+def _as_bytes(terms: np.ndarray) -> np.ndarray:
+    """Rows of little-endian words -> fixed-width bytes (trailing NULs drop out on conversion)."""
+    return np.ascontiguousarray(terms, dtype="<u8").view(f"S{8 * terms.shape[1]}").ravel()
+
+
+def _is_stop(terms: np.ndarray, stop_words: frozenset[bytes]) -> np.ndarray:
+    """Which rows of ``terms`` (words of 8 bytes) spell a stop word."""
+    stop = np.zeros(len(terms), dtype=bool)
+    if not stop_words or not len(terms):
+        return stop
+    single = terms[:, 1] == 0 if terms.shape[1] > 1 else np.ones(len(terms), dtype=bool)
+    keys = np.array([int.from_bytes(w, "little") for w in stop_words if len(w) <= 8], dtype=np.uint64)
+    stop[single] = np.isin(terms[single, 0], keys)
+    width = 8 * terms.shape[1]
+    longer = [w for w in stop_words if 8 < len(w) <= width]
+    if longer:
+        rows = np.flatnonzero(~single)
+        stop[rows] = np.isin(_as_bytes(terms[rows]), np.array(longer, dtype="S"))
+    return stop
+
+
+def _chunks(texts: Sequence[str], size: int) -> Iterable[Sequence[str]]:
+    for start in range(0, len(texts), size):
+        yield texts[start:start + size]
+
+
+def _merge(chunks: list[_Chunk]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Global offsets, global codes and each global code's bytes (fixed-width ``S`` array)."""
+    n_words = max((c.terms.shape[1] for c in chunks), default=1)
+    terms = np.zeros((sum(len(c.terms) for c in chunks), n_words), dtype=np.uint64)
+    row = 0
+    for chunk in chunks:
+        terms[row:row + len(chunk.terms), :chunk.terms.shape[1]] = chunk.terms
+        row += len(chunk.terms)
+
+    def next_word(items: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+        more = terms[items, level + 1] != 0 if level + 1 < n_words else np.zeros(len(items), dtype=bool)
+        return terms[items, level], more
+
+    pending = np.flatnonzero(terms[:, 1] != 0) if n_words > 1 else np.empty(0, dtype=np.int64)
+    global_codes, n_terms = _chain_codes(terms[:, 0], pending, next_word)
+    offsets = np.zeros(1 + sum(len(c.offsets) - 1 for c in chunks), dtype=np.int64)
+    codes = np.empty(sum(len(c.codes) for c in chunks), dtype=np.int32)  # pages touched as filled
+    row = text = token = 0
+    for chunk in chunks:
+        mapping = global_codes[row:row + len(chunk.terms)].astype(np.int32)
+        row += len(chunk.terms)
+        codes[token:token + len(chunk.codes)] = mapping[chunk.codes]
+        offsets[text + 1:text + len(chunk.offsets)] = chunk.offsets[1:] + token
+        text += len(chunk.offsets) - 1
+        token += len(chunk.codes)
+        chunk.codes = chunk.codes[:0]  # free as we go: the global copy replaces it
+    return offsets, codes, _as_bytes(terms[_any_occurrence(global_codes, n_terms)])
+
+
+def _fallback(texts: Sequence[str], analyzer: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    analyze = get_analyzer(analyzer)
+    vocabulary: dict[str, int] = {}
+    offsets = [0]
+    codes: list[int] = []
+    for text in texts:  # the analyzer is opaque: one call per text
+        codes.extend(vocabulary.setdefault(t, len(vocabulary)) for t in analyze(text))
+        offsets.append(len(codes))
+    return np.array(offsets, dtype=np.int64), np.array(codes, dtype=np.int32), list(vocabulary)
+
+
+def _raw(texts: Sequence[str], analyzer: str, chunk_texts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Offsets, codes and each code's term (unordered), the analyzer applied in full.
+
+    Terms come as a fixed-width ``S`` array on the fast path, as an object array of ``str`` when
+    stemmed or analyzed by an unknown analyzer.
+    """
+    rules = _rules(analyzer)
+    if rules is None:
+        offsets, codes, words = _fallback(texts, analyzer)
+        return offsets, codes, np.array(words, dtype=object)
+    stop_words = frozenset(w.encode("ascii") for w in rules.stop_words)
+    offsets, codes, terms = _merge([_scan(part, stop_words) for part in _chunks(texts, chunk_texts)])
+    if rules.stem and len(terms):
+        stems = _english_stemmer().stemWords(terms.astype("U").tolist())
+        stem_ids, stem_terms = pd.factorize(np.array(stems, dtype=object))
+        return offsets, stem_ids.astype(np.int32)[codes], np.asarray(stem_terms, dtype=object)
+    return offsets, codes, terms
+
+
+def _sorted_vocabulary(terms: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The order that sorts ``terms`` ascending (code point order, as ``sorted``) and the sorted list."""
+    if not len(terms):
+        return np.empty(0, dtype=np.int64), []
+    if terms.dtype == object:
+        words = terms.tolist()
+        if all(w.isascii() for w in words):  # byte order is code point order for ASCII
+            terms = np.array([w.encode("ascii") for w in words], dtype="S")
+        else:
+            order = np.array(sorted(range(len(words)), key=words.__getitem__), dtype=np.int64)
+            return order, [words[i] for i in order.tolist()]
+    order = np.argsort(terms, kind="stable")
+    return order, terms[order].astype("U").tolist()
+
+
+def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: int = CHUNK_TEXTS) -> Tokenized:
+    """Analyze every text and build the vocabulary (sorted ascending) of the terms that occur.
+
+    >>> t = tokenize(["The Pro plan costs 49 euros.", "Can I get my money back?"])
+    >>> t.vocabulary
+    ['49', 'back', 'costs', 'euros', 'get', 'money', 'plan', 'pro']
+    >>> t.tokens(0), t.tokens(1)
+    (['pro', 'plan', 'costs', '49', 'euros'], ['get', 'money', 'back'])
+    """
+    offsets, codes, terms = _raw(texts, analyzer, chunk_texts)
+    order, vocabulary = _sorted_vocabulary(terms)
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return Tokenized(offsets, rank[codes], vocabulary)
+
+
+def encode(texts: Sequence[str], vocabulary: Mapping[str, int], analyzer: str = "article",
+           *, chunk_texts: int = CHUNK_TEXTS) -> tuple[np.ndarray, np.ndarray]:
+    """Analyze texts against a fixed vocabulary (term -> id): ``(offsets, term_ids)``.
+
+    Tokens outside the vocabulary are dropped; the order of the remaining tokens is kept.
+
+    >>> encode(["money back, money!", "nothing"], {"back": 0, "money": 1})
+    (array([0, 3, 3]), array([1, 0, 1], dtype=int32))
+    """
+    offsets, codes, terms = _raw(texts, analyzer, chunk_texts)
+    words = terms.astype("U").tolist() if terms.dtype != object else terms.tolist()
+    lookup = np.fromiter((vocabulary.get(w, -1) for w in words), dtype=np.int64, count=len(words))
+    ids = lookup[codes]
+    keep = ids >= 0
+    kept_before = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept_before[1:])
+    return kept_before[offsets], ids[keep].astype(np.int32)
+
+
+def analyzer_fingerprint(analyzer: str) -> str:
+    """What the tokens of ``analyzer`` depend on, as a short hash: a cache key ingredient.
+
+    Built-in analyzers: their stop list, and the stemmer's version when they stem. Others: the
+    function's module, name and compiled code (a best effort: a change in a helper it calls is missed).
+    """
+    rules = _rules(analyzer)
+    if rules is not None:
+        parts: list[str] = [analyzer, " ".join(sorted(rules.stop_words))]
+        if rules.stem:
+            import snowballstemmer
+
+            parts.append(f"snowball-english-{getattr(snowballstemmer, '__version__', '?')}")
+    else:
+        function = get_analyzer(analyzer)
+        code = getattr(function, "__code__", None)
+        parts = [analyzer, getattr(function, "__module__", "?"), getattr(function, "__qualname__", repr(function)),
+                 code.co_code.hex() + repr(code.co_consts) if code is not None else ""]
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]
