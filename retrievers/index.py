@@ -1,0 +1,241 @@
+"""A term-major index of precomputed BM25 weights, and exact batched top-k search over it.
+
+Layout (CSR over terms): the postings of term ``t`` are ``docs[indptr[t]:indptr[t + 1]]`` (doc
+indices, int32, ascending) with their weights in ``weights`` (float64):
+
+    w(t, d) = idf(t) * f(t, d) * (k1 + 1) / (f(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))            (Lucene)
+
+A query's score is the sum of the weights of its distinct terms, added in ascending term id order.
+Weights stay float64 although float32 would halve them: rounded weights move scores by ~1e-7 and
+so reorder near-ties, and BM25 here must equal a plain float64 BM25 ranking for ranking.
+
+Search conventions (those of :class:`~retrievers.base.ScoreRetriever`): a document is a result only
+when its score is above ``min_score``; order is score descending, ties by ``tie_rank`` ascending (the
+rank of the doc id in ascending string order); selection is exact, ties at the k-th place included.
+Per query, only the postings of its terms are touched: a per-thread float64 accumulator over the
+documents is filled, read at the candidates, and zeroed again at the candidates. A strided sample
+of the candidates gives a lower bound of the k-th best score (the k-th best of a subset can only be
+lower), which discards most candidates before ``np.partition``. No JIT: numpy releases the GIL in
+the gathers, scatters and partitions, so ``threads=2`` scores two halves of a batch side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+#: Candidates above which a sampled lower bound filters before the exact partition.
+SAMPLE_ABOVE = 4096
+#: Postings weighted per step at build time: bounds the float64 temporaries.
+_BUILD_STEP = 1 << 22
+
+
+def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
+    """Lucene's idf: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always > 0."""
+    return np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def _term_major(offsets: np.ndarray, term_ids: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Doc of every token, grouped by term (docs ascending, repeats adjacent), and the term bounds."""
+    n_docs = len(offsets) - 1
+    by_doc = sp.csr_matrix((np.ones(len(term_ids), dtype=bool), term_ids, offsets), shape=(n_docs, n_terms))
+    by_term = by_doc.tocsc()  # a counting sort in C; bool payload keeps it small
+    return by_term.indices, by_term.indptr.astype(np.int64)
+
+
+def _first_of_runs(docs: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """True where a new (term, doc) pair starts: the doc changes, or a new term begins."""
+    new = np.empty(len(docs), dtype=bool)
+    if len(docs):
+        new[0] = True
+        np.not_equal(docs[1:], docs[:-1], out=new[1:])
+        starts = bounds[:-1]
+        new[starts[starts < len(docs)]] = True
+    return new
+
+
+def _next_true(flags: np.ndarray, start: int) -> int:
+    """Index of the first True at or after ``start``; ``len(flags)`` when there is none."""
+    window = 64
+    while start < len(flags):
+        part = flags[start:start + window]
+        if part.any():
+            return start + int(np.argmax(part))
+        start += window
+        window *= 4
+    return len(flags)
+
+
+def _runs_per_term(new: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    counts = np.zeros(len(bounds) - 1, dtype=np.int64)
+    filled = np.flatnonzero(bounds[1:] > bounds[:-1])
+    if len(filled):
+        counts[filled] = np.add.reduceat(new, bounds[:-1][filled], dtype=np.int64)
+    return counts
+
+
+@dataclass
+class BM25Index:
+    """Postings of precomputed BM25 weights: see the module docstring for layout and conventions."""
+
+    indptr: np.ndarray  # int64, n_terms + 1
+    docs: np.ndarray  # int32
+    weights: np.ndarray  # float64, > 0
+    n_docs: int
+
+    @classmethod
+    def build(cls, offsets: np.ndarray, term_ids: np.ndarray, n_terms: int, k1: float = 1.2,
+              b: float = 0.75) -> BM25Index:
+        """Index documents given as token runs: doc ``d`` is ``term_ids[offsets[d]:offsets[d + 1]]``."""
+        n_docs = len(offsets) - 1
+        doc_len = np.diff(offsets).astype(np.float64)
+        avgdl = doc_len.mean() if n_docs else 0.0
+        norm = k1 * (1.0 - b + b * doc_len / avgdl) if avgdl > 0 else np.full(n_docs, k1)
+        del doc_len
+        token_docs, bounds = _term_major(np.asarray(offsets, dtype=np.int64), np.asarray(term_ids, dtype=np.int32),
+                                         n_terms)
+        new = _first_of_runs(token_docs, bounds)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(_runs_per_term(new, bounds), out=indptr[1:])
+        docs = token_docs[new]
+        del token_docs
+        idf = bm25_idf(n_docs, np.diff(indptr))
+        weights = np.empty(len(docs), dtype=np.float64)
+        run = 0
+        for start in range(0, len(new), _BUILD_STEP):  # term frequency = length of a run
+            stop = min(len(new), start + _BUILD_STEP)
+            firsts = np.flatnonzero(new[start:stop]) + start
+            following = _next_true(new, stop)
+            tf = np.diff(firsts, append=following).astype(np.float64)
+            part = slice(run, run + len(firsts))
+            terms = np.searchsorted(indptr, np.arange(part.start, part.stop), side="right") - 1
+            weights[part] = idf[terms] * tf * (k1 + 1.0) / (tf + norm[docs[part]])
+            run += len(firsts)
+        return cls(indptr, docs, weights, n_docs)
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.indptr) - 1
+
+    def search(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
+               min_score: float = 0.0, threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Top ``k`` documents of each query: ``(offsets, doc indices, scores)``, a CSR over queries.
+
+        Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
+        query counts once.
+        """
+        n_queries = len(query_offsets) - 1
+        blocks = _split(n_queries, max(1, threads))
+        if len(blocks) == 1:
+            parts = [self._search_block(query_offsets, query_terms, blocks[0], k, tie_rank, min_score)]
+        else:
+            with ThreadPoolExecutor(len(blocks)) as pool:
+                parts = list(pool.map(
+                    lambda block: self._search_block(query_offsets, query_terms, block, k, tie_rank, min_score),
+                    blocks))
+        docs = [d for part in parts for d in part[0]]
+        scores = [s for part in parts for s in part[1]]
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n_queries)
+        offsets = np.zeros(n_queries + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        flat_docs = np.concatenate(docs).astype(np.int64) if docs else np.empty(0, np.int64)
+        flat_scores = np.concatenate(scores) if scores else np.empty(0)
+        return offsets, flat_docs, flat_scores
+
+    def score_matrix(self, query_offsets: np.ndarray, query_terms: np.ndarray) -> sp.csr_matrix:
+        """Every query's score of every matching document: (n_queries x n_docs) float64 CSR."""
+        n_queries = len(query_offsets) - 1
+        accumulator = np.zeros(self.n_docs, dtype=np.float64)
+        rows, values = [], []
+        for i in range(n_queries):
+            candidates = self._accumulate(accumulator, query_terms[query_offsets[i]:query_offsets[i + 1]])
+            candidates.sort()
+            rows.append(candidates)
+            values.append(accumulator[candidates])
+            accumulator[candidates] = 0.0
+        indptr = np.zeros(n_queries + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=indptr[1:])
+        indices = np.concatenate(rows) if rows else np.empty(0, np.int32)
+        data = np.concatenate(values) if values else np.empty(0)
+        return sp.csr_matrix((data, indices, indptr), shape=(n_queries, self.n_docs))
+
+    # ----- internals -------------------------------------------------------------------------
+    def _accumulate(self, accumulator: np.ndarray, terms: np.ndarray) -> np.ndarray:
+        """Add the query's postings into ``accumulator``; return the distinct candidate docs."""
+        found: list[np.ndarray] = []
+        for t in np.unique(terms).tolist():
+            start, stop = self.indptr[t], self.indptr[t + 1]
+            if start == stop:
+                continue
+            docs = self.docs[start:stop]
+            weights = self.weights[start:stop]
+            if not found:
+                accumulator[docs] = weights
+                found.append(docs)
+                continue
+            current = accumulator[docs]
+            found.append(docs[current == 0.0])  # weights are > 0: zero means not seen yet
+            current += weights
+            accumulator[docs] = current
+        if not found:
+            return np.empty(0, dtype=np.int32)
+        return np.concatenate(found) if len(found) > 1 else found[0].copy()
+
+    def _search_block(self, query_offsets: np.ndarray, query_terms: np.ndarray, block: range, k: int,
+                      tie_rank: np.ndarray, min_score: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        accumulator = np.zeros(self.n_docs, dtype=np.float64)
+        out_docs: list[np.ndarray] = []
+        out_scores: list[np.ndarray] = []
+        for i in block:
+            candidates = self._accumulate(accumulator, query_terms[query_offsets[i]:query_offsets[i + 1]])
+            scores = accumulator[candidates]
+            accumulator[candidates] = 0.0
+            docs, values = top_k(candidates, scores, k, tie_rank, min_score)
+            out_docs.append(docs)
+            out_scores.append(values)
+        return out_docs, out_scores
+
+
+def top_k(candidates: np.ndarray, scores: np.ndarray, k: int, tie_rank: np.ndarray,
+          min_score: float) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` of distinct ``candidates`` by score descending, ties by ``tie_rank`` ascending.
+
+    Scores at or below ``min_score`` are dropped. Exact, ties at the k-th place included: every
+    candidate scoring at least the k-th best value reaches the final sort.
+    """
+    n = len(candidates)
+    if n > SAMPLE_ABOVE and n > 4 * k:
+        step = n // (4 * max(k, SAMPLE_ABOVE // 4))
+        sample = scores[::step]
+        if len(sample) >= k:
+            bound = np.partition(sample, len(sample) - k)[len(sample) - k]
+            keep = np.flatnonzero(scores >= bound)
+            candidates, scores = candidates[keep], scores[keep]
+    keep = scores > min_score
+    if not keep.all():
+        candidates, scores = candidates[keep], scores[keep]
+    if len(candidates) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = np.flatnonzero(scores >= kth)
+        candidates, scores = candidates[keep], scores[keep]
+    order = np.lexsort((tie_rank[candidates], -scores))[:k]
+    return candidates[order], scores[order]
+
+
+def _split(n: int, parts: int) -> list[range]:
+    """``parts`` contiguous ranges covering ``range(n)``, the empty ones left out."""
+    bounds = np.linspace(0, n, min(parts, max(n, 1)) + 1).astype(int)
+    return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [range(0)]
+
+
+def query_terms(encoded: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Lists of term ids -> ``(offsets, terms)`` as :meth:`BM25Index.search` takes them."""
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    terms = np.concatenate(encoded).astype(np.int32) if len(encoded) else np.empty(0, np.int32)
+    return offsets, terms

@@ -1,0 +1,112 @@
+"""The BM25 index: its weights are the formula, its top k is the brute-force ranking, ties included."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import retrievers.index as index_module
+from corpora import Corpus, Queries
+from corpora.analyzers import article_analyzer
+from corpora.tokenize import encode, tokenize
+from retrievers.base import doc_id_order, top_k_rows
+from retrievers.bm25 import BM25
+from retrievers.index import BM25Index, top_k
+
+WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
+
+
+def _index(texts: list[str], k1: float = 1.2, b: float = 0.75) -> tuple[BM25Index, dict[str, int]]:
+    tokens = tokenize(texts)
+    vocabulary = {t: i for i, t in enumerate(tokens.vocabulary)}
+    return BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), k1, b), vocabulary
+
+
+def _dense_scores(index: BM25Index, offsets: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    weights = sp.csr_matrix((index.weights, index.docs, index.indptr), shape=(index.n_terms, index.n_docs))
+    queries = sp.csr_matrix((np.ones(len(terms)), terms, offsets), shape=(len(offsets) - 1, index.n_terms))
+    queries.sum_duplicates()
+    queries.data[:] = 1.0
+    return (queries @ weights).toarray()
+
+
+def test_weights_are_the_formula():
+    texts = ["apple pear apple", "pear plum", "apple apple apple fig", "kiwi"]
+    index, vocabulary = _index(texts, k1=0.9, b=0.4)
+    lengths = [len(article_analyzer(t)) for t in texts]
+    avgdl = sum(lengths) / len(lengths)
+    for term, t in vocabulary.items():
+        postings = {d: c[term] for d, c in enumerate(Counter(article_analyzer(x)) for x in texts) if term in c}
+        idf = math.log(1 + (len(texts) - len(postings) + 0.5) / (len(postings) + 0.5))
+        got = dict(zip(index.docs[index.indptr[t]:index.indptr[t + 1]].tolist(),
+                       index.weights[index.indptr[t]:index.indptr[t + 1]].tolist()))
+        assert list(got) == sorted(postings)  # docs ascending within a term
+        for d, tf in postings.items():
+            expected = idf * tf * 1.9 / (tf + 0.9 * (1 - 0.4 + 0.4 * lengths[d] / avgdl))
+            assert got[d] == pytest.approx(expected, rel=1e-15)
+
+
+DOCS = st.lists(st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join), min_size=1, max_size=25)
+QUERIES = st.lists(st.lists(st.sampled_from(WORDS + ["absent"]), max_size=4).map(" ".join), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(DOCS, QUERIES, st.integers(1, 30), st.randoms(use_true_random=False), st.sampled_from([1, 2]),
+       st.booleans())
+def test_top_k_is_the_brute_force_ranking(texts, queries, k, random, threads, sample):
+    """Few words and short docs make many exact ties; doc ids in a shuffled order break them."""
+    index, vocabulary = _index(texts)
+    ids = [f"doc{j}" for j in range(len(texts))]
+    random.shuffle(ids)
+    tie_rank = doc_id_order(ids)
+    offsets, terms = encode(queries, vocabulary)
+    old = index_module.SAMPLE_ABOVE
+    index_module.SAMPLE_ABOVE = 2 if sample else old  # exercise the sampled lower bound on tiny data
+    try:
+        run_offsets, docs, scores = index.search(offsets, terms, k, tie_rank, 1e-9, threads=threads)
+    finally:
+        index_module.SAMPLE_ABOVE = old
+    expected_docs, expected_scores = top_k_rows(_dense_scores(index, offsets, terms), k, tie_rank, 1e-9)
+    for i in range(len(queries)):
+        assert docs[run_offsets[i]:run_offsets[i + 1]].tolist() == expected_docs[i].tolist()
+        assert scores[run_offsets[i]:run_offsets[i + 1]].tolist() == expected_scores[i].tolist()
+
+
+def test_score_matrix_is_the_sparse_product():
+    index, vocabulary = _index(["apple pear", "pear pear plum", "fig", "apple fig fig"])
+    offsets, terms = encode(["apple pear pear", "fig", "nothing known"], vocabulary)
+    matrix = index.score_matrix(offsets, terms)
+    assert matrix.has_sorted_indices
+    np.testing.assert_array_equal(matrix.toarray(), _dense_scores(index, offsets, terms))
+
+
+def test_top_k_keeps_every_tie_at_the_cut_and_orders_them_by_tie_rank():
+    candidates = np.arange(10_000, dtype=np.int32)
+    scores = np.where(candidates % 7 == 0, 2.0, 1.0)
+    tie_rank = np.arange(10_000)[::-1].copy()  # a higher doc index sorts first
+    docs, values = top_k(candidates, scores, 5, tie_rank, 0.0)
+    assert docs.tolist() == [9996, 9989, 9982, 9975, 9968]
+    assert values.tolist() == [2.0] * 5
+
+
+def test_scores_at_or_below_min_score_are_not_results():
+    docs, values = top_k(np.array([3, 1, 2]), np.array([0.5, 0.0, 1e-12]), 3, np.arange(4), 1e-9)
+    assert docs.tolist() == [3] and values.tolist() == [0.5]
+
+
+def test_bm25_retriever_ranks_like_an_independent_bm25():
+    texts = ["red apple pie", "green apple", "apple apple tart", "blue sky", "red sky at night"]
+    corpus = Corpus([f"d{j}" for j in range(len(texts))], texts)
+    queries = Queries(["q1", "q2", "q3"], ["red apple", "sky", "unknown words"])
+    run = BM25().fit(corpus).search(queries, 3)
+    assert run.ranking("q1") == ["d0", "d4", "d2"]  # red (df 2) outweighs a second apple (df 3)
+    assert run.ranking("q2") == ["d3", "d4"]
+    assert run.ranking("q3") == []
+    scores = BM25().fit(corpus).score(queries).toarray()
+    assert scores.shape == (3, 5) and scores[2].sum() == 0.0
