@@ -1,0 +1,258 @@
+"""A cache of fitted retriever state on disk, keyed by corpus content, analyzer and parameters.
+
+A retriever whose fit is expensive describes its fitted state as named numpy arrays and asks
+:func:`fitted_state` for them; the active :class:`IndexCache` (see :func:`use_cache`) answers from
+memory, then from disk, and only then calls the build function and stores what it returns. Without
+an active cache :func:`fitted_state` simply builds, so library use and tests need no cache at all.
+
+Key: SHA-256 of (file format, retriever kind, its parameters with the analyzer's fingerprint, the
+corpus digest). The corpus digest hashes every doc id, title and text with their lengths, so two
+corpora share an entry only when they are the same documents in the same order.
+
+Trust: an entry is a header (JSON) and raw arrays; nothing is unpickled. It is used only when its
+header names the same key, every array has an allowed dtype, lies inside the file and matches its
+CRC-32, and the retriever's own structural check passes. Anything else -- a truncated file, a flipped
+bit, an entry of another corpus or version -- is ignored with a note on stderr and rebuilt. Entries
+are written to a temporary name and renamed, so readers never see half a file.
+
+Folder: ``--cache-dir``, else ``$RETBENCH_CACHE_DIR``, else the platform's user cache dir for
+``retbench``; entries live in its ``indexes`` subfolder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import weakref
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpora import Corpus
+
+FORMAT = 1
+CACHE_ENV = "RETBENCH_CACHE_DIR"
+_MAGIC = b"RETBENCH-INDEX\n\x00"
+_ALIGN = 64
+_ALLOWED_DTYPES = frozenset({"|b1", "|u1", "|i1", "<i4", "<i8", "<u4", "<u8", "<f4", "<f8"})
+
+State = dict[str, np.ndarray]
+
+
+def cache_root() -> Path:
+    """``$RETBENCH_CACHE_DIR``, else the platform's user cache dir for retbench."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("retbench"))
+
+
+_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def corpus_digest(corpus: Corpus) -> str:
+    """SHA-256 over ids, titles and texts (each list length-prefixed); memoised per corpus object."""
+    known = _DIGESTS.get(id(corpus))
+    if known is not None and known[0]() is corpus:
+        return known[1]
+    digest = hashlib.sha256(b"retbench-corpus-1")
+    columns = (corpus.ids, corpus.titles or [""] * len(corpus.ids), corpus.texts)
+    step = 1 << 15
+    for column in columns:
+        for start in range(0, len(column), step):
+            part = column[start:start + step]
+            encoded = "".join(part).encode("utf-8", "surrogatepass")
+            digest.update(np.fromiter(map(len, part), dtype="<i8", count=len(part)).tobytes())
+            digest.update(encoded)
+    value = digest.hexdigest()
+    ident = id(corpus)
+    _DIGESTS[ident] = (weakref.ref(corpus, lambda _: _DIGESTS.pop(ident, None)), value)
+    return value
+
+
+def entry_key(kind: str, params: Mapping[str, Any], digest: str) -> str:
+    text = json.dumps({"format": FORMAT, "kind": kind, "params": params, "corpus": digest}, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class IndexCache:
+    """Fitted state by key: in memory for this process, and on disk under ``root`` unless it is None.
+
+    ``events`` records what each lookup did (``hit``, ``memory``, ``miss``, ``rejected``), for the
+    progress line and for tests.
+    """
+
+    def __init__(self, root: Path | str | None):
+        self.root = Path(root).expanduser() / "indexes" if root is not None else None
+        self._memory: dict[str, State] = {}
+        self.events: list[tuple[str, str]] = []
+
+    def fetch(self, kind: str, params: Mapping[str, Any], corpus: Corpus, build: Callable[[], State],
+              validate: Callable[[State], bool]) -> State:
+        key = entry_key(kind, params, corpus_digest(corpus))
+        if key in self._memory:
+            self.events.append(("memory", kind))
+            return self._memory[key]
+        state = self._read(key, kind, validate) if self.root is not None else None
+        if state is None:
+            state = build()
+            if self.root is not None:
+                self._write(key, kind, state)
+            self.events.append(("miss", kind))
+        else:
+            self.events.append(("hit", kind))
+        self._memory[key] = state
+        return state
+
+    def path(self, key: str, kind: str) -> Path:
+        """Where the entry for ``key`` lives (only for a cache with a folder)."""
+        if self.root is None:
+            raise ValueError("a memory-only cache has no files")
+        return self.root / f"{kind}-{key[:40]}.idx"
+
+    # ----- disk ------------------------------------------------------------------------------
+    def _read(self, key: str, kind: str, validate: Callable[[State], bool]) -> State | None:
+        path = self.path(key, kind)
+        if not path.is_file():
+            return None
+        try:
+            state = read_entry(path, key)
+            if validate(state):
+                return state
+            reason = "its content fails the structural check"
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            reason = str(exc)
+        self.events.append(("rejected", kind))
+        sys.stderr.write(f"cache: ignoring {path} ({reason}); rebuilding\n")
+        return None
+
+    def _write(self, key: str, kind: str, state: State) -> None:
+        path = self.path(key, kind)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_entry(temporary, key, state)
+            os.replace(temporary, path)
+        except OSError as exc:
+            sys.stderr.write(f"cache: cannot write {path} ({exc}); continuing without it\n")
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+
+
+def write_entry(path: Path, key: str, state: State) -> None:
+    """Header (magic, length, JSON) then every array's raw bytes, each aligned to 64 bytes."""
+    arrays = {name: np.ascontiguousarray(value) for name, value in state.items()}
+    specs, offset = [], 0
+    for name, value in arrays.items():
+        dtype = value.dtype.newbyteorder("<") if value.dtype.byteorder == ">" else value.dtype
+        specs.append({"name": name, "dtype": dtype.str, "shape": list(value.shape), "offset": offset,
+                      "nbytes": int(value.nbytes), "crc32": zlib.crc32(memoryview(value).cast("B"))})
+        offset += -(-value.nbytes // _ALIGN) * _ALIGN
+    header = json.dumps({"format": FORMAT, "key": key, "arrays": specs}).encode("utf-8")
+    start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+    with open(path, "wb") as handle:
+        handle.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+        for spec, value in zip(specs, arrays.values()):
+            handle.seek(start + spec["offset"])
+            handle.write(memoryview(value.astype(spec["dtype"], copy=False)).cast("B"))
+        handle.truncate(start + offset)
+
+
+def read_entry(path: Path, key: str) -> State:
+    """The arrays of an entry written by :func:`write_entry` for ``key``; ValueError when it is not."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if handle.read(len(_MAGIC)) != _MAGIC:
+            raise ValueError("not a retbench index file")
+        length = int.from_bytes(handle.read(8), "little")
+        if not 0 < length <= min(size, 1 << 24):
+            raise ValueError("damaged header")
+        header = json.loads(handle.read(length).decode("utf-8"))
+        if header.get("format") != FORMAT or header.get("key") != key:
+            raise ValueError("written for another corpus, parameters or version")
+        start = -(-(len(_MAGIC) + 8 + length) // _ALIGN) * _ALIGN
+        state: State = {}
+        for spec in header["arrays"]:
+            dtype, shape = str(spec["dtype"]), tuple(int(n) for n in spec["shape"])
+            if dtype not in _ALLOWED_DTYPES or any(n < 0 for n in shape):
+                raise ValueError(f"array {spec['name']!r} has a disallowed type or shape")
+            value = np.empty(shape, dtype=np.dtype(dtype))
+            if value.nbytes != spec["nbytes"] or start + int(spec["offset"]) + value.nbytes > size:
+                raise ValueError(f"array {spec['name']!r} is truncated")
+            handle.seek(start + int(spec["offset"]))
+            view = memoryview(value).cast("B") if value.nbytes else memoryview(b"")
+            if value.nbytes and handle.readinto(view) != value.nbytes:
+                raise ValueError(f"array {spec['name']!r} is truncated")
+            if zlib.crc32(view) != spec["crc32"]:
+                raise ValueError(f"array {spec['name']!r} fails its checksum")
+            value.flags.writeable = False
+            state[str(spec["name"])] = value
+    return state
+
+
+_ACTIVE: ContextVar[IndexCache | None] = ContextVar("retbench_index_cache", default=None)
+
+
+@contextlib.contextmanager
+def use_cache(cache: IndexCache | None) -> Iterator[IndexCache | None]:
+    """Make ``cache`` the one :func:`fitted_state` consults inside the ``with`` block."""
+    token = _ACTIVE.set(cache)
+    try:
+        yield cache
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_cache() -> IndexCache | None:
+    return _ACTIVE.get()
+
+
+def fitted_state(kind: str, params: Mapping[str, Any], corpus: Corpus, build: Callable[[], State],
+                 validate: Callable[[State], bool]) -> State:
+    """The fitted state of ``kind`` with ``params`` on ``corpus``: from the active cache, else built."""
+    cache = _ACTIVE.get()
+    if cache is None:
+        return build()
+    return cache.fetch(kind, params, corpus, build, validate)
+
+
+def pack_strings(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as (UTF-8 bytes, int64 offsets) arrays, for storing a vocabulary without pickle."""
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8).copy(), offsets
+
+
+def unpack_strings(blob: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """Inverse of :func:`pack_strings`; ValueError when the arrays do not describe strings."""
+    check_strings(blob, offsets)
+    text = blob.tobytes().decode("utf-8", "surrogatepass")
+    bounds = offsets.tolist()
+    if len(text) == len(blob):  # ASCII: byte offsets are character offsets
+        return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    data = blob.tobytes()
+    return [data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def check_strings(blob: np.ndarray, offsets: np.ndarray) -> None:
+    """ValueError unless ``offsets`` cut ``blob`` (valid UTF-8) into whole characters."""
+    if blob.ndim != 1 or offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) \
+            or (len(offsets) > 1 and np.any(np.diff(offsets) < 0)):
+        raise ValueError("damaged string table")
+    try:
+        blob.tobytes().decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise ValueError("damaged string table") from None
+    cuts = offsets[:-1][offsets[:-1] < len(blob)]
+    if np.any((blob[cuts] & 0xC0) == 0x80):  # a cut inside a multi-byte character
+        raise ValueError("damaged string table")

@@ -1,0 +1,172 @@
+"""The index cache: a hit equals a fresh fit; a corrupt, truncated or foreign entry is rebuilt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpora import Corpus, Queries
+from retrievers.bm25 import BM25
+from retrievers.cache import (
+    IndexCache,
+    corpus_digest,
+    entry_key,
+    fitted_state,
+    pack_strings,
+    read_entry,
+    unpack_strings,
+    use_cache,
+    write_entry,
+)
+
+CORPUS = Corpus(["d1", "d2", "d3", "d4"], ["red apple pie", "green apple", "blue sky", "red sky at night"])
+OTHER = Corpus(["d1", "d2"], ["totally different", "documents here"])
+QUERIES = Queries(["q1", "q2"], ["red apple", "sky"])
+
+
+def _fit(cache: IndexCache | None, corpus: Corpus = CORPUS) -> BM25:
+    with use_cache(cache):
+        return BM25().fit(corpus)
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted((root / "indexes").glob("*")) if (root / "indexes").is_dir() else []
+
+
+def test_without_an_active_cache_nothing_is_written(tmp_path):
+    calls = []
+    state = fitted_state("x", {}, CORPUS, lambda: calls.append(1) or {"a": np.arange(3)}, lambda s: True)
+    assert calls == [1] and state["a"].tolist() == [0, 1, 2]
+    assert _entries(tmp_path) == []
+
+
+def test_second_fit_loads_what_the_first_wrote(tmp_path):
+    first = IndexCache(tmp_path)
+    fresh = _fit(first)
+    assert first.events == [("miss", "bm25")]
+    assert [p.suffix for p in _entries(tmp_path)] == [".idx"]  # one entry, no temporary left behind
+    second = IndexCache(tmp_path)
+    cached = _fit(second)
+    assert second.events == [("hit", "bm25")]
+    for name in ("indptr", "docs", "weights"):
+        np.testing.assert_array_equal(getattr(cached.index, name), getattr(fresh.index, name))
+    assert cached.search(QUERIES, 3).to_mapping() == _fit(None).search(QUERIES, 3).to_mapping()
+
+
+def test_memory_only_cache_shares_within_the_process_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("RETBENCH_CACHE_DIR", str(tmp_path))
+    cache = IndexCache(None)
+    a, b = _fit(cache), _fit(cache)
+    assert cache.events == [("miss", "bm25"), ("memory", "bm25")]
+    assert a.index.weights is b.index.weights
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_parameters_and_corpus_are_part_of_the_key(tmp_path):
+    cache = IndexCache(tmp_path)
+    with use_cache(cache):
+        BM25().fit(CORPUS)
+        BM25(k1=0.9).fit(CORPUS)
+        BM25(analyzer="english").fit(CORPUS)
+        BM25().fit(OTHER)
+    assert [e for e, _ in cache.events] == ["miss"] * 4
+    assert len(_entries(tmp_path)) == 4
+
+
+def _only_entry(root: Path) -> Path:
+    (entry,) = _entries(root)
+    return entry
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "empty"])
+def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, capsys, damage):
+    _fit(IndexCache(tmp_path))
+    entry = _only_entry(tmp_path)
+    data = bytearray(entry.read_bytes())
+    if damage == "flip":
+        data[-20] ^= 0x01  # inside the last array: only the checksum can tell
+    elif damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "garbage":
+        data = bytearray(b"not an index at all" * 10)
+    else:
+        data = bytearray()
+    entry.write_bytes(bytes(data))
+    cache = IndexCache(tmp_path)
+    refit = _fit(cache)
+    assert cache.events == [("rejected", "bm25"), ("miss", "bm25")]
+    assert "ignoring" in capsys.readouterr().err
+    assert refit.search(QUERIES, 3).to_mapping() == _fit(None).search(QUERIES, 3).to_mapping()
+    assert set(read_entry(entry, _key_for(CORPUS))) >= {"indptr", "docs", "weights"}  # rewritten whole
+
+
+def test_a_foreign_entry_is_never_trusted(tmp_path):
+    """An entry of another corpus renamed to this corpus's file name: its header names another key."""
+    cache = IndexCache(tmp_path)
+    with use_cache(cache):
+        BM25().fit(OTHER)
+    foreign = _only_entry(tmp_path)
+    wanted = cache.path(_key_for(CORPUS), "bm25")
+    foreign.rename(wanted)
+    second = IndexCache(tmp_path)
+    fitted = _fit(second)
+    assert second.events == [("rejected", "bm25"), ("miss", "bm25")]
+    assert fitted.index.n_docs == len(CORPUS)
+
+
+def _key_for(corpus: Corpus) -> str:
+    from corpora.tokenize import analyzer_fingerprint
+
+    params = {"k1": 1.2, "b": 0.75, "analyzer": "article", "analyzer_fingerprint": analyzer_fingerprint("article"),
+              "version": BM25.state_version}
+    return entry_key("bm25", params, corpus_digest(corpus))
+
+
+def test_a_well_formed_entry_with_impossible_content_is_rejected(tmp_path):
+    """Right key, right checksums, but a posting points past the last document."""
+    fresh = _fit(None)
+    blob, offsets = pack_strings(fresh.vocabulary)
+    docs = fresh.index.docs.copy()
+    docs[0] = 99
+    state = {"indptr": fresh.index.indptr, "docs": docs, "weights": fresh.index.weights,
+             "tie_rank": fresh._tie_rank, "vocabulary": blob, "vocabulary_offsets": offsets}
+    cache = IndexCache(tmp_path)
+    path = cache.path(_key_for(CORPUS), "bm25")
+    path.parent.mkdir(parents=True)
+    write_entry(path, _key_for(CORPUS), state)
+    fitted = _fit(cache)
+    assert cache.events == [("rejected", "bm25"), ("miss", "bm25")]
+    assert fitted.index.docs.max() < len(CORPUS)
+
+
+def test_corpus_digest_sees_every_change():
+    base = corpus_digest(CORPUS)
+    assert base == corpus_digest(Corpus(list(CORPUS.ids), list(CORPUS.texts)))
+    assert base != corpus_digest(Corpus(["d1", "d2", "d3", "d4"], ["red apple pie", "green apple", "blue sky", "red"]))
+    assert base != corpus_digest(Corpus(["d2", "d1", "d3", "d4"], list(CORPUS.texts)))
+    assert base != corpus_digest(Corpus(list(CORPUS.ids), list(CORPUS.texts), titles=["t", "", "", ""]))
+    # moving a character across a boundary changes the lengths, hence the digest
+    assert corpus_digest(Corpus(["a", "b"], ["xy", "z"])) != corpus_digest(Corpus(["a", "b"], ["x", "yz"]))
+
+
+def test_strings_round_trip_without_pickle():
+    words = ["", "abc", "caf\u00e9", "\U0001f600", "x" * 100]
+    assert unpack_strings(*pack_strings(words)) == words
+    blob, offsets = pack_strings(["caf\u00e9"])
+    offsets[1] -= 1  # cut inside the two-byte é
+    with pytest.raises(ValueError):
+        unpack_strings(blob, offsets)
+
+
+def test_entries_round_trip_and_are_read_only(tmp_path):
+    state = {"a": np.arange(5, dtype=np.int64), "b": np.linspace(0, 1, 3), "c": np.zeros(0, dtype=np.int32)}
+    write_entry(tmp_path / "e.idx", "k", state)
+    back = read_entry(tmp_path / "e.idx", "k")
+    assert set(back) == {"a", "b", "c"}
+    for name in state:
+        np.testing.assert_array_equal(back[name], state[name])
+        assert not back[name].flags.writeable
+    with pytest.raises(ValueError):
+        read_entry(tmp_path / "e.idx", "another key")
