@@ -1,4 +1,4 @@
-"""BM25 with Lucene's idf and defaults, as a sparse matrix product.
+"""BM25 with Lucene's idf and defaults, over a term-major index of precomputed weights.
 
 score(q, d) = sum over distinct query terms t of
     idf(t) * f(t, d) * (k1 + 1) / (f(t, d) + k1 * (1 - b + b * |d| / avgdl)),
@@ -6,17 +6,22 @@ score(q, d) = sum over distinct query terms t of
 
 |d| is the number of analyzed tokens of d. A query term counts once however often it repeats
 (the article's ``set(token(question))``). The weights are precomputed per (term, doc) once at fit
-time, so a batch of queries is one sparse product.
+time (:class:`~retrievers.index.BM25Index`); a query touches only its terms' postings and the top k
+is selected exactly without sorting every match. Tokens come from :func:`corpora.tokenize.tokenize`,
+identical to the analyzer's. A fitted index is reused from the active cache (:mod:`retrievers.cache`).
 """
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
 
-from corpora import DEFAULT_ANALYZER, Corpus, ParameterError, Queries, get_analyzer
-from retrievers.base import ScoreRetriever
+from corpora import DEFAULT_ANALYZER, Corpus, ParameterError, Queries, Run, get_analyzer
+from retrievers.base import Retriever, ScoreRetriever, doc_id_order
+from retrievers.cache import State, check_strings, fitted_state, pack_strings, unpack_strings
+from retrievers.index import BM25Index
 from retrievers.registry import register
 
 
@@ -25,6 +30,9 @@ class BM25(ScoreRetriever):
     """Okapi BM25 (Lucene idf, k1 = 1.2, b = 0.75 by default) over the chosen analyzer."""
 
     name = "bm25"
+    #: Threads that score one batch of queries (numpy releases the GIL; 1 keeps runs single-core).
+    threads: ClassVar[int] = 1
+    state_version: ClassVar[int] = 1
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer: str = DEFAULT_ANALYZER):
         if not k1 >= 0:
@@ -36,27 +44,90 @@ class BM25(ScoreRetriever):
         self.b = b
         self.analyzer = analyzer
 
+    # ----- fitting ---------------------------------------------------------------------------
     def fit(self, corpus: Corpus) -> BM25:
-        super().fit(corpus)
-        self._vectorizer = CountVectorizer(analyzer=get_analyzer(self.analyzer), dtype=np.float64)
-        counts = self._vectorizer.fit_transform(corpus.full_texts).tocsr()  # docs x terms
-        n_docs = counts.shape[0]
-        doc_len = np.asarray(counts.sum(axis=1)).ravel()
-        avgdl = doc_len.mean() if n_docs else 0.0
-        df = np.bincount(counts.indices, minlength=counts.shape[1])
-        self.idf = np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-        norm = self.k1 * (1.0 - self.b + self.b * doc_len / avgdl) if avgdl > 0 else np.full(n_docs, self.k1)
-        tf = counts.data
-        rows = np.repeat(np.arange(n_docs), np.diff(counts.indptr))
-        weights = self.idf[counts.indices] * tf * (self.k1 + 1.0) / (tf + norm[rows])
-        self._weights = sp.csr_matrix((weights, counts.indices, counts.indptr), shape=counts.shape).T.tocsr()
+        from corpora.tokenize import analyzer_fingerprint
+
+        Retriever.fit(self, corpus)
+        params: dict[str, Any] = {"k1": float(self.k1), "b": float(self.b), "analyzer": self.analyzer,
+                                  "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),
+                                  "version": self.state_version}
+        state = fitted_state("bm25", params, corpus, lambda: self._build(corpus),
+                             lambda s: _valid_state(s, len(corpus)))
+        self.index = BM25Index(state["indptr"], state["docs"], state["weights"], len(corpus))
+        self._tie_rank = state["tie_rank"]
+        self._vocabulary_arrays = (state["vocabulary"], state["vocabulary_offsets"])
+        self._term_ids: dict[str, int] | None = None
         return self
+
+    def _build(self, corpus: Corpus) -> State:
+        from corpora.tokenize import tokenize
+
+        tokens = tokenize(corpus.full_texts, self.analyzer)
+        index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), self.k1, self.b)
+        blob, offsets = pack_strings(tokens.vocabulary)
+        return {"indptr": index.indptr, "docs": index.docs, "weights": index.weights,
+                "tie_rank": doc_id_order(corpus.ids), "vocabulary": blob, "vocabulary_offsets": offsets}
+
+    @property
+    def vocabulary(self) -> list[str]:
+        """The indexed terms, ascending; a term's position is its id."""
+        return unpack_strings(*self._vocabulary_arrays)
+
+    @property
+    def idf(self) -> np.ndarray:
+        """Lucene idf of every indexed term, by term id."""
+        from retrievers.index import bm25_idf
+
+        return bm25_idf(self.index.n_docs, np.diff(self.index.indptr))
+
+    # ----- querying --------------------------------------------------------------------------
+    def encode_queries(self, queries: Queries) -> tuple[np.ndarray, np.ndarray]:
+        """``(offsets, term ids)`` of the analyzed queries; unknown terms dropped."""
+        from corpora.tokenize import encode
+
+        if self._term_ids is None:
+            self._term_ids = {t: i for i, t in enumerate(self.vocabulary)}
+        return encode(queries.texts, self._term_ids, self.analyzer)
 
     def query_matrix(self, queries: Queries) -> sp.csr_matrix:
         """Binary (n_queries x n_terms): each distinct known query term once."""
-        q = self._vectorizer.transform(queries.texts).tocsr()
+        offsets, terms = self.encode_queries(queries)
+        q = sp.csr_matrix((np.ones(len(terms)), terms, offsets), shape=(len(queries), self.index.n_terms))
+        q.sum_duplicates()
         q.data[:] = 1.0
         return q
 
     def score(self, queries: Queries) -> sp.csr_matrix:
-        return (self.query_matrix(queries) @ self._weights).tocsr()
+        return self.index.score_matrix(*self.encode_queries(queries))
+
+    def search(self, queries: Queries, k: int) -> Run:
+        offsets, terms = self.encode_queries(queries)
+        run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
+                                                      threads=self.threads)
+        return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), run_offsets, docs, scores)
+
+
+def _valid_state(state: State, n_docs: int) -> bool:
+    """A cached state is used only when its arrays fit together (never trust a file)."""
+    try:
+        indptr, docs, weights = state["indptr"], state["docs"], state["weights"]
+        tie_rank, blob, offsets = state["tie_rank"], state["vocabulary"], state["vocabulary_offsets"]
+    except KeyError:
+        return False
+    if not (indptr.dtype == np.int64 and docs.dtype == np.int32 and weights.dtype == np.float64
+            and tie_rank.dtype == np.int64 and blob.dtype == np.uint8 and offsets.dtype == np.int64):
+        return False
+    if indptr.ndim != 1 or len(indptr) < 1 or indptr[0] != 0 or indptr[-1] != len(docs) or len(weights) != len(docs):
+        return False
+    if np.any(np.diff(indptr) < 0) or len(offsets) != len(indptr):
+        return False
+    if len(docs) and (docs.min() < 0 or docs.max() >= n_docs or not (weights > 0).all() or not np.isfinite(weights).all()):
+        return False
+    if len(tie_rank) != n_docs or (n_docs and not (np.bincount(tie_rank.clip(0, n_docs - 1), minlength=n_docs) == 1).all()):
+        return False
+    try:
+        check_strings(blob, offsets)
+    except ValueError:
+        return False
+    return True
