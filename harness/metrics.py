@@ -217,7 +217,7 @@ METRICS: dict[str, MetricDef] = {
         MetricDef("recall", "required", lambda r, q, k, t: recall(r, q, k, t), "|rel in top k| / |rel|",
                   trec_eval_cut="recall"),
         MetricDef("precision", "required", lambda r, q, k, t: precision(r, q, k, t), "|rel in top k| / k",
-                  trec_eval_cut="P"),
+                  aliases=("P",), trec_eval_cut="P"),
         MetricDef("judged", "required", lambda r, q, k, t: judged(r, q, k), "|judged in top k| / k"),
         MetricDef("mrr", "optional", lambda r, q, k, t: reciprocal_rank(r, q, k, t),
                   "1 / rank of the first relevant doc (0 past k), averaged", trec_eval="recip_rank"),

@@ -32,6 +32,7 @@ import pandas as pd
 
 from corpora import InputFileError, Qrels, Run
 from harness.evaluation import QrelsTable
+from harness.idcodes import duplicate_pairs, hash_ids, remember_hashes
 
 RunOrder = Literal["trec", "file"]
 RUN_ORDERS: tuple[str, ...] = ("trec", "file")
@@ -71,7 +72,8 @@ def _data_lines(text: str) -> Iterable[tuple[int, list[str]]]:
             yield number, fields
 
 
-def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object]) -> pd.DataFrame | None:
+def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object],
+                usecols: list[int] | None = None) -> pd.DataFrame | None:
     """The file as a frame of exactly ``n_columns`` whitespace-separated columns, or None when the
     fast tokenizer cannot vouch for it (the careful parser then decides what is wrong)."""
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -80,13 +82,12 @@ def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object]) -> pd.Dat
         raw = _COMMENT_LINES.sub(b"", raw)
     try:
         frame = pd.read_csv(
-            io.BytesIO(raw), sep=r"\s+", header=None, names=list(range(n_columns)), dtype=dtypes,
-            na_filter=False, quoting=csv.QUOTE_NONE, engine="c", encoding="utf-8",
-            float_precision="round_trip",
+            io.BytesIO(raw), sep=r"\s+", header=None, names=list(range(n_columns)), usecols=usecols,
+            dtype=dtypes, na_filter=False, quoting=csv.QUOTE_NONE, engine="c", encoding="utf-8",
         )
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
         return None
-    if len(frame.columns) != n_columns or (len(frame) and (frame[n_columns - 1] == "").any()):
+    if len(frame.columns) != len(usecols or range(n_columns)) or (len(frame) and (frame[n_columns - 1] == "").any()):
         return None
     return frame
 
@@ -127,50 +128,85 @@ def _careful_run(path: Path, text: str) -> tuple[list[str], list[str], np.ndarra
     return qids, docs, np.asarray(scores, dtype=np.float64)
 
 
-def _trec_order(query_codes: np.ndarray, doc_codes: np.ndarray, doc_vocabulary: np.ndarray,
-                scores: np.ndarray) -> np.ndarray:
+def _factorize_blocks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize`` for arrays made of long runs of equal values (query ids in a run file):
+    only the first value of each run is hashed."""
+    if not len(values):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=object)
+    change = np.empty(len(values), dtype=bool)
+    change[0] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    heads = np.flatnonzero(change)
+    head_codes, uniques = pd.factorize(values[heads])
+    return np.repeat(head_codes.astype(np.int64), np.diff(np.append(heads, len(values)))), np.asarray(uniques)
+
+
+def _trec_order(query_codes: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Permutation grouping by query (first appearance), then score descending, ties broken by doc
     id descending in code-point order (= ``strcmp`` on UTF-8 bytes, as trec_eval does)."""
-    order = np.lexsort((-scores, query_codes))
-    sorted_scores, sorted_queries = scores[order], query_codes[order]
-    tied = (sorted_scores[1:] == sorted_scores[:-1]) & (sorted_queries[1:] == sorted_queries[:-1])
+    n = len(scores)
+    same_query = query_codes[1:] == query_codes[:-1]
+    if bool(np.all(query_codes[1:] >= query_codes[:-1]) and np.all(~same_query | (scores[1:] <= scores[:-1]))):
+        order = np.arange(n)  # already in order, as most run files are: skip the sort
+        tied = same_query & (scores[1:] == scores[:-1])
+    else:
+        order = np.lexsort((-scores, query_codes))
+        sorted_scores, sorted_queries = scores[order], query_codes[order]
+        tied = (sorted_scores[1:] == sorted_scores[:-1]) & (sorted_queries[1:] == sorted_queries[:-1])
     if not tied.any():
         return order
     # Only entries inside a tie group need the (slower) string comparison.
-    in_group = np.zeros(len(order), dtype=bool)
-    in_group[1:] |= tied
+    tied_to_previous = np.concatenate([[False], tied])
+    in_group = tied_to_previous.copy()
     in_group[:-1] |= tied
-    group_id = np.cumsum(np.concatenate([[True], ~tied]))[in_group]
-    members = order[in_group]
-    member_docs = doc_codes[members]
-    unique_docs, inverse = np.unique(member_docs, return_inverse=True)
-    text_rank = np.argsort(np.argsort(doc_vocabulary[unique_docs].astype(str), kind="stable"), kind="stable")
-    within = np.lexsort((-text_rank[inverse], group_id))
+    positions = np.flatnonzero(in_group)
+    group_id = np.cumsum(~tied_to_previous[positions])
+    members = order[positions]
+    text_rank = np.argsort(np.argsort(docs[members].astype(np.str_), kind="stable"), kind="stable")
+    within = np.lexsort((-text_rank, group_id))
     order = order.copy()
-    order[in_group] = members[within]
+    order[positions] = members[within]
     return order
 
 
-def _build_run(path: Path, qids: np.ndarray, docs: np.ndarray, scores: np.ndarray, order: RunOrder) -> Run:
-    query_codes, query_vocabulary = pd.factorize(qids)
-    doc_codes, doc_vocabulary = pd.factorize(docs)
-    query_codes = query_codes.astype(np.int64)
-    doc_codes = doc_codes.astype(np.int64)
+def _run_or_duplicate(qids: np.ndarray, docs: np.ndarray, scores: np.ndarray, order: RunOrder) -> Run | int:
+    """The :class:`Run` of parallel columns, or the index of the first (query, doc) pair repeated.
+
+    The doc ids are kept one per entry (the run's vocabulary may list a doc once per query that
+    retrieves it); their hashes are remembered for the evaluator's join.
+    """
+    query_codes, query_vocabulary = _factorize_blocks(qids)
+    hashes = hash_ids(docs)
+    repeated = duplicate_pairs(query_codes, docs, hashes)
+    if len(repeated):
+        return int(repeated.min())
     if order == "trec":
-        permutation = _trec_order(query_codes, doc_codes, np.asarray(doc_vocabulary, dtype=object), scores)
+        permutation = _trec_order(query_codes, docs, scores)
     else:
         permutation = np.argsort(query_codes, kind="stable")
     counts = np.bincount(query_codes, minlength=len(query_vocabulary))
     offsets = np.concatenate([[0], np.cumsum(counts)])
-    return Run([str(q) for q in query_vocabulary], np.asarray(doc_vocabulary, dtype=object), offsets,
-               doc_codes[permutation], scores[permutation])
+    remember_hashes(docs, hashes)
+    return Run([str(q) for q in query_vocabulary], docs, offsets, permutation, scores[permutation])
 
 
-def _has_duplicates(qids: np.ndarray, docs: np.ndarray) -> bool:
-    query_codes, _ = pd.factorize(qids)
-    doc_codes, doc_vocabulary = pd.factorize(docs)
-    keys = query_codes.astype(np.int64) * (len(doc_vocabulary) + 1) + doc_codes
-    return bool(pd.Series(keys).duplicated().any())
+def run_from_arrays(query_ids: Iterable[str], doc_ids: Iterable[str], scores: Iterable[float],
+                    order: RunOrder = "trec") -> Run:
+    """A :class:`Run` from parallel columns (one row per result), ordered like :func:`read_run`.
+
+    >>> run = run_from_arrays(["q1", "q1", "q1"], ["a", "c", "b"], [1.0, 2.0, 2.0])
+    >>> run.ranking("q1")
+    ['c', 'b', 'a']
+    """
+    qids = np.asarray(list(query_ids) if not isinstance(query_ids, np.ndarray) else query_ids, dtype=object)
+    docs = np.asarray(list(doc_ids) if not isinstance(doc_ids, np.ndarray) else doc_ids, dtype=object)
+    values = np.asarray(scores if isinstance(scores, np.ndarray) else list(scores), dtype=np.float64)
+    if not len(qids) == len(docs) == len(values):
+        raise ValueError("query_ids, doc_ids and scores must have the same length")
+    run = _run_or_duplicate(qids, docs, values, order)
+    if isinstance(run, int):
+        raise ValueError(f"document {docs[run]!r} is ranked twice for query {qids[run]!r}")
+    return run
 
 
 def read_run(path: str | Path, order: RunOrder = "trec") -> Run:
@@ -185,18 +221,21 @@ def read_run(path: str | Path, order: RunOrder = "trec") -> Run:
     if order not in RUN_ORDERS:
         raise ValueError(f"order must be one of {RUN_ORDERS}, not {order!r}")
     raw = _read_bytes(path)
-    frame = _fast_table(raw, 6, {0: object, 1: object, 2: object, 3: object, 4: np.float64, 5: object})
+    frame = _fast_table(raw, 6, {0: object, 2: object, 4: np.float64, 5: object}, usecols=[0, 2, 4, 5])
     if frame is not None and len(frame) and not np.isnan(frame[4].to_numpy()).any():
-        qids = frame[0].to_numpy(dtype=object)
-        docs = frame[2].to_numpy(dtype=object)
-        if not _has_duplicates(qids, docs):
-            return _build_run(path, qids, docs, frame[4].to_numpy(dtype=np.float64), order)
+        run = _run_or_duplicate(frame[0].to_numpy(dtype=object), frame[2].to_numpy(dtype=object),
+                                frame[4].to_numpy(dtype=np.float64), order)
+        if not isinstance(run, int):
+            return run
     text = _decode(path, raw)
     qid_list, doc_list, scores = _careful_run(path, text)
     if not qid_list:
         raise InputFileError(path, "the run holds no results (the file is empty or only comments)",
                              fix=f"write one result per line as `{_RUN_FIELDS}`")
-    return _build_run(path, np.asarray(qid_list, dtype=object), np.asarray(doc_list, dtype=object), scores, order)
+    run = _run_or_duplicate(np.asarray(qid_list, dtype=object), np.asarray(doc_list, dtype=object), scores, order)
+    if isinstance(run, int):  # the careful parser names duplicates first; this cannot happen
+        raise InputFileError(path, "a (query, document) pair is ranked twice")
+    return run
 
 
 def format_run(run: Run, tag: str) -> str:
@@ -261,7 +300,7 @@ def read_qrels_table(path: str | Path) -> QrelsTable:
     if frame is not None and len(frame):
         qids = frame[0].to_numpy(dtype=object)
         docs = frame[2].to_numpy(dtype=object)
-        if not _has_duplicates(qids, docs):
+        if not len(duplicate_pairs(_factorize_blocks(qids)[0], docs)):
             return QrelsTable(qids, docs, frame[3].to_numpy(dtype=np.int64), source=str(path))
     qid_list, doc_list, grades = _careful_qrels(path, _decode(path, raw))
     if not qid_list:
