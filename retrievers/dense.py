@@ -246,4 +246,7 @@ def _write_cache(path: Path, vectors: np.ndarray) -> None:
         os.replace(temporary, path)
     except OSError as exc:
         sys.stderr.write(f"dense: cannot write the embedding cache {path} ({exc}); continuing without it\n")
-        temporary.unlink(missing_ok=True)
+        try:
+            temporary.unlink(missing_ok=True)
+        except OSError:  # its folder may not exist or not be a folder at all
+            pass

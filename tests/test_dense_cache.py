@@ -115,6 +115,15 @@ def test_a_corrupt_cache_entry_is_ignored_and_rebuilt(fake, tmp_path, capsys, da
     assert np.load(path).shape == (3, 64)  # rewritten whole
 
 
+def test_a_cache_that_cannot_be_written_is_skipped_with_a_note(fake, monkeypatch, tmp_path, capsys) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(dense.CACHE_ENV, str(blocker))
+    retriever = Dense(model="fake-model").fit(CORPUS)
+    assert retriever.search(QUERIES, 1).ranking("q2") == ["c"]
+    assert "cannot write the embedding cache" in capsys.readouterr().err
+    assert blocker.read_text() == "not a folder"
+
 def test_the_cache_dir_comes_from_the_environment_or_platformdirs(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv(dense.CACHE_ENV, str(tmp_path / "mine"))
     assert dense.cache_root() == tmp_path / "mine"
