@@ -11,6 +11,8 @@ from retrievers.base import Retriever
 class FixedRun(Retriever):
     """Returns the given rankings (query id -> doc ids, best first), truncated at ``k``.
 
+    Scores count down from the length of the whole ranking, so they do not depend on ``k``.
+
     >>> from corpora import Queries
     >>> FixedRun({"q1": ["b", "a"]}).search(Queries(["q1"], ["x"]), 1)["q1"]
     [('b', 2.0)]
@@ -24,8 +26,8 @@ class FixedRun(Retriever):
     def search(self, queries: Queries, k: int) -> dict[str, list[tuple[str, float]]]:
         out = {}
         for q in queries.ids:
-            docs = self.rankings.get(q, [])[:k]
-            out[q] = [(d, float(len(docs) - i)) for i, d in enumerate(docs)]
+            docs = self.rankings.get(q, [])
+            out[q] = [(d, float(len(docs) - i)) for i, d in enumerate(docs[:k])]
         return out
 
     def non_default_params(self) -> dict:
