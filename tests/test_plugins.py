@@ -161,6 +161,22 @@ def test_a_broken_plugin_does_not_take_the_others_down(runner, tmp_path, monkeyp
     assert "retriever plugin 'shaky' (retbench_shaky_plugin:Shaky) failed to load: ModuleNotFoundError" in fails.stderr
 
 
+def test_register_refuses_a_name_taken_by_another_class(monkeypatch) -> None:
+    from retrievers import Retriever, register
+
+    available()
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    class Impostor(Retriever):
+        name = "bm25"
+
+        def search(self, queries, k):
+            return {}
+
+    with pytest.raises(ValueError, match="retriever name 'bm25' is taken by retrievers.bm25.BM25"):
+        register(Impostor)
+    assert register(available()["bm25"]) is available()["bm25"]  # the same class again is harmless
+
 # ----- bench retrievers --------------------------------------------------------------------------
 
 def test_bench_retrievers_lists_every_retriever_with_parameters_read_from_the_class(runner) -> None:

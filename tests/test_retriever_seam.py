@@ -40,6 +40,12 @@ def test_a_mapping_is_reindexed_on_the_corpus_in_query_order() -> None:
     assert run.items("q2") == [("d3", 0.5)]
 
 
+def test_a_run_over_other_doc_ids_is_reindexed_on_the_corpus() -> None:
+    theirs = Run.from_mapping({"q1": [("d3", 3.0), ("d1", 1.0)]})
+    run = as_run(theirs, CORPUS, QUERIES, "mine")
+    assert list(run.doc_ids) == CORPUS.ids
+    assert run.items("q1") == [("d3", 3.0), ("d1", 1.0)]
+
 def test_a_query_left_out_gets_an_empty_ranking() -> None:
     run = as_run({"q1": [("d1", 1.0)]}, CORPUS, QUERIES, "mine")
     assert run.items("q2") == []
