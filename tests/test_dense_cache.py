@@ -17,7 +17,8 @@ import pytest
 
 from corpora import Corpus, Queries, RetbenchError
 from harness.cli import main
-from retrievers import build, dense
+from retrievers import build, cache, dense
+from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, use_cache, write_entry
 from retrievers.dense import Dense
 
 
@@ -57,13 +58,13 @@ def fake(monkeypatch, tmp_path) -> FakeEncoder:
     encoder = FakeEncoder()
     monkeypatch.setattr(dense, "load_encoder", lambda model, device: encoder)
     monkeypatch.setattr(dense, "missing_dependency", lambda model=dense.DEFAULT_MODEL: None)
-    monkeypatch.setenv(dense.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     return encoder
 
 
-def cache_files(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "cache" / "embeddings"
-    return sorted(folder.glob("*.npy")) if folder.is_dir() else []
+def cache_files(tmp_path: Path, root: str = "cache") -> list[Path]:
+    folder = tmp_path / root / "indexes"
+    return sorted(folder.glob("dense-*.idx")) if folder.is_dir() else []
 
 
 def test_cosine_ranking_of_every_document(fake) -> None:
@@ -97,37 +98,56 @@ def test_the_cache_can_be_turned_off(fake, tmp_path) -> None:
     assert cache_files(tmp_path) == []
 
 
-@pytest.mark.parametrize("damage", [b"not a numpy file", b"", "truncate", "wrong-shape"])
+@pytest.mark.parametrize("damage", ["garbage", "empty", "truncated", "flipped-bit", "wrong-shape", "nan"])
 def test_a_corrupt_cache_entry_is_ignored_and_rebuilt(fake, tmp_path, capsys, damage) -> None:
-    expected = Dense(model="fake-model").fit(CORPUS).score(QUERIES)
+    first = Dense(model="fake-model").fit(CORPUS)
+    expected = first.score(QUERIES)
     (path,) = cache_files(tmp_path)
-    if damage == "truncate":
-        path.write_bytes(path.read_bytes()[:100])
+    key = entry_key("dense", first.cache_key(), corpus_digest(CORPUS))
+    good = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"not a cache entry")
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "truncated":
+        path.write_bytes(good[:-10])
+    elif damage == "flipped-bit":
+        path.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
     elif damage == "wrong-shape":
-        np.save(path, np.zeros((2, 64), dtype=np.float32))
+        write_entry(path, key, {"embeddings": np.zeros((2, 64), dtype=np.float32)})
     else:
-        path.write_bytes(damage)
+        write_entry(path, key, {"embeddings": np.full((3, 64), np.nan, dtype=np.float32)})
     fake.encoded.clear()
     rebuilt = Dense(model="fake-model").fit(CORPUS)
     assert len(fake.encoded) == 3
     assert np.allclose(rebuilt.score(QUERIES), expected)
-    assert "ignoring an unreadable embedding cache file" in capsys.readouterr().err
-    assert np.load(path).shape == (3, 64)  # rewritten whole
+    note = capsys.readouterr().err
+    assert f"cache: ignoring {path}" in note and "rebuilding" in note
+    assert cache.read_entry(path, key)["embeddings"].shape == (3, 64)  # rewritten whole
+
+
+def test_the_cache_the_harness_made_active_is_used(fake, tmp_path) -> None:
+    with use_cache(IndexCache(tmp_path / "chosen")):
+        Dense(model="fake-model").fit(CORPUS)
+    assert len(cache_files(tmp_path, "chosen")) == 1
+    with use_cache(IndexCache(None)):  # memory only
+        Dense(model="fake-model").fit(CORPUS)
+    assert cache_files(tmp_path) == []
 
 
 def test_a_cache_that_cannot_be_written_is_skipped_with_a_note(fake, monkeypatch, tmp_path, capsys) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    monkeypatch.setenv(dense.CACHE_ENV, str(blocker))
+    monkeypatch.setenv(CACHE_ENV, str(blocker))
     retriever = Dense(model="fake-model").fit(CORPUS)
     assert retriever.search(QUERIES, 1).ranking("q2") == ["c"]
-    assert "cannot write the embedding cache" in capsys.readouterr().err
+    assert "cache: cannot write" in capsys.readouterr().err
     assert blocker.read_text() == "not a folder"
 
 def test_the_cache_dir_comes_from_the_environment_or_platformdirs(monkeypatch, tmp_path) -> None:
-    monkeypatch.setenv(dense.CACHE_ENV, str(tmp_path / "mine"))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "mine"))
     assert dense.cache_root() == tmp_path / "mine"
-    monkeypatch.delenv(dense.CACHE_ENV)
+    monkeypatch.delenv(CACHE_ENV)
     from platformdirs import user_cache_dir
 
     assert dense.cache_root() == Path(user_cache_dir("retbench"))
