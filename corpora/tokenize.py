@@ -32,10 +32,10 @@ import pandas as pd
 from corpora.analyzers import (
     ARTICLE_STOP_WORDS,
     ENGLISH_STOP_WORDS,
-    _english_stemmer,
     article_analyzer,
     english_analyzer,
     get_analyzer,
+    stem_english,
 )
 
 #: Texts per chunk: bounds the temporary arrays (a few tens of MB at ~400 bytes a text).
@@ -248,7 +248,8 @@ def _fallback(texts: Sequence[str], analyzer: str) -> tuple[np.ndarray, np.ndarr
     return np.array(offsets, dtype=np.int64), np.array(codes, dtype=np.int32), list(vocabulary)
 
 
-def _raw(texts: Sequence[str], analyzer: str, chunk_texts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _raw(texts: Sequence[str], analyzer: str, chunk_texts: int,
+         progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Offsets, codes and each code's term (unordered), the analyzer applied in full.
 
     Terms come as a fixed-width ``S`` array on the fast path, as an object array of ``str`` when
@@ -259,9 +260,14 @@ def _raw(texts: Sequence[str], analyzer: str, chunk_texts: int) -> tuple[np.ndar
         offsets, codes, words = _fallback(texts, analyzer)
         return offsets, codes, np.array(words, dtype=object)
     stop_words = frozenset(w.encode("ascii") for w in rules.stop_words)
-    offsets, codes, terms = _merge([_scan(part, stop_words) for part in _chunks(texts, chunk_texts)])
+    chunks = []
+    for part in _chunks(texts, chunk_texts):
+        chunks.append(_scan(part, stop_words))
+        if progress is not None:
+            progress(min(len(texts), len(chunks) * chunk_texts), len(texts))
+    offsets, codes, terms = _merge(chunks)
     if rules.stem and len(terms):
-        stems = _english_stemmer().stemWords(terms.astype("U").tolist())
+        stems = [stem_english(w) for w in terms.astype("U").tolist()]
         stem_ids, stem_terms = pd.factorize(np.array(stems, dtype=object))
         return offsets, stem_ids.astype(np.int32)[codes], np.asarray(stem_terms, dtype=object)
     return offsets, codes, terms
@@ -282,8 +288,11 @@ def _sorted_vocabulary(terms: np.ndarray) -> tuple[np.ndarray, list[str]]:
     return order, terms[order].astype("U").tolist()
 
 
-def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: int = CHUNK_TEXTS) -> Tokenized:
+def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: int = CHUNK_TEXTS,
+             progress: Callable[[int, int], None] | None = None) -> Tokenized:
     """Analyze every text and build the vocabulary (sorted ascending) of the terms that occur.
+
+    ``progress(done, total)`` is called after each chunk of texts.
 
     >>> t = tokenize(["The Pro plan costs 49 euros.", "Can I get my money back?"])
     >>> t.vocabulary
@@ -291,7 +300,7 @@ def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: in
     >>> t.tokens(0), t.tokens(1)
     (['pro', 'plan', 'costs', '49', 'euros'], ['get', 'money', 'back'])
     """
-    offsets, codes, terms = _raw(texts, analyzer, chunk_texts)
+    offsets, codes, terms = _raw(texts, analyzer, chunk_texts, progress)
     order, vocabulary = _sorted_vocabulary(terms)
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, ParameterError, Queries, Run, get_analyzer
 from retrievers.base import Retriever, ScoreRetriever, doc_id_order
-from retrievers.cache import State, check_strings, fitted_state, pack_strings, unpack_strings
+from retrievers.cache import State, check_strings, fitted_state, pack_strings, progress_callback, unpack_strings
 from retrievers.index import BM25Index
 from retrievers.registry import register
 
@@ -63,7 +63,7 @@ class BM25(ScoreRetriever):
     def _build(self, corpus: Corpus) -> State:
         from corpora.tokenize import tokenize
 
-        tokens = tokenize(corpus.full_texts, self.analyzer)
+        tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress_callback())
         index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), self.k1, self.b)
         blob, offsets = pack_strings(tokens.vocabulary)
         return {"indptr": index.indptr, "docs": index.docs, "weights": index.weights,
@@ -104,7 +104,7 @@ class BM25(ScoreRetriever):
     def search(self, queries: Queries, k: int) -> Run:
         offsets, terms = self.encode_queries(queries)
         run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
-                                                      threads=self.threads)
+                                                      threads=self.threads, progress=progress_callback())
         return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), run_offsets, docs, scores)
 
 

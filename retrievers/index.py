@@ -22,7 +22,8 @@ the gathers, scatters and partitions, so ``threads=2`` scores two halves of a ba
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -123,21 +124,25 @@ class BM25Index:
         return len(self.indptr) - 1
 
     def search(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
-               min_score: float = 0.0, threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               min_score: float = 0.0, threads: int = 1,
+               progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Top ``k`` documents of each query: ``(offsets, doc indices, scores)``, a CSR over queries.
 
         Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
-        query counts once.
+        query counts once. ``progress(done, total)`` hears about every 64 queries.
         """
         n_queries = len(query_offsets) - 1
         blocks = _split(n_queries, max(1, threads))
+        tally = _Tally(n_queries, progress)
+
+        def run(block: range) -> tuple[list[np.ndarray], list[np.ndarray]]:
+            return self._search_block(query_offsets, query_terms, block, k, tie_rank, min_score, tally)
+
         if len(blocks) == 1:
-            parts = [self._search_block(query_offsets, query_terms, blocks[0], k, tie_rank, min_score)]
+            parts = [run(blocks[0])]
         else:
             with ThreadPoolExecutor(len(blocks)) as pool:
-                parts = list(pool.map(
-                    lambda block: self._search_block(query_offsets, query_terms, block, k, tie_rank, min_score),
-                    blocks))
+                parts = list(pool.map(run, blocks))
         docs = [d for part in parts for d in part[0]]
         scores = [s for part in parts for s in part[1]]
         lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n_queries)
@@ -187,11 +192,14 @@ class BM25Index:
         return np.concatenate(found) if len(found) > 1 else found[0].copy()
 
     def _search_block(self, query_offsets: np.ndarray, query_terms: np.ndarray, block: range, k: int,
-                      tie_rank: np.ndarray, min_score: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
+                      tie_rank: np.ndarray, min_score: float,
+                      tally: _Tally) -> tuple[list[np.ndarray], list[np.ndarray]]:
         accumulator = np.zeros(self.n_docs, dtype=np.float64)
         out_docs: list[np.ndarray] = []
         out_scores: list[np.ndarray] = []
         for i in block:
+            if (i - block.start) % 64 == 63:
+                tally.add(64)
             candidates = self._accumulate(accumulator, query_terms[query_offsets[i]:query_offsets[i + 1]])
             scores = accumulator[candidates]
             accumulator[candidates] = 0.0
@@ -227,15 +235,23 @@ def top_k(candidates: np.ndarray, scores: np.ndarray, k: int, tie_rank: np.ndarr
     return candidates[order], scores[order]
 
 
+class _Tally:
+    """Queries done across threads, passed on to a ``progress(done, total)`` callback."""
+
+    def __init__(self, total: int, progress: Callable[[int, int], None] | None):
+        self.total, self.progress, self.done = total, progress, 0
+        self._lock = threading.Lock()
+
+    def add(self, count: int) -> None:
+        if self.progress is None:
+            return
+        with self._lock:
+            self.done += count
+            self.progress(min(self.done, self.total), self.total)
+
+
 def _split(n: int, parts: int) -> list[range]:
     """``parts`` contiguous ranges covering ``range(n)``, the empty ones left out."""
     bounds = np.linspace(0, n, min(parts, max(n, 1)) + 1).astype(int)
     return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [range(0)]
 
-
-def query_terms(encoded: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Lists of term ids -> ``(offsets, terms)`` as :meth:`BM25Index.search` takes them."""
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    terms = np.concatenate(encoded).astype(np.int32) if len(encoded) else np.empty(0, np.int32)
-    return offsets, terms
