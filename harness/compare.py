@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,8 +19,10 @@ from corpora import DEFAULT_ANALYZER, DEFAULT_CORPUS, Dataset, RetbenchError, Ru
 from harness.diagnosis import Failure, diagnose
 from harness.evaluation import FIRST_RELEVANT_RANK, evaluate
 from harness.metrics import Metric, parse_metrics
+from harness.progress import SILENT, Reporter
 from harness.statistics import Comparison, compare_systems
 from retrievers import Retriever, as_run, build, parse, split_systems
+from retrievers.cache import IndexCache, cache_root, reporting, use_cache
 from retrievers.spec import Spec
 
 DEFAULT_SYSTEMS = "bm25,lsa,weighted,rrf"
@@ -41,6 +44,8 @@ class CompareConfig:
     baseline: str | None = None
     fail_rank: int = 3
     analyzer: str | None = None
+    cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
+    cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk
 
 
 @dataclass
@@ -127,11 +132,21 @@ def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: in
     return restricted
 
 
+def index_cache(config: CompareConfig) -> IndexCache:
+    """The cache fitted retrievers are reused from: on disk unless ``config.cache`` is False."""
+    if not config.cache:
+        return IndexCache(None)
+    return IndexCache(Path(config.cache_dir) if config.cache_dir else cache_root())
+
+
 def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = None,
-                on_loaded: Callable[[Dataset], None] | None = None) -> CompareResult:
+                on_loaded: Callable[[Dataset], None] | None = None,
+                reporter: Reporter | None = None) -> CompareResult:
     """Run the whole comparison. ``progress`` receives short status messages; ``on_loaded`` the
-    dataset as soon as it is loaded (the CLI prints its summary line there)."""
+    dataset as soon as it is loaded (the CLI prints its summary line there); ``reporter`` shows
+    fitting, searching and the bootstrap as they go (on a terminal only)."""
     say = progress or (lambda message: None)
+    show = reporter or SILENT
     metrics = parse_metrics(config.metrics)
     _check_config(config, metrics)
     analyzer = config.analyzer or DEFAULT_ANALYZER
@@ -155,18 +170,23 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
 
     systems: list[SystemResult] = []
     frames = []
+    cache = index_cache(config)
     for retriever in retrievers:
         say(f"fitting {retriever.label}")
         start = time.perf_counter()
-        retriever.fit(dataset.corpus)
+        with use_cache(cache), show.task(f"fitting {retriever.label}") as task, reporting(task.update):
+            retriever.fit(dataset.corpus)
         fitted = time.perf_counter()
         say(f"searching {retriever.label}")
-        if dataset.candidates:
-            # re-ranking collections: search everything, then rank each query's own pool
-            run = as_run(retriever.search(queries, len(dataset.corpus)), dataset.corpus, queries, retriever.label)
-            run = restrict_to_candidates(run, dataset.candidates, config.depth)
-        else:
-            run = as_run(retriever.search(queries, config.depth), dataset.corpus, queries, retriever.label)
+        with use_cache(cache), show.task(f"searching {retriever.label}", len(queries)) as task, \
+                reporting(task.update):
+            if dataset.candidates:
+                # re-ranking collections: search everything, then rank each query's own pool
+                run = as_run(retriever.search(queries, len(dataset.corpus)), dataset.corpus, queries,
+                             retriever.label)
+                run = restrict_to_candidates(run, dataset.candidates, config.depth)
+            else:
+                run = as_run(retriever.search(queries, config.depth), dataset.corpus, queries, retriever.label)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
         frame = evaluate(run, dataset.qrels, metrics, query_ids, config.rel_threshold)
@@ -185,8 +205,9 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
         for label in labels
     }
     say("comparing")
-    comparisons = compare_systems(values, pairs, [m.name for m in metrics], config.bootstrap_samples,
-                                  config.seed, config.confidence)
+    with show.task("bootstrap", config.bootstrap_samples) as task:
+        comparisons = compare_systems(values, pairs, [m.name for m in metrics], config.bootstrap_samples,
+                                      config.seed, config.confidence, task.update)
     failures: list[Failure] = []
     analyze = get_analyzer(analyzer)
     for system in systems:

@@ -9,6 +9,7 @@ import click
 
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
 from harness.experiment import load_experiment
+from harness.progress import Reporter
 from corpora import summary_line
 from harness.report import render
 from harness.results import write_results
@@ -38,23 +39,31 @@ from harness.results import write_results
 @click.option("--analyzer", default=None, help="Analyzer for every retriever that takes one (default: article).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A TOML experiment file with any of these options; flags given here override it.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of the index cache, where fitted retrievers are kept for the next run on the same "
+                   "corpus [default: $RETBENCH_CACHE_DIR, else the user cache directory].")
+@click.option("--no-cache", is_flag=True, help="Fit every retriever from scratch; read and write no cache.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr (it only shows on a terminal).")
 @click.pass_context
 def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str,
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, baseline: str | None,
-            fail_rank: int, analyzer: str | None, config_file: Path | None) -> None:
+            fail_rank: int, analyzer: str | None, config_file: Path | None, cache_dir: Path | None,
+            no_cache: bool, quiet: bool) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis."""
     options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
                    depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
-                   seed=seed, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer)
+                   seed=seed, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
+                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
     if config_file is not None:
         from_file = load_experiment(config_file)
-        parameter_of = {"format": "corpus_format"}
+        parameter_of = {"format": "corpus_format", "cache": "no_cache"}
         for key, value in from_file.items():
             source = ctx.get_parameter_source(parameter_of.get(key, key))
             if source is not click.core.ParameterSource.COMMANDLINE:
                 options[key] = value
     config = CompareConfig(**options)
-    result = run_compare(config, on_loaded=lambda dataset: click.echo(summary_line(dataset)))
+    result = run_compare(config, on_loaded=lambda dataset: click.echo(summary_line(dataset)),
+                         reporter=Reporter(enabled=False) if quiet else Reporter())
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(render(result))
