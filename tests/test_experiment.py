@@ -88,7 +88,8 @@ def test_systems_may_be_one_comma_separated_string(runner, tmp_path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('corpus = "article"\nsystem = ["bm25"]\n', "experiment.toml:2: unknown key 'system'. Fix: use one of corpus, "),
+        ('corpus = "article"\nsystem = ["bm25"]\n',
+         "experiment.toml:2: unknown key 'system'. Fix: use one of corpus, "),
         ('depth = "ten"\n', "experiment.toml:1: depth must be an integer, got 'ten'"),
         ("seed = true\n", "experiment.toml:1: seed must be an integer, got True"),
         ("confidence = 0.9\nmetrics = [5]\n",
