@@ -225,6 +225,9 @@ def as_run(result: Run | Mapping, corpus: Corpus, queries: Queries, owner: str) 
     retriever. Queries the result does not mention get an empty ranking.
     """
     if isinstance(result, Run):
+        fast = _run_on_corpus(result, corpus, queries)
+        if fast is not None:
+            return fast
         mapping_ids = result.query_ids
         get = result.items
     elif isinstance(result, Mapping):
@@ -276,6 +279,44 @@ def as_run(result: Run | Mapping, corpus: Corpus, queries: Queries, owner: str) 
         offsets.append(len(doc_index))
     return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets),
                np.array(doc_index, dtype=np.int64), np.array(scores, dtype=np.float64))
+
+
+def _run_on_corpus(run: Run, corpus: Corpus, queries: Queries) -> Run | None:
+    """:func:`as_run` for a :class:`Run`, vectorised (a million pairs in milliseconds, not seconds).
+
+    None when the run has anything :func:`as_run` must reject (an unknown query or doc id, a NaN
+    score, a document twice in one ranking): the item-by-item path then names it precisely.
+    """
+    corpus_ids = np.asarray(corpus.ids, dtype=object)
+    if len(run.doc_ids) == len(corpus_ids) and np.array_equal(run.doc_ids, corpus_ids):
+        positions = run.doc_index
+    else:
+        used = np.unique(run.doc_index)
+        index = corpus.index_of()
+        mapped = np.fromiter((index.get(str(d), -1) for d in run.doc_ids[used]), dtype=np.int64, count=len(used))
+        if (mapped < 0).any():
+            return None
+        lookup = np.zeros(len(run.doc_ids), dtype=np.int64)
+        lookup[used] = mapped
+        positions = lookup[run.doc_index]
+    if np.isnan(run.scores).any():
+        return None
+    row_of = {q: j for j, q in enumerate(run.query_ids)}
+    if len(row_of) != len(run.query_ids) or not set(row_of) <= set(queries.ids):
+        return None
+    rows = np.array([row_of.get(q, -1) for q in queries.ids], dtype=np.int64)
+    present = rows >= 0
+    rows = np.where(present, rows, 0)  # a query the run does not hold gets an empty ranking
+    bounds = np.append(run.offsets, run.offsets[-1])  # row 0 exists even in a run of no query
+    lengths = np.where(present, bounds[rows + 1] - bounds[rows], 0)
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    take = np.arange(offsets[-1]) + np.repeat(bounds[rows] - offsets[:-1], lengths)
+    docs, scores = positions[take], run.scores[take]
+    keys = np.repeat(np.arange(len(rows), dtype=np.int64), lengths) * max(1, len(corpus_ids)) + docs
+    if len(np.unique(keys)) != len(keys):
+        return None
+    return Run(queries.ids, corpus_ids, offsets, docs, scores)
 
 
 def _slice_queries(queries: Queries, start: int, stop: int) -> Queries:
