@@ -32,7 +32,7 @@ import numpy as np
 
 from corpora import Corpus, ParameterError, Queries, RetbenchError
 from retrievers.base import ScoreRetriever
-from retrievers.cache import IndexCache, State, active_cache, cache_root
+from retrievers.cache import IndexCache, State, active_cache, cache_root, progress_callback
 from retrievers.registry import register
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -181,21 +181,26 @@ class Dense(ScoreRetriever):
     def encode(self, texts: list[str], what: str, progress: TextIO | None = None) -> np.ndarray:
         """Unit-length float32 embeddings of ``texts`` (rows in input order).
 
-        Encodes longest first in chunks (less padding per batch); after each chunk, when
-        ``progress`` is a terminal, rewrites one status line on it.
+        Encodes longest first in chunks (less padding per batch). After each chunk it reports
+        ``(done, total)`` to the run-wide callback of :func:`retrievers.cache.reporting` when the
+        harness installed one (``bench compare`` draws the line); otherwise, when ``progress`` is a
+        terminal, it rewrites one status line there itself.
         """
         vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")
-        chunk = self.batch_size * 8
-        show = progress is not None and _is_terminal(progress)
+        chunk = self.batch_size * 4  # a progress step: a few seconds of work on a CPU
+        report = progress_callback() if progress is not None else None
+        show = report is None and progress is not None and _is_terminal(progress)
         for start in range(0, len(texts), chunk):
             rows = order[start:start + chunk]
             encoded = self._encoder.encode([texts[i] for i in rows], batch_size=self.batch_size,
                                            normalize_embeddings=True, convert_to_numpy=True,
                                            show_progress_bar=False)
             vectors[rows] = np.asarray(encoded, dtype=np.float32)
-            if show:
-                done = min(start + chunk, len(texts))
+            done = min(start + chunk, len(texts))
+            if report is not None:
+                report(done, len(texts))
+            elif show:
                 progress.write(f"\r{self.label}: encoding {what} {done}/{len(texts)}")
                 progress.flush()
         if show and len(texts):

@@ -18,7 +18,8 @@ import pytest
 from corpora import Corpus, Queries, RetbenchError
 from harness.cli import main
 from retrievers import build, cache, dense
-from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, use_cache, write_entry
+from retrievers.cache import (CACHE_ENV, IndexCache, corpus_digest, entry_key, reporting, use_cache,
+                              write_entry)
 from retrievers.dense import Dense
 
 
@@ -160,7 +161,7 @@ def test_progress_goes_to_stderr_only_when_it_is_a_terminal(fake, monkeypatch) -
     monkeypatch.setattr(sys, "stderr", terminal)
     Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
     shown = terminal.getvalue()
-    assert "\rdense(model=fake-model,batch_size=1,cache=False): encoding documents 8/20" in shown
+    assert "\rdense(model=fake-model,batch_size=1,cache=False): encoding documents 4/20" in shown
     assert shown.endswith("encoding documents 20/20\n")
 
     piped = io.StringIO()
@@ -168,6 +169,17 @@ def test_progress_goes_to_stderr_only_when_it_is_a_terminal(fake, monkeypatch) -
     Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
     assert piped.getvalue() == ""
 
+
+
+def test_inside_bench_compare_progress_goes_to_the_run_wide_callback(fake, monkeypatch) -> None:
+    corpus = Corpus([f"d{i:02d}" for i in range(20)], [f"document number {i}" for i in range(20)])
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    heard: list[tuple[int, int]] = []
+    with reporting(lambda done, total: heard.append((done, total))):
+        Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    assert heard == [(4, 20), (8, 20), (12, 20), (16, 20), (20, 20)]
+    assert terminal.getvalue() == ""  # the harness draws the line, not dense
 
 def test_rows_come_back_in_input_order_whatever_the_encoding_order(fake) -> None:
     retriever = Dense(model="fake-model", batch_size=1).fit(CORPUS)
