@@ -142,22 +142,18 @@ def top_k_rows(
     """Per row: the column indices of the top ``k`` scores above ``min_score``, and their scores.
 
     Order is score descending, ties by ``tie_rank`` ascending. Exact: every column tied with the
-    k-th score is a candidate before the final sort, so ties at the boundary break correctly.
+    k-th score is a candidate before the final sort, so ties at the boundary break correctly. A
+    sampled lower bound of the k-th score discards most columns of a long row first
+    (:func:`retrievers.index.top_k`).
     """
-    n_rows, n_cols = scores.shape
+    from retrievers.index import top_k
+
     out_idx: list[np.ndarray] = []
     out_scores: list[np.ndarray] = []
-    k = min(k, n_cols)
     for row in scores:
-        if k < n_cols:
-            kth = np.partition(row, n_cols - k)[n_cols - k]
-            candidates = np.flatnonzero((row >= kth) & (row > min_score))
-        else:
-            candidates = np.flatnonzero(row > min_score)
-        values = row[candidates]
-        order = np.lexsort((tie_rank[candidates], -values))[:k]
-        out_idx.append(candidates[order])
-        out_scores.append(values[order])
+        idx, values = top_k(None, row, k, tie_rank, min_score)
+        out_idx.append(idx)
+        out_scores.append(values)
     return out_idx, out_scores
 
 

@@ -209,21 +209,26 @@ class BM25Index:
         return out_docs, out_scores
 
 
-def top_k(candidates: np.ndarray, scores: np.ndarray, k: int, tie_rank: np.ndarray,
+def top_k(candidates: np.ndarray | None, scores: np.ndarray, k: int, tie_rank: np.ndarray,
           min_score: float) -> tuple[np.ndarray, np.ndarray]:
     """The best ``k`` of distinct ``candidates`` by score descending, ties by ``tie_rank`` ascending.
 
-    Scores at or below ``min_score`` are dropped. Exact, ties at the k-th place included: every
-    candidate scoring at least the k-th best value reaches the final sort.
+    ``candidates`` None means every position of ``scores`` (a full row of a score matrix). Scores at
+    or below ``min_score`` are dropped. Exact, ties at the k-th place included: every candidate
+    scoring at least the k-th best value reaches the final sort.
     """
-    n = len(candidates)
+    n = len(scores)
     if n > SAMPLE_ABOVE and n > 4 * k:
         step = n // (4 * max(k, SAMPLE_ABOVE // 4))
         sample = scores[::step]
         if len(sample) >= k:
             bound = np.partition(sample, len(sample) - k)[len(sample) - k]
-            keep = np.flatnonzero(scores >= bound)
-            candidates, scores = candidates[keep], scores[keep]
+            if bound == bound:  # a NaN bound would keep nothing
+                keep = np.flatnonzero(scores >= bound)
+                candidates = keep if candidates is None else candidates[keep]
+                scores = scores[keep]
+    if candidates is None:
+        candidates = np.arange(n)
     keep = scores > min_score
     if not keep.all():
         candidates, scores = candidates[keep], scores[keep]

@@ -110,3 +110,17 @@ def test_bm25_retriever_ranks_like_an_independent_bm25():
     assert run.ranking("q3") == []
     scores = BM25().fit(corpus).score(queries).toarray()
     assert scores.shape == (3, 5) and scores[2].sum() == 0.0
+
+
+@pytest.mark.parametrize("min_score", [1e-9, -np.inf])
+def test_top_k_rows_on_long_rows_equals_a_full_sort(min_score):
+    """Rows longer than the sampling threshold, coarse values (many ties), some at or below zero."""
+    rng = np.random.default_rng(0)
+    scores = rng.integers(-3, 40, size=(5, 30_000)).astype(np.float64) / 4
+    tie_rank = rng.permutation(30_000)
+    docs, values = top_k_rows(scores, 25, tie_rank, min_score)
+    for row, got, got_values in zip(scores, docs, values):
+        eligible = np.flatnonzero(row > min_score)
+        expected = eligible[np.lexsort((tie_rank[eligible], -row[eligible]))][:25]
+        assert got.tolist() == expected.tolist()
+        assert got_values.tolist() == row[expected].tolist()
