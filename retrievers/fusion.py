@@ -59,6 +59,7 @@ class Weighted(Fusion, ScoreRetriever):
 
     name = "weighted"
     min_score = -np.inf
+    batch_cells = 1 << 22  # query x doc cells per batch: two dense batches of 32 MB at most
 
     def __init__(self, *children: Retriever, alpha: float = 0.5, depth: int = 10):
         if not 0.0 <= alpha <= 1.0:
@@ -86,17 +87,25 @@ class Weighted(Fusion, ScoreRetriever):
         return [self.alpha] + [(1.0 - self.alpha) / (n - 1)] * (n - 1)
 
     def score(self, queries: Queries) -> np.ndarray:
+        # In place on one private copy per child: the same operations as the textbook form
+        # (hence the same numbers), at two dense batches of memory instead of five.
         fused = None
         any_positive = np.zeros(len(queries), dtype=bool)
         for weight, child in zip(self.weights(), self.children):
             matrix = child.score(queries)
-            dense = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
-            any_positive |= dense.max(axis=1) > 0
+            dense = matrix.toarray() if sp.issparse(matrix) else np.array(matrix, dtype=np.float64)
+            high = dense.max(axis=1, keepdims=True)
             low = dense.min(axis=1, keepdims=True)
-            span = dense.max(axis=1, keepdims=True) - low
-            normalised = np.zeros_like(dense)
-            np.divide(dense - low, span, out=normalised, where=span > 0)
-            fused = weight * normalised if fused is None else fused + weight * normalised
+            any_positive |= high[:, 0] > 0
+            span = high - low
+            dense -= low
+            np.divide(dense, span, out=dense, where=span > 0)
+            dense[~(span[:, 0] > 0)] = 0.0
+            dense *= weight
+            if fused is None:
+                fused = dense
+            else:
+                fused += dense
         fused[~any_positive] = -np.inf
         return fused
 
