@@ -20,7 +20,15 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, ParameterError, Queries, Run, get_analyzer
 from retrievers.base import Retriever, ScoreRetriever, doc_id_order
-from retrievers.cache import State, check_strings, fitted_state, pack_strings, progress_callback, unpack_strings
+from retrievers.cache import (
+    SortedStrings,
+    State,
+    check_strings,
+    fitted_state,
+    pack_strings,
+    progress_callback,
+    unpack_strings,
+)
 from retrievers.index import BM25Index
 from retrievers.registry import register
 
@@ -57,7 +65,7 @@ class BM25(ScoreRetriever):
         self.index = BM25Index(state["indptr"], state["docs"], state["weights"], len(corpus))
         self._tie_rank = state["tie_rank"]
         self._vocabulary_arrays = (state["vocabulary"], state["vocabulary_offsets"])
-        self._term_ids: dict[str, int] | None = None
+        self._term_ids: SortedStrings | None = None
         return self
 
     def _build(self, corpus: Corpus) -> State:
@@ -87,7 +95,7 @@ class BM25(ScoreRetriever):
         from corpora.tokenize import encode
 
         if self._term_ids is None:
-            self._term_ids = {t: i for i, t in enumerate(self.vocabulary)}
+            self._term_ids = SortedStrings(*self._vocabulary_arrays)
         return encode(queries.texts, self._term_ids, self.analyzer)
 
     def query_matrix(self, queries: Queries) -> sp.csr_matrix:

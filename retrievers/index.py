@@ -23,7 +23,7 @@ the gathers, scatters and partitions, so ``threads=2`` scores two halves of a ba
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -72,12 +72,19 @@ def _next_true(flags: np.ndarray, start: int) -> int:
     return len(flags)
 
 
-def _runs_per_term(new: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    counts = np.zeros(len(bounds) - 1, dtype=np.int64)
-    filled = np.flatnonzero(bounds[1:] > bounds[:-1])
-    if len(filled):
-        counts[filled] = np.add.reduceat(new, bounds[:-1][filled], dtype=np.int64)
-    return counts
+def _term_of_tokens(bounds: np.ndarray, start: int, stop: int) -> tuple[int, np.ndarray]:
+    """The first term overlapping token positions ``start:stop``, and each position's term minus it."""
+    first = int(np.searchsorted(bounds, start, side="right")) - 1
+    last = int(np.searchsorted(bounds, stop - 1, side="right")) - 1
+    lengths = np.diff(np.clip(bounds[first:last + 2], start, stop))
+    return first, np.repeat(np.arange(last - first + 1, dtype=np.int32), lengths)
+
+
+def _blocks(new: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(start, stop, run starts)`` over the term-major tokens in steps of ``_BUILD_STEP``."""
+    for start in range(0, len(new), _BUILD_STEP):
+        stop = min(len(new), start + _BUILD_STEP)
+        yield start, stop, np.flatnonzero(new[start:stop]) + start
 
 
 @dataclass
@@ -101,21 +108,23 @@ class BM25Index:
         token_docs, bounds = _term_major(np.asarray(offsets, dtype=np.int64), np.asarray(term_ids, dtype=np.int32),
                                          n_terms)
         new = _first_of_runs(token_docs, bounds)
-        indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(_runs_per_term(new, bounds), out=indptr[1:])
         docs = token_docs[new]
         del token_docs
-        idf = bm25_idf(n_docs, np.diff(indptr))
+        runs_per_term = np.zeros(n_terms, dtype=np.int64)
+        for start, stop, firsts in _blocks(new):
+            first, term_of = _term_of_tokens(bounds, start, stop)
+            counted = np.bincount(term_of[firsts - start])
+            runs_per_term[first:first + len(counted)] += counted
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(runs_per_term, out=indptr[1:])
+        idf = bm25_idf(n_docs, runs_per_term)
         weights = np.empty(len(docs), dtype=np.float64)
         run = 0
-        for start in range(0, len(new), _BUILD_STEP):  # term frequency = length of a run
-            stop = min(len(new), start + _BUILD_STEP)
-            firsts = np.flatnonzero(new[start:stop]) + start
-            following = _next_true(new, stop)
-            tf = np.diff(firsts, append=following).astype(np.float64)
+        for start, stop, firsts in _blocks(new):  # term frequency = length of a run
+            first, term_of = _term_of_tokens(bounds, start, stop)
+            tf = np.diff(firsts, append=_next_true(new, stop)).astype(np.float64)
             part = slice(run, run + len(firsts))
-            terms = np.searchsorted(indptr, np.arange(part.start, part.stop), side="right") - 1
-            weights[part] = idf[terms] * tf * (k1 + 1.0) / (tf + norm[docs[part]])
+            weights[part] = idf[first + term_of[firsts - start]] * tf * (k1 + 1.0) / (tf + norm[docs[part]])
             run += len(firsts)
         return cls(indptr, docs, weights, n_docs)
 

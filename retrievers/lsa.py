@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, ParameterError, Queries, RetbenchError, get_analyzer
 from retrievers.base import ScoreRetriever
-from retrievers.cache import State, check_strings, fitted_state, pack_strings, progress_callback, unpack_strings
+from retrievers.cache import SortedStrings, State, check_strings, fitted_state, pack_strings, progress_callback
 from retrievers.registry import register
 
 
@@ -89,7 +89,7 @@ class LSA(ScoreRetriever):
                              lambda s: _valid_state(s, len(corpus), self.dims))
         self._state = state
         self._doc_vectors = state["doc_vectors"]
-        self._term_ids: dict[str, int] | None = None
+        self._term_ids: SortedStrings | None = None
         return self
 
     def _build_large(self, corpus: Corpus) -> State:
@@ -117,8 +117,7 @@ class LSA(ScoreRetriever):
 
         state = self._state or {}
         if self._term_ids is None:
-            words = unpack_strings(state["vocabulary"], state["vocabulary_offsets"])
-            self._term_ids = {t: i for i, t in enumerate(words)}
+            self._term_ids = SortedStrings(state["vocabulary"], state["vocabulary_offsets"])
         offsets, terms = encode(queries.texts, self._term_ids, self.analyzer)
         return _tfidf_rows(_counts(offsets, terms, len(state["idf"])), state["idf"])
 

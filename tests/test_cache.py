@@ -170,3 +170,14 @@ def test_entries_round_trip_and_are_read_only(tmp_path):
         assert not back[name].flags.writeable
     with pytest.raises(ValueError):
         read_entry(tmp_path / "e.idx", "another key")
+
+
+def test_sorted_strings_find_every_term_and_only_those():
+    from retrievers.cache import SortedStrings
+
+    words = sorted(["", "a", "ab", "abc", "b", "caf\u00e9", "zz", "\U0001f600", "\u00e9t\u00e9"])
+    table = SortedStrings(*pack_strings(words))
+    assert len(table) == len(words) and list(table) == words
+    assert [table[w] for w in words] == list(range(len(words)))
+    for absent in ("aa", "abcd", "c", "zzz", "\U0001f601"):
+        assert table.get(absent) is None

@@ -124,3 +124,12 @@ def test_top_k_rows_on_long_rows_equals_a_full_sort(min_score):
         expected = eligible[np.lexsort((tie_rank[eligible], -row[eligible]))][:25]
         assert got.tolist() == expected.tolist()
         assert got_values.tolist() == row[expected].tolist()
+
+
+def test_building_in_small_steps_gives_the_same_index(monkeypatch):
+    texts = ["apple pear apple", "pear plum", "", "apple apple apple fig", "kiwi kiwi", "plum fig pear"] * 7
+    whole, _ = _index(texts)
+    monkeypatch.setattr(index_module, "_BUILD_STEP", 3)  # blocks cut runs and terms everywhere
+    stepped, _ = _index(texts)
+    for name in ("indptr", "docs", "weights"):
+        np.testing.assert_array_equal(getattr(stepped, name), getattr(whole, name))
