@@ -22,7 +22,9 @@ analyzer once per text: same result, without the speed.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +42,8 @@ from corpora.analyzers import (
 
 #: Texts per chunk: bounds the temporary arrays (a few tens of MB at ~400 bytes a text).
 CHUNK_TEXTS = 16_384
+#: Local vocabulary rows that wait before they are merged into the global vocabulary.
+_MERGE_ROWS = 1 << 21
 
 _SPACE = 0x20
 _MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
@@ -208,33 +212,81 @@ def _chunks(texts: Sequence[str], size: int) -> Iterable[Sequence[str]]:
         yield texts[start:start + size]
 
 
-def _merge(chunks: list[_Chunk]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Global offsets, global codes and each global code's bytes (fixed-width ``S`` array)."""
-    n_words = max((c.terms.shape[1] for c in chunks), default=1)
-    terms = np.zeros((sum(len(c.terms) for c in chunks), n_words), dtype=np.uint64)
-    row = 0
-    for chunk in chunks:
-        terms[row:row + len(chunk.terms), :chunk.terms.shape[1]] = chunk.terms
-        row += len(chunk.terms)
+class _Merger:
+    """Chunks' local codes -> one global vocabulary, merged a few chunks at a time.
 
-    def next_word(items: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
-        more = terms[items, level + 1] != 0 if level + 1 < n_words else np.zeros(len(items), dtype=bool)
-        return terms[items, level], more
+    Merging every chunk at the end would hold every chunk's local vocabulary at once (hundreds of
+    MB at a million documents); merging as they come keeps one global table and a bounded backlog.
+    A term keeps the global id it got first, so codes written early stay right.
+    """
 
-    pending = np.flatnonzero(terms[:, 1] != 0) if n_words > 1 else np.empty(0, dtype=np.int64)
-    global_codes, n_terms = _chain_codes(terms[:, 0], pending, next_word)
-    offsets = np.zeros(1 + sum(len(c.offsets) - 1 for c in chunks), dtype=np.int64)
-    codes = np.empty(sum(len(c.codes) for c in chunks), dtype=np.int32)  # pages touched as filled
-    row = text = token = 0
-    for chunk in chunks:
-        mapping = global_codes[row:row + len(chunk.terms)].astype(np.int32)
-        row += len(chunk.terms)
-        codes[token:token + len(chunk.codes)] = mapping[chunk.codes]
-        offsets[text + 1:text + len(chunk.offsets)] = chunk.offsets[1:] + token
-        text += len(chunk.offsets) - 1
-        token += len(chunk.codes)
-        chunk.codes = chunk.codes[:0]  # free as we go: the global copy replaces it
-    return offsets, codes, _as_bytes(terms[_any_occurrence(global_codes, n_terms)])
+    def __init__(self, texts: Sequence[str]):
+        self.terms = np.zeros((0, 1), dtype=np.uint64)  # global vocabulary, one row of words per id
+        self.offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        # a token takes a character and a separator: a bound that costs address space, not memory
+        self.codes = np.empty((sum(map(len, texts)) + len(texts)) // 2 + 16, dtype=np.int32)
+        self.n_texts = self.n_tokens = 0
+        self.backlog: list[_Chunk] = []
+
+    def add(self, chunk: _Chunk) -> None:
+        self.backlog.append(chunk)
+        if sum(len(c.terms) for c in self.backlog) >= _MERGE_ROWS:
+            self.flush()
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Offsets, global codes and each global code's bytes (fixed-width ``S`` array)."""
+        self.flush()
+        codes = self.codes
+        try:
+            codes.resize(self.n_tokens, refcheck=False)  # gives the unused tail back
+        except ValueError:
+            codes = codes[:self.n_tokens].copy()
+        return self.offsets, codes, _as_bytes(self.terms)
+
+    def flush(self) -> None:
+        if not self.backlog:
+            return
+        known = len(self.terms)
+        n_words = max(self.terms.shape[1], *(c.terms.shape[1] for c in self.backlog))
+        rows = np.zeros((known + sum(len(c.terms) for c in self.backlog), n_words), dtype=np.uint64)
+        rows[:known, :self.terms.shape[1]] = self.terms
+        at = known
+        for chunk in self.backlog:
+            rows[at:at + len(chunk.terms), :chunk.terms.shape[1]] = chunk.terms
+            at += len(chunk.terms)
+
+        def next_word(items: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+            more = rows[items, level + 1] != 0 if level + 1 < n_words else np.zeros(len(items), dtype=bool)
+            return rows[items, level], more
+
+        pending = np.flatnonzero(rows[:, 1] != 0) if n_words > 1 else np.empty(0, dtype=np.int64)
+        codes, n_codes = _chain_codes(rows[:, 0], pending, next_word)
+        global_id = np.full(n_codes, -1, dtype=np.int64)
+        global_id[codes[:known]] = np.arange(known)
+        ids = global_id[codes[known:]]
+        unseen = np.flatnonzero(ids < 0)
+        if len(unseen):
+            fresh, first_seen = pd.factorize(codes[known:][unseen])
+            ids[unseen] = known + fresh
+            self.terms = np.concatenate([rows[:known], rows[known + unseen[_any_occurrence(fresh, len(first_seen))]]])
+        elif self.terms.shape[1] < n_words:
+            self.terms = rows[:known]
+        at = 0
+        for chunk in self.backlog:
+            mapping = ids[at:at + len(chunk.terms)].astype(np.int32)
+            at += len(chunk.terms)
+            self._write(mapping[chunk.codes], chunk.offsets)
+        self.backlog = []
+
+    def _write(self, codes: np.ndarray, offsets: np.ndarray) -> None:
+        if self.n_tokens + len(codes) > len(self.codes):  # only texts that lowercase longer get here
+            grown = np.empty(2 * (self.n_tokens + len(codes)), dtype=np.int32)
+            grown[:self.n_tokens] = self.codes[:self.n_tokens]
+            self.codes = grown
+        self.codes[self.n_tokens:self.n_tokens + len(codes)] = codes
+        self.offsets[self.n_texts + 1:self.n_texts + len(offsets)] = offsets[1:] + self.n_tokens
+        self.n_texts += len(offsets) - 1
+        self.n_tokens += len(codes)
 
 
 def _fallback(texts: Sequence[str], analyzer: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -260,12 +312,12 @@ def _raw(texts: Sequence[str], analyzer: str, chunk_texts: int,
         offsets, codes, words = _fallback(texts, analyzer)
         return offsets, codes, np.array(words, dtype=object)
     stop_words = frozenset(w.encode("ascii") for w in rules.stop_words)
-    chunks = []
+    merger = _Merger(texts)
     for part in _chunks(texts, chunk_texts):
-        chunks.append(_scan(part, stop_words))
+        merger.add(_scan(part, stop_words))
         if progress is not None:
-            progress(min(len(texts), len(chunks) * chunk_texts), len(texts))
-    offsets, codes, terms = _merge(chunks)
+            progress(merger.n_texts + sum(len(c.offsets) - 1 for c in merger.backlog), len(texts))
+    offsets, codes, terms = merger.result()
     if rules.stem and len(terms):
         stems = [stem_english(w) for w in terms.astype("U").tolist()]
         stem_ids, stem_terms = pd.factorize(np.array(stems, dtype=object))
@@ -304,7 +356,25 @@ def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: in
     order, vocabulary = _sorted_vocabulary(terms)
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
-    return Tokenized(offsets, rank[codes], vocabulary)
+    for start in range(0, len(codes), 1 << 22):  # in place, a block at a time: no second token array
+        codes[start:start + (1 << 22)] = rank[codes[start:start + (1 << 22)]]
+    _return_freed_memory()
+    return Tokenized(offsets, codes, vocabulary)
+
+
+def _return_freed_memory() -> None:
+    """Hand the heap's free pages back to the system.
+
+    The chunks' temporaries are a few MB each, so the C allocator serves them from its heap and,
+    once freed, keeps them: ~150 MB of resident memory at a million documents that nothing uses.
+    glibc's ``malloc_trim`` returns them; elsewhere this does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def encode(texts: Sequence[str], vocabulary: Mapping[str, int], analyzer: str = "article",

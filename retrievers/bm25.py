@@ -69,11 +69,9 @@ class BM25(ScoreRetriever):
         return self
 
     def _build(self, corpus: Corpus) -> State:
-        from corpora.tokenize import tokenize
-
-        tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress_callback())
-        index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), self.k1, self.b)
-        blob, offsets = pack_strings(tokens.vocabulary)
+        index, vocabulary = BM25Index.from_texts(corpus.full_texts, self.analyzer, self.k1, self.b,
+                                                 progress_callback())
+        blob, offsets = pack_strings(vocabulary)
         return {"indptr": index.indptr, "docs": index.docs, "weights": index.weights,
                 "tie_rank": doc_id_order(corpus.ids), "vocabulary": blob, "vocabulary_offsets": offsets}
 

@@ -87,3 +87,14 @@ def test_fingerprints_name_what_tokens_depend_on():
 def test_english_stems_the_vocabulary():
     tokens = tokenize(["Safety copies are made daily by the backup services"], "english")
     assert tokens.tokens(0) == english_analyzer("Safety copies are made daily by the backup services")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(ANY_TEXT, max_size=12), st.integers(1, 4))
+def test_merging_after_every_chunk_changes_nothing(texts, chunk_texts):
+    """The global vocabulary grows chunk by chunk; ids given early must stay valid."""
+    import corpora.tokenize as tokenize_module
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenize_module, "_MERGE_ROWS", 1)
+        _check(texts, "article", chunk_texts)
