@@ -80,13 +80,15 @@ def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object],
         raw = raw[3:]
     if raw.startswith(b"#") or b"\n#" in raw:
         raw = _COMMENT_LINES.sub(b"", raw)
+    if not raw.strip():
+        return None
     try:
         frame = pd.read_csv(
             io.BytesIO(raw), sep=r"\s+", header=None, names=list(range(n_columns)), usecols=usecols,
             dtype=dtypes, na_filter=False, quoting=csv.QUOTE_NONE, engine="c", encoding="utf-8",
         )
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
-        return None
+    except (ValueError, IndexError, TypeError, OverflowError, pd.errors.ParserError, UnicodeDecodeError):
+        return None  # whatever the fast path cannot read, the careful parser explains
     if len(frame.columns) != len(usecols or range(n_columns)) or (len(frame) and (frame[n_columns - 1] == "").any()):
         return None
     return frame
@@ -239,8 +241,12 @@ def read_run(path: str | Path, order: RunOrder = "trec") -> Run:
 
 
 def format_run(run: Run, tag: str) -> str:
-    """TREC run text: ``qid Q0 docid rank score tag``, ranks from 1 in the run's order."""
-    return run.to_trec(tag)
+    """TREC run text: ``qid Q0 docid rank score tag``, ranks from 1 in the run's order, scores
+    written in full (``repr``) so that reading the file back gives the same floats and ties."""
+    lines = []
+    for q in run.query_ids:
+        lines.extend(f"{q} Q0 {d} {rank} {score!r} {tag}" for rank, (d, score) in enumerate(run.items(q), 1))
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def write_run(run: Run, target: str | Path | IO[str], tag: str) -> None:

@@ -1,0 +1,189 @@
+"""TREC qrels and run files: trec_eval's reading semantics, and errors that name file and line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpora import InputFileError, Qrels, Run
+from harness.trec import (format_qrels, read_qrels, read_qrels_table, read_run, run_from_arrays, write_qrels,
+                          write_run)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ----- runs: ordering -------------------------------------------------------------------------
+
+
+def test_ranks_by_score_then_doc_id_descending_ignoring_the_rank_column(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", """\
+q1 Q0 d1 1 1.5 tag
+q1 Q0 d3 2 2.5 tag
+q1 Q0 d2 3 2.5 tag
+q1 Q0 d10 4 2.5 tag
+""")
+    # 2.5 ties: d3 > d2 > d10 in byte order, descending; rank column says otherwise, ignored
+    assert read_run(path).ranking("q1") == ["d3", "d2", "d10", "d1"]
+
+
+def test_file_order_keeps_the_lines_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", "q1 Q0 d1 1 1.5 t\nq1 Q0 d3 2 2.5 t\nq1 Q0 d2 3 9 t\n")
+    assert read_run(path, order="file").ranking("q1") == ["d1", "d3", "d2"]
+    assert read_run(path).ranking("q1") == ["d2", "d3", "d1"]
+
+
+def test_tie_break_is_byte_order_not_numeric_or_locale(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", "".join(f"q Q0 {d} 1 0 t\n" for d in ["B", "a", "é", "Z", "10", "9"]))
+    assert read_run(path).ranking("q") == ["é", "a", "Z", "B", "9", "10"]
+
+
+def test_queries_need_not_be_contiguous_and_keep_first_appearance(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", "2 Q0 a 1 1 t\n10 Q0 b 1 3 t\n2 Q0 c 2 2 t\n")
+    run = read_run(path)
+    assert run.query_ids == ["2", "10"]
+    assert run.ranking("2") == ["c", "a"] and run.ranking("10") == ["b"]
+
+
+def test_many_ties_in_many_queries_match_a_plain_sort(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    lines = []
+    for q in range(30):
+        docs = rng.choice(200, 40, replace=False)
+        for d in docs:
+            lines.append((f"q{q}", f"D{d}", float(rng.integers(0, 4))))
+    rng.shuffle(lines)
+    path = write(tmp_path, "run.trec", "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in lines))
+    run = read_run(path)
+    for q in {line[0] for line in lines}:
+        expected = sorted(((s, d) for qq, d, s in lines if qq == q), reverse=True)
+        assert run.ranking(q) == [d for _, d in expected]
+
+
+# ----- runs: lexical conventions --------------------------------------------------------------
+
+
+def test_comments_only_in_column_zero_and_hash_inside_ids(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", """\
+# a comment line
+q1 Q0 msmarco_v2.1_doc_00_880019750#4_1633802806 1 2.0 tag
+q1 Q0 doc#2 2 1.0 tag
+#q1 Q0 hidden 3 9.0 tag
+""")
+    assert read_run(path).ranking("q1") == ["msmarco_v2.1_doc_00_880019750#4_1633802806", "doc#2"]
+
+
+def test_extra_fields_leading_spaces_tabs_and_blank_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", "301\tQ0\tFR1\t1\t  2.129133\tSTANDARD\n"
+                                       "\n301 Q0 FR2 2 1.5 STANDARD more junk at\n   301 Q0 FR3 3 3e0 S\r\n")
+    run = read_run(path)
+    assert run.ranking("301") == ["FR3", "FR1", "FR2"]
+    assert dict(run.items("301"))["FR1"] == 2.129133
+
+
+def test_ids_stay_strings(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", "007 Q0 0042 1 1 t\n2024-127266 Q0 1.EC.AB 1 1 t\n")
+    run = read_run(path)
+    assert run.query_ids == ["007", "2024-127266"]
+    assert run.ranking("007") == ["0042"] and run.ranking("2024-127266") == ["1.EC.AB"]
+
+
+def test_run_from_arrays_orders_like_the_reader() -> None:
+    run = run_from_arrays(["q", "q", "q"], ["a", "c", "b"], [1.0, 2.0, 2.0])
+    assert run.ranking("q") == ["c", "b", "a"]
+    with pytest.raises(ValueError, match="ranked twice"):
+        run_from_arrays(["q", "q"], ["a", "a"], [1.0, 2.0])
+
+
+# ----- runs: bad input ------------------------------------------------------------------------
+
+
+def read_error(path: Path, reader=read_run) -> InputFileError:
+    with pytest.raises(InputFileError) as caught:
+        reader(path)
+    return caught.value
+
+
+def test_a_run_line_with_five_fields_is_named(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "run.trec", "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0\n"))
+    assert (Path(error.path).name, error.line) == ("run.trec", 2)
+    assert "expected 6" in str(error) and "got 5" in str(error)
+
+
+def test_a_non_numeric_score_is_named(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "run.trec", "# header\nq1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 high t\n"))
+    assert error.line == 3 and "score 'high' is not a number" in str(error)
+
+
+def test_a_nan_score_is_refused(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "run.trec", "q1 Q0 d1 1 nan t\n"))
+    assert error.line == 1 and "NaN" in str(error)
+
+
+def test_a_document_ranked_twice_names_both_lines(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "run.trec", "q1 Q0 d1 1 2.0 t\nq2 Q0 d1 1 2.0 t\nq1 Q0 d1 3 1.0 t\n"))
+    assert error.line == 3 and "first at line 1" in str(error) and "'d1'" in str(error)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
+def test_an_empty_run_file_is_an_error(tmp_path: Path, text: str) -> None:
+    error = read_error(write(tmp_path, "run.trec", text))
+    assert "empty" in str(error) and error.line is None
+
+
+def test_a_missing_file_is_an_error(tmp_path: Path) -> None:
+    assert "file not found" in str(read_error(tmp_path / "absent.trec"))
+
+
+# ----- qrels ----------------------------------------------------------------------------------
+
+
+def test_qrels_keep_negative_grades_and_string_ids(tmp_path: Path) -> None:
+    path = write(tmp_path, "qrels.txt", "# judged\n301 0 CR93E-3103#37 1\n301 0 FT1 -1\n0302 0 FT2 2\n")
+    qrels = read_qrels(path)
+    assert qrels.to_dict() == {"301": {"CR93E-3103#37": 1, "FT1": -1}, "0302": {"FT2": 2}}
+    table = read_qrels_table(path)
+    assert table.queries_with_relevant(1) == ["301", "0302"] and table.queries_with_relevant(2) == ["0302"]
+
+
+def test_a_grade_that_is_not_an_integer_is_named(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 1.5\n"), read_qrels_table)
+    assert error.line == 2 and "grade '1.5' is not an integer" in str(error)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 yes\n"), read_qrels_table)
+    assert error.line == 1 and "'yes'" in str(error)
+
+
+def test_a_qrels_line_with_the_wrong_number_of_fields_is_named(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 d2 1\n"), read_qrels_table)
+    assert error.line == 2 and "expected 4" in str(error)
+
+
+def test_a_document_judged_twice_is_named(tmp_path: Path) -> None:
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d1 0\n"), read_qrels_table)
+    assert error.line == 2 and "judged twice" in str(error)
+
+
+def test_empty_qrels_are_an_error(tmp_path: Path) -> None:
+    assert "empty" in str(read_error(write(tmp_path, "qrels.txt", ""), read_qrels_table))
+
+
+# ----- writing --------------------------------------------------------------------------------
+
+
+def test_run_and_qrels_round_trip(tmp_path: Path) -> None:
+    run = Run.from_mapping({"q1": [("b", 2.5), ("a", 0.1 + 0.2)], "q2": [("c", -1.0)]})
+    write_run(run, tmp_path / "run.trec", tag="mine")
+    again = read_run(tmp_path / "run.trec")
+    assert again.to_mapping() == run.to_mapping()
+    qrels = Qrels({"q1": {"a": 2, "b": -1}, "q2": {"c": 0}})
+    buffer = io.StringIO()
+    write_qrels(qrels, buffer)
+    assert buffer.getvalue() == format_qrels(qrels) == "q1 0 a 2\nq1 0 b -1\nq2 0 c 0\n"
+    (tmp_path / "qrels.txt").write_text(buffer.getvalue())
+    assert read_qrels(tmp_path / "qrels.txt").to_dict() == qrels.to_dict()
