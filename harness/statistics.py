@@ -19,24 +19,34 @@ import numpy as np
 _CHUNK_CELLS = 1 << 20  # resample x query cells drawn at once; bounds peak memory
 _THREADS = 2  # draw and average resamples on two cores; the result never depends on it
 _THREADS_ABOVE = 1 << 22  # cells below which threads cost more than they save
+_SLICE = 1 << 16  # draws worked on at once inside a chunk (fits a core's cache)
 
 Progress = Callable[[int, int], None]
 
 
 def _draw_block(state: dict, start: int, count: int, n_queries: int, threshold: int) -> np.ndarray:
-    """Draws ``start .. start + count`` (32-bit units) of the stream :func:`_index_stream` explains."""
+    """Draws ``start .. start + count`` (32-bit units) of the stream :func:`_index_stream` explains.
+
+    Worked in slices of ``_SLICE`` words, so the temporaries stay in the CPU cache.
+    """
     bitgen = np.random.PCG64()
     bitgen.state = state
     bitgen.advance(start // 2)
-    raw = bitgen.random_raw(count // 2)
-    draws = raw.view("<u4") if np.little_endian else np.column_stack([raw, raw >> 32]).astype("<u4").ravel()
-    scaled = np.multiply(draws, np.uint64(n_queries), dtype=np.uint64)
-    low = scaled.view("<u4")[0::2] if np.little_endian else scaled.astype("<u4")
-    rejected = threshold and low.min(initial=threshold) < threshold
-    keep = low >= threshold if rejected else None
-    np.right_shift(scaled, np.uint64(32), out=scaled)
-    values = scaled.view(np.int64)
-    return values[keep] if rejected else values
+    values = np.empty(count, dtype=np.int64)
+    kept = 0
+    multiplier, shift = np.uint64(n_queries), np.uint64(32)
+    for first in range(0, count, _SLICE):
+        raw = bitgen.random_raw((min(_SLICE, count - first) + 1) // 2)
+        draws = raw.view("<u4") if np.little_endian else np.column_stack([raw, raw >> 32]).astype("<u4").ravel()
+        scaled = np.multiply(draws, multiplier, dtype=np.uint64)
+        low = scaled.view("<u4")[0::2] if np.little_endian else scaled.astype("<u4")
+        rejected = threshold and low.min(initial=threshold) < threshold
+        keep = low >= threshold if rejected else None
+        np.right_shift(scaled, shift, out=scaled)
+        accepted = scaled.view(np.int64)[keep] if rejected else scaled.view(np.int64)
+        values[kept:kept + len(accepted)] = accepted
+        kept += len(accepted)
+    return values[:kept]
 
 
 def _index_stream(n_queries: int, seed: int, block: int, submit: Callable) -> Iterator[np.ndarray]:
@@ -131,9 +141,16 @@ def bootstrap_means(differences: np.ndarray, n_samples: int, seed: int,
     n_queries = differences.shape[0]
     means = np.empty((n_samples, differences.shape[1]))
 
+    single = differences[:, 0].copy() if differences.shape[1] == 1 else None
+    group = max(1, _SLICE // max(1, n_queries))  # rows averaged at once: temporaries stay in cache
+
     def average(rows: np.ndarray, start: int) -> int:
-        # mean over the resampled rows, for every comparison column at once
-        means[start:start + len(rows)] = differences[rows].mean(axis=1)
+        for at in range(0, len(rows), group):
+            part = rows[at:at + group]
+            # mean over the resampled rows, for every comparison column at once; with one column,
+            # take on the flat column: the same values in the same order, hence the same sums
+            gathered = differences[part] if single is None else np.take(single, part)[:, :, None]
+            means[start + at:start + at + len(part)] = gathered.mean(axis=1)
         return len(rows)
 
     threaded = n_samples * n_queries >= _THREADS_ABOVE
