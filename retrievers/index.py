@@ -13,11 +13,13 @@ so reorder near-ties, and BM25 here must equal a plain float64 BM25 ranking for 
 Search conventions (those of :class:`~retrievers.base.ScoreRetriever`): a document is a result only
 when its score is above ``min_score``; order is score descending, ties by ``tie_rank`` ascending (the
 rank of the doc id in ascending string order); selection is exact, ties at the k-th place included.
-Per query, only the postings of its terms are touched: a per-thread float64 accumulator over the
-documents is filled, read at the candidates, and zeroed again at the candidates. A strided sample
-of the candidates gives a lower bound of the k-th best score (the k-th best of a subset can only be
-lower), which discards most candidates before ``np.partition``. No JIT: numpy releases the GIL in
-the gathers, scatters and partitions, so ``threads=2`` scores two halves of a batch side by side.
+Per query, only the postings of its terms are touched: each term's weights are added into a
+per-thread float64 accumulator over the documents (``np.add.at``), read back at the candidates and
+zeroed there again; a one-term query needs no accumulator at all. A strided sample of the longest
+posting list (its docs are distinct) gives a lower bound of the k-th best score -- the k-th best of
+a subset can only be lower -- which discards most candidates before they are deduplicated and
+partitioned. No JIT: numpy releases the GIL in the gathers, scatters and partitions, so
+``threads=2`` scores two halves of a batch side by side.
 """
 
 from __future__ import annotations
@@ -193,8 +195,10 @@ class BM25Index:
         accumulator = np.zeros(self.n_docs, dtype=np.float64)
         rows, values = [], []
         for i in range(n_queries):
-            candidates = self._accumulate(accumulator, query_terms[query_offsets[i]:query_offsets[i + 1]])
-            candidates.sort()
+            lists = self._postings(query_terms[query_offsets[i]:query_offsets[i + 1]])
+            for docs, weights in lists:
+                np.add.at(accumulator, docs, weights)
+            candidates = np.unique(np.concatenate([docs for docs, _ in lists])) if lists else np.empty(0, np.int32)
             rows.append(candidates)
             values.append(accumulator[candidates])
             accumulator[candidates] = 0.0
@@ -205,26 +209,42 @@ class BM25Index:
         return sp.csr_matrix((data, indices, indptr), shape=(n_queries, self.n_docs))
 
     # ----- internals -------------------------------------------------------------------------
-    def _accumulate(self, accumulator: np.ndarray, terms: np.ndarray) -> np.ndarray:
-        """Add the query's postings into ``accumulator``; return the distinct candidate docs."""
-        found: list[np.ndarray] = []
+    def _postings(self, terms: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(docs, weights) of each distinct term of a query that has postings, in term id order."""
+        lists = []
         for t in np.unique(terms).tolist():
             start, stop = self.indptr[t], self.indptr[t + 1]
-            if start == stop:
-                continue
-            docs = self.docs[start:stop]
-            weights = self.weights[start:stop]
-            if not found:
-                accumulator[docs] = weights
-                found.append(docs)
-                continue
-            current = accumulator[docs]
-            found.append(docs[current == 0.0])  # weights are > 0: zero means not seen yet
-            current += weights
-            accumulator[docs] = current
-        if not found:
-            return np.empty(0, dtype=np.int32)
-        return np.concatenate(found) if len(found) > 1 else found[0].copy()
+            if start < stop:
+                lists.append((self.docs[start:stop], self.weights[start:stop]))
+        return lists
+
+    def _top_k(self, accumulator: np.ndarray, terms: np.ndarray, k: int, tie_rank: np.ndarray,
+               min_score: float) -> tuple[np.ndarray, np.ndarray]:
+        """One query's top k; ``accumulator`` is all zeros before and after."""
+        lists = self._postings(terms)
+        if not lists:
+            return np.empty(0, dtype=np.int32), np.empty(0)
+        if len(lists) == 1:  # one term: its weights are the scores
+            return top_k(lists[0][0], lists[0][1], k, tie_rank, min_score)
+        for docs, weights in lists:  # in term order: every doc's sum is added in the same order
+            np.add.at(accumulator, docs, weights)
+        # the longest list's docs are distinct: the k-th best of a sample of them bounds the k-th
+        # best overall from below, and discards most candidates before they are deduplicated
+        longest = max(range(len(lists)), key=lambda j: len(lists[j][0]))
+        longest_scores = accumulator[lists[longest][0]]
+        bound = -np.inf
+        if len(longest_scores) >= k:
+            sample = longest_scores[::max(1, len(longest_scores) // SAMPLE_ABOVE)]
+            bound = np.partition(sample, len(sample) - k)[len(sample) - k]
+        kept_docs, kept_scores = [], []
+        for j, (docs, _) in enumerate(lists):
+            scores = longest_scores if j == longest else accumulator[docs]
+            keep = scores >= bound
+            kept_docs.append(docs[keep])
+            kept_scores.append(scores[keep])
+            accumulator[docs] = 0.0
+        candidates, first = np.unique(np.concatenate(kept_docs), return_index=True)
+        return top_k(candidates, np.concatenate(kept_scores)[first], k, tie_rank, min_score)
 
     def _search_block(self, query_offsets: np.ndarray, query_terms: np.ndarray, block: range, k: int,
                       tie_rank: np.ndarray, min_score: float,
@@ -235,10 +255,8 @@ class BM25Index:
         for i in block:
             if (i - block.start) % 64 == 63:
                 tally.add(64)
-            candidates = self._accumulate(accumulator, query_terms[query_offsets[i]:query_offsets[i + 1]])
-            scores = accumulator[candidates]
-            accumulator[candidates] = 0.0
-            docs, values = top_k(candidates, scores, k, tie_rank, min_score)
+            docs, values = self._top_k(accumulator, query_terms[query_offsets[i]:query_offsets[i + 1]], k,
+                                       tie_rank, min_score)
             out_docs.append(docs)
             out_scores.append(values)
         return out_docs, out_scores
