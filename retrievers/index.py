@@ -233,8 +233,8 @@ class BM25Index:
         longest = max(range(len(lists)), key=lambda j: len(lists[j][0]))
         longest_scores = accumulator[lists[longest][0]]
         bound = -np.inf
-        if len(longest_scores) >= k:
-            sample = longest_scores[::max(1, len(longest_scores) // SAMPLE_ABOVE)]
+        sample = longest_scores[::max(1, len(longest_scores) // max(SAMPLE_ABOVE, 4 * k))]
+        if len(sample) >= k:
             bound = np.partition(sample, len(sample) - k)[len(sample) - k]
         kept_docs, kept_scores = [], []
         for j, (docs, _) in enumerate(lists):
