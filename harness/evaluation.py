@@ -21,13 +21,14 @@ import pandas as pd
 
 from corpora import Qrels, Run
 from harness.batch_metrics import _first_relevant, batch_metric, first_relevant_ranks
-from harness.idcodes import IdLookup, factorize_ids
+from harness.idcodes import group_salts, hashes_of, pair_hashes
 from harness.metrics import Metric
 
 __all__ = ["FIRST_RELEVANT_RANK", "QrelsTable", "RankedGrades", "batch_metric", "evaluate", "first_relevant_ranks",
            "rank_grades"]
 
 FIRST_RELEVANT_RANK = "first_relevant_rank"
+_SLICE = 1 << 19  # run entries scanned at a time by the join
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,8 @@ class QrelsTable:
 
     The evaluator's fast input form, and what :func:`harness.trec.read_qrels_table` returns; converts
     to and from :class:`~corpora.Qrels`. (query, doc) pairs are unique. Building it factorizes the
-    ids (``query_codes``/``query_vocabulary``, ``doc_codes``/``doc_lookup``), as pytrec_eval's
-    ``RelevanceEvaluator`` prepares its qrels once.
+    query ids (``query_codes``/``query_vocabulary``) and hashes the doc ids (``doc_hashes``), as
+    pytrec_eval's ``RelevanceEvaluator`` prepares its qrels once.
     """
 
     query_ids: np.ndarray
@@ -46,8 +47,7 @@ class QrelsTable:
     source: str = "<memory>"
     query_codes: np.ndarray = field(init=False, repr=False)
     query_vocabulary: np.ndarray = field(init=False, repr=False)
-    doc_codes: np.ndarray = field(init=False, repr=False)
-    doc_lookup: IdLookup = field(init=False, repr=False)
+    doc_hashes: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -59,9 +59,7 @@ class QrelsTable:
         query_codes, query_vocabulary = pd.factorize(self.query_ids)
         set_(self, "query_codes", query_codes.astype(np.int64))
         set_(self, "query_vocabulary", np.asarray(query_vocabulary, dtype=object))
-        doc_codes, doc_vocabulary = factorize_ids(self.doc_ids)
-        set_(self, "doc_codes", doc_codes)
-        set_(self, "doc_lookup", IdLookup(doc_vocabulary))
+        set_(self, "doc_hashes", hashes_of(self.doc_ids))
 
     @classmethod
     def from_qrels(cls, qrels: Qrels | Mapping[str, Mapping[str, int]]) -> QrelsTable:
@@ -172,33 +170,58 @@ def _ranks_within_sorted_groups(rows: np.ndarray) -> np.ndarray:
     return np.arange(1, len(rows) + 1, dtype=np.int64) - np.repeat(starts, lengths)
 
 
-def _join(entry_rows: np.ndarray, entry_docs: np.ndarray, judged_rows: np.ndarray, judged_docs: np.ndarray,
-          n_docs: int) -> np.ndarray:
-    """For each (row, doc) entry, the index of its judgment among (judged_rows, judged_docs), or -1.
+def _exact_join(entry_rows: np.ndarray, entry_docs: np.ndarray, judged_rows: np.ndarray,
+                judged_docs: np.ndarray) -> np.ndarray:
+    """The slow, obviously right join, for the (astronomically rare) qrels whose pair hashes collide."""
+    position = {(r, d): j for j, (r, d) in enumerate(zip(judged_rows.tolist(), judged_docs.tolist()))}
+    return np.fromiter((position.get(key, -1) for key in zip(entry_rows.tolist(), entry_docs.tolist())),
+                       dtype=np.int64, count=len(entry_rows))
 
-    ``entry_docs`` and ``judged_docs`` are codes in ``range(n_docs)``. Most documents are judged for
-    at most one query, so a doc-major lookup resolves them with one gather and one comparison;
-    entries whose document is judged for several queries go through a hash join on (row, doc).
+
+def _join(run: Run, run_rows: np.ndarray, judged_rows: np.ndarray, judged_docs: np.ndarray,
+          judged_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(run entry index, judgment index) for every retrieved (row, doc) that has a judgment.
+
+    A hash per (row, doc) pair: a bitmap over its low bits discards most entries with one gather,
+    the survivors go through pandas' integer hash table, and every match is checked against the
+    row and the doc id text, so a hash collision can never invent a judgment.
     """
-    found = np.full(len(entry_rows), -1, dtype=np.int64)
-    if not len(judged_rows) or not len(entry_rows):
-        return found
-    per_doc = np.bincount(judged_docs, minlength=n_docs)
-    one_judgment = np.full(n_docs, -1, dtype=np.int64)
-    one_judgment[judged_docs] = np.arange(len(judged_docs))
-    counts = per_doc[entry_docs]
-    single = np.flatnonzero(counts == 1)
-    candidate = one_judgment[entry_docs[single]]
-    hit = judged_rows[candidate] == entry_rows[single]
-    found[single[hit]] = candidate[hit]
-    several = np.flatnonzero(counts > 1)
-    if len(several):
-        multi = np.flatnonzero(per_doc[judged_docs] > 1)
-        keys = pd.Index(judged_rows[multi] * np.int64(n_docs) + judged_docs[multi])
-        position = keys.get_indexer(entry_rows[several] * np.int64(n_docs) + entry_docs[several])
-        matched = position >= 0
-        found[several[matched]] = multi[position[matched]]
-    return found
+    none = np.empty(0, dtype=np.int64)
+    if not len(judged_rows) or not len(run.doc_index):
+        return none, none
+    judged_pairs = pair_hashes(judged_rows, judged_hashes)
+    index = pd.Index(judged_pairs)
+    if not index.is_unique:
+        entry_rows = np.repeat(run_rows, run.lengths())
+        found = _exact_join(entry_rows, run.doc_ids[run.doc_index], judged_rows, judged_docs)
+        found[entry_rows < 0] = -1
+        entries = np.flatnonzero(found >= 0)
+        return entries, found[entries]
+    size = 1 << min(28, max(10, (32 * len(judged_pairs)).bit_length()))
+    mask = np.uint64(size - 1)
+    bitmap = np.zeros(size, dtype=bool)
+    bitmap[(judged_pairs & mask).view(np.int64)] = True
+    doc_hashes = hashes_of(run.doc_ids)
+    salts = group_salts(run_rows)
+    maybe_parts, pair_parts = [], []
+    # Scan the entries in slices: the temporaries stay a few MB, reused from one slice to the next
+    # (fresh 100 MB arrays cost more in page faults than the arithmetic done on them).
+    for start in range(0, len(run.doc_index), _SLICE):
+        stop = min(start + _SLICE, len(run.doc_index))
+        first, last = np.searchsorted(run.offsets, [start, stop], side="right") - 1
+        bounds = np.clip(run.offsets[first:last + 2], start, stop)
+        pairs = doc_hashes[run.doc_index[start:stop]]  # = pair_hashes(row, doc) of each entry
+        pairs ^= np.repeat(salts[first:last + 1], np.diff(bounds))
+        maybe = np.flatnonzero(bitmap[(pairs & mask).view(np.int64)])
+        maybe_parts.append(maybe + start)
+        pair_parts.append(pairs[maybe])
+    maybe = np.concatenate(maybe_parts)
+    judgment = index.get_indexer(np.concatenate(pair_parts))
+    hit = judgment >= 0
+    entries, judgment = maybe[hit], judgment[hit].astype(np.int64)
+    block = np.searchsorted(run.offsets, entries, side="right") - 1
+    exact = (judged_rows[judgment] == run_rows[block]) & (judged_docs[judgment] == run.doc_ids[run.doc_index[entries]])
+    return entries[exact], judgment[exact]
 
 
 def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], rel_threshold: int = 1,
@@ -215,27 +238,20 @@ def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], r
     row_of_table_query = np.array([row_of.get(q, -1) for q in table.query_vocabulary.tolist()], dtype=np.int64)
     judged_rows = row_of_table_query[table.query_codes] if len(table) else np.empty(0, dtype=np.int64)
     in_scope = np.flatnonzero(judged_rows >= 0)
-    judged_rows, judged_grades, judged_docs = judged_rows[in_scope], table.grades[in_scope], table.doc_codes[in_scope]
+    judged_rows, judged_grades = judged_rows[in_scope], table.grades[in_scope]
 
-    # run entries whose document is judged for some query, restricted to evaluated queries and depth
+    # retrieved entries of the evaluated queries that have a judgment, within depth
     run_rows = np.array([row_of.get(q, -1) for q in run.query_ids], dtype=np.int64)
     lengths = run.lengths()
     kept = np.minimum(lengths, depth) if depth is not None else lengths
     n_retrieved = np.zeros(n_queries, dtype=np.int64)
     in_run = run_rows >= 0
     np.add.at(n_retrieved, run_rows[in_run], kept[in_run])
-    entry_docs = table.doc_lookup.codes(run.doc_ids)[run.doc_index] if len(run.doc_index) \
-        else np.empty(0, dtype=np.int64)
-    candidates = np.flatnonzero(entry_docs >= 0)
-    block = np.searchsorted(run.offsets, candidates, side="right") - 1
-    ranks = candidates - run.offsets[block] + 1
-    rows = run_rows[block]
-    keep = (rows >= 0) & (ranks <= kept[block])
-    candidates, rows, ranks = candidates[keep], rows[keep], ranks[keep]
-
-    found = _join(rows, entry_docs[candidates], judged_rows, judged_docs, len(table.doc_lookup))
-    judged_entries = np.flatnonzero(found >= 0)
-    rows, ranks, grades = rows[judged_entries], ranks[judged_entries], judged_grades[found[judged_entries]]
+    entries, judgment = _join(run, run_rows, judged_rows, table.doc_ids[in_scope], table.doc_hashes[in_scope])
+    block = np.searchsorted(run.offsets, entries, side="right") - 1
+    ranks = entries - run.offsets[block] + 1
+    keep = ranks <= kept[block]
+    rows, ranks, grades = run_rows[block][keep], ranks[keep], judged_grades[judgment[keep]]
 
     relevant = (judged_grades >= rel_threshold) & (judged_grades >= 0)
     n_relevant = np.bincount(judged_rows[relevant], minlength=n_queries)

@@ -1,11 +1,10 @@
-"""String ids to integer codes, vectorised and exact.
+"""String ids hashed to integers, vectorised, for joins that stay exact.
 
-Doc and query ids are strings; the evaluator works on integer codes. Hashing millions of Python
-strings one by one (a dict, or pandas' object hash table) dominates an evaluation, so ids are
-hashed here as fixed-width code-point arrays with one integer matrix product, the 64-bit hashes
-go through pandas' integer hash table, and every match is then checked against the strings
-themselves: a hash collision can never merge two ids (when one is found, the exact, slower path
-takes over).
+Doc ids are strings; the evaluator joins a run with its judgments on (query, doc). Hashing millions
+of Python strings one by one (a dict, or pandas' object hash table) would dominate an evaluation, so
+ids are hashed here as fixed-width code-point arrays with one integer matrix product. Hashes only
+ever *narrow* a search: every match they suggest is confirmed on the strings themselves, so a
+collision can never merge two ids.
 """
 
 from __future__ import annotations
@@ -24,7 +23,8 @@ _REMEMBERED: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 
 def hash_ids(ids: np.ndarray) -> np.ndarray:
-    """A uint64 per id: a polynomial over its UTF-32 code units, taken 2 at a time, mod 2**64.
+    """A uint64 per id: a polynomial over its UTF-32 code units, taken 2 at a time, mod 2**64,
+    then mixed so that every bit depends on every unit.
 
     >>> h = hash_ids(np.array(["d1", "d2", "d1"], dtype=object))
     >>> bool(h[0] == h[2]), bool(h[0] == h[1])
@@ -40,7 +40,12 @@ def hash_ids(ids: np.ndarray) -> np.ndarray:
     units = text.view(np.uint64).reshape(len(text), width // 2)
     with np.errstate(over="ignore"):
         powers = np.cumprod(np.full(width // 2, _MULTIPLIER, dtype=np.uint64))
-        return units @ powers
+        hashed = units @ powers
+        # splitmix64's finaliser: the product's low bits ignore the high bits of every unit
+        hashed ^= hashed >> np.uint64(31)
+        hashed *= _PAIR_MULTIPLIER
+        hashed ^= hashed >> np.uint64(29)
+    return hashed
 
 
 def remember_hashes(ids: np.ndarray, hashes: np.ndarray) -> None:
@@ -57,6 +62,17 @@ def hashes_of(ids: np.ndarray) -> np.ndarray:
     return hash_ids(ids)
 
 
+def group_salts(groups: np.ndarray) -> np.ndarray:
+    """The value :func:`pair_hashes` XORs into an id hash for each group code."""
+    with np.errstate(over="ignore"):
+        return (groups.astype(np.uint64) + np.uint64(1)) * _PAIR_MULTIPLIER
+
+
+def pair_hashes(groups: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+    """One uint64 per (group code, id hash) pair, e.g. (query row, doc): equal pairs hash equal."""
+    return hashes ^ group_salts(groups)
+
+
 def duplicate_pairs(group_codes: np.ndarray, ids: np.ndarray, hashes: np.ndarray | None = None) -> np.ndarray:
     """Indices of the entries whose (group, id) pair occurred before (exact; hashes only narrow
     the search).
@@ -66,9 +82,7 @@ def duplicate_pairs(group_codes: np.ndarray, ids: np.ndarray, hashes: np.ndarray
     """
     if len(ids) < 2:
         return np.empty(0, dtype=np.int64)
-    hashes = hashes_of(ids) if hashes is None else hashes
-    with np.errstate(over="ignore"):
-        pair = hashes ^ (group_codes.astype(np.uint64) * _PAIR_MULTIPLIER + np.uint64(1))
+    pair = pair_hashes(group_codes, hashes_of(ids) if hashes is None else hashes)
     ordered = np.sort(pair)
     clashing = ordered[1:][ordered[1:] == ordered[:-1]]
     if not len(clashing):
@@ -81,57 +95,3 @@ def duplicate_pairs(group_codes: np.ndarray, ids: np.ndarray, hashes: np.ndarray
             repeated.append(index)
         seen.add((group, value))
     return np.asarray(repeated, dtype=np.int64)
-
-
-def factorize_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, vocabulary)`` like ``pandas.factorize``: codes in order of first appearance.
-
-    >>> codes, vocabulary = factorize_ids(np.array(["b", "a", "b"], dtype=object))
-    >>> codes.tolist(), vocabulary.tolist()
-    ([0, 1, 0], ['b', 'a'])
-    """
-    ids = np.asarray(ids, dtype=object)
-    if not len(ids):
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=object)
-    codes, unique_hashes = pd.factorize(hashes_of(ids))
-    first = np.full(len(unique_hashes), len(ids), dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(len(ids)))
-    vocabulary = ids[first]
-    if not (vocabulary[codes] == ids).all():  # a collision: two ids share a hash
-        codes, vocabulary = pd.factorize(ids)
-        vocabulary = np.asarray(vocabulary, dtype=object)
-    return codes.astype(np.int64), vocabulary
-
-
-class IdLookup:
-    """Position of ids in a vocabulary of unique string ids; -1 for ids it does not hold.
-
-    >>> lookup = IdLookup(np.array(["a", "b", "c"], dtype=object))
-    >>> lookup.codes(np.array(["c", "x", "a"], dtype=object)).tolist()
-    [2, -1, 0]
-    """
-
-    def __init__(self, vocabulary: np.ndarray):
-        self.vocabulary = np.asarray(vocabulary, dtype=object)
-        self._index = pd.Index(hashes_of(self.vocabulary))
-        self._exact: dict[str, int] | None = None
-        if not self._index.is_unique:
-            self._exact = {v: i for i, v in enumerate(self.vocabulary.tolist())}
-
-    def __len__(self) -> int:
-        return len(self.vocabulary)
-
-    def codes(self, ids: np.ndarray) -> np.ndarray:
-        ids = np.asarray(ids, dtype=object)
-        if self._exact is not None:
-            get = self._exact.get
-            return np.fromiter((get(i, -1) for i in ids.tolist()), dtype=np.int64, count=len(ids))
-        if not len(ids) or not len(self.vocabulary):
-            return np.full(len(ids), -1, dtype=np.int64)
-        codes = self._index.get_indexer(hashes_of(ids)).astype(np.int64)
-        found = np.flatnonzero(codes >= 0)
-        # Vocabulary hashes are unique, so a found id has one candidate; if its text differs, the
-        # hash collided and the id is not in the vocabulary.
-        differs = self.vocabulary[codes[found]] != ids[found]
-        codes[found[differs]] = -1
-        return codes

@@ -172,3 +172,26 @@ def test_parse_metrics_reports_every_problem_and_drops_repeats() -> None:
     assert [x.name for x in parse_metrics("mrr, ndcg@5,mrr")] == ["mrr", "ndcg@5"]
     with pytest.raises(ParameterError):
         parse_metrics(" , ")
+
+
+def test_the_join_gives_the_same_values_whatever_its_slice_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evaluator scans run entries in slices; slice edges inside and between queries (and
+    empty rankings) must not change a value."""
+    from harness import evaluation
+    from harness.trec import run_from_arrays
+
+    rng = np.random.default_rng(7)
+    rows = [(f"q{q}", f"d{d}", float(rng.integers(0, 5))) for q in range(40) if q % 7
+            for d in rng.choice(60, int(rng.integers(1, 25)), replace=False)]
+    run = run_from_arrays([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    run = Run(["empty", *run.query_ids, "empty2"], run.doc_ids, np.concatenate([[0], run.offsets, [run.offsets[-1]]]),
+              run.doc_index, run.scores)
+    judgments = {f"q{q}": {f"d{d}": int(rng.integers(-1, 4)) for d in rng.choice(60, 15, replace=False)}
+                 for q in range(45)}
+    metrics = parse_metrics("ndcg@10,map,mrr,recall@5,bpref,P_3")
+    query_ids = sorted(judgments) + ["empty"]
+    expected = evaluate(run, Qrels(judgments), metrics, query_ids)
+    for size in (1, 3, 7, 64):
+        monkeypatch.setattr(evaluation, "_SLICE", size)
+        assert evaluate(run, Qrels(judgments), metrics, query_ids).equals(expected)
+    assert expected["map"].sum() > 0
