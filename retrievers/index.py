@@ -13,13 +13,12 @@ so reorder near-ties, and BM25 here must equal a plain float64 BM25 ranking for 
 Search conventions (those of :class:`~retrievers.base.ScoreRetriever`): a document is a result only
 when its score is above ``min_score``; order is score descending, ties by ``tie_rank`` ascending (the
 rank of the doc id in ascending string order); selection is exact, ties at the k-th place included.
-Per query, only the postings of its terms are touched: each term's weights are added into a
-per-thread float64 accumulator over the documents (``np.add.at``), read back at the candidates and
-zeroed there again; a one-term query needs no accumulator at all. A strided sample of the longest
-posting list (its docs are distinct) gives a lower bound of the k-th best score -- the k-th best of
-a subset can only be lower -- which discards most candidates before they are deduplicated and
-partitioned. No JIT: numpy releases the GIL in the gathers, scatters and partitions, so
-``threads=2`` scores two halves of a batch side by side.
+A batch of queries is one sparse product, (queries x terms, binary) @ (terms x docs, weights):
+scipy walks only the postings of the batch's terms and adds each document's weights in ascending
+term order, in C++ and without the GIL, leaving each query's distinct candidates with their
+scores. Per query, a strided sample of the candidates gives a lower bound of the k-th best score
+(the k-th best of a subset can only be lower), which discards most of them before
+``np.partition``. No JIT; ``threads=2`` scores two batches side by side.
 """
 
 from __future__ import annotations
@@ -27,13 +26,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 #: Candidates above which a sampled lower bound filters before the exact partition.
 SAMPLE_ABOVE = 4096
+#: Queries scored by one sparse product: amortises scipy's per-call work over the documents.
+QUERY_BATCH = 64
 #: Postings weighted per step at build time: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
 
@@ -97,6 +98,7 @@ class BM25Index:
     docs: np.ndarray  # int32
     weights: np.ndarray  # float64, > 0
     n_docs: int
+    _matrix: sp.csr_matrix | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, offsets: np.ndarray, term_ids: np.ndarray, n_terms: int, k1: float = 1.2,
@@ -166,100 +168,56 @@ class BM25Index:
         """Top ``k`` documents of each query: ``(offsets, doc indices, scores)``, a CSR over queries.
 
         Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
-        query counts once. ``progress(done, total)`` hears about every 64 queries.
+        query counts once. ``progress(done, total)`` hears about every batch of queries.
         """
         n_queries = len(query_offsets) - 1
-        blocks = _split(n_queries, max(1, threads))
+        batches = [range(a, min(n_queries, a + QUERY_BATCH)) for a in range(0, n_queries, QUERY_BATCH)]
         tally = _Tally(n_queries, progress)
 
-        def run(block: range) -> tuple[list[np.ndarray], list[np.ndarray]]:
-            return self._search_block(query_offsets, query_terms, block, k, tie_rank, min_score, tally)
+        def run(batch: range) -> tuple[list[np.ndarray], list[np.ndarray]]:
+            scores = self._scores(query_offsets, query_terms, batch)
+            found = [top_k(scores.indices[a:b], scores.data[a:b], k, tie_rank, min_score)
+                     for a, b in zip(scores.indptr[:-1], scores.indptr[1:])]
+            tally.add(len(batch))
+            return [d for d, _ in found], [v for _, v in found]
 
-        if len(blocks) == 1:
-            parts = [run(blocks[0])]
+        if threads <= 1 or len(batches) < 2:
+            parts = [run(batch) for batch in batches]
         else:
-            with ThreadPoolExecutor(len(blocks)) as pool:
-                parts = list(pool.map(run, blocks))
+            with ThreadPoolExecutor(threads) as pool:
+                parts = list(pool.map(run, batches))
         docs = [d for part in parts for d in part[0]]
-        scores = [s for part in parts for s in part[1]]
-        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n_queries)
+        scores = [v for part in parts for v in part[1]]
         offsets = np.zeros(n_queries + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        np.cumsum(np.fromiter(map(len, docs), dtype=np.int64, count=n_queries), out=offsets[1:])
         flat_docs = np.concatenate(docs).astype(np.int64) if docs else np.empty(0, np.int64)
         flat_scores = np.concatenate(scores) if scores else np.empty(0)
         return offsets, flat_docs, flat_scores
 
     def score_matrix(self, query_offsets: np.ndarray, query_terms: np.ndarray) -> sp.csr_matrix:
         """Every query's score of every matching document: (n_queries x n_docs) float64 CSR."""
-        n_queries = len(query_offsets) - 1
-        accumulator = np.zeros(self.n_docs, dtype=np.float64)
-        rows, values = [], []
-        for i in range(n_queries):
-            lists = self._postings(query_terms[query_offsets[i]:query_offsets[i + 1]])
-            for docs, weights in lists:
-                np.add.at(accumulator, docs, weights)
-            candidates = np.unique(np.concatenate([docs for docs, _ in lists])) if lists else np.empty(0, np.int32)
-            rows.append(candidates)
-            values.append(accumulator[candidates])
-            accumulator[candidates] = 0.0
-        indptr = np.zeros(n_queries + 1, dtype=np.int64)
-        np.cumsum([len(r) for r in rows], out=indptr[1:])
-        indices = np.concatenate(rows) if rows else np.empty(0, np.int32)
-        data = np.concatenate(values) if values else np.empty(0)
-        return sp.csr_matrix((data, indices, indptr), shape=(n_queries, self.n_docs))
+        matrix = self._scores(query_offsets, query_terms, range(len(query_offsets) - 1))
+        matrix.sort_indices()
+        return matrix
 
     # ----- internals -------------------------------------------------------------------------
-    def _postings(self, terms: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(docs, weights) of each distinct term of a query that has postings, in term id order."""
-        lists = []
-        for t in np.unique(terms).tolist():
-            start, stop = self.indptr[t], self.indptr[t + 1]
-            if start < stop:
-                lists.append((self.docs[start:stop], self.weights[start:stop]))
-        return lists
+    def _scores(self, query_offsets: np.ndarray, query_terms: np.ndarray, batch: range) -> sp.csr_matrix:
+        """The batch's queries (binary, one column per distinct term) times the postings: scipy adds
+        each document's weights in ascending term order, in C++, without the GIL."""
+        start, stop = int(query_offsets[batch.start]), int(query_offsets[batch.stop])
+        terms = np.array(query_terms[start:stop], dtype=np.int32)  # a copy: sum_duplicates sorts in place
+        queries = sp.csr_matrix((np.ones(len(terms)), terms, query_offsets[batch.start:batch.stop + 1] - start),
+                                shape=(len(batch), self.n_terms))
+        queries.sum_duplicates()
+        queries.data[:] = 1.0
+        return (queries @ self.matrix).tocsr()
 
-    def _top_k(self, accumulator: np.ndarray, terms: np.ndarray, k: int, tie_rank: np.ndarray,
-               min_score: float) -> tuple[np.ndarray, np.ndarray]:
-        """One query's top k; ``accumulator`` is all zeros before and after."""
-        lists = self._postings(terms)
-        if not lists:
-            return np.empty(0, dtype=np.int32), np.empty(0)
-        if len(lists) == 1:  # one term: its weights are the scores
-            return top_k(lists[0][0], lists[0][1], k, tie_rank, min_score)
-        for docs, weights in lists:  # in term order: every doc's sum is added in the same order
-            np.add.at(accumulator, docs, weights)
-        # the longest list's docs are distinct: the k-th best of a sample of them bounds the k-th
-        # best overall from below, and discards most candidates before they are deduplicated
-        longest = max(range(len(lists)), key=lambda j: len(lists[j][0]))
-        longest_scores = accumulator[lists[longest][0]]
-        bound = -np.inf
-        sample = longest_scores[::max(1, len(longest_scores) // max(SAMPLE_ABOVE, 4 * k))]
-        if len(sample) >= k:
-            bound = np.partition(sample, len(sample) - k)[len(sample) - k]
-        kept_docs, kept_scores = [], []
-        for j, (docs, _) in enumerate(lists):
-            scores = longest_scores if j == longest else accumulator[docs]
-            keep = scores >= bound
-            kept_docs.append(docs[keep])
-            kept_scores.append(scores[keep])
-            accumulator[docs] = 0.0
-        candidates, first = np.unique(np.concatenate(kept_docs), return_index=True)
-        return top_k(candidates, np.concatenate(kept_scores)[first], k, tie_rank, min_score)
-
-    def _search_block(self, query_offsets: np.ndarray, query_terms: np.ndarray, block: range, k: int,
-                      tie_rank: np.ndarray, min_score: float,
-                      tally: _Tally) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        accumulator = np.zeros(self.n_docs, dtype=np.float64)
-        out_docs: list[np.ndarray] = []
-        out_scores: list[np.ndarray] = []
-        for i in block:
-            if (i - block.start) % 64 == 63:
-                tally.add(64)
-            docs, values = self._top_k(accumulator, query_terms[query_offsets[i]:query_offsets[i + 1]], k,
-                                       tie_rank, min_score)
-            out_docs.append(docs)
-            out_scores.append(values)
-        return out_docs, out_scores
+    @property
+    def matrix(self) -> sp.csr_matrix:
+        """The postings as a scipy CSR matrix (terms x docs) over the same arrays, no copy."""
+        if self._matrix is None:
+            self._matrix = sp.csr_matrix((self.weights, self.docs, self.indptr), shape=(self.n_terms, self.n_docs))
+        return self._matrix
 
 
 def top_k(candidates: np.ndarray | None, scores: np.ndarray, k: int, tie_rank: np.ndarray,
@@ -306,10 +264,3 @@ class _Tally:
         with self._lock:
             self.done += count
             self.progress(min(self.done, self.total), self.total)
-
-
-def _split(n: int, parts: int) -> list[range]:
-    """``parts`` contiguous ranges covering ``range(n)``, the empty ones left out."""
-    bounds = np.linspace(0, n, min(parts, max(n, 1)) + 1).astype(int)
-    return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [range(0)]
-

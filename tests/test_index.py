@@ -30,7 +30,7 @@ def _index(texts: list[str], k1: float = 1.2, b: float = 0.75) -> tuple[BM25Inde
 
 def _dense_scores(index: BM25Index, offsets: np.ndarray, terms: np.ndarray) -> np.ndarray:
     weights = sp.csr_matrix((index.weights, index.docs, index.indptr), shape=(index.n_terms, index.n_docs))
-    queries = sp.csr_matrix((np.ones(len(terms)), terms, offsets), shape=(len(offsets) - 1, index.n_terms))
+    queries = sp.csr_matrix((np.ones(len(terms)), terms.copy(), offsets), shape=(len(offsets) - 1, index.n_terms))
     queries.sum_duplicates()
     queries.data[:] = 1.0
     return (queries @ weights).toarray()
@@ -133,3 +133,12 @@ def test_building_in_small_steps_gives_the_same_index(monkeypatch):
     stepped, _ = _index(texts)
     for name in ("indptr", "docs", "weights"):
         np.testing.assert_array_equal(getattr(stepped, name), getattr(whole, name))
+
+
+def test_search_leaves_its_inputs_alone():
+    index, vocabulary = _index(["apple pear", "pear plum", "fig"])
+    offsets, terms = encode(["pear apple pear", "fig plum"], vocabulary)
+    before = terms.copy()
+    index.search(offsets, terms, 2, np.arange(3), 0.0)
+    index.score_matrix(offsets, terms)
+    np.testing.assert_array_equal(terms, before)
