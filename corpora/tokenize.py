@@ -8,11 +8,11 @@ produces the same tokens with a few numpy passes per chunk of texts:
    encode every non-ASCII character as one ``?`` byte, and map every byte outside ``[a-z0-9]`` to a
    space, so token boundaries are byte-class changes;
 2. read each token's bytes eight at a time as unsigned 64-bit words: a token of at most eight bytes
-   *is* its key (no hash, so no collision); longer tokens chain their words (a spare high bit marks
-   "continues"), factorised level by level, so every distinct token gets a distinct code;
+   *is* its key (no hash, so no collision); a longer token chains its words, factorised level by
+   level into fresh code ranges, so every distinct token gets a distinct code;
 3. drop stop words on the distinct terms, not on the tokens;
-4. merge the chunks' vocabularies once at the end. For ``english``, stem the vocabulary (each
-   distinct word once), never the running tokens.
+4. merge the chunks' vocabularies into one as they come. For ``english``, stem the vocabulary
+   (each distinct word once), never the running tokens.
 
 Conventions: term ids index a vocabulary sorted in ascending string order (scikit-learn's
 ``CountVectorizer`` order); a document's tokens keep their order; ``offsets`` delimit each text's
