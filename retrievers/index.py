@@ -34,7 +34,7 @@ import scipy.sparse as sp
 #: Candidates above which a sampled lower bound filters before the exact partition.
 SAMPLE_ABOVE = 4096
 #: Queries scored by one sparse product: amortises scipy's per-call work over the documents.
-QUERY_BATCH = 64
+QUERY_BATCH = 32
 #: Postings weighted per step at build time: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
 
