@@ -197,7 +197,7 @@ def _join(run: Run, run_rows: np.ndarray, judged_rows: np.ndarray, judged_docs: 
         found[entry_rows < 0] = -1
         entries = np.flatnonzero(found >= 0)
         return entries, found[entries]
-    size = 1 << min(28, max(10, (32 * len(judged_pairs)).bit_length()))
+    size = 1 << min(26, max(10, (32 * len(judged_pairs)).bit_length()))
     mask = np.uint64(size - 1)
     bitmap = np.zeros(size, dtype=bool)
     bitmap[(judged_pairs & mask).view(np.int64)] = True

@@ -12,7 +12,6 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-import pandas as pd
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd, so x -> x * m is a bijection modulo 2**64
 _PAIR_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)

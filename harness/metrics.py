@@ -6,8 +6,9 @@ Conventions, pinned once (and printed in every manifest):
 * Binary measures (hit, recall, precision, reciprocal rank, AP, R-precision, bpref) count a document
   as relevant when ``grade >= rel_threshold`` (default 1). Negative grades are judged, never
   relevant, and (as in trec_eval, where they mean "pooled but unjudged") never non-relevant either.
-* Graded measures (nDCG) use the grade itself: linear gain ``g`` (``ndcg``, = trec_eval
-  ``ndcg_cut``) or exponential gain ``2**g - 1`` (``ndcg_exp``, Burges); grades <= 0 gain nothing.
+* Graded measures (nDCG) use the grade itself, whatever ``rel_threshold``: linear gain ``g``
+  (``ndcg``, = trec_eval ``ndcg`` / ``ndcg_cut``) or exponential gain ``2**g - 1`` (``ndcg_exp``,
+  Burges); grades <= 0 gain nothing, in the ranking and in the ideal (as trec_eval's gains).
   The discount is ``1 / log2(rank + 1)``. The ideal DCG uses every judged document of the query,
   retrieved or not (the scikit-learn ``ndcg_score`` trap).
 * Cutoff measures divide by k, not by the number retrieved (trec_eval ``P_k``).
@@ -35,7 +36,8 @@ def _relevant(qrels: Judgments, rel_threshold: int) -> set[str]:
 
 
 def hit(ranking: Ranking, qrels: Judgments, k: int, rel_threshold: int = 1) -> float:
-    """hit@k = 1 if any relevant document is in the top k, else 0.
+    """hit@k = 1 if any relevant document is in the top k, else 0 (also ``success@k``, trec_eval
+    ``success_k``).
 
     >>> hit(["x", "y", "a"], {"a": 2}, 3), hit(["x", "y", "a"], {"a": 2}, 2)
     (1.0, 0.0)

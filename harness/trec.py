@@ -80,8 +80,6 @@ def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object],
         raw = raw[3:]
     if raw.startswith(b"#") or b"\n#" in raw:
         raw = _COMMENT_LINES.sub(b"", raw)
-    if not raw.strip():
-        return None
     try:
         frame = pd.read_csv(
             io.BytesIO(raw), sep=r"\s+", header=None, names=list(range(n_columns)), usecols=usecols,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
-import numpy as np
 import pandas as pd
 
 from corpora import ParameterError, RetbenchError, Run
