@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.evaluation import QrelsTable, evaluate  # noqa: E402
 from harness.metrics import parse_metrics  # noqa: E402
-from harness.trec import run_from_arrays  # noqa: E402
+from harness.trec import read_run, run_from_arrays  # noqa: E402
 
 MEASURES = {  # label -> each library's name for it
     "nDCG@10": {"retbench": "ndcg@10", "pytrec_eval": "ndcg_cut_10", "ir_measures": "nDCG@10", "ranx": "ndcg@10"},
@@ -243,7 +243,7 @@ def write_trec_files(folder: Path, n_queries: int, depth: int, judged: int, coll
 
 
 def part_two(args: argparse.Namespace) -> None:
-    commands = {"bench evaluate": None, "ir_measures CLI": None}
+    commands: dict[str, list[str]] = {}
     if importlib.util.find_spec("ir_measures") is None:
         print("skipping the CLI comparison: ir_measures is not installed")
         return
@@ -264,7 +264,13 @@ def part_two(args: argparse.Namespace) -> None:
                 start = time.perf_counter()
                 subprocess.run(commands[name], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
                 times[name].append(time.perf_counter() - start)
+        reads = []
+        for _ in range(args.cli_rounds):
+            start = time.perf_counter()
+            read_run(run_path)
+            reads.append(time.perf_counter() - start)
         base = statistics.median(times["bench evaluate"])
+        print(f"  retbench read_run alone (in process): {statistics.median(reads):.2f} s median")
         for name, values in times.items():
             median = statistics.median(values)
             print(f"  {name:<16} {median:6.2f} s  ({median / base:.1f}x)  runs: "
