@@ -7,8 +7,9 @@ indices, int32, ascending) with their weights in ``weights`` (float64):
     idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))            (Lucene)
 
 A query's score is the sum of the weights of its distinct terms, added in ascending term id order.
-Weights stay float64 although float32 would halve them: rounded weights move scores by ~1e-7 and
-so reorder near-ties, and BM25 here must equal a plain float64 BM25 ranking for ranking.
+Weights stay float64 although float32 would halve them: rounding moves scores by ~1e-7, enough to
+reorder near-ties, and this BM25 must rank exactly as a plain float64 BM25 does (a test on Vaswani
+pins it to an independent implementation).
 
 Search conventions (those of :class:`~retrievers.base.ScoreRetriever`): a document is a result only
 when its score is above ``min_score``; order is score descending, ties by ``tie_rank`` ascending (the
