@@ -15,6 +15,7 @@ import numpy as np
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd, so x -> x * m is a bijection modulo 2**64
 _PAIR_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)
+_HASH_SLICE = 1 << 17  # ids hashed at a time
 
 # id(array) -> (weak reference to the array, its hashes): hashes computed while reading a run are
 # reused when the run is evaluated. The weak reference proves the array is the same object.
@@ -23,15 +24,23 @@ _REMEMBERED: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 def hash_ids(ids: np.ndarray) -> np.ndarray:
     """A uint64 per id: a polynomial over its UTF-32 code units, taken 2 at a time, mod 2**64,
-    then mixed so that every bit depends on every unit.
+    then mixed so that every bit depends on every unit. Zero padding adds nothing, so an id hashes
+    the same whatever the width of the array it sits in (ids are hashed a slice at a time, which
+    keeps the fixed-width copy small).
 
     >>> h = hash_ids(np.array(["d1", "d2", "d1"], dtype=object))
     >>> bool(h[0] == h[2]), bool(h[0] == h[1])
     (True, False)
     """
-    if not len(ids):
-        return np.empty(0, dtype=np.uint64)
-    text = np.asarray(ids).astype(np.str_)
+    ids = np.asarray(ids)
+    hashed = np.empty(len(ids), dtype=np.uint64)
+    for start in range(0, len(ids), _HASH_SLICE):
+        hashed[start:start + _HASH_SLICE] = _hash_slice(ids[start:start + _HASH_SLICE])
+    return hashed
+
+
+def _hash_slice(ids: np.ndarray) -> np.ndarray:
+    text = ids.astype(np.str_)
     width = text.dtype.itemsize // 4
     if width % 2:
         width += 1

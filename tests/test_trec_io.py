@@ -187,3 +187,14 @@ def test_run_and_qrels_round_trip(tmp_path: Path) -> None:
     assert buffer.getvalue() == format_qrels(qrels) == "q1 0 a 2\nq1 0 b -1\nq2 0 c 0\n"
     (tmp_path / "qrels.txt").write_text(buffer.getvalue())
     assert read_qrels(tmp_path / "qrels.txt").to_dict() == qrels.to_dict()
+
+
+def test_id_hashes_do_not_depend_on_the_slice_or_the_array_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import idcodes
+
+    ids = np.array(["a", "bb", "ccc", "msmarco_v2.1_doc_00_880019750#4_1633802806", "é", ""] * 5, dtype=object)
+    whole = idcodes.hash_ids(ids)
+    monkeypatch.setattr(idcodes, "_HASH_SLICE", 4)
+    assert (idcodes.hash_ids(ids) == whole).all()
+    assert (idcodes.hash_ids(ids[:3]) == whole[:3]).all()
+    assert len(set(whole[:6].tolist())) == 6
