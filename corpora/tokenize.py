@@ -358,11 +358,11 @@ def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: in
     rank[order] = np.arange(len(order), dtype=np.int32)
     for start in range(0, len(codes), 1 << 22):  # in place, a block at a time: no second token array
         codes[start:start + (1 << 22)] = rank[codes[start:start + (1 << 22)]]
-    _return_freed_memory()
+    release_freed_memory()
     return Tokenized(offsets, codes, vocabulary)
 
 
-def _return_freed_memory() -> None:
+def release_freed_memory() -> None:
     """Hand the heap's free pages back to the system.
 
     The chunks' temporaries are a few MB each, so the C allocator serves them from its heap and,

@@ -40,7 +40,7 @@ class BM25(ScoreRetriever):
     name = "bm25"
     #: Threads that score one batch of queries (numpy releases the GIL; 1 keeps runs single-core).
     threads: ClassVar[int] = 1
-    state_version: ClassVar[int] = 1
+    state_version: ClassVar[int] = 2
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer: str = DEFAULT_ANALYZER):
         if not k1 >= 0:
@@ -62,7 +62,10 @@ class BM25(ScoreRetriever):
                                   "version": self.state_version}
         state = fitted_state("bm25", params, corpus, lambda: self._build(corpus),
                              lambda s: _valid_state(s, len(corpus)))
-        self.index = BM25Index(state["indptr"], state["docs"], state["weights"], len(corpus))
+        n_blocks = len(state["indptr"])
+        self.index = BM25Index(state["indptr"], [state[f"docs_{b}"] for b in range(n_blocks)],
+                               [state[f"weights_{b}"] for b in range(n_blocks)], len(corpus),
+                               int(state["block_docs"][0]))
         self._tie_rank = state["tie_rank"]
         self._vocabulary_arrays = (state["vocabulary"], state["vocabulary_offsets"])
         self._term_ids: SortedStrings | None = None
@@ -72,8 +75,12 @@ class BM25(ScoreRetriever):
         index, vocabulary = BM25Index.from_texts(corpus.full_texts, self.analyzer, self.k1, self.b,
                                                  progress_callback())
         blob, offsets = pack_strings(vocabulary)
-        return {"indptr": index.indptr, "docs": index.docs, "weights": index.weights,
-                "tie_rank": doc_id_order(corpus.ids), "vocabulary": blob, "vocabulary_offsets": offsets}
+        state = {"indptr": index.indptr, "block_docs": np.array([index.block_docs], dtype=np.int64),
+                 "tie_rank": doc_id_order(corpus.ids), "vocabulary": blob, "vocabulary_offsets": offsets}
+        for number, (docs, weights) in enumerate(zip(index.docs, index.weights)):
+            state[f"docs_{number}"] = docs
+            state[f"weights_{number}"] = weights
+        return state
 
     @property
     def vocabulary(self) -> list[str]:
@@ -85,7 +92,7 @@ class BM25(ScoreRetriever):
         """Lucene idf of every indexed term, by term id."""
         from retrievers.index import bm25_idf
 
-        return bm25_idf(self.index.n_docs, np.diff(self.index.indptr))
+        return bm25_idf(self.index.n_docs, self.index.document_frequencies())
 
     # ----- querying --------------------------------------------------------------------------
     def encode_queries(self, queries: Queries) -> tuple[np.ndarray, np.ndarray]:
@@ -117,19 +124,30 @@ class BM25(ScoreRetriever):
 def _valid_state(state: State, n_docs: int) -> bool:
     """A cached state is used only when its arrays fit together (never trust a file)."""
     try:
-        indptr, docs, weights = state["indptr"], state["docs"], state["weights"]
-        tie_rank, blob, offsets = state["tie_rank"], state["vocabulary"], state["vocabulary_offsets"]
+        indptr, block, tie_rank = state["indptr"], state["block_docs"], state["tie_rank"]
+        blob, offsets = state["vocabulary"], state["vocabulary_offsets"]
+        if not (indptr.dtype == np.int64 and indptr.ndim == 2 and block.dtype == np.int64 and block.shape == (1,)):
+            return False
+        block_docs = int(block[0])
+        n_blocks = max(1, -(-n_docs // block_docs)) if block_docs >= 1 else 0
+        blocks = [(state[f"docs_{b}"], state[f"weights_{b}"]) for b in range(len(indptr))]
     except KeyError:
         return False
-    if not (indptr.dtype == np.int64 and docs.dtype == np.int32 and weights.dtype == np.float64
-            and tie_rank.dtype == np.int64 and blob.dtype == np.uint8 and offsets.dtype == np.int64):
+    if not (tie_rank.dtype == np.int64 and blob.dtype == np.uint8 and offsets.dtype == np.int64):
         return False
-    if indptr.ndim != 1 or len(indptr) < 1 or indptr[0] != 0 or indptr[-1] != len(docs) or len(weights) != len(docs):
+    if not 1 <= block_docs < 2**31 or len(indptr) != n_blocks or indptr.shape[1] != len(offsets):
         return False
-    if np.any(np.diff(indptr) < 0) or len(offsets) != len(indptr):
+    if (indptr[:, 0] != 0).any() or np.any(np.diff(indptr, axis=1) < 0):
         return False
-    if len(docs) and (docs.min() < 0 or docs.max() >= n_docs or not (weights > 0).all() or not np.isfinite(weights).all()):
-        return False
+    for number, (docs, weights) in enumerate(blocks):
+        width = min(block_docs, n_docs - number * block_docs)
+        if not (docs.dtype == np.int32 and weights.dtype == np.float64 and docs.ndim == 1 and weights.ndim == 1):
+            return False
+        if len(docs) != indptr[number, -1] or len(weights) != len(docs):
+            return False
+        if len(docs) and (docs.min() < 0 or docs.max() >= width or not (weights > 0).all()
+                          or not np.isfinite(weights).all()):
+            return False
     if len(tie_rank) != n_docs or (n_docs and not (np.bincount(tie_rank.clip(0, n_docs - 1), minlength=n_docs) == 1).all()):
         return False
     try:

@@ -50,8 +50,10 @@ def test_second_fit_loads_what_the_first_wrote(tmp_path):
     second = IndexCache(tmp_path)
     cached = _fit(second)
     assert second.events == [("hit", "bm25")]
-    for name in ("indptr", "docs", "weights"):
-        np.testing.assert_array_equal(getattr(cached.index, name), getattr(fresh.index, name))
+    np.testing.assert_array_equal(cached.index.indptr, fresh.index.indptr)
+    for name in ("docs", "weights"):
+        for got, expected in zip(getattr(cached.index, name), getattr(fresh.index, name)):
+            np.testing.assert_array_equal(got, expected)
     assert cached.search(QUERIES, 3).to_mapping() == _fit(None).search(QUERIES, 3).to_mapping()
 
 
@@ -60,7 +62,7 @@ def test_memory_only_cache_shares_within_the_process_and_writes_nothing(tmp_path
     cache = IndexCache(None)
     a, b = _fit(cache), _fit(cache)
     assert cache.events == [("miss", "bm25"), ("memory", "bm25")]
-    assert a.index.weights is b.index.weights
+    assert a.index.weights[0] is b.index.weights[0]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -86,7 +88,7 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, capsys, damage):
     entry = _only_entry(tmp_path)
     data = bytearray(entry.read_bytes())
     if damage == "flip":
-        data[-20] ^= 0x01  # inside the last array: only the checksum can tell
+        data[_middle_of_largest_array(bytes(data))] ^= 0x01  # only the checksum can tell
     elif damage == "truncate":
         data = data[: len(data) // 2]
     elif damage == "garbage":
@@ -99,7 +101,17 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, capsys, damage):
     assert cache.events == [("rejected", "bm25"), ("miss", "bm25")]
     assert "ignoring" in capsys.readouterr().err
     assert refit.search(QUERIES, 3).to_mapping() == _fit(None).search(QUERIES, 3).to_mapping()
-    assert set(read_entry(entry, _key_for(CORPUS))) >= {"indptr", "docs", "weights"}  # rewritten whole
+    assert set(read_entry(entry, _key_for(CORPUS))) >= {"indptr", "docs_0", "weights_0"}  # rewritten whole
+
+
+def _middle_of_largest_array(raw: bytes) -> int:
+    import json
+
+    length = int.from_bytes(raw[16:24], "little")
+    header = json.loads(raw[24:24 + length])
+    start = -(-(24 + length) // 64) * 64
+    largest = max(header["arrays"], key=lambda spec: spec["nbytes"])
+    return start + largest["offset"] + largest["nbytes"] // 2
 
 
 def test_a_foreign_entry_is_never_trusted(tmp_path):
@@ -128,17 +140,24 @@ def test_a_well_formed_entry_with_impossible_content_is_rejected(tmp_path):
     """Right key, right checksums, but a posting points past the last document."""
     fresh = _fit(None)
     blob, offsets = pack_strings(fresh.vocabulary)
-    docs = fresh.index.docs.copy()
+    docs = fresh.index.docs[0].copy()
     docs[0] = 99
-    state = {"indptr": fresh.index.indptr, "docs": docs, "weights": fresh.index.weights,
+    state = {"indptr": fresh.index.indptr, "docs_0": docs, "weights_0": fresh.index.weights[0],
+             "block_docs": np.array([fresh.index.block_docs], dtype=np.int64),
              "tie_rank": fresh._tie_rank, "vocabulary": blob, "vocabulary_offsets": offsets}
+    from retrievers.bm25 import _valid_state
+
+    assert not _valid_state(state, len(CORPUS))
+    docs[0] = 0
+    assert _valid_state(state, len(CORPUS))  # the same state with the posting put right is fine
+    docs[0] = 99
     cache = IndexCache(tmp_path)
     path = cache.path(_key_for(CORPUS), "bm25")
     path.parent.mkdir(parents=True)
     write_entry(path, _key_for(CORPUS), state)
     fitted = _fit(cache)
     assert cache.events == [("rejected", "bm25"), ("miss", "bm25")]
-    assert fitted.index.docs.max() < len(CORPUS)
+    assert fitted.index.docs[0].max() < len(CORPUS)
 
 
 def test_corpus_digest_sees_every_change():

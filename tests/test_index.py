@@ -22,14 +22,27 @@ from retrievers.index import BM25Index, top_k
 WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
 
-def _index(texts: list[str], k1: float = 1.2, b: float = 0.75) -> tuple[BM25Index, dict[str, int]]:
+def _index(texts: list[str], k1: float = 1.2, b: float = 0.75,
+           block_docs: int = index_module.BLOCK_DOCS) -> tuple[BM25Index, dict[str, int]]:
     tokens = tokenize(texts)
     vocabulary = {t: i for i, t in enumerate(tokens.vocabulary)}
-    return BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), k1, b), vocabulary
+    return BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), k1, b, block_docs), vocabulary
+
+
+def _postings_matrix(index: BM25Index) -> sp.csr_matrix:
+    """terms x docs, rebuilt from the blocks (global doc indices)."""
+    rows, docs, weights = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0)]
+    for t in range(index.n_terms):
+        d, w = index.postings(t)
+        rows.append(np.full(len(d), t))
+        docs.append(d)
+        weights.append(w)
+    return sp.csr_matrix((np.concatenate(weights), (np.concatenate(rows), np.concatenate(docs))),
+                         shape=(index.n_terms, index.n_docs))
 
 
 def _dense_scores(index: BM25Index, offsets: np.ndarray, terms: np.ndarray) -> np.ndarray:
-    weights = sp.csr_matrix((index.weights, index.docs, index.indptr), shape=(index.n_terms, index.n_docs))
+    weights = _postings_matrix(index)
     queries = sp.csr_matrix((np.ones(len(terms)), terms.copy(), offsets), shape=(len(offsets) - 1, index.n_terms))
     queries.sum_duplicates()
     queries.data[:] = 1.0
@@ -44,8 +57,8 @@ def test_weights_are_the_formula():
     for term, t in vocabulary.items():
         postings = {d: c[term] for d, c in enumerate(Counter(article_analyzer(x)) for x in texts) if term in c}
         idf = math.log(1 + (len(texts) - len(postings) + 0.5) / (len(postings) + 0.5))
-        got = dict(zip(index.docs[index.indptr[t]:index.indptr[t + 1]].tolist(),
-                       index.weights[index.indptr[t]:index.indptr[t + 1]].tolist()))
+        docs, weights = index.postings(t)
+        got = dict(zip(docs.tolist(), weights.tolist()))
         assert list(got) == sorted(postings)  # docs ascending within a term
         for d, tf in postings.items():
             expected = idf * tf * 1.9 / (tf + 0.9 * (1 - 0.4 + 0.4 * lengths[d] / avgdl))
@@ -58,10 +71,10 @@ QUERIES = st.lists(st.lists(st.sampled_from(WORDS + ["absent"]), max_size=4).map
 
 @settings(max_examples=150, deadline=None)
 @given(DOCS, QUERIES, st.integers(1, 30), st.randoms(use_true_random=False), st.sampled_from([1, 2]),
-       st.booleans())
-def test_top_k_is_the_brute_force_ranking(texts, queries, k, random, threads, sample):
+       st.booleans(), st.sampled_from([1, 3, 8, index_module.BLOCK_DOCS]))
+def test_top_k_is_the_brute_force_ranking(texts, queries, k, random, threads, sample, block_docs):
     """Few words and short docs make many exact ties; doc ids in a shuffled order break them."""
-    index, vocabulary = _index(texts)
+    index, vocabulary = _index(texts, block_docs=block_docs)
     ids = [f"doc{j}" for j in range(len(texts))]
     random.shuffle(ids)
     tie_rank = doc_id_order(ids)
@@ -78,8 +91,9 @@ def test_top_k_is_the_brute_force_ranking(texts, queries, k, random, threads, sa
         assert scores[run_offsets[i]:run_offsets[i + 1]].tolist() == expected_scores[i].tolist()
 
 
-def test_score_matrix_is_the_sparse_product():
-    index, vocabulary = _index(["apple pear", "pear pear plum", "fig", "apple fig fig"])
+@pytest.mark.parametrize("block_docs", [1, 3, 1 << 17])
+def test_score_matrix_is_the_sparse_product(block_docs):
+    index, vocabulary = _index(["apple pear", "pear pear plum", "fig", "apple fig fig"], block_docs=block_docs)
     offsets, terms = encode(["apple pear pear", "fig", "nothing known"], vocabulary)
     matrix = index.score_matrix(offsets, terms)
     assert matrix.has_sorted_indices
@@ -126,13 +140,16 @@ def test_top_k_rows_on_long_rows_equals_a_full_sort(min_score):
         assert got_values.tolist() == row[expected].tolist()
 
 
-def test_building_in_small_steps_gives_the_same_index(monkeypatch):
+def test_building_in_small_steps_or_blocks_gives_the_same_postings(monkeypatch):
     texts = ["apple pear apple", "pear plum", "", "apple apple apple fig", "kiwi kiwi", "plum fig pear"] * 7
     whole, _ = _index(texts)
-    monkeypatch.setattr(index_module, "_BUILD_STEP", 3)  # blocks cut runs and terms everywhere
-    stepped, _ = _index(texts)
-    for name in ("indptr", "docs", "weights"):
-        np.testing.assert_array_equal(getattr(stepped, name), getattr(whole, name))
+    monkeypatch.setattr(index_module, "_BUILD_STEP", 3)  # steps cut runs and terms everywhere
+    for block_docs in (1, 4, 5, 1 << 17):
+        blocked, _ = _index(texts, block_docs=block_docs)
+        assert len(blocked.indptr) == -(-len(texts) // block_docs)
+        for t in range(whole.n_terms):
+            for got, expected in zip(blocked.postings(t), whole.postings(t)):
+                np.testing.assert_array_equal(got, expected)
 
 
 def test_search_leaves_its_inputs_alone():
