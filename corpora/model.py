@@ -257,5 +257,5 @@ class Run:
             start, stop = int(self.offsets[j]), int(self.offsets[j + 1])
             docs = self.doc_ids[self.doc_index[start:stop]]
             for rank, (d, s) in enumerate(zip(docs, self.scores[start:stop]), 1):
-                lines.append(f"{q} Q0 {d} {rank} {s!r} {tag}")
+                lines.append(f"{q} Q0 {d} {rank} {float(s)!r} {tag}")
         return "\n".join(lines) + ("\n" if lines else "")

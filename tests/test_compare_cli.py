@@ -132,6 +132,10 @@ def test_results_folder_contract(runner, tmp_path):
     assert manifest["statistics"]["bootstrap_samples"] == 200
     first = (folder / "runs" / "bm25.trec").read_text().splitlines()[0].split()
     assert first[:4] == ["q01", "Q0", "pricing1", "1"] and first[5] == "bm25"
+    assert float(first[4]) > 0  # a plain float, readable by trec_eval
+    from harness.trec import read_run
+
+    read_run(folder / "runs" / "bm25.trec")  # the results store's runs read back cleanly
 
 
 def test_same_inputs_and_seed_give_identical_files(runner, tmp_path):
