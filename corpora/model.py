@@ -74,14 +74,30 @@ class Corpus:
         return [f"{t}\n{x}" if t else x for t, x in zip(self.titles, self.texts)]
 
     def content_hash(self) -> str:
-        """A SHA-256 of ids, titles and texts: the corpus's identity in manifests and caches."""
-        digest = hashlib.sha256()
-        titles = self.titles or [""] * len(self.ids)
-        for i, t, x in zip(self.ids, titles, self.texts):
-            for part in (i, t, x):
-                digest.update(part.encode("utf-8"))
-                digest.update(b"\x00")
-        return digest.hexdigest()
+        """SHA-256 over ids, titles and texts: the corpus's identity in manifests and caches.
+
+        Hashed a chunk at a time (the chunk's string lengths, an encoding tag, then its bytes),
+        which is several times faster than one update per string; memoised on the instance.
+        """
+        known = self.__dict__.get("_content_hash")
+        if known is not None:
+            return known
+        digest = hashlib.sha256(b"retbench-corpus-2")
+        columns = (self.ids, self.titles or [""] * len(self.ids), self.texts)
+        step = 1 << 15
+        for column in columns:
+            for start in range(0, len(column), step):
+                part = column[start:start + step]
+                joined = "".join(part)
+                try:  # a copy of the string's own bytes when it is ASCII or Latin-1; UTF-8 otherwise
+                    encoded = b"L" + joined.encode("latin-1")
+                except UnicodeEncodeError:
+                    encoded = b"U" + joined.encode("utf-8", "surrogatepass")
+                digest.update(np.fromiter(map(len, part), dtype="<i8", count=len(part)).tobytes())
+                digest.update(encoded)
+        value = digest.hexdigest()
+        object.__setattr__(self, "_content_hash", value)  # frozen dataclass: memo outside the fields
+        return value
 
     def index_of(self) -> dict[str, int]:
         return {d: j for j, d in enumerate(self.ids)}

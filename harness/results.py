@@ -75,6 +75,7 @@ def diagnosis_frame(result: CompareResult) -> pd.DataFrame:
 
 
 def manifest(result: CompareResult, run_id: str, command_line: list[str], started: datetime) -> dict:
+    """Everything needed to tell how the numbers were made (corpus hash memoised on the corpus)."""
     config = result.config
     return {
         "run_id": run_id,

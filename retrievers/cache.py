@@ -28,7 +28,6 @@ import json
 import mmap
 import os
 import sys
-import weakref
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -58,32 +57,9 @@ def cache_root() -> Path:
     return Path(user_cache_dir("retbench"))
 
 
-_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
-
-
 def corpus_digest(corpus: Corpus) -> str:
-    """SHA-256 over ids, titles and texts, chunk by chunk: the lengths of the chunk's strings, a tag
-    for the encoding, then their bytes; memoised per corpus object."""
-    known = _DIGESTS.get(id(corpus))
-    if known is not None and known[0]() is corpus:
-        return known[1]
-    digest = hashlib.sha256(b"retbench-corpus-2")
-    columns = (corpus.ids, corpus.titles or [""] * len(corpus.ids), corpus.texts)
-    step = 1 << 15
-    for column in columns:
-        for start in range(0, len(column), step):
-            part = column[start:start + step]
-            joined = "".join(part)
-            try:  # a copy of the string's own bytes when it is ASCII or Latin-1; UTF-8 otherwise
-                encoded = b"L" + joined.encode("latin-1")
-            except UnicodeEncodeError:
-                encoded = b"U" + joined.encode("utf-8", "surrogatepass")
-            digest.update(np.fromiter(map(len, part), dtype="<i8", count=len(part)).tobytes())
-            digest.update(encoded)
-    value = digest.hexdigest()
-    ident = id(corpus)
-    _DIGESTS[ident] = (weakref.ref(corpus, lambda _: _DIGESTS.pop(ident, None)), value)
-    return value
+    """The corpus's identity in cache keys: :meth:`Corpus.content_hash` (memoised there)."""
+    return corpus.content_hash()
 
 
 def entry_key(kind: str, params: Mapping[str, Any], digest: str) -> str:
