@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from corpora import DEFAULT_CORPUS, FORMATS, RetbenchError, bundled_names, describe, load_dataset
+from corpora import DEFAULT_CORPUS, FORMATS, bundled_names, describe, load_dataset
 from corpora.bundled import bundled_description
 from corpora.inspection import report_lines, summary_line
 from corpora.model import Dataset
@@ -37,11 +37,8 @@ def _corpus_options(function):
 
 
 def _load(corpus: str, corpus_format: str | None, split: str) -> Dataset:
-    try:
-        return load_dataset(corpus, format=corpus_format, split=split)
-    except RetbenchError as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(2) from None
+    # a RetbenchError reaches the `bench` group, which prints it and exits 2 like every command
+    return load_dataset(corpus, format=corpus_format, split=split)
 
 
 @command.command("show")
