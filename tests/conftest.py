@@ -11,6 +11,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    """Keep every test's index and embedding cache out of the user's real cache folder."""
+    monkeypatch.setenv("RETBENCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "retbench-cache"))
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
