@@ -3,12 +3,14 @@
 A deterministic stand-in for a dense retriever: it maps documents and queries to few dimensions,
 but from the same words, so it is no semantic embedding.
 
-Up to :attr:`LSA.randomized_above` documents: scikit-learn's ``TfidfVectorizer`` (smooth idf, l2
-rows) and ``TruncatedSVD`` (arpack, ``random_state`` = seed), as in the article. Above it, the same
-TF-IDF built from :func:`corpora.tokenize.tokenize` and a randomized truncated SVD (Halko et al.,
-``random_state`` = seed): arpack's and the per-document tokenizer's cost grow too fast, and the
-randomized result agrees with arpack's to a few decimals. The fitted state of a large corpus goes
-through the index cache. scikit-learn is imported only when a fit needs it.
+Up to :attr:`LSA.randomized_above` documents: the article's scikit-learn pipeline,
+``TfidfVectorizer`` (smooth idf, l2 rows) then ``TruncatedSVD`` (arpack, ``random_state`` = seed),
+computed here with scipy's ``svds`` and the same start vector, equal to scikit-learn's bit for bit
+(a test holds it to that) without importing scikit-learn, which alone costs more than the whole
+bundled run. Above it, the same TF-IDF built from :func:`corpora.tokenize.tokenize` and
+scikit-learn's randomized truncated SVD (Halko et al., ``random_state`` = seed): arpack's and the
+per-document tokenizer's cost grow too fast, and the randomized result agrees with arpack's to a few
+decimals. The fitted state of a large corpus goes through the index cache.
 """
 
 from __future__ import annotations
@@ -53,22 +55,29 @@ class LSA(ScoreRetriever):
         self._state: State | None = None
         if len(corpus) > self.randomized_above:
             return self._fit_large(corpus)
-        from sklearn.decomposition import TruncatedSVD
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        self._tfidf = TfidfVectorizer(tokenizer=get_analyzer(self.analyzer), lowercase=False, token_pattern=None)
-        matrix = self._tfidf.fit_transform(corpus.full_texts)
-        self._check_dims(matrix.shape)
-        self._svd = TruncatedSVD(n_components=self.dims, random_state=self.seed, algorithm="arpack")
-        self._doc_vectors = _normalise_rows(self._svd.fit_transform(matrix))
+        analyzer = get_analyzer(self.analyzer)
+        counts, self._vocabulary = _small_counts([analyzer(text) for text in corpus.full_texts])
+        self._check_dims(counts.shape)
+        self._idf = _smooth_idf(counts)
+        reduced, self._components = _arpack_svd(_tfidf_rows(counts, self._idf), self.dims, self.seed)
+        self._doc_vectors = _normalise_rows(reduced)
         return self
 
     def score(self, queries: Queries) -> np.ndarray:
         if self._state is not None:
-            reduced = self._large_query_matrix(queries) @ self._state["components"].T
+            matrix = self._large_query_matrix(queries)
+            components = self._state["components"]
         else:
-            reduced = self._svd.transform(self._tfidf.transform(queries.texts))
-        return _normalise_rows(reduced) @ self._doc_vectors.T
+            matrix = _tfidf_rows(self._small_query_counts(queries), self._idf)
+            components = self._components
+        return _normalise_rows(matrix @ components.T) @ self._doc_vectors.T
+
+    def _small_query_counts(self, queries: Queries) -> sp.csr_matrix:
+        analyzer, vocabulary = get_analyzer(self.analyzer), self._vocabulary
+        rows = [[vocabulary[t] for t in analyzer(text) if t in vocabulary] for text in queries.texts]
+        offsets = _offsets(len(row) for row in rows)
+        terms = np.fromiter((t for row in rows for t in row), dtype=np.int64, count=int(offsets[-1]))
+        return _counts(offsets, terms, len(vocabulary))
 
     def _check_dims(self, shape: tuple[int, int]) -> None:
         limit = min(shape) - 1
@@ -100,8 +109,7 @@ class LSA(ScoreRetriever):
         tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress_callback())
         counts = _counts(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
         self._check_dims(counts.shape)
-        df = np.bincount(counts.indices, minlength=counts.shape[1])
-        idf = np.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0  # scikit-learn's smooth idf
+        idf = _smooth_idf(counts)
         matrix = _tfidf_rows(counts, idf)
         # ten power iterations: text spectra can be flat, and five left a third of the top 10 apart from
         # arpack's on synthetic text; ten agree on ~98% of it
@@ -120,6 +128,56 @@ class LSA(ScoreRetriever):
             self._term_ids = SortedStrings(state["vocabulary"], state["vocabulary_offsets"])
         offsets, terms = encode(queries.texts, self._term_ids, self.analyzer)
         return _tfidf_rows(_counts(offsets, terms, len(state["idf"])), state["idf"])
+
+
+def _small_counts(token_lists: list[list[str]]) -> tuple[sp.csr_matrix, dict[str, int]]:
+    """Documents x terms counts over the sorted vocabulary, exactly as ``CountVectorizer.fit`` stores them.
+
+    Its columns are the sorted terms, but within a row they stay in the order the terms first appear
+    in the corpus; keeping that order keeps every floating-point sum (row norms, the SVD's products)
+    in its order, so the scores equal scikit-learn's bit for bit.
+    """
+    offsets = _offsets(len(tokens) for tokens in token_lists)
+    flat = np.array([t for tokens in token_lists for t in tokens], dtype=object)
+    if not len(flat):
+        return _counts(offsets, np.zeros(0, dtype=np.int64), 0), {}
+    terms, first_seen, term_ids = np.unique(flat, return_index=True, return_inverse=True)
+    by_appearance = np.argsort(first_seen)  # appearance rank -> sorted id
+    appearance = np.empty_like(by_appearance)
+    appearance[by_appearance] = np.arange(len(terms))
+    counts = _counts(offsets, appearance[np.ravel(term_ids)], len(terms))
+    counts.indices = by_appearance[counts.indices].astype(counts.indices.dtype)
+    counts.has_sorted_indices = False
+    return counts, {term: i for i, term in enumerate(terms.tolist())}
+
+
+def _offsets(lengths: Any) -> np.ndarray:
+    lengths = np.fromiter(lengths, dtype=np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def _smooth_idf(counts: sp.csr_matrix) -> np.ndarray:
+    """scikit-learn's smooth idf: ``ln((1 + n) / (1 + df)) + 1``."""
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    return np.log((1.0 + counts.shape[0]) / (1.0 + df)) + 1.0
+
+
+def _arpack_svd(matrix: sp.csr_matrix, dims: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``TruncatedSVD(algorithm="arpack", random_state=seed).fit_transform`` and its ``components_``.
+
+    The same start vector (``RandomState(seed)`` uniform on [-1, 1]), the same ``svds`` call, largest
+    first, each component's sign set so that its largest absolute entry is positive, documents as
+    ``U * Sigma``; scikit-learn itself is not imported (it costs more than the whole bundled run).
+    """
+    from scipy.sparse.linalg import svds
+
+    start = np.random.RandomState(seed).uniform(-1, 1, min(matrix.shape))
+    u, sigma, vt = svds(matrix, k=dims, tol=0.0, v0=start)
+    u, sigma, vt = u[:, ::-1], sigma[::-1], vt[::-1]
+    signs = np.sign(vt[np.arange(dims), np.argmax(np.abs(vt), axis=1)])
+    return u * signs * sigma, np.ascontiguousarray(vt * signs[:, None])
 
 
 def _counts(offsets: np.ndarray, term_ids: np.ndarray, n_terms: int) -> sp.csr_matrix:

@@ -1,0 +1,66 @@
+"""LSA on small corpora computes the article's scikit-learn pipeline without scikit-learn, and must
+equal it bit for bit: the article's rank table depends on near-ties between cosine scores."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.decomposition import TruncatedSVD
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from corpora import Corpus, Queries, get_analyzer, load_dataset
+from retrievers.lsa import LSA
+
+
+def _sklearn_scores(corpus: Corpus, queries: Queries, dims: int, seed: int, analyzer: str) -> np.ndarray:
+    """The article's listing: TfidfVectorizer -> TruncatedSVD(arpack) -> cosine."""
+    tfidf = TfidfVectorizer(tokenizer=get_analyzer(analyzer), lowercase=False, token_pattern=None)
+    svd = TruncatedSVD(n_components=dims, random_state=seed, algorithm="arpack")
+    docs = svd.fit_transform(tfidf.fit_transform(corpus.full_texts))
+    queries_reduced = svd.transform(tfidf.transform(queries.texts))
+
+    def unit(m: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(m, axis=1, keepdims=True)
+        return np.divide(m, norms, out=np.zeros_like(m), where=norms > 1e-12)
+
+    return unit(queries_reduced) @ unit(docs).T
+
+
+def test_bundled_corpus_scores_equal_scikit_learn_exactly():
+    data = load_dataset("article")
+    ours = LSA().fit(data.corpus).score(data.queries)
+    np.testing.assert_array_equal(ours, _sklearn_scores(data.corpus, data.queries, 6, 0, "article"))
+
+
+@pytest.mark.parametrize("dims,seed,analyzer", [(2, 0, "article"), (6, 7, "article"), (10, 3, "english")])
+def test_other_parameters_equal_scikit_learn_exactly(dims, seed, analyzer):
+    data = load_dataset("article")
+    ours = LSA(dims=dims, seed=seed, analyzer=analyzer).fit(data.corpus).score(data.queries)
+    np.testing.assert_array_equal(ours, _sklearn_scores(data.corpus, data.queries, dims, seed, analyzer))
+
+
+def test_repeated_words_unknown_words_and_empty_queries():
+    corpus = Corpus(["d1", "d2", "d3", "d4"],
+                    ["zebra apple apple pear", "pear pear plum zebra", "kiwi apple", "plum kiwi kiwi fig zebra"])
+    queries = Queries(["q1", "q2", "q3"], ["apple apple zebra unknown", "nothing known here", "fig plum"])
+    ours = LSA(dims=2).fit(corpus).score(queries)
+    np.testing.assert_array_equal(ours, _sklearn_scores(corpus, queries, 2, 0, "article"))
+    assert not ours[1].any()  # a query with no known word scores nothing
+
+
+def test_a_real_collection_equals_scikit_learn_exactly(shared_data):
+    data = load_dataset(str(shared_data / "med"))
+    ours = LSA().fit(data.corpus).score(data.queries)
+    np.testing.assert_array_equal(ours, _sklearn_scores(data.corpus, data.queries, 6, 0, "article"))
+
+
+def test_bench_compare_on_the_bundled_corpus_does_not_import_scikit_learn(tmp_path):
+    code = ("import sys; from harness.cli import main\n"
+            "try:\n    main(['compare', '--systems', 'bm25,lsa,weighted,rrf', '--out', sys.argv[1]])\n"
+            "except SystemExit:\n    pass\n"
+            "print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"
