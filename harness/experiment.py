@@ -11,6 +11,10 @@ file::
     baseline = "bm25"
     bootstrap_samples = 5000
 
+Besides those, ``out`` names the folder that receives the results folder (``--out``). Relative
+paths in the file (``out``, ``cache_dir``, and a ``corpus`` that is not a bundled name) are read from
+the file's own folder, so an experiment runs the same from any working directory.
+
 Every value is checked against the type of its field here, so a mistake names the file and line.
 """
 
@@ -30,6 +34,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 _LIST_KEYS = ("systems", "metrics")
+#: Keys of the file that are options of ``bench compare`` but not fields of ``CompareConfig``.
+_CLI_KEYS: dict[str, tuple[type, ...]] = {"out": (str,)}
+_PATH_KEYS = ("corpus", "cache_dir", "out")
 
 
 def config_keys() -> list[str]:
@@ -94,7 +101,7 @@ def load_experiment(path: Path) -> dict[str, object]:
             line = int(found.group(1)) if found else None
         raise InputFileError(path, f"not valid TOML ({getattr(exc, 'msg', exc)})", line=line,
                              fix="see the example in the docs of `bench compare --config`") from None
-    accepted = _field_types()
+    accepted = {**_field_types(), **_CLI_KEYS}
     out: dict[str, object] = {}
     for key, value in data.items():
         name = key.replace("-", "_")
@@ -110,4 +117,18 @@ def load_experiment(path: Path) -> dict[str, object]:
             raise InputFileError(path, f"{key} must be {_describe(accepted[name], list_allowed)}, got {value!r}",
                                  line=line)
         out[name] = value
+    for name in _PATH_KEYS:
+        if isinstance(out.get(name), str):
+            out[name] = _from_folder_of(path, name, str(out[name]))
     return out
+
+
+def _from_folder_of(path: Path, key: str, value: str) -> str:
+    """A relative path of the file, read from the file's folder; a bundled corpus name stays a name
+    unless a folder of that name sits beside the file (an existing folder wins, as on the command line)."""
+    from corpora.bundled import bundled_names
+
+    beside = path.parent / Path(value).expanduser()
+    if key == "corpus" and value in bundled_names() and not beside.exists():
+        return value
+    return str(beside)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,41 @@ def test_a_missing_file_exits_2(runner, tmp_path) -> None:
 
 def test_every_config_field_is_a_key() -> None:
     assert "systems" in config_keys() and "bootstrap_samples" in config_keys()
+
+
+def test_relative_paths_are_read_from_the_files_folder(runner, tmp_path, monkeypatch) -> None:
+    """The experiment runs the same from any working directory: corpus, out and cache_dir are
+    relative to the file, not to where `bench` was started."""
+    from corpora.bundled import bundled_path
+
+    project = tmp_path / "project"
+    shutil.copytree(bundled_path("article"), project / "data" / "mini")
+    config = project / "experiment.toml"
+    config.write_text('corpus = "data/mini"\nsystems = ["bm25"]\nmetrics = ["ndcg@5"]\nout = "runs"\n'
+                      'cache_dir = "cache"\nbootstrap_samples = 50\n', encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(main, ["compare", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    (folder,) = (project / "runs").iterdir()
+    assert summary(folder)[0]["system"] == "bm25"
+    assert (project / "cache").is_dir() and not any(elsewhere.iterdir())
+
+
+def test_out_on_the_command_line_overrides_the_file(runner, tmp_path) -> None:
+    config = write(tmp_path, 'systems = ["bm25"]\nout = "from_file"\nbootstrap_samples = 50\n')
+    result = run(runner, tmp_path, "--config", str(config))
+    assert result.exit_code == 0, result.output
+    assert only_folder(tmp_path).is_dir() and not (tmp_path / "from_file").exists()
+
+
+def test_a_bundled_name_in_the_file_stays_a_name(tmp_path) -> None:
+    assert load_experiment(write(tmp_path, 'corpus = "article"\n'))["corpus"] == "article"
+    (tmp_path / "article").mkdir()  # a folder of that name beside the file wins, as on the command line
+    assert load_experiment(write(tmp_path, 'corpus = "article"\n'))["corpus"] == str(tmp_path / "article")
+
+
+def test_out_must_be_a_string(tmp_path) -> None:
+    with pytest.raises(Exception, match="experiment.toml:1: out must be a string, got 3"):
+        load_experiment(write(tmp_path, "out = 3\n"))
