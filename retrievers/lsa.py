@@ -81,6 +81,14 @@ class LSA(ScoreRetriever):
 
     def _check_dims(self, shape: tuple[int, int]) -> None:
         limit = min(shape) - 1
+        if shape[1] == 0:
+            raise RetbenchError(
+                f"lsa found no terms in the corpus: every one of its {shape[0]} documents is empty after the "
+                f"{self.analyzer!r} analyzer. Fix: check the corpus text, or pass lsa(analyzer=...) with another.")
+        if limit < 1:
+            raise RetbenchError(
+                f"lsa needs at least 2 documents and 2 distinct terms, the corpus has {shape[0]} documents x "
+                f"{shape[1]} terms. Fix: use a larger corpus, or leave lsa out of --systems.")
         if self.dims > limit:
             raise RetbenchError(
                 f"lsa(dims={self.dims}) needs more dimensions than the corpus has: {shape[0]} documents "
@@ -138,17 +146,16 @@ def _small_counts(token_lists: list[list[str]]) -> tuple[sp.csr_matrix, dict[str
     in its order, so the scores equal scikit-learn's bit for bit.
     """
     offsets = _offsets(len(tokens) for tokens in token_lists)
-    flat = np.array([t for tokens in token_lists for t in tokens], dtype=object)
-    if not len(flat):
-        return _counts(offsets, np.zeros(0, dtype=np.int64), 0), {}
-    terms, first_seen, term_ids = np.unique(flat, return_index=True, return_inverse=True)
-    by_appearance = np.argsort(first_seen)  # appearance rank -> sorted id
-    appearance = np.empty_like(by_appearance)
-    appearance[by_appearance] = np.arange(len(terms))
-    counts = _counts(offsets, appearance[np.ravel(term_ids)], len(terms))
-    counts.indices = by_appearance[counts.indices].astype(counts.indices.dtype)
+    first_seen: dict[str, int] = {}  # term -> rank of its first appearance in the corpus
+    ids = [first_seen.setdefault(t, len(first_seen)) for tokens in token_lists for t in tokens]
+    terms = list(first_seen)
+    by_appearance = np.array(sorted(range(len(terms)), key=terms.__getitem__), dtype=np.int64)
+    sorted_id = np.empty_like(by_appearance)  # appearance rank -> column (the sorted vocabulary)
+    sorted_id[by_appearance] = np.arange(len(terms))
+    counts = _counts(offsets, np.array(ids, dtype=np.int64), len(terms))
+    counts.indices = sorted_id[counts.indices].astype(counts.indices.dtype)
     counts.has_sorted_indices = False
-    return counts, {term: i for i, term in enumerate(terms.tolist())}
+    return counts, {terms[a]: i for i, a in enumerate(by_appearance.tolist())}
 
 
 def _offsets(lengths: Any) -> np.ndarray:

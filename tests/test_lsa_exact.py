@@ -11,7 +11,7 @@ import pytest
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from corpora import Corpus, Queries, get_analyzer, load_dataset
+from corpora import Corpus, Queries, RetbenchError, get_analyzer, load_dataset
 from retrievers.lsa import LSA
 
 
@@ -64,3 +64,14 @@ def test_bench_compare_on_the_bundled_corpus_does_not_import_scikit_learn(tmp_pa
             "print('sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("texts,message", [
+    (["the of", "and"], "lsa found no terms in the corpus: every one of its 2 documents is empty"),
+    (["apple", "apple apple"], "lsa needs at least 2 documents and 2 distinct terms"),
+    (["red apple", "green pear", "blue plum"], "lsa\\(dims=6\\) needs more dimensions than the corpus has"),
+])
+def test_corpora_too_small_for_lsa_get_a_clear_error(texts, message):
+    corpus = Corpus([f"d{i}" for i in range(len(texts))], texts)
+    with pytest.raises(RetbenchError, match=message):
+        LSA().fit(corpus)
