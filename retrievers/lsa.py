@@ -15,6 +15,7 @@ decimals. The fitted state of a large corpus goes through the index cache.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -73,6 +74,8 @@ class LSA(ScoreRetriever):
         return _normalise_rows(matrix @ components.T) @ self._doc_vectors.T
 
     def _small_query_counts(self, queries: Queries) -> sp.csr_matrix:
+        """Query counts over the fitted vocabulary, unknown terms dropped, columns sorted (as
+        ``TfidfVectorizer.transform`` stores them)."""
         analyzer, vocabulary = get_analyzer(self.analyzer), self._vocabulary
         rows = [[vocabulary[t] for t in analyzer(text) if t in vocabulary] for text in queries.texts]
         offsets = _offsets(len(row) for row in rows)
@@ -80,11 +83,11 @@ class LSA(ScoreRetriever):
         return _counts(offsets, terms, len(vocabulary))
 
     def _check_dims(self, shape: tuple[int, int]) -> None:
-        limit = min(shape) - 1
         if shape[1] == 0:
             raise RetbenchError(
                 f"lsa found no terms in the corpus: every one of its {shape[0]} documents is empty after the "
                 f"{self.analyzer!r} analyzer. Fix: check the corpus text, or pass lsa(analyzer=...) with another.")
+        limit = min(shape) - 1
         if limit < 1:
             raise RetbenchError(
                 f"lsa needs at least 2 documents and 2 distinct terms, the corpus has {shape[0]} documents x "
@@ -158,7 +161,7 @@ def _small_counts(token_lists: list[list[str]]) -> tuple[sp.csr_matrix, dict[str
     return counts, {terms[a]: i for i, a in enumerate(by_appearance.tolist())}
 
 
-def _offsets(lengths: Any) -> np.ndarray:
+def _offsets(lengths: Iterable[int]) -> np.ndarray:
     lengths = np.fromiter(lengths, dtype=np.int64)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

@@ -57,9 +57,9 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     if config_file is not None:
         from_file = load_experiment(config_file)
         parameter_of = {"format": "corpus_format", "cache": "no_cache"}
-        if "out" in from_file and ctx.get_parameter_source("out") is not click.core.ParameterSource.COMMANDLINE:
-            out = Path(str(from_file.pop("out")))
-        from_file.pop("out", None)
+        file_out = from_file.pop("out", None)  # an option of this command, not of CompareConfig
+        if file_out is not None and ctx.get_parameter_source("out") is not click.core.ParameterSource.COMMANDLINE:
+            out = Path(str(file_out))
         for key, value in from_file.items():
             source = ctx.get_parameter_source(parameter_of.get(key, key))
             if source is not click.core.ParameterSource.COMMANDLINE:
