@@ -6,7 +6,7 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import parse_grade, read_jsonl, read_text_lines, require_id
+from corpora.readers import UniqueIds, parse_grade, read_jsonl, read_text_lines, require_id
 
 
 def looks_like_beir(folder: Path) -> bool:
@@ -18,13 +18,10 @@ def read_corpus_jsonl(path: Path, name: str) -> Corpus:
     texts: list[str] = []
     titles: list[str] = []
     metadata: list[dict] = []
-    seen: dict[str, int] = {}
+    seen = UniqueIds("document id", fix="give every document a unique id")
     for number, record in read_jsonl(path):
         doc_id = require_id(path, number, record)
-        if doc_id in seen:
-            raise InputFileError(path, f"duplicate document id {doc_id!r} (first on line {seen[doc_id]})",
-                                 line=number, fix="give every document a unique id")
-        seen[doc_id] = number
+        seen.add(doc_id, path, number)
         ids.append(doc_id)
         texts.append(str(record.get("text") or ""))
         titles.append(str(record.get("title") or ""))
@@ -38,11 +35,10 @@ def read_queries_jsonl(path: Path) -> Queries:
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
+    seen = UniqueIds("query id", fix="give every query a unique id")
     for number, record in read_jsonl(path):
         query_id = require_id(path, number, record)
-        if query_id in ids:
-            raise InputFileError(path, f"duplicate query id {query_id!r}", line=number,
-                                 fix="give every query a unique id")
+        seen.add(query_id, path, number)
         ids.append(query_id)
         texts.append(str(record.get("text") or ""))
         extra = {k: v for k, v in record.items() if k not in ("_id", "id", "text")}

@@ -36,7 +36,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Queries, Qrels, normalise_numeric_id
-from corpora.readers import read_text_lines
+from corpora.readers import UniqueIds, read_text_lines
 from corpora.trec import QrelsBuilder
 
 DOCUMENT_TAGS = frozenset("PN RN AN AU TI SO MJ MN AB EX RF CT".split())
@@ -91,14 +91,11 @@ def read_documents(paths: list[Path], name: str) -> Corpus:
     titles: list[str] = []
     texts: list[str] = []
     metadata: list[dict] = []
-    seen: dict[str, str] = {}
+    seen = UniqueIds("record number RN", fix="give every record a unique RN")
     for path in paths:
         for first, record in iter_records(path, DOCUMENT_TAGS, "PN"):
             doc_id = _require_id(path, record, "RN", first)
-            if doc_id in seen:
-                raise InputFileError(path, f"duplicate record number RN {doc_id} (first at {seen[doc_id]})",
-                                     line=first, fix="give every record a unique RN")
-            seen[doc_id] = f"{path}:{first}"
+            seen.add(doc_id, path, first)
             ids.append(doc_id)
             titles.append(_text(record, "TI"))
             texts.append(_text(record, "AB") or _text(record, "EX"))
@@ -115,11 +112,10 @@ def read_queries(path: Path) -> tuple[Queries, Qrels, list[str]]:
     texts: list[str] = []
     builder = QrelsBuilder()
     mismatched: list[str] = []
+    seen = UniqueIds("query number QN", fix="give every query a unique QN")
     for first, record in iter_records(path, QUERY_TAGS, "QN"):
         query_id = _require_id(path, record, "QN", first)
-        if query_id in ids:
-            raise InputFileError(path, f"duplicate query number QN {query_id}", line=first,
-                                 fix="give every query a unique QN")
+        seen.add(query_id, path, first)
         ids.append(query_id)
         texts.append(_text(record, "QU"))
         listed = 0

@@ -62,6 +62,30 @@ def require_id(path: Path, number: int, record: dict, keys: tuple[str, ...] = ("
     )
 
 
+class UniqueIds:
+    """Where each id of a file (or of a set of files) was first read; reading one again is an error
+    that names both places. A dict, so checking stays constant-time per record.
+
+    >>> ids = UniqueIds("document id", fix="give every document a unique id")
+    >>> ids.add("d1", Path("c.jsonl"), 1); ids.add("d2", Path("c.jsonl"), 2)
+    >>> ids.add("d1", Path("c.jsonl"), 5)
+    Traceback (most recent call last):
+    ...
+    corpora.errors.InputFileError: c.jsonl:5: duplicate document id 'd1' (first on line 1). Fix: give every document a unique id.
+    """
+
+    def __init__(self, what: str, fix: str):
+        self.what, self.fix = what, fix
+        self._first: dict[str, tuple[Path, int]] = {}
+
+    def add(self, identifier: str, path: Path, line: int) -> None:
+        first = self._first.setdefault(identifier, (path, line))
+        if first != (path, line):
+            where = f"on line {first[1]}" if first[0] == path else f"at {first[0]}:{first[1]}"
+            raise InputFileError(path, f"duplicate {self.what} {identifier!r} (first {where})", line=line,
+                                 fix=self.fix)
+
+
 def parse_grade(path: Path, number: int, text: str) -> int:
     try:
         value = float(text)

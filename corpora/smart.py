@@ -53,7 +53,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
-from corpora.readers import parse_grade, read_text_lines
+from corpora.readers import UniqueIds, parse_grade, read_text_lines
 from corpora.trec import QrelsBuilder
 
 _MARKER = re.compile(r"^\.([A-Z])\s*$")
@@ -77,7 +77,7 @@ class SmartRecord:
 def read_records(path: Path) -> list[SmartRecord]:
     """Every record of a SMART file, with the marker rules of the module docstring."""
     records: list[SmartRecord] = []
-    seen: dict[str, int] = {}
+    seen = UniqueIds("record id", fix="give every record a unique .I id")
     current: SmartRecord | None = None
     letter: str | None = None
     for number, line in read_text_lines(path):
@@ -86,10 +86,7 @@ def read_records(path: Path) -> list[SmartRecord]:
             identifier = normalise_numeric_id(id_marker.group(1) or "")
             if not identifier:
                 raise InputFileError(path, "'.I' marker without a record id", line=number, fix="write '.I <id>'")
-            if identifier in seen:
-                raise InputFileError(path, f"duplicate record id {identifier!r} (first on line {seen[identifier]})",
-                                     line=number, fix="give every record a unique .I id")
-            seen[identifier] = number
+            seen.add(identifier, path, number)
             current, letter = SmartRecord(identifier, number), None
             records.append(current)
             continue

@@ -27,7 +27,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import parse_grade, read_jsonl, read_text_lines, require_id
+from corpora.readers import UniqueIds, parse_grade, read_jsonl, read_text_lines, require_id
 from corpora.trec import QrelsBuilder
 
 DOCUMENT_FILES = ("corpus.jsonl", "corpus.csv", "documents.jsonl", "documents.csv", "docs.jsonl", "docs.csv")
@@ -88,13 +88,10 @@ def read_documents(path: Path, name: str) -> Corpus:
     texts: list[str] = []
     titles: list[str] = []
     metadata: list[dict] = []
-    seen: dict[str, int] = {}
+    seen = UniqueIds("document id", fix="give every document a unique id")
     for number, record in iter_records(path):
         doc_id = require_id(path, number, record, ID_KEYS)
-        if doc_id in seen:
-            raise InputFileError(path, f"duplicate document id {doc_id!r} (first on line {seen[doc_id]})",
-                                 line=number, fix="give every document a unique id")
-        seen[doc_id] = number
+        seen.add(doc_id, path, number)
         ids.append(doc_id)
         texts.append(_text(path, number, record))
         titles.append(str(record.get("title") or ""))
@@ -108,13 +105,10 @@ def read_queries(path: Path) -> Queries:
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
-    seen: dict[str, int] = {}
+    seen = UniqueIds("query id", fix="give every query a unique id")
     for number, record in iter_records(path):
         query_id = require_id(path, number, record, ID_KEYS)
-        if query_id in seen:
-            raise InputFileError(path, f"duplicate query id {query_id!r} (first on line {seen[query_id]})",
-                                 line=number, fix="give every query a unique id")
-        seen[query_id] = number
+        seen.add(query_id, path, number)
         ids.append(query_id)
         texts.append(_text(path, number, record))
         extra = {k: v for k, v in record.items() if k not in (*ID_KEYS, *TEXT_KEYS)}

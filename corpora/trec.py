@@ -34,7 +34,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
-from corpora.readers import parse_grade
+from corpora.readers import UniqueIds, parse_grade
 
 _SKIP_NAMES = re.compile(r"^(readme|source|license|licence|copying)(\..*)?$|\.md$", re.I)
 _DOC_TAG = re.compile(r"<(/?)DOC>", re.I)
@@ -128,14 +128,10 @@ def read_documents(paths: list[Path], name: str) -> Corpus:
     ids: list[str] = []
     titles: list[str] = []
     texts: list[str] = []
-    first_seen: dict[str, tuple[Path, int]] = {}
+    seen = UniqueIds("document id", fix="give every document a unique <DOCNO>")
     for path in paths:
         for docno, title, body, line in iter_documents(path):
-            if docno in first_seen:
-                where = "%s:%d" % first_seen[docno]
-                raise InputFileError(path, f"duplicate document id {docno!r} (first at {where})", line=line,
-                                     fix="give every document a unique <DOCNO>")
-            first_seen[docno] = (path, line)
+            seen.add(docno, path, line)
             ids.append(docno)
             titles.append(title)
             texts.append(body)
@@ -174,7 +170,7 @@ def read_topics(paths: list[Path]) -> Queries:
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
-    seen: dict[str, str] = {}
+    seen = UniqueIds("topic number", fix="give every topic a unique number")
     for path in paths:
         text = read_text(path)
         line_of = _LineCounter(text)
@@ -185,10 +181,7 @@ def read_topics(paths: list[Path]) -> Queries:
             if not number:
                 raise InputFileError(path, "topic has no <num> number", line=line,
                                      fix="write '<num> Number: 7' (or '<num>7</num>') in every <top>")
-            if number in seen:
-                raise InputFileError(path, f"duplicate topic number {number!r} (first at {seen[number]})", line=line,
-                                     fix="give every topic a unique number")
-            seen[number] = f"{path}:{line}"
+            seen.add(number, path, line)
             title = fields.pop("title", "")
             if not title and "desc" not in fields:
                 raise InputFileError(path, f"topic {number} has no <title> (and no <desc>)", line=line,

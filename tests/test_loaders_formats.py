@@ -237,6 +237,21 @@ def test_duplicate_ids_are_errors(tmp_path: Path) -> None:
     assert error.line == 4 and "duplicate document id 'a' (first on line 2)" in str(error)
 
 
+def test_a_duplicate_beir_query_names_its_first_line(tmp_path: Path) -> None:
+    queries = BEIR["queries.jsonl"] + '{"_id": "Q-1", "text": "again"}\n'
+    error = error_of(write(tmp_path, dict(BEIR, **{"queries.jsonl": queries})))
+    assert error.path.endswith("queries.jsonl") and error.line == 3
+    assert "duplicate query id 'Q-1' (first on line 1)" in str(error)
+
+
+def test_a_trec_document_repeated_in_another_file_names_that_file(tmp_path: Path) -> None:
+    folder = write(tmp_path, {"docs/a.sgml": TREC_DOCS, "docs/b.sgml": TREC_DOCS, "topics.txt": TREC_TOPICS,
+                              "qrels.txt": "7 0 FT-1 1\n"})
+    error = error_of(folder)
+    assert error.path.endswith("b.sgml") and error.line == 1
+    assert "duplicate document id 'FT-1' (first at " in str(error) and "a.sgml:1)" in str(error)
+
+
 def test_conflicting_judgments_are_errors_and_repeats_are_counted(tmp_path: Path) -> None:
     folder = write(tmp_path / "conflict", dict(BEIR, **{"qrels.tsv": "Q-1\tDOC-17\t1\nQ-1\tDOC-17\t2\n"}))
     error = error_of(folder, format="tabular")
