@@ -60,10 +60,12 @@ def test_a_real_collection_equals_scikit_learn_exactly(shared_data):
 def test_bench_compare_on_the_bundled_corpus_does_not_import_scikit_learn(tmp_path):
     code = ("import sys; from harness.cli import main\n"
             "try:\n    main(['compare', '--systems', 'bm25,lsa,weighted,rrf', '--out', sys.argv[1]])\n"
-            "except SystemExit:\n    pass\n"
-            "print('sklearn' in sys.modules)")
+            "except SystemExit as exit:\n    print('exit', exit.code)\n"
+            "print('sklearn imported:', 'sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    lines = out.stdout.strip().splitlines()
+    assert lines[-2:] == ["exit 0", "sklearn imported: False"], out.stdout[-2000:] + out.stderr[-2000:]
+    assert len(list(tmp_path.iterdir())) == 1  # the comparison ran through to its results folder
 
 
 @pytest.mark.parametrize("texts,message", [
