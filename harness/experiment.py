@@ -26,7 +26,7 @@ import typing
 from dataclasses import fields
 from pathlib import Path
 
-from corpora import InputFileError
+from corpora import InputFileError, bundled_names
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -126,8 +126,6 @@ def load_experiment(path: Path) -> dict[str, object]:
 def _from_folder_of(path: Path, key: str, value: str) -> str:
     """A relative path of the file, read from the file's folder; a bundled corpus name stays a name
     unless a folder of that name sits beside the file (an existing folder wins, as on the command line)."""
-    from corpora.bundled import bundled_names
-
     beside = path.parent / Path(value).expanduser()
     if key == "corpus" and value in bundled_names() and not beside.exists():
         return value
