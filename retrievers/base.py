@@ -103,6 +103,16 @@ class Retriever(ABC):
 
     @property
     def label(self) -> str:
+        """The name the results use: the one given (``--systems mine=bm25(k1=0.9)``), else
+        :meth:`default_label`."""
+        given = self.__dict__.get("_given_label")
+        return given if given is not None else self.default_label()
+
+    @label.setter
+    def label(self, value: str) -> None:
+        self.__dict__["_given_label"] = value
+
+    def default_label(self) -> str:
         """The name plus every non-default parameter, e.g. ``bm25(k1=0.9)``."""
         params = self.non_default_params()
         if not params:

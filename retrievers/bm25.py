@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import DEFAULT_ANALYZER, Corpus, ParameterError, Queries, Run, get_analyzer
+from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer
 from retrievers.base import Retriever, ScoreRetriever, doc_id_order
 from retrievers.cache import (
     SortedStrings,
@@ -31,6 +31,7 @@ from retrievers.cache import (
 )
 from retrievers.index import BM25Index
 from retrievers.registry import register
+from retrievers.validation import check_float
 
 
 @register
@@ -44,10 +45,8 @@ class BM25(ScoreRetriever):
     state_version: ClassVar[int] = 2
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer: str = DEFAULT_ANALYZER):
-        if not k1 >= 0:
-            raise ParameterError("k1", "bm25", "a float >= 0", k1)
-        if not 0 <= b <= 1:
-            raise ParameterError("b", "bm25", "a float in [0, 1]", b)
+        check_float(k1, "k1", "bm25", low=0.0, default=1.2)
+        check_float(b, "b", "bm25", low=0.0, high=1.0, default=0.75)
         get_analyzer(analyzer)
         self.k1 = k1
         self.b = b

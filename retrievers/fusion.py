@@ -1,13 +1,22 @@
 """Fusions: retrievers built from other retrievers (any of them).
 
-``weighted``: alpha-weighted sum of min-max normalised child scores. With two children the weights
-are alpha and 1 - alpha (the article's ``alpha * minmax(bm25) + (1 - alpha) * minmax(lsa)``); with
-more, alpha goes to the first child and the rest is shared equally. Min-max runs over every
-document; a query for which no child has a positive score gets no results; otherwise the top
-``depth`` documents are returned (zero fused scores included, as in the article).
+``weighted``: ``alpha * minmax(first) + (1 - alpha) * minmax(second)``, the article's weighted sum
+of min-max normalised scores, over exactly two children (a weighted sum of more would need a weight
+per child; nest it, ``weighted(weighted(a,b),c)``, or use ``rrf``, which takes any number). Min-max
+runs over every document of the corpus; a query for which no child has a positive score gets no
+results; a document whose fused score is 0 (at the minimum of every weighted child) is not a result;
+the top ``depth`` fused documents are returned. The article lists the top 10 with zero fused scores
+included (``threshold=-1``), but there LSA scores every document of a query that has a known word, so
+only its single lowest document can fuse to 0 and 27 of the 28 score above it: leaving zeros out
+changes none of its numbers.
 
 ``rrf``: Reciprocal Rank Fusion, sum over children of 1 / (k + rank) over each child's top
-``depth`` (k = 60, Elasticsearch's ``rank_constant``). Ties break by doc id ascending.
+``depth`` (k = 60, Elasticsearch's ``rank_constant``), so it returns at most ``depth`` documents per
+child. Ties break by doc id ascending.
+
+``depth`` (10 by default, the article's) is how deep a fusion looks: a metric that cuts deeper than
+it (``recall@100`` on ``rrf`` with depth 10 counts at most 20 documents) measures the cut, not the
+fusion; the harness warns when that happens (:func:`depth_limited`).
 """
 
 from __future__ import annotations
@@ -15,9 +24,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import Corpus, ParameterError, Queries, RetbenchError, Run
+from corpora import Corpus, Queries, RetbenchError, Run
 from retrievers.base import Retriever, ScoreRetriever, as_run, doc_id_order, rank_sparse_rows
 from retrievers.registry import register
+from retrievers.validation import check_float, check_int
 
 DEFAULT_CHILDREN = ("bm25", "lsa")
 
@@ -34,7 +44,14 @@ def _default_children(children: tuple[Retriever, ...], owner: str) -> tuple[Retr
 
 
 class Fusion(Retriever):
-    """Common parts of fusions: children, fitting, labels that show the children."""
+    """Common parts of fusions: children, fitting, labels that show the children, depth."""
+
+    children: tuple[Retriever, ...]
+    depth: int
+
+    def max_results(self) -> int:
+        """The most documents this fusion returns for one query, whatever ``k`` asks."""
+        return self.depth
 
     def fit(self, corpus: Corpus) -> Fusion:
         super().fit(corpus)
@@ -43,8 +60,8 @@ class Fusion(Retriever):
         self._tie_rank = doc_id_order(corpus.ids)
         return self
 
-    @property
-    def label(self) -> str:
+    def default_label(self) -> str:
+        """The name, the children's labels (left out when they are the defaults), the parameters."""
         params = self.non_default_params()
         children = [c.label for c in self.children]
         if [c.name for c in self.children] == list(DEFAULT_CHILDREN) and children == list(DEFAULT_CHILDREN):
@@ -55,18 +72,27 @@ class Fusion(Retriever):
 
 @register
 class Weighted(Fusion, ScoreRetriever):
-    """alpha * minmax(first child) + (1 - alpha) * minmax(second child), top ``depth``."""
+    """alpha * minmax(first child) + (1 - alpha) * minmax(second), exactly two children; top ``depth``.
+
+    A document whose fused score is 0 (at the minimum of every child with a weight) is not a result.
+    """
 
     name = "weighted"
-    min_score = -np.inf
+    min_score = 0.0  # a fused score of 0 is no match (the article's "zero scores are not results")
     batch_cells = 1 << 22  # query x doc cells per batch: two dense batches of 32 MB at most
 
     def __init__(self, *children: Retriever, alpha: float = 0.5, depth: int = 10):
-        if not 0.0 <= alpha <= 1.0:
-            raise ParameterError("alpha", "weighted", "a float in [0, 1]", alpha)
-        if not (isinstance(depth, int) and depth >= 1):
-            raise ParameterError("depth", "weighted", "an int >= 1", depth)
+        check_float(alpha, "alpha", "weighted", low=0.0, high=1.0, default=0.5)
+        check_int(depth, "depth", "weighted", low=1, default=10)
         self.children = _default_children(children, "weighted")
+        if len(self.children) != 2:
+            fix = ("name two, e.g. weighted(bm25,lsa), or run the one retriever on its own"
+                   if len(self.children) < 2 else
+                   "nest it, e.g. weighted(weighted(bm25,lsa),dense,alpha=0.7), or use rrf, which fuses any number")
+            raise RetbenchError(
+                f"weighted fuses exactly two retrievers (alpha * first + (1 - alpha) * second), got "
+                f"{len(self.children)}: {', '.join(c.label for c in self.children)}. Fix: {fix}."
+            )
         for child in self.children:
             if not isinstance(child, ScoreRetriever):
                 raise RetbenchError(
@@ -81,10 +107,8 @@ class Weighted(Fusion, ScoreRetriever):
         return self
 
     def weights(self) -> list[float]:
-        n = len(self.children)
-        if n == 1:
-            return [1.0]
-        return [self.alpha] + [(1.0 - self.alpha) / (n - 1)] * (n - 1)
+        """The weight of each child: alpha and 1 - alpha."""
+        return [self.alpha, 1.0 - self.alpha]
 
     def score(self, queries: Queries) -> np.ndarray:
         # In place on one private copy per child: the same operations as the textbook form
@@ -115,18 +139,23 @@ class Weighted(Fusion, ScoreRetriever):
 
 @register
 class RRF(Fusion):
-    """Reciprocal Rank Fusion: sum over children of 1 / (k + rank) over each child's top ``depth``."""
+    """Reciprocal Rank Fusion: sum over children of 1 / (k + rank) over each child's top ``depth``.
+
+    It returns at most ``depth`` documents per child (fewer when a child is itself a shallower fusion).
+    """
 
     name = "rrf"
 
     def __init__(self, *children: Retriever, k: int = 60, depth: int = 10):
-        if not (isinstance(k, int) and k >= 0):
-            raise ParameterError("k", "rrf", "an int >= 0", k)
-        if not (isinstance(depth, int) and depth >= 1):
-            raise ParameterError("depth", "rrf", "an int >= 1", depth)
+        check_int(k, "k", "rrf", low=0, default=60)
+        check_int(depth, "depth", "rrf", low=1, default=10)
         self.children = _default_children(children, "rrf")
         self.k = k
         self.depth = depth
+
+    def max_results(self) -> int:
+        return sum(min(self.depth, c.max_results()) if isinstance(c, Fusion) else self.depth
+                   for c in self.children)
 
     def search(self, queries: Queries, k: int) -> Run:
         corpus: Corpus = self.corpus
@@ -141,3 +170,18 @@ class RRF(Fusion):
             points = 1.0 / (self.k + ranks[keep])
             fused = fused + sp.csr_matrix((points, (rows[keep], run.doc_index[keep])), shape=fused.shape)
         return rank_sparse_rows(fused.tocsr(), k, self._tie_rank, queries.ids, corpus.ids)
+
+
+def depth_limited(retriever: Retriever) -> list[Fusion]:
+    """Every fusion in ``retriever``'s tree (itself first, then its children's, depth first).
+
+    Walked with an explicit stack, so a deep tree cannot exhaust Python's recursion limit.
+    """
+    found: list[Fusion] = []
+    stack = [retriever]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Fusion):
+            found.append(node)
+            stack.extend(reversed(node.children))
+    return found

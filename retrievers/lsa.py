@@ -21,10 +21,11 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import DEFAULT_ANALYZER, Corpus, ParameterError, Queries, RetbenchError, get_analyzer
+from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
 from retrievers.base import ScoreRetriever
 from retrievers.cache import SortedStrings, State, check_strings, fitted_state, pack_strings, progress_callback
 from retrievers.registry import register
+from retrievers.validation import check_int
 
 
 def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -44,8 +45,9 @@ class LSA(ScoreRetriever):
     state_version: ClassVar[int] = 1
 
     def __init__(self, dims: int = 6, seed: int = 0, analyzer: str = DEFAULT_ANALYZER):
-        if not (isinstance(dims, int) and dims >= 1):
-            raise ParameterError("dims", "lsa", "an int >= 1", dims)
+        check_int(dims, "dims", "lsa", low=1, default=6)
+        # RandomState, which draws arpack's start vector, takes seeds in [0, 2^32 - 1]
+        check_int(seed, "seed", "lsa", low=0, high=2**32 - 1, default=0)
         get_analyzer(analyzer)
         self.dims = dims
         self.seed = seed

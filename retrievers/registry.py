@@ -34,6 +34,21 @@ def _qualified(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def spec_name(cls: type[Retriever]) -> str:
+    """The ``module:Class`` spelling of ``cls`` that :func:`get_class` reads back.
+
+    >>> from retrievers.bm25 import BM25
+    >>> spec_name(BM25)
+    'retrievers.bm25:BM25'
+    """
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def is_registered(cls: type[Retriever]) -> bool:
+    """True when ``cls`` is the class the registry holds under its ``name``."""
+    return available().get(cls.name) is cls
+
+
 def _load_entry_points() -> None:
     """Register the classes of the ``retbench.retrievers`` entry points, once per process.
 

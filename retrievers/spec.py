@@ -1,9 +1,12 @@
 """Retriever specs as users type them: ``bm25``, ``bm25(k1=0.9,b=0.4)``, ``rrf(bm25,lsa(dims=50),k=60)``,
-``my.module:MyRetriever``.
+``my.module:MyRetriever``, and a named system ``mine=my.module:MyRetriever``.
 
 A spec is a name (registered, or ``module:Class``) with optional parentheses holding keyword
 parameters and, for fusions, child specs. Values are converted by the ``__init__`` annotation of
-the class, so a parameter's type is declared once, in the class.
+the class, so a parameter's type is declared once, in the class. A parameter given twice is an
+error, and so is nesting deeper than :data:`MAX_NESTING`. At the top level only, ``NAME=SPEC``
+names the system: ``NAME`` is its label everywhere in the results (inside parentheses ``x=...`` is a
+parameter).
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ from corpora import ParameterError, RetbenchError
 from retrievers.base import Retriever
 from retrievers.registry import get_class
 
+#: Deepest nesting of parentheses a spec may use (fusions of fusions of ...): far beyond any real
+#: experiment, and well inside Python's recursion limit for parsing, building and labelling.
+MAX_NESTING = 32
+_LABEL = re.compile(r"\w[\w.+-]*")
 _TOKEN = re.compile(r"\s*(?:(?P<punct>[(),=])|(?P<quoted>'[^']*'|\"[^\"]*\")|(?P<word>[^\s(),=]+))")
 
 
@@ -26,6 +33,7 @@ class Spec:
     children: list[Spec] = field(default_factory=list)
     params: dict[str, str] = field(default_factory=dict)
     called: bool = False  # parentheses were written
+    label: str | None = None  # the system's name, when written as NAME=SPEC at the top level
 
 
 class SpecError(RetbenchError):
@@ -48,16 +56,53 @@ def parse(text: str) -> Spec:
     """Parse one spec string.
 
     >>> parse("rrf(bm25,lsa(dims=50),k=30)")
-    Spec(target='rrf', children=[Spec(target='bm25', children=[], params={}, called=False), \
-Spec(target='lsa', children=[], params={'dims': '50'}, called=True)], params={'k': '30'}, called=True)
+    Spec(target='rrf', children=[Spec(target='bm25', children=[], params={}, called=False, label=None), \
+Spec(target='lsa', children=[], params={'dims': '50'}, called=True, label=None)], params={'k': '30'}, \
+called=True, label=None)
+    >>> parse("mine=bm25(k1=0.9)").label
+    'mine'
     """
     tokens = _tokenize(text)
     if not tokens:
         raise SpecError("empty retriever spec. Fix: name a retriever, e.g. bm25")
+    label = None
+    if len(tokens) >= 2 and tokens[1] == "=":
+        label, tokens = _check_label(tokens[0], text), tokens[2:]
+        if not tokens:
+            raise SpecError(f"system {label!r} names no retriever. Fix: write {label}=SPEC, e.g. {label}=bm25")
+    _check_nesting(tokens, text)
     spec, pos = _parse_spec(tokens, 0, text)
     if pos != len(tokens):
         raise SpecError(f"retriever spec {text!r}: unexpected {tokens[pos]!r}")
+    spec.label = label
     return spec
+
+
+def _check_label(label: str, text: str) -> str:
+    if not _LABEL.fullmatch(label):
+        raise SpecError(f"system name {label!r} in {text!r}: expected letters, digits, '_', '.', '+' or '-' "
+                        "(it names files and TREC run tags). Fix: write e.g. mine=bm25(k1=0.9)")
+    from retrievers.registry import available
+
+    if label in available():
+        raise SpecError(f"system name {label!r} in {text!r} is the name of a retriever, so the results would "
+                        f"mislabel it. Fix: choose another name, e.g. my_{label}")
+    return label
+
+
+def _check_nesting(tokens: list[str], text: str) -> None:
+    """Parentheses nested at most :data:`MAX_NESTING` deep (counted without recursion)."""
+    depth = deepest = 0
+    for token in tokens:
+        if token == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token == ")":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise SpecError(f"retriever spec {shown!r} nests parentheses {deepest} deep; at most {MAX_NESTING} are "
+                        "read. Fix: flatten it, e.g. rrf(a,b,c) instead of rrf(a,rrf(b,c))")
 
 
 def _parse_spec(tokens: list[str], pos: int, text: str) -> tuple[Spec, int]:
@@ -76,6 +121,9 @@ def _parse_spec(tokens: list[str], pos: int, text: str) -> tuple[Spec, int]:
                 value = tokens[pos + 2]
                 if value[:1] in "'\"":
                     value = value[1:-1]
+                if tokens[pos] in spec.params:
+                    raise SpecError(f"retriever spec {text!r}: parameter {tokens[pos]!r} of {target} is given "
+                                    f"twice ({spec.params[tokens[pos]]} and {value}). Fix: keep one")
                 spec.params[tokens[pos]] = value
                 pos += 3
             else:
@@ -170,9 +218,12 @@ def build(spec: Spec | str) -> Retriever:
         kwargs[key] = _convert(cls, key, raw, annotation)
     children = [build(c) for c in spec.children]
     try:
-        return cls(*children, **kwargs)
+        retriever = cls(*children, **kwargs)
     except TypeError as exc:  # e.g. an abstract method left out, or an __init__ that rejects children
         raise SpecError(f"retriever {spec.target!r} cannot be created: {exc}") from exc
+    if spec.label is not None:
+        retriever.label = spec.label
+    return retriever
 
 
 def _describe(keywords: dict[str, inspect.Parameter]) -> str:

@@ -54,7 +54,13 @@ def command() -> None:
 
     Use a name with --systems, with parameters as NAME(param=value,...), e.g. bm25(k1=0.9,b=0.4);
     fusions take other retrievers first, e.g. rrf(bm25,dense,k=60). A class of your own needs no
-    registration: --systems my_module:MyRetriever.
+    registration: --systems my_module:MyRetriever. Name a system with NAME=SPEC at the top level,
+    e.g. --systems "mine=my_module:MyRetriever,bm25"; the name is its label in every result.
+
+    Fusions look only `depth` deep (10 by default, the article's): rrf fuses each child's top depth
+    (so at most depth x children documents), weighted returns its top depth fused documents
+    (fused score 0 is not a result) and takes exactly two children (nest it for more). A metric
+    that cuts deeper than a fusion's depth gets a warning; raise it, e.g. rrf(bm25,lsa,depth=1000).
     """
     for name, cls in available().items():
         click.echo(f"{name}({describe_parameters(cls)})")
