@@ -15,14 +15,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from corpora import DEFAULT_ANALYZER, DEFAULT_CORPUS, Dataset, RetbenchError, Run, get_analyzer, load_dataset
+from corpora import (DEFAULT_ANALYZER, DEFAULT_CORPUS, Dataset, RetbenchError, Run, UnknownNameError, get_analyzer,
+                     load_dataset)
 from harness.diagnosis import Failure, diagnose
 from harness.evaluation import FIRST_RELEVANT_RANK, evaluate
 from harness.metrics import Metric, parse_metrics
 from harness.progress import SILENT, Reporter
-from harness.statistics import Comparison, compare_systems
+from harness.statistics import FAMILIES, Comparison, compare_systems
 from retrievers import Retriever, as_run, build, parse, split_systems
 from retrievers.cache import IndexCache, cache_root, reporting, use_cache
+from retrievers.fusion import depth_limited
+from retrievers.registry import is_registered, spec_name
 from retrievers.spec import Spec
 
 DEFAULT_SYSTEMS = "bm25,lsa,weighted,rrf"
@@ -40,7 +43,9 @@ class CompareConfig:
     rel_threshold: int = 1
     bootstrap_samples: int = 5000
     seed: int = 0
-    confidence: float = 0.95
+    confidence: float = 0.95  # of the bootstrap interval; alpha = 1 - confidence for every test
+    permutations: int = 10_000  # Monte Carlo sign flips, used when more than 20 queries differ
+    family: str = "metric"  # Holm family: a key of harness.statistics.FAMILIES
     baseline: str | None = None
     fail_rank: int = 3
     analyzer: str | None = None
@@ -71,6 +76,7 @@ class CompareResult:
     failures: list[Failure]
     analyzer: str
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
 
 
 def _with_default_analyzer(spec: Spec, analyzer: str) -> Spec:
@@ -95,11 +101,68 @@ def build_systems(systems: Sequence[str] | str, analyzer: str | None = None) -> 
         if analyzer is not None and analyzer != DEFAULT_ANALYZER:
             spec = _with_default_analyzer(spec, analyzer)
         built.append(build(spec))
+    _qualify_colliding_classes(built)
     labels = [r.label for r in built]
     duplicates = sorted({x for x in labels if labels.count(x) > 1})
     if duplicates:
-        raise RetbenchError(f"--systems names {', '.join(duplicates)} more than once. Fix: list each system once")
+        raise RetbenchError(f"--systems names {', '.join(duplicates)} more than once. Fix: list each system once, "
+                            "or name each one: --systems 'first=SPEC,second=SPEC'")
     return built
+
+
+def _qualify_colliding_classes(built: list[Retriever]) -> None:
+    """Different classes that would share a label (two plugins both named ``Overlap``) are labelled
+    by their ``module:Class`` instead; a registered built-in and a system named by the user keep
+    theirs. The same class twice with the same parameters stays a duplicate."""
+    by_label: dict[str, list[Retriever]] = {}
+    for retriever in built:
+        by_label.setdefault(retriever.label, []).append(retriever)
+    for group in by_label.values():
+        if len({type(r) for r in group}) < 2:
+            continue
+        for retriever in group:
+            default = retriever.default_label()
+            if retriever.label != default or is_registered(type(retriever)):
+                continue
+            qualified = spec_name(type(retriever))
+            retriever.label = (qualified + default[len(retriever.name):] if default.startswith(retriever.name)
+                               else f"{qualified}[{default}]")
+
+
+def fusion_depth_messages(retrievers: Sequence[Retriever], metrics: Sequence[Metric],
+                          depth: int) -> tuple[list[str], list[str]]:
+    """(warnings, notes) for metrics that reach deeper than a fusion in a system looks.
+
+    A metric reaches its cutoff, or ``depth`` (the run's ``--depth``) without one. Below a fusion's
+    own ``depth`` its ranking is a cut, not a fusion of the children's rankings: ``recall@100`` on
+    ``rrf`` with depth 10 counts at most 20 documents. That is a warning, except for ``mrr`` /
+    ``mrr@k``, which reads only the first relevant document and so loses only queries whose first
+    relevant document lies below the cut: a note for the manifest (the article's table reports mrr
+    on these fusions).
+    """
+    warnings: list[str] = []
+    notes: list[str] = []
+    for retriever in retrievers:
+        for fusion in depth_limited(retriever):
+            deep = [m for m in metrics if (m.k if m.k is not None else depth) > fusion.depth]
+            if not deep:
+                continue
+            where = retriever.label if fusion is retriever else f"{fusion.label} inside {retriever.label}"
+            looks = (f"deeper than {where}, which fuses to depth {fusion.depth} (at most {fusion.max_results()} "
+                     "documents per query)")
+            for_warning = [m.name for m in deep if m.base != "mrr"]
+            for_note = [m.name for m in deep if m.base == "mrr"]
+            if for_warning:
+                reach = max(m.k if m.k is not None else depth for m in deep if m.base != "mrr")
+                deeper = type(fusion)(*fusion.children, **{**fusion.non_default_params(), "depth": reach})
+                verb, measure = ("look", "they measure") if len(for_warning) > 1 else ("looks", "it measures")
+                warnings.append(f"{', '.join(for_warning)} {verb} {looks}: {measure} that cut, not the fusion. "
+                                f"Fix: fuse deeper, e.g. {deeper.default_label()}")
+            if for_note:
+                verb = "look" if len(for_note) > 1 else "looks"
+                notes.append(f"{', '.join(for_note)} {verb} {looks}: a query whose first relevant document lies "
+                             "below that scores 0 there")
+    return warnings, notes
 
 
 def _check_config(config: CompareConfig, metrics: list[Metric]) -> None:
@@ -107,11 +170,25 @@ def _check_config(config: CompareConfig, metrics: list[Metric]) -> None:
         raise RetbenchError(f"--depth must be an int >= 1. Got {config.depth} instead.")
     if config.fail_rank < 1:
         raise RetbenchError(f"--fail-rank must be an int >= 1. Got {config.fail_rank} instead.")
-    if config.bootstrap_samples < 1:
-        raise RetbenchError(f"--bootstrap-samples must be an int >= 1. Got {config.bootstrap_samples} instead.")
+    _check_count(config.bootstrap_samples, "--bootstrap-samples", 5000)
+    _check_count(config.permutations, "--permutations", 10_000)
+    if isinstance(config.seed, bool) or not isinstance(config.seed, int) or config.seed < 0:
+        raise RetbenchError(f"--seed must be an int >= 0 (numpy seeds are non-negative). Got {config.seed!r} "
+                            "instead. Fix: pass e.g. --seed 0")
+    confidence = config.confidence
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1.0:
+        raise RetbenchError(f"--confidence must be a number strictly between 0.5 and 1. Got {confidence!r} instead. "
+                            "Fix: pass e.g. --confidence 0.95 (a 95% interval, tests at alpha = 0.05)")
+    if config.family not in FAMILIES:
+        raise UnknownNameError("Holm family (--family)", str(config.family), list(FAMILIES))
     deepest = max((m.k for m in metrics if m.k is not None), default=0)
     if deepest > config.depth:
         raise RetbenchError(f"a metric cuts at {deepest} but --depth is {config.depth}. Fix: raise --depth to {deepest}")
+
+
+def _check_count(value: object, option: str, default: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise RetbenchError(f"{option} must be an int >= 1. Got {value!r} instead. Fix: pass e.g. {option} {default}")
 
 
 def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: int) -> Run:
@@ -153,6 +230,7 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
     get_analyzer(analyzer)
     retrievers = build_systems(config.systems, config.analyzer)
     labels = [r.label for r in retrievers]
+    depth_warnings, notes = fusion_depth_messages(retrievers, metrics, config.depth)
     if config.baseline is not None and config.baseline not in labels:
         raise RetbenchError(f"--baseline {config.baseline!r} is not among the systems ({', '.join(labels)}). "
                             "Fix: name one of them")
@@ -207,11 +285,12 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
     say("comparing")
     with show.task("bootstrap", config.bootstrap_samples) as task:
         comparisons = compare_systems(values, pairs, [m.name for m in metrics], config.bootstrap_samples,
-                                      config.seed, config.confidence, task.update)
+                                      config.seed, config.confidence, task.update, config.permutations,
+                                      config.family)
     failures: list[Failure] = []
     analyze = get_analyzer(analyzer)
     for system in systems:
         failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
                                  analyze, query_ids, config.fail_rank, config.rel_threshold))
     return CompareResult(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
-                         comparisons, failures, analyzer, list(dataset.warnings))
+                         comparisons, failures, analyzer, [*dataset.warnings, *depth_warnings], notes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.compare import CompareResult
 from harness.diagnosis import Failure
+from harness.statistics import EXACT_UP_TO
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
@@ -41,12 +42,31 @@ def rank_table(result: CompareResult, width: int = 38) -> list[str]:
 
 
 def comparison_lines(result: CompareResult) -> list[str]:
-    level = round(result.config.confidence * 100)
+    """The comparison table, then how to read it: alpha, the Holm family and the test behind each p."""
+    config = result.config
+    level = round(config.confidence * 100)
     rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
              f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", f"{c.p_value:.3f}", f"{c.p_adjusted:.3f}", c.verdict]
             for c in result.comparisons]
-    return _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
-                  rows, right={2, 3, 4, 5})
+    lines = _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
+                   rows, right={2, 3, 4, 5})
+    if not result.comparisons:
+        return lines
+    per_metric = len(result.comparisons) // max(1, len(result.metrics))
+    family = (f"the {per_metric} comparisons of each metric" if config.family == "metric"
+              else f"all {len(result.comparisons)} comparisons")
+    exact = sum(c.test == "exact" for c in result.comparisons)
+    sampled = len(result.comparisons) - exact
+    tests = []
+    if exact:
+        tests.append(f"exact over all 2^m sign patterns of the m differing queries ({exact} comparisons)")
+    if sampled:
+        tests.append(f"Monte Carlo, {config.permutations} random sign flips, seed {config.seed} ({sampled} "
+                     f"comparisons with more than {EXACT_UP_TO} differing queries)")
+    lines.append(f"alpha {1 - config.confidence:.2g} (= 1 - confidence); Holm family (--family {config.family}): "
+                 f"{family}")
+    lines.append(f"p: {'; '.join(tests)}")
+    return lines
 
 
 def failure_lines(failure: Failure) -> list[str]:

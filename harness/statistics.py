@@ -5,6 +5,12 @@ differences. Every comparison of one ``bench compare`` uses the same resampled q
 index matrix drawn from ``seed``), which keeps the intervals paired across systems and metrics
 and makes the output a pure function of (inputs, seed). Vectorised in bounded chunks; the bootstrap
 draws and averages its chunks on two threads, which changes its speed and never its bytes.
+
+The randomisation test is exact (every sign pattern) when at most :data:`EXACT_UP_TO` queries
+differ, else Monte Carlo with its own number of flips and its own random stream, so the bootstrap's
+size never moves a p-value. Holm adjusts within a declared family (:data:`FAMILIES`); alpha is
+1 - confidence; a comparison whose most extreme outcome could not reach alpha after Holm says
+"too few ... to tell" (:func:`smallest_adjusted_p`).
 """
 
 from __future__ import annotations
@@ -184,11 +190,35 @@ def percentile_interval(sorted_means: np.ndarray, confidence: float = 0.95) -> t
     return sorted_means[low], sorted_means[n - 1 - low]
 
 
-def randomisation_p_values(differences: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
-    """Two-sided paired randomisation (sign-flip) p-value per column of ``differences``.
+#: Up to this many queries with a non-zero difference, the sign-flip test enumerates every pattern.
+EXACT_UP_TO = 20
+#: Kinds of randomisation test, as ``Comparison.test`` and ``comparisons.csv`` name them.
+TESTS = {
+    "exact": "all 2^m sign patterns of the m non-zero differences",
+    "monte-carlo": "random sign flips of every query's difference",
+}
+#: Holm families: which comparisons are adjusted together (``--family``).
+FAMILIES = {
+    "metric": "the comparisons of one metric",
+    "all": "every comparison of the run",
+}
+#: Where the Monte Carlo signs come from (recorded in the manifest).
+PERMUTATION_STREAM = ("numpy PCG64 seeded with SeedSequence(seed).spawn(1)[0] (independent of the bootstrap's "
+                      "stream), 8 signs per random byte, most significant bit first")
 
-    p = (1 + #{flips with |mean| >= |observed mean|}) / (1 + n_samples); signs come from a stream
-    independent of the bootstrap's (``SeedSequence(seed).spawn(1)``).
+
+def _tolerance(differences: np.ndarray) -> np.ndarray:
+    """Ties within a tiny relative tolerance count as "as extreme": a flip that mathematically equals
+    the observed sum must not lose to rounding (sums of the same numbers in another order)."""
+    return 1e-12 * np.maximum(1.0, np.abs(differences).sum(axis=0))
+
+
+def randomisation_p_values(differences: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
+    """Monte Carlo two-sided paired randomisation (sign-flip) p-value per column of ``differences``.
+
+    p = (1 + #{flips with |sum| >= |observed sum|}) / (1 + n_samples), so never below
+    1 / (1 + n_samples); signs come from :data:`PERMUTATION_STREAM`, independent of the bootstrap's.
+    Each flip applies to every query, so all columns see the same flips.
 
     >>> float(randomisation_p_values(np.zeros((5, 1)), 99, seed=0)[0])
     1.0
@@ -197,20 +227,92 @@ def randomisation_p_values(differences: np.ndarray, n_samples: int, seed: int) -
     if differences.ndim == 1:
         differences = differences[:, None]
     n_queries = differences.shape[0]
-    observed = np.abs(differences.mean(axis=0))
     total = differences.sum(axis=0)
+    observed = np.abs(total)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     rows = max(1, _CHUNK_CELLS // max(1, n_queries))
     extreme = np.zeros(differences.shape[1], dtype=np.int64)
-    tolerance = 1e-12 * np.maximum(1.0, observed)
+    tolerance = _tolerance(differences)
     for start in range(0, n_samples, rows):
         m = min(rows, n_samples - start)
         bits = np.unpackbits(rng.integers(0, 256, size=(m, (n_queries + 7) // 8), dtype=np.uint8), axis=1)
         positive = bits[:, :n_queries].astype(np.float64)
-        # a flip keeps d where the bit is 1 and negates it elsewhere: mean = (2 * kept - total) / n
-        flipped = np.abs((2.0 * (positive @ differences) - total) / n_queries)
+        # a flip keeps d where the bit is 1 and negates it elsewhere: sum = 2 * kept - total
+        flipped = np.abs(2.0 * (positive @ differences) - total)
         extreme += (flipped >= observed - tolerance).sum(axis=0)
     return (1.0 + extreme) / (1.0 + n_samples)
+
+
+def _signed_sums(values: np.ndarray) -> np.ndarray:
+    """The 2^len(values) sums of +-values (every sign pattern)."""
+    sums = np.zeros(1)
+    for value in values:
+        sums = np.concatenate([sums + value, sums - value])
+    return sums
+
+
+def exact_p_value(differences: np.ndarray) -> float:
+    """Exact two-sided paired randomisation p-value of one column of differences.
+
+    With m non-zero differences (zeros are unchanged by a flip), p is the share of the 2^m sign
+    patterns whose |sum| (equivalently |mean|) is at least the observed one; a pattern and its
+    mirror are equally extreme, so p >= 2 / 2^m unless every difference is 0 (p = 1). The sums are
+    built from two halves (2^(m/2) each) and compared in blocks of ``_CHUNK_CELLS``: at m = 20,
+    one block of a million sums, 8 MB.
+
+    >>> exact_p_value(np.array([0.5, 0.25, 0.0, 0.25]))  # 8 patterns; sums 1, -1 reach |1|
+    0.25
+    """
+    column = np.asarray(differences, dtype=np.float64).ravel()
+    nonzero = column[column != 0.0]
+    m = len(nonzero)
+    if m == 0:
+        return 1.0
+    observed = abs(column.sum())
+    threshold = observed - float(_tolerance(column[:, None])[0])
+    first, second = _signed_sums(nonzero[: m // 2]), _signed_sums(nonzero[m // 2:])
+    rows = max(1, _CHUNK_CELLS // len(second))
+    extreme = 0
+    for start in range(0, len(first), rows):
+        block = np.abs(first[start:start + rows, None] + second[None, :])
+        extreme += int(np.count_nonzero(block >= threshold))
+    return extreme / 2.0**m
+
+
+def sign_flip_tests(differences: np.ndarray, permutations: int, seed: int,
+                    exact_up_to: int = EXACT_UP_TO) -> tuple[np.ndarray, list[str]]:
+    """Per column: the randomisation p-value and the test that gave it (a key of :data:`TESTS`).
+
+    Exact (:func:`exact_p_value`) when at most ``exact_up_to`` queries differ, else Monte Carlo
+    (:func:`randomisation_p_values`, ``permutations`` flips). The Monte Carlo flips are drawn for
+    every column, so a column's p does not depend on which other columns were exact.
+    """
+    differences = np.asarray(differences, dtype=np.float64)
+    if differences.ndim == 1:
+        differences = differences[:, None]
+    differing = np.count_nonzero(differences, axis=0)
+    exact = differing <= exact_up_to
+    p_values = np.empty(differences.shape[1])
+    for i in np.flatnonzero(exact):
+        p_values[i] = exact_p_value(differences[:, i])
+    if not exact.all():
+        sampled = np.flatnonzero(~exact)
+        p_values[sampled] = randomisation_p_values(differences[:, sampled], permutations, seed)
+    return p_values, ["exact" if e else "monte-carlo" for e in exact]
+
+
+def smallest_p_value(test: str, n_differing: int, permutations: int) -> float:
+    """The smallest p a test can give: 2 / 2^m exact (the observed pattern and its mirror),
+    1 / (1 + permutations) Monte Carlo, 1 when nothing differs.
+
+    >>> smallest_p_value("exact", 4, 10_000), smallest_p_value("monte-carlo", 30, 99)
+    (0.125, 0.01)
+    """
+    if n_differing == 0:
+        return 1.0
+    if test == "exact":
+        return min(1.0, 2.0 / 2.0**n_differing)
+    return 1.0 / (1.0 + permutations)
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -230,20 +332,36 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
-def too_few_queries(n_differing: int, alpha: float = 0.05) -> bool:
-    """True when even the most lopsided sign pattern could not reach ``alpha``.
+def smallest_adjusted_p(p_values: Sequence[float], smallest: Sequence[float]) -> np.ndarray:
+    """Per comparison of one Holm family: the smallest Holm-adjusted p it could have reached.
 
-    With m non-zero paired differences the smallest exact two-sided sign-flip p-value is 2 / 2^m;
-    below m = 6 no difference can be called real at 0.05, whatever the data.
+    Comparison i's p is replaced by ``smallest[i]`` (its most extreme sign pattern, see
+    :func:`smallest_p_value`) while the family's other p-values stay as observed, and Holm runs on
+    that family; Holm's adjusted p only grows with the raw one, so no data of these queries could do
+    better. Above alpha, the comparison cannot tell a difference, whatever the data.
 
-    >>> too_few_queries(5), too_few_queries(6)
-    (True, False)
+    >>> smallest_adjusted_p([0.5, 0.5, 0.5], [0.03125, 0.25, 0.25]).tolist()  # 3 * 2/64
+    [0.09375, 0.75, 0.75]
     """
-    return 2.0 / 2.0**n_differing > alpha
+    p = np.asarray(p_values, dtype=np.float64)
+    out = np.empty(len(p))
+    for i, best in enumerate(smallest):
+        trial = p.copy()
+        trial[i] = min(p[i], best)
+        out[i] = holm(trial)[i]
+    return out
 
 
 @dataclass(frozen=True)
 class Comparison:
+    """One paired comparison ``system_a - system_b`` on one metric over the same queries.
+
+    ``p_value`` comes from the randomisation test named by ``test`` (a key of :data:`TESTS`);
+    ``p_adjusted`` is Holm's over the comparison's family; ``smallest_p_adjusted`` is the adjusted
+    p its most extreme sign pattern would have reached (:func:`smallest_adjusted_p`); ``alpha`` is
+    1 - the interval's confidence.
+    """
+
     system_a: str
     system_b: str
     metric: str
@@ -254,21 +372,52 @@ class Comparison:
     p_adjusted: float
     n_queries: int
     n_differing: int  # queries on which the two systems score differently
+    test: str = "exact"
+    alpha: float = 0.05
+    smallest_p_adjusted: float = 0.0
+    permutations: int = 10_000
+
+    @property
+    def interval_excludes_zero(self) -> bool:
+        return not (self.ci_low <= 0.0 <= self.ci_high)
 
     @property
     def significant(self) -> bool:
-        """The Holm-adjusted p is below 0.05 and the interval excludes zero."""
-        return self.p_adjusted < 0.05 and not (self.ci_low <= 0.0 <= self.ci_high)
+        """The Holm-adjusted p is at most alpha and the interval excludes zero."""
+        return self.p_adjusted <= self.alpha and self.interval_excludes_zero
 
     @property
     def verdict(self) -> str:
+        """What the numbers allow one to say, in this order:
+
+        * ``identical on every query``: no query differs;
+        * ``too few differing queries to tell (m of n)``: even the most extreme sign pattern of the m
+          differing queries would not bring the Holm-adjusted p to alpha in this family (with the
+          Monte Carlo test, ``too few permutations`` when 1 / (1 + permutations) is what stops it);
+        * ``A is better``: Holm p <= alpha and the interval excludes 0;
+        * ``no clear difference``, saying which of the two disagrees when only one of them would
+          call the difference real.
+        """
         if self.n_differing == 0:
             return "identical on every query"
-        if too_few_queries(self.n_differing):
+        if self.smallest_p_adjusted > self.alpha:
+            if self.test == "monte-carlo":
+                return f"too few permutations to tell (p >= 1/{self.permutations + 1})"
             return f"too few differing queries to tell ({self.n_differing} of {self.n_queries})"
         if self.significant:
             return f"{self.system_a if self.mean_diff > 0 else self.system_b} is better"
+        if self.interval_excludes_zero:
+            return (f"no clear difference: the interval excludes 0 but the {self.test} test does not reject "
+                    f"(Holm p {self.p_adjusted:.3f} > {self.alpha:g})")
+        if self.p_adjusted <= self.alpha:
+            return (f"no clear difference: Holm p {self.p_adjusted:.3f} <= {self.alpha:g} but the interval "
+                    "includes 0")
         return "no clear difference"
+
+
+#: The columns of ``comparisons.csv``: each is an attribute of :class:`Comparison`.
+COMPARISON_COLUMNS = ["system_a", "system_b", "metric", "mean_diff", "ci_low", "ci_high", "p_value",
+                      "p_adjusted", "n_queries", "n_differing", "test", "verdict"]
 
 
 def compare_systems(
@@ -279,12 +428,19 @@ def compare_systems(
     seed: int = 0,
     confidence: float = 0.95,
     progress: Progress | None = None,
+    permutations: int = 10_000,
+    family: str = "metric",
 ) -> list[Comparison]:
     """Every (pair, metric): mean difference a - b, bootstrap interval, randomisation and Holm p.
 
-    ``per_query[system][metric]`` holds per-query values aligned on the same queries. Holm runs
-    across the comparisons of one metric. ``progress(done, total)`` follows the bootstrap.
+    ``per_query[system][metric]`` holds per-query values aligned on the same queries. The bootstrap
+    draws ``n_samples`` resamples; the randomisation test is exact up to :data:`EXACT_UP_TO`
+    differing queries, else ``permutations`` Monte Carlo flips (a stream of its own). Holm runs
+    across each ``family`` (a key of :data:`FAMILIES`); alpha = 1 - ``confidence``.
+    ``progress(done, total)`` follows the bootstrap.
     """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
     if not pairs or not metrics:
         return []
     columns = [(a, b, m) for m in metrics for a, b in pairs]
@@ -292,14 +448,39 @@ def compare_systems(
     n_queries = differences.shape[0]
     sorted_means = bootstrap_means(differences, n_samples, seed, progress)
     low, high = percentile_interval(sorted_means, confidence)
-    p_values = randomisation_p_values(differences, n_samples, seed)
+    p_values, tests = sign_flip_tests(differences, permutations, seed)
+    differing = np.count_nonzero(differences, axis=0)
+    smallest = np.array([smallest_p_value(t, int(m), permutations) for t, m in zip(tests, differing)])
     adjusted = np.empty_like(p_values)
-    for m in metrics:
-        where = [i for i, c in enumerate(columns) if c[2] == m]
+    best_adjusted = np.empty_like(p_values)
+    groups = [list(range(len(columns)))] if family == "all" else \
+        [[i for i, c in enumerate(columns) if c[2] == m] for m in metrics]
+    for where in groups:
         adjusted[where] = holm(p_values[where])
+        best_adjusted[where] = smallest_adjusted_p(p_values[where], smallest[where])
     means = differences.mean(axis=0)
+    alpha = 1.0 - confidence
     return [
         Comparison(a, b, m, float(means[i]), float(low[i]), float(high[i]), float(p_values[i]),
-                   float(adjusted[i]), n_queries, int(np.count_nonzero(differences[:, i])))
+                   float(adjusted[i]), n_queries, int(differing[i]), tests[i], alpha, float(best_adjusted[i]),
+                   permutations)
         for i, (a, b, m) in enumerate(columns)
     ]
+
+
+def describe_settings(n_samples: int, permutations: int, seed: int, confidence: float, family: str,
+             comparisons: Sequence[Comparison]) -> dict[str, object]:
+    """What a results manifest records about the statistics of one run (JSON-ready)."""
+    used = {name: sum(c.test == name for c in comparisons) for name in TESTS}
+    return {
+        "bootstrap_samples": n_samples, "seed": seed, "confidence": confidence,
+        "interval": "percentile of sorted resampled means",
+        "bootstrap_stream": "numpy default_rng(seed).integers(0, n_queries), row by row",
+        "alpha": round(1.0 - confidence, 12),
+        "randomisation_test": {
+            "exact_up_to": EXACT_UP_TO, "exact": TESTS["exact"], "monte-carlo": TESTS["monte-carlo"],
+            "permutations": permutations, "permutation_stream": PERMUTATION_STREAM,
+            "comparisons_by_test": used,
+        },
+        "holm_family": family, "holm_family_means": FAMILIES[family],
+    }

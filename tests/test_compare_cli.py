@@ -185,3 +185,87 @@ def test_config_file_with_command_line_override(runner, tmp_path):
         summary = list(csv.reader(handle))
     assert summary[0] == ["system", "mrr"]
     assert [row[0] for row in summary[1:]] == ["bm25", "bm25(k1=0.9,b=0.4)"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--confidence", "1"], "--confidence must be a number strictly between 0.5 and 1. Got 1.0 instead. Fix: "),
+        (["--confidence", "0.5"], "--confidence must be a number strictly between 0.5 and 1. Got 0.5 instead."),
+        (["--confidence", "1.2"], "strictly between 0.5 and 1. Got 1.2 instead."),
+        (["--confidence", "nan"], "strictly between 0.5 and 1. Got nan instead."),
+        (["--seed", "-1"], "--seed must be an int >= 0 (numpy seeds are non-negative). Got -1 instead. Fix: pass"),
+        (["--permutations", "0"], "--permutations must be an int >= 1. Got 0 instead. Fix: pass e.g. --permutations"),
+        (["--bootstrap-samples", "0"], "--bootstrap-samples must be an int >= 1. Got 0 instead. Fix: "),
+        (["--family", "pair"], "'pair' is not one of 'metric', 'all'"),
+    ],
+)
+def test_statistics_options_are_validated_before_any_work(runner, tmp_path, args, message):
+    result = compare(runner, tmp_path, "--systems", "bm25,lsa", "--metrics", "ndcg@5", *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert nothing_written(tmp_path)
+
+
+def test_a_bad_seed_in_an_experiment_file_is_the_same_error(runner, tmp_path):
+    config = tmp_path / "experiment.toml"
+    config.write_text('systems = ["bm25", "lsa"]\nseed = -1\n')
+    result = runner.invoke(main, ["compare", "--config", str(config), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "--seed must be an int >= 0" in result.output
+    assert nothing_written(tmp_path)
+
+
+def test_family_and_alpha_are_printed_and_family_all_changes_the_family(runner, tmp_path):
+    args = ["--systems", "bm25,lsa,rrf", "--metrics", "ndcg@5,mrr"]
+    per_metric = compare(runner, tmp_path, *args)
+    assert per_metric.exit_code == 0, per_metric.output
+    assert "alpha 0.05 (= 1 - confidence); Holm family (--family metric): the 3 comparisons of each metric" \
+        in per_metric.output
+    assert "p: exact over all 2^m sign patterns of the m differing queries (6 comparisons)" in per_metric.output
+    together = compare(runner, tmp_path, *args, "--family", "all", "--confidence", "0.9")
+    assert together.exit_code == 0, together.output
+    assert "alpha 0.1 (= 1 - confidence); Holm family (--family all): all 6 comparisons" in together.output
+    assert "90% interval" in together.output
+
+
+def test_weighted_writes_no_result_with_fused_score_zero(runner, tmp_path):
+    # Both children are bm25: a document neither matches fuses to 0, and used to pad every ranking
+    result = compare(runner, tmp_path, "--systems", "bm25,weighted(bm25,bm25(analyzer=english))",
+                     "--metrics", "hit@10")
+    assert result.exit_code == 0, result.output
+    folder = only_folder(tmp_path)
+    (run_file,) = [p for p in (folder / "runs").iterdir() if p.name.startswith("weighted")]
+    lines = run_file.read_text().splitlines()
+    assert lines and all(float(line.split()[4]) > 0 for line in lines)
+    summary = (folder / "summary.csv").read_text().splitlines()
+    assert summary[1:] == ["bm25,0.8571428571428571", "\"weighted(bm25,bm25(analyzer=english))\",0.8571428571428571"]
+
+
+def test_a_metric_deeper_than_a_fusion_warns_on_stderr(runner, tmp_path):
+    result = compare(runner, tmp_path, "--systems", "bm25,rrf", "--metrics", "recall@100,mrr")
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings == ["warning: recall@100 looks deeper than rrf, which fuses to depth 10 (at most 20 documents "
+                        "per query): it measures that cut, not the fusion. Fix: fuse deeper, e.g. rrf(depth=100)"]
+
+
+def test_fusion_depth_notes_and_warnings_from_the_library():
+    from harness.compare import CompareConfig, run_compare
+
+    result = run_compare(CompareConfig(systems="bm25,rrf(bm25,lsa,depth=100),rrf(weighted,lsa,depth=100)",
+                                       metrics="recall@100,mrr,map", depth=100, bootstrap_samples=100))
+    # mrr and map read to --depth 100: within rrf's depth 100, but not within the weighted inside the last one
+    assert result.warnings == [
+        "recall@100, map look deeper than weighted inside rrf(weighted,lsa,depth=100), which fuses to depth 10 "
+        "(at most 10 documents per query): they measure that cut, not the fusion. Fix: fuse deeper, e.g. "
+        "weighted(depth=100)"]
+    assert result.notes == [
+        "mrr looks deeper than weighted inside rrf(weighted,lsa,depth=100), which fuses to depth 10 (at most 10 "
+        "documents per query): a query whose first relevant document lies below that scores 0 there"]
+
+
+def test_the_articles_run_warns_of_nothing(runner, tmp_path):
+    result = compare(runner, tmp_path, "--systems", "bm25,lsa,weighted,rrf", "--metrics", "hit@3,recall@5,mrr,ndcg@5")
+    assert result.exit_code == 0
+    assert "warning" not in result.stderr

@@ -87,6 +87,71 @@ def test_a_class_that_is_not_a_retriever_is_refused(runner, tmp_path, monkeypatc
         in result.stderr
 
 
+OVERLAP_MODULE = '''
+from retrievers import Retriever
+
+
+class Overlap(Retriever):
+    """Ranks documents by shared words, plus a per-module bonus so the two modules differ."""
+
+    name = "overlap"
+    bonus = {bonus}
+
+    def search(self, queries, k):
+        docs = [set(t.lower().split()) for t in self.corpus.full_texts]
+        out = {{}}
+        for qid, text in zip(queries.ids, queries.texts):
+            words = set(text.lower().split())
+            scored = [(d, len(words & w) + self.bonus) for d, w in zip(self.corpus.ids, docs) if words & w]
+            out[qid] = sorted(scored, key=lambda p: (-p[1], p[0]))[:k]
+        return out
+'''
+
+
+def run_tags(out: Path) -> set[str]:
+    (folder,) = [p for p in out.iterdir() if p.is_dir()]
+    return {line.split()[5] for path in (folder / "runs").iterdir() for line in path.read_text().splitlines()}
+
+
+def test_named_systems_carry_their_names_everywhere(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "overlap_mine", OVERLAP_MODULE.format(bonus=0.0))
+    write_module(tmp_path, "overlap_theirs", OVERLAP_MODULE.format(bonus=0.5))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["compare", "--systems", "mine=overlap_mine:Overlap,theirs=overlap_theirs:Overlap",
+                                  "--baseline", "mine", "--metrics", "mrr", "--out", str(out), *FAST])
+    assert result.exit_code == 0, result.output
+    assert summary_systems(out) == ["mine", "theirs"]
+    (folder,) = [p for p in out.iterdir() if p.is_dir()]
+    with open(folder / "per_query.csv", newline="", encoding="utf-8") as handle:
+        assert {row["system"] for row in csv.DictReader(handle)} == {"mine", "theirs"}
+    assert run_tags(out) == {"mine", "theirs"}
+    assert "theirs - mine" in result.output
+    assert any(line.startswith("mine ") for line in result.output.splitlines())  # the table of means
+
+
+def test_two_plugin_classes_with_one_name_get_module_qualified_labels(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "overlap_left", OVERLAP_MODULE.format(bonus=0.0))
+    write_module(tmp_path, "overlap_right", OVERLAP_MODULE.format(bonus=0.5))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["compare", "--systems", "bm25,overlap_left:Overlap,overlap_right:Overlap",
+                                  "--metrics", "mrr", "--out", str(out), *FAST])
+    assert result.exit_code == 0, result.output
+    assert summary_systems(out) == ["bm25", "overlap_left:Overlap", "overlap_right:Overlap"]
+    assert run_tags(out) == {"bm25", "overlap_left:Overlap", "overlap_right:Overlap"}
+
+
+def test_one_plugin_class_twice_is_still_a_duplicate(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "overlap_twice", OVERLAP_MODULE.format(bonus=0.0))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = runner.invoke(main, ["compare", "--systems", "overlap_twice:Overlap,overlap_twice:Overlap",
+                                  "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert ("--systems names overlap more than once. Fix: list each system once, or name each one: "
+            "--systems 'first=SPEC,second=SPEC'") in result.stderr
+
+
 # ----- the entry-point group --------------------------------------------------------------------
 
 PLUGIN_MODULE = '''

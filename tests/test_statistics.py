@@ -8,12 +8,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.statistics import (
+    EXACT_UP_TO,
+    Comparison,
     bootstrap_means,
     compare_systems,
+    exact_p_value,
     holm,
     percentile_interval,
     randomisation_p_values,
-    too_few_queries,
+    sign_flip_tests,
+    smallest_adjusted_p,
+    smallest_p_value,
 )
 
 
@@ -91,10 +96,6 @@ def test_holm_is_monotone_bounded_and_never_below_raw(p):
     assert np.all(np.diff(adjusted[order]) >= -1e-15)
 
 
-def test_too_few_queries_threshold():
-    assert too_few_queries(5) and not too_few_queries(6)
-
-
 def test_compare_systems_pairs_and_holm_per_metric():
     rng = np.random.default_rng(0)
     values = {s: {"m1": rng.random(25), "m2": rng.random(25)} for s in ("a", "b", "c")}
@@ -108,3 +109,158 @@ def test_compare_systems_pairs_and_holm_per_metric():
     assert ab.significant and ab.verdict == "a is better"
     m1 = [c for c in comparisons if c.metric == "m1"]
     np.testing.assert_allclose([c.p_adjusted for c in m1], holm([c.p_value for c in m1]))
+
+
+def brute_force_p(d: np.ndarray) -> float:
+    """Every one of the 2^n sign patterns of all n differences, from the definition (means, not sums)."""
+    from itertools import product
+
+    observed = abs(d.mean())
+    flipped = [abs(np.mean(np.array(signs) * d)) for signs in product([1.0, -1.0], repeat=len(d))]
+    return float(np.mean([f >= observed - 1e-9 for f in flipped]))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_exact_p_equals_brute_force_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 11))
+    # metric differences: multiples of 1/3 and 1/4 (ties between patterns), zeros, and plain floats
+    d = rng.choice([0.0, 1 / 3, -1 / 3, 0.25, -0.5, 2 / 3], size=n) if seed % 2 else rng.normal(size=n)
+    d[rng.random(n) < 0.2] = 0.0
+    assert exact_p_value(d) == pytest.approx(brute_force_p(d), abs=0)
+
+
+def test_exact_p_hand_derived():
+    # m = 4 differing, all the same sign: only the observed pattern and its mirror reach |sum| = 1
+    assert exact_p_value(np.array([0.25, 0.25, 0.25, 0.25, 0.0, 0.0])) == 0.125
+    assert exact_p_value(np.zeros(7)) == 1.0
+    assert exact_p_value(np.array([0.5, -0.5])) == 1.0  # mean 0: every pattern is as extreme
+
+
+def test_exact_p_blocks_do_not_change_it(monkeypatch):
+    import harness.statistics as statistics
+
+    d = np.random.default_rng(5).normal(size=EXACT_UP_TO)
+    whole = exact_p_value(d)
+    monkeypatch.setattr(statistics, "_CHUNK_CELLS", 64)  # 64 sums per block instead of a million
+    assert exact_p_value(d) == whole
+
+
+def test_exact_up_to_20_differing_queries_then_monte_carlo():
+    rng = np.random.default_rng(2)
+    d = np.zeros((30, 2))
+    d[:20, 0] = rng.normal(size=20)  # 20 differ: exact
+    d[:21, 1] = rng.normal(size=21)  # 21 differ: Monte Carlo
+    p, tests = sign_flip_tests(d, 999, seed=0)
+    assert tests == ["exact", "monte-carlo"]
+    assert p[0] == exact_p_value(d[:, 0])
+    assert p[1] == randomisation_p_values(d[:, 1:], 999, seed=0)[0]
+
+
+def test_smallest_attainable_p():
+    assert smallest_p_value("exact", 4, 10_000) == 2 / 16
+    assert smallest_p_value("exact", 1, 10_000) == 1.0
+    assert smallest_p_value("monte-carlo", 40, 99) == 1 / 100
+    assert smallest_p_value("exact", 0, 10_000) == 1.0
+
+
+def test_monte_carlo_p_uses_its_own_count_not_the_bootstraps():
+    rng = np.random.default_rng(4)
+    values = {"a": {"m": rng.random(40)}, "b": {"m": rng.random(40)}}
+    few, many = (compare_systems(values, [("a", "b")], ["m"], n_samples, 0, permutations=500)[0]
+                 for n_samples in (99, 3000))
+    assert few.test == "monte-carlo" and few.n_differing == 40
+    assert few.p_value == many.p_value  # the bootstrap's size no longer moves the p-value
+    assert (few.ci_low, few.ci_high) != (many.ci_low, many.ci_high)
+    other = compare_systems(values, [("a", "b")], ["m"], 99, 0, permutations=2000)[0]
+    assert other.p_value != few.p_value
+
+
+def test_smallest_adjusted_p_runs_holm_with_the_extreme_pattern():
+    # family of 3: comparison 0 at its best 2/64 is ranked first and multiplied by 3
+    assert smallest_adjusted_p([0.5, 0.01, 0.5], [2 / 64, 0.01, 0.25]).tolist() == \
+        pytest.approx([max(3 * 0.01, 2 * 2 / 64), 3 * 0.01, 0.5])
+
+
+def _six_differing(n_queries: int = 14) -> np.ndarray:
+    d = np.zeros(n_queries)
+    d[:6] = 0.2  # 6 queries all better: exact p = 2/64 = 0.031, the smallest there is
+    return d
+
+
+def test_too_few_follows_the_holm_family_size():
+    base = np.random.default_rng(0).random(14)
+    alone = {"a": {"m": base + _six_differing()}, "b": {"m": base}}
+    (one,) = compare_systems(alone, [("a", "b")], ["m"], 1000, 0)
+    assert one.p_value == pytest.approx(2 / 64) and one.verdict == "a is better"
+    systems = {name: {"m": base.copy()} for name in "bcd"}
+    systems["a"] = alone["a"]
+    pairs = [("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d")]
+    six = compare_systems(systems, pairs, ["m"], 1000, 0)
+    # the same 6 differing queries cannot reach 0.05 once Holm multiplies 2/64 by a family of 6
+    assert six[0].p_value == pytest.approx(2 / 64) and six[0].smallest_p_adjusted == pytest.approx(6 * 2 / 64)
+    assert six[0].verdict == "too few differing queries to tell (6 of 14)"
+
+
+def test_family_all_adjusts_across_metrics():
+    rng = np.random.default_rng(9)
+    values = {s: {"m1": rng.random(30), "m2": rng.random(30)} for s in "ab"}
+    values["a"]["m1"] = values["b"]["m1"] + 0.3
+    per_metric = compare_systems(values, [("a", "b")], ["m1", "m2"], 500, 0)
+    together = compare_systems(values, [("a", "b")], ["m1", "m2"], 500, 0, family="all")
+    assert [c.p_adjusted for c in per_metric] == [c.p_value for c in per_metric]  # families of one
+    np.testing.assert_allclose([c.p_adjusted for c in together], holm([c.p_value for c in together]))
+    assert together[0].p_adjusted == pytest.approx(2 * together[0].p_value)
+    with pytest.raises(ValueError, match="family must be one of metric, all"):
+        compare_systems(values, [("a", "b")], ["m1"], 500, 0, family="pair")
+
+
+def test_alpha_is_one_minus_confidence():
+    rng = np.random.default_rng(1)
+    base = rng.random(14)
+    d = np.zeros(14)
+    d[:4] = 0.1  # exact p = 2/16 = 0.125
+    values = {"a": {"m": base + d}, "b": {"m": base}}
+    strict = compare_systems(values, [("a", "b")], ["m"], 1000, 0, confidence=0.95)[0]
+    loose = compare_systems(values, [("a", "b")], ["m"], 1000, 0, confidence=0.8)[0]
+    assert strict.alpha == pytest.approx(0.05) and strict.verdict == "too few differing queries to tell (4 of 14)"
+    assert loose.alpha == pytest.approx(0.2) and loose.verdict == "a is better"
+
+
+def comparison(**changes) -> Comparison:
+    fields = dict(system_a="a", system_b="b", metric="m", mean_diff=-0.055, ci_low=-0.111, ci_high=-0.011,
+                  p_value=0.0625, p_adjusted=0.125, n_queries=14, n_differing=8, test="exact", alpha=0.05,
+                  smallest_p_adjusted=0.01)
+    fields.update(changes)
+    return Comparison(**fields)
+
+
+def test_no_clear_difference_says_why_when_the_interval_excludes_zero():
+    assert comparison().verdict == ("no clear difference: the interval excludes 0 but the exact test does not "
+                                    "reject (Holm p 0.125 > 0.05)")
+    assert comparison(ci_low=-0.2, ci_high=0.1, p_adjusted=0.04).verdict == \
+        "no clear difference: Holm p 0.040 <= 0.05 but the interval includes 0"
+    assert comparison(ci_low=-0.2, ci_high=0.1).verdict == "no clear difference"
+    assert comparison(p_adjusted=0.04).verdict == "b is better"
+    assert comparison(n_differing=0).verdict == "identical on every query"
+
+
+def test_too_few_permutations_is_named_as_such():
+    limited = comparison(test="monte-carlo", n_differing=40, smallest_p_adjusted=0.06, permutations=99)
+    assert limited.verdict == "too few permutations to tell (p >= 1/100)"
+
+
+def test_bundled_corpus_exact_p_and_the_headline_verdict():
+    from harness.compare import CompareConfig, run_compare
+
+    result = run_compare(CompareConfig(systems="bm25,lsa,weighted,rrf", metrics="hit@3,recall@5,mrr,ndcg@5"))
+    rows = {(c.system_a, c.system_b, c.metric): c for c in result.comparisons}
+    lsa_weighted = rows[("lsa", "weighted", "ndcg@5")]
+    assert (lsa_weighted.test, lsa_weighted.n_differing, lsa_weighted.p_value) == ("exact", 4, 0.125)
+    headline = rows[("bm25", "lsa", "ndcg@5")]
+    assert (round(headline.mean_diff, 3), round(headline.ci_low, 3), round(headline.ci_high, 3)) == \
+        (0.012, -0.081, 0.107)  # the bootstrap stream is unchanged
+    # 6 differing queries: 2/64 * 6 comparisons of ndcg@5 > 0.05, whatever those queries said
+    assert headline.n_differing == 6
+    assert headline.verdict == "too few differing queries to tell (6 of 14)"
+    assert all(c.test == "exact" for c in result.comparisons)

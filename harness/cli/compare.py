@@ -13,6 +13,7 @@ from harness.progress import Reporter
 from corpora import summary_line
 from harness.report import render
 from harness.results import write_results
+from harness.statistics import EXACT_UP_TO, FAMILIES
 
 
 @click.command("compare")
@@ -31,8 +32,17 @@ from harness.results import write_results
 @click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True,
               help="Binary metrics count grade >= this as relevant.")
-@click.option("--bootstrap-samples", type=int, default=5000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and randomisation test.")
+@click.option("--bootstrap-samples", type=int, default=5000, show_default=True,
+              help="Resamples of the paired bootstrap interval.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed (>= 0) of the bootstrap and of the Monte Carlo randomisation test.")
+@click.option("--confidence", type=float, default=0.95, show_default=True,
+              help="Confidence of the bootstrap interval, between 0.5 and 1; tests run at alpha = 1 - confidence.")
+@click.option("--permutations", type=int, default=10_000, show_default=True,
+              help=f"Random sign flips of the randomisation test when more than {EXACT_UP_TO} queries differ "
+                   "(up to that, all sign patterns are enumerated exactly).")
+@click.option("--family", type=click.Choice(list(FAMILIES)), default="metric", show_default=True,
+              help="Holm family: " + "; ".join(f"{name} = {means}" for name, means in FAMILIES.items()) + ".")
 @click.option("--baseline", default=None, help="Compare every system with this one instead of all pairs.")
 @click.option("--fail-rank", type=int, default=3, show_default=True,
               help="Diagnose queries whose first relevant document is missing or below this rank.")
@@ -46,13 +56,15 @@ from harness.results import write_results
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr (it only shows on a terminal).")
 @click.pass_context
 def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str,
-            out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, baseline: str | None,
+            out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
+            permutations: int, family: str, baseline: str | None,
             fail_rank: int, analyzer: str | None, config_file: Path | None, cache_dir: Path | None,
             no_cache: bool, quiet: bool) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis."""
     options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
                    depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
-                   seed=seed, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
+                   seed=seed, confidence=confidence, permutations=permutations, family=family,
+                   baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
                    cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
     if config_file is not None:
         from_file = load_experiment(config_file)
