@@ -21,10 +21,10 @@ from harness.diagnosis import Failure, diagnose
 from harness.evaluation import FIRST_RELEVANT_RANK, evaluate
 from harness.metrics import Metric, parse_metrics
 from harness.progress import SILENT, Reporter
-from harness.statistics import FAMILIES, Comparison, compare_systems
+from harness.statistics import FAMILIES, Comparison, compare_systems, describe_settings
 from retrievers import Retriever, as_run, build, parse, split_systems
 from retrievers.cache import IndexCache, cache_root, reporting, use_cache
-from retrievers.fusion import depth_limited
+from retrievers.fusion import fusions_in
 from retrievers.registry import is_registered, spec_name
 from retrievers.spec import Spec
 
@@ -77,6 +77,15 @@ class CompareResult:
     analyzer: str
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
+
+    def statistics_record(self) -> dict[str, object]:
+        """The manifest's ``statistics``: bootstrap, which randomisation test, flips, stream, alpha,
+        Holm family, and the pairs compared (JSON-ready)."""
+        config = self.config
+        return {**describe_settings(config.bootstrap_samples, config.permutations, config.seed, config.confidence,
+                                    config.family, self.comparisons),
+                "pairs": "each system vs the baseline" if config.baseline else "all pairs",
+                "baseline": config.baseline}
 
 
 def _with_default_analyzer(spec: Spec, analyzer: str) -> Spec:
@@ -143,7 +152,7 @@ def fusion_depth_messages(retrievers: Sequence[Retriever], metrics: Sequence[Met
     warnings: list[str] = []
     notes: list[str] = []
     for retriever in retrievers:
-        for fusion in depth_limited(retriever):
+        for fusion in fusions_in(retriever):
             deep = [m for m in metrics if (m.k if m.k is not None else depth) > fusion.depth]
             if not deep:
                 continue
@@ -154,10 +163,14 @@ def fusion_depth_messages(retrievers: Sequence[Retriever], metrics: Sequence[Met
             for_note = [m.name for m in deep if m.base == "mrr"]
             if for_warning:
                 reach = max(m.k if m.k is not None else depth for m in deep if m.base != "mrr")
-                deeper = type(fusion)(*fusion.children, **{**fusion.non_default_params(), "depth": reach})
+                try:  # the same fusion, deeper, as the spec to type
+                    example = type(fusion)(*fusion.children, **{**fusion.non_default_params(),
+                                                                 "depth": reach}).default_label()
+                except (TypeError, RetbenchError):  # a plugin fusion whose __init__ differs
+                    example = f"{fusion.name}(...,depth={reach})"
                 verb, measure = ("look", "they measure") if len(for_warning) > 1 else ("looks", "it measures")
                 warnings.append(f"{', '.join(for_warning)} {verb} {looks}: {measure} that cut, not the fusion. "
-                                f"Fix: fuse deeper, e.g. {deeper.default_label()}")
+                                f"Fix: fuse deeper, e.g. {example}")
             if for_note:
                 verb = "look" if len(for_note) > 1 else "looks"
                 notes.append(f"{', '.join(for_note)} {verb} {looks}: a query whose first relevant document lies "

@@ -53,16 +53,19 @@ def comparison_lines(result: CompareResult) -> list[str]:
     if not result.comparisons:
         return lines
     per_metric = len(result.comparisons) // max(1, len(result.metrics))
-    family = (f"the {per_metric} comparisons of each metric" if config.family == "metric"
-              else f"all {len(result.comparisons)} comparisons")
+    def comparisons(n: int) -> str:
+        return f"{n} comparison{'' if n == 1 else 's'}"
+
+    family = (f"the {comparisons(per_metric)} of each metric" if config.family == "metric"
+              else f"all {comparisons(len(result.comparisons))}")
     exact = sum(c.test == "exact" for c in result.comparisons)
     sampled = len(result.comparisons) - exact
     tests = []
     if exact:
-        tests.append(f"exact over all 2^m sign patterns of the m differing queries ({exact} comparisons)")
+        tests.append(f"exact over all 2^m sign patterns of the m differing queries ({comparisons(exact)})")
     if sampled:
-        tests.append(f"Monte Carlo, {config.permutations} random sign flips, seed {config.seed} ({sampled} "
-                     f"comparisons with more than {EXACT_UP_TO} differing queries)")
+        tests.append(f"Monte Carlo, {config.permutations} random sign flips, seed {config.seed} "
+                     f"({comparisons(sampled)} with more than {EXACT_UP_TO} differing queries)")
     lines.append(f"alpha {1 - config.confidence:.2g} (= 1 - confidence); Holm family (--family {config.family}): "
                  f"{family}")
     lines.append(f"p: {'; '.join(tests)}")

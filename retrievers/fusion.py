@@ -16,7 +16,7 @@ child. Ties break by doc id ascending.
 
 ``depth`` (10 by default, the article's) is how deep a fusion looks: a metric that cuts deeper than
 it (``recall@100`` on ``rrf`` with depth 10 counts at most 20 documents) measures the cut, not the
-fusion; the harness warns when that happens (:func:`depth_limited`).
+fusion; the harness warns when that happens (:func:`fusions_in`).
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ class RRF(Fusion):
         return rank_sparse_rows(fused.tocsr(), k, self._tie_rank, queries.ids, corpus.ids)
 
 
-def depth_limited(retriever: Retriever) -> list[Fusion]:
+def fusions_in(retriever: Retriever) -> list[Fusion]:
     """Every fusion in ``retriever``'s tree (itself first, then its children's, depth first).
 
     Walked with an explicit stack, so a deep tree cannot exhaust Python's recursion limit.

@@ -269,3 +269,13 @@ def test_the_articles_run_warns_of_nothing(runner, tmp_path):
     result = compare(runner, tmp_path, "--systems", "bm25,lsa,weighted,rrf", "--metrics", "hit@3,recall@5,mrr,ndcg@5")
     assert result.exit_code == 0
     assert "warning" not in result.stderr
+
+
+def test_experiment_files_set_the_new_statistics_keys(runner, tmp_path):
+    config = tmp_path / "experiment.toml"
+    config.write_text('systems = ["bm25", "lsa"]\nmetrics = ["ndcg@5"]\nfamily = "all"\npermutations = 50\n'
+                      'confidence = 0.9\n')
+    result = runner.invoke(main, ["compare", "--config", str(config), "--out", str(tmp_path / "out"), *FAST])
+    assert result.exit_code == 0, result.output
+    assert "alpha 0.1 (= 1 - confidence); Holm family (--family all): all 1 comparison" in result.output
+    assert "p: exact over all 2^m sign patterns of the m differing queries (1 comparison)" in result.output

@@ -264,3 +264,19 @@ def test_bundled_corpus_exact_p_and_the_headline_verdict():
     assert headline.n_differing == 6
     assert headline.verdict == "too few differing queries to tell (6 of 14)"
     assert all(c.test == "exact" for c in result.comparisons)
+
+
+def test_the_manifest_record_says_which_test_how_many_flips_which_stream_and_family():
+    import json
+
+    from harness.compare import CompareConfig, run_compare
+
+    result = run_compare(CompareConfig(systems="bm25,lsa", metrics="ndcg@5", bootstrap_samples=100,
+                                       permutations=321, family="all", confidence=0.9))
+    record = json.loads(json.dumps(result.statistics_record()))  # JSON-ready
+    assert record["alpha"] == pytest.approx(0.1) and record["holm_family"] == "all"
+    assert record["randomisation_test"]["permutations"] == 321
+    assert record["randomisation_test"]["exact_up_to"] == EXACT_UP_TO
+    assert record["randomisation_test"]["comparisons_by_test"] == {"exact": 1, "monte-carlo": 0}
+    assert "SeedSequence(seed).spawn(1)[0]" in record["randomisation_test"]["permutation_stream"]
+    assert (record["bootstrap_samples"], record["pairs"]) == (100, "all pairs")
