@@ -206,3 +206,17 @@ def test_values_are_checked_like_the_options_they_stand_for(runner, tmp_path, te
     (error,) = [line for line in result.stderr.splitlines() if line.strip()]
     assert error.startswith("error: ") and message in error
     assert not (tmp_path / "out").exists()
+
+
+def test_a_path_in_the_file_is_checked_where_it_points_not_in_the_working_directory(runner, tmp_path,
+                                                                                      monkeypatch) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "runs").write_text("a file that happens to share the name", encoding="utf-8")
+    config = project / "experiment.toml"
+    config.write_text('systems = ["bm25"]\nout = "runs"\nbootstrap_samples = 50\n', encoding="utf-8")
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(main, ["compare", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert len(list((project / "runs").iterdir())) == 1

@@ -55,7 +55,9 @@ def _accepts(option: click.Option) -> OptionKey:
         except click.BadParameter as exc:
             raise ValueError(exc.message) from None
 
-    return OptionKey(kinds, check)
+    # a path is read from the file's folder later, so checking it against the working directory
+    # here could be wrong; click checks the resolved path like any other default
+    return OptionKey(kinds, None if isinstance(option.type, click.Path) else check)
 
 
 def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
@@ -164,11 +166,11 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
         stdout.echo(heading[-1])
 
     result = run_compare(config, on_loaded=loaded, reporter=Reporter(enabled=False) if quiet else Reporter())
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
     report = "\n".join([*heading, render(result)]) + "\n"
     folder = write_results(result, out, ["bench", *sys.argv[1:]], report=report)
     ctx.meta[RESULTS_KEY] = folder
+    for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
+        click.echo(f"warning: {warning}", err=True)
     stdout.echo(render(result, show_failures))
     stdout.echo("")
     stdout.echo(f"results: {folder}")
