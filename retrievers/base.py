@@ -291,12 +291,9 @@ def check_scores(matrix: object, owner: str, queries: Queries | None, corpus: Co
         raise RetbenchError(f"retriever {owner!r}: score returned a matrix of shape {tuple(shape)}, expected "
                             f"{wanted} (one row per query, one column per document of the corpus, in corpus "
                             "order). Fix: score every document for every query")
-    if sp.issparse(matrix):
-        coo = sp.coo_matrix(matrix)
-        rows, cols, values = coo.row, coo.col, coo.data
-    else:
-        values = np.asarray(matrix)
-        rows = cols = None
+    if sp.issparse(matrix) and matrix.format not in ("csr", "csc", "coo"):
+        matrix = matrix.tocsr()  # formats whose .data lines up with .tocoo()'s
+    values = matrix.data if sp.issparse(matrix) else np.asarray(matrix)
     if values.dtype.kind not in "biuf":
         try:
             values = values.astype(np.float64)
@@ -306,12 +303,14 @@ def check_scores(matrix: object, owner: str, queries: Queries | None, corpus: Co
     bad = ~(values < np.inf)
     if not bad.any():
         return
-    if rows is None:
-        row, col = np.unravel_index(int(np.argmax(bad)), values.shape)
+    if sp.issparse(matrix):  # only now pay for the coordinates, to name the first bad cell
+        coo = sp.coo_matrix(matrix)
+        rows, cols, cells = coo.row[bad], coo.col[bad], coo.data[bad]
+        first = np.lexsort((cols, rows))[0]
+        row, col, value = rows[first], cols[first], cells[first]
     else:
-        first = np.lexsort((cols[bad], rows[bad]))[0]
-        row, col = rows[bad][first], cols[bad][first]
-    value = values[row, col] if rows is None else values[bad][first]
+        row, col = np.unravel_index(int(np.argmax(bad)), values.shape)
+        value = values[row, col]
     query = repr(queries.ids[row]) if queries is not None else f"row {row}"
     doc = repr(corpus.ids[col]) if corpus is not None else f"column {col}"
     raise RetbenchError(f"retriever {owner!r}: score of doc {doc} for query {query} is {float(value)!r}; "
