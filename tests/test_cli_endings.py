@@ -189,6 +189,7 @@ def test_the_seam_lets_interrupts_exits_and_memory_errors_through(passes) -> Non
 
 # ----- Ctrl-C ----------------------------------------------------------------------------------
 
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is delivered differently on Windows")
 def test_ctrl_c_while_fitting_exits_130_with_one_line(plugins, tmp_path) -> None:
     process = bench("compare", "--systems", "bm25,broken_plugins:Sleeps", "--out", str(tmp_path / "out"),
                     folder=plugins, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -227,6 +228,19 @@ def test_a_reader_gone_from_the_start_costs_neither_the_results_nor_a_traceback(
     assert (folder / "summary.csv").is_file() and (folder / "report.txt").is_file()
 
 
+def test_any_command_ends_quietly_when_its_reader_is_gone(tmp_path) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        process = bench("retrievers", folder=tmp_path, stdout=write_end, stderr=subprocess.PIPE)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        os.close(write_end)
+    assert process.returncode == 141
+    assert stderr == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell pipeline")
 @pytest.mark.parametrize("lines", [1, 3])
 def test_piping_into_head_ends_quietly_with_the_results_written(tmp_path, lines: int) -> None:
     """`| head -1` leaves while retbench is still fitting; `| head -3` in the middle of the report."""
