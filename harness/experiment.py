@@ -1,19 +1,23 @@
 """Experiment files: a ``bench compare`` configuration in TOML (``bench compare --config FILE``).
 
-Keys are the fields of :class:`~harness.compare.CompareConfig` (the long options of
-``bench compare``, with dashes or underscores); ``systems`` and ``metrics`` may be lists, one spec
-per item, written exactly as on the command line. Options given on the command line override the
-file::
+Keys are the long options of ``bench compare`` (with dashes or underscores; the command hands its
+options to :func:`load_experiment`, so a new option is a valid key at once) and the fields of
+:class:`~harness.compare.CompareConfig` that no option sets (``confidence``, ``cache``);
+``systems`` and ``metrics`` may be lists, one spec per item, written exactly as on the command
+line. Options given on the command line override the file::
 
     corpus = "article"
     systems = ["bm25", "bm25(k1=0.9,b=0.4)", "rrf(bm25,lsa,k=60)", "weighted(bm25,dense,alpha=0.3)"]
     metrics = ["ndcg@5", "mrr"]
     baseline = "bm25"
     bootstrap_samples = 5000
+    no_cache = true
 
-Besides those, ``out`` names the folder that receives the results folder (``--out``). Relative
-paths in the file (``out``, ``cache_dir``, and a ``corpus`` that is not a bundled name) are read from
-the file's own folder, so an experiment runs the same from any working directory.
+Called without options (the Python API), the keys are ``CompareConfig``'s fields and ``out``, the
+folder that receives the results folder. Relative paths in the file (``out``, ``cache_dir``, and a
+``corpus`` that is not a bundled name) are read from the file's own folder, so an experiment runs
+the same from any working directory. A UTF-8 byte-order mark at the start (as some Windows editors
+write) is skipped.
 
 Every value is checked against the type of its field here, so a mistake names the file and line.
 """
@@ -23,7 +27,8 @@ from __future__ import annotations
 import re
 import sys
 import typing
-from dataclasses import fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from corpora import InputFileError, bundled_names
@@ -34,9 +39,23 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 _LIST_KEYS = ("systems", "metrics")
-#: Keys of the file that are options of ``bench compare`` but not fields of ``CompareConfig``.
-_CLI_KEYS: dict[str, tuple[type, ...]] = {"out": (str,)}
 _PATH_KEYS = ("corpus", "cache_dir", "out")
+
+
+@dataclass(frozen=True)
+class OptionKey:
+    """A key of the file that is an option of the command reading it.
+
+    ``kinds``: the TOML value types it accepts. ``check``: what else a value must satisfy (one
+    of the option's choices, its range); it raises ``ValueError`` with the reason. None: nothing.
+    """
+
+    kinds: tuple[type, ...]
+    check: Callable[[object], None] | None = None
+
+
+#: The keys of the Python API (no command): the results folder of ``bench compare --out``.
+API_OPTIONS: dict[str, OptionKey] = {"out": OptionKey((str,))}
 
 
 def config_keys() -> list[str]:
@@ -77,16 +96,19 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
-def load_experiment(path: Path) -> dict[str, object]:
-    """Read an experiment file into ``CompareConfig`` keyword arguments.
+def load_experiment(path: Path, options: Mapping[str, OptionKey] | None = None) -> dict[str, object]:
+    """Read an experiment file: ``CompareConfig`` keyword arguments and command options.
 
-    Returns a dict with one entry per key of the file (underscore spelling). Raises
-    :class:`~corpora.InputFileError` naming the file (and line where known) for an unreadable
-    file, invalid TOML, an unknown key or a value of the wrong type.
+    ``options``: the keys besides ``CompareConfig``'s fields (underscore spelling -> what they
+    accept); default :data:`API_OPTIONS`. Returns a dict with one entry per key of the file
+    (underscore spelling). Raises :class:`~corpora.InputFileError` naming the file (and line where
+    known) for an unreadable file, invalid TOML, an unknown key (listing the valid ones) or a value
+    of the wrong type.
     """
     path = Path(path)
+    options = API_OPTIONS if options is None else options
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # -sig: a leading byte-order mark is not TOML
         data = tomllib.loads(text)
     except FileNotFoundError:
         raise InputFileError(path, "experiment file not found", fix="check the path given to --config") from None
@@ -101,7 +123,7 @@ def load_experiment(path: Path) -> dict[str, object]:
             line = int(found.group(1)) if found else None
         raise InputFileError(path, f"not valid TOML ({getattr(exc, 'msg', exc)})", line=line,
                              fix="see the example in the docs of `bench compare --config`") from None
-    accepted = {**_field_types(), **_CLI_KEYS}
+    accepted = {**_field_types(), **{key: option.kinds for key, option in options.items()}}
     out: dict[str, object] = {}
     for key, value in data.items():
         name = key.replace("-", "_")
@@ -116,6 +138,12 @@ def load_experiment(path: Path) -> dict[str, object]:
         elif isinstance(value, bool) and bool not in accepted[name] or not isinstance(value, accepted[name]):
             raise InputFileError(path, f"{key} must be {_describe(accepted[name], list_allowed)}, got {value!r}",
                                  line=line)
+        check = options[name].check if name in options else None
+        if check is not None and not isinstance(value, list):
+            try:
+                check(value)
+            except ValueError as exc:
+                raise InputFileError(path, f"{key}: {exc}", line=line) from None
         out[name] = value
     for name in _PATH_KEYS:
         if isinstance(out.get(name), str):

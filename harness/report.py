@@ -1,10 +1,19 @@
-"""Plain-text readings of a comparison, as the article prints them."""
+"""Plain-text readings of a comparison, as the article prints them.
+
+:func:`render` gives the whole report (the results folder keeps it as ``report.txt``); with
+``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
+system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
+("… and 37 more"), so a large collection does not print thousands of lines.
+"""
 
 from __future__ import annotations
 
 from harness.compare import CompareResult
 from harness.diagnosis import Failure
 from harness.statistics import EXACT_UP_TO
+
+#: Relevant documents listed under a failed query in the abridged report (the rest are counted).
+SHOWN_DOCUMENTS = 3
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
@@ -72,17 +81,25 @@ def comparison_lines(result: CompareResult) -> list[str]:
     return lines
 
 
-def failure_lines(failure: Failure) -> list[str]:
+def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
+    """The failed query, then each relevant document and the words it shares with the query
+    (the first ``documents`` of them when given; a last line counts the rest)."""
     rank = f"rank {failure.rank}" if failure.rank is not None else "not found"
     first = failure.first_result or "none"
     lines = [f"  {failure.query_id} {failure.query!r} -> {rank}, first result: {first}  [{failure.category}]"]
-    for doc, words in failure.shared_words.items():
+    shared = list(failure.shared_words.items())
+    for doc, words in shared[:documents]:
         shown = ", ".join(words) if words else "none"
         lines.append(f"      {doc} (grade {failure.grades[doc]}): words in common = {shown}")
+    if documents is not None and len(shared) > documents:
+        lines.append(f"      … and {len(shared) - documents} more relevant documents")
     return lines
 
 
-def render(result: CompareResult) -> str:
+def render(result: CompareResult, show_failures: int | None = None) -> str:
+    """The report as ``bench compare`` prints it: ``show_failures=None`` gives every failed query
+    with every relevant document (``report.txt``); a number abridges the diagnosis to that many
+    failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``."""
     out: list[str] = []
     pools = "; each query ranks its candidate pool" if result.dataset.candidates else ""
     out.append(f"systems: {', '.join(s.label for s in result.systems)}; analyzer {result.analyzer}; depth "
@@ -106,6 +123,10 @@ def render(result: CompareResult) -> str:
     for system in result.systems:
         failures = by_system.get(system.label, [])
         out.append(f" {system.label}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}")
-        for f in failures:
-            out.extend(failure_lines(f))
+        shown = failures if show_failures is None else failures[:show_failures]
+        documents = None if show_failures is None else SHOWN_DOCUMENTS
+        for f in shown:
+            out.extend(failure_lines(f, documents))
+        if len(shown) < len(failures):
+            out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
     return "\n".join(out)

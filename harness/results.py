@@ -12,6 +12,7 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries |
 | diagnosis.csv | system, query_id, category, rank, first_result, shared_words |
 | runs/<system>.trec | each ranking in TREC run format |
+| report.txt | the report ``bench compare`` prints, with the whole diagnosis |
 """
 
 from __future__ import annotations
@@ -145,8 +146,10 @@ def new_run_id(result: CompareResult, started: datetime) -> str:
     return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(result.dataset.name)}-{digest}"
 
 
-def write_results(result: CompareResult, out: Path, command_line: list[str] | None = None) -> Path:
-    """Write the results folder atomically and return its path."""
+def write_results(result: CompareResult, out: Path, command_line: list[str] | None = None,
+                  report: str | None = None) -> Path:
+    """Write the results folder atomically and return its path; ``report`` (the printed report,
+    unabridged) is kept as ``report.txt``."""
     started = datetime.now(timezone.utc)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -162,6 +165,8 @@ def write_results(result: CompareResult, out: Path, command_line: list[str] | No
         "comparisons.csv": _csv(comparisons_frame(result)),
         "diagnosis.csv": _csv(diagnosis_frame(result)),
     }
+    if report is not None:
+        files["report.txt"] = report
     used: set[str] = set()
     for system in result.systems:
         name = safe_file_name(system.label)

@@ -5,19 +5,79 @@ A retriever is fitted once on a :class:`~corpora.Corpus` and then answers batche
 query: subclass :class:`ScoreRetriever`, implement :meth:`ScoreRetriever.score`, and inherit a
 vectorised :meth:`~ScoreRetriever.search` with the conventions of the article's ``rank_docs``:
 scores at or below ``min_score`` are not results, ties break by doc id ascending.
+
+The seam guards every subclass's ``fit``, ``search`` and ``score``: an exception raised inside one
+(other than a :class:`~corpora.RetbenchError`, which already speaks to the user, and
+``MemoryError``, ``KeyboardInterrupt`` and ``SystemExit``, which are not the retriever's mistake)
+comes out as :class:`RetrieverFailed`, naming the retriever, the method and the original exception,
+which stays attached as ``__cause__`` for a traceback. What ``score`` returns is checked the moment
+it returns (:func:`check_scores`), so a fusion that calls its children's ``score`` directly gets the
+same check.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
+
+
+#: The methods of a retriever whose exceptions are reported as :class:`RetrieverFailed`.
+GUARDED_METHODS = ("fit", "search", "score")
+
+
+class RetrieverFailed(RetbenchError):
+    """An exception raised inside a retriever's ``fit``, ``search`` or ``score``.
+
+    The message names the retriever (its label), the method and the exception's type and text; the
+    exception itself is ``__cause__`` (``bench --debug`` prints its traceback).
+
+    >>> str(RetrieverFailed("mine", "fit", ZeroDivisionError("division by zero")))
+    "retriever 'mine' failed in fit: ZeroDivisionError: division by zero. Fix: correct the retriever's fit"
+    """
+
+    def __init__(self, owner: str, method: str, error: Exception):
+        self.owner = owner
+        self.method = method
+        self.error = error
+        text = str(error).strip() or "(no message)"
+        super().__init__(f"retriever {owner!r} failed in {method}: {type(error).__name__}: {text}. "
+                         f"Fix: correct the retriever's {method}")
+
+
+def _label_of(retriever: Retriever) -> str:
+    """The retriever's label for a message; the class name when the label itself fails."""
+    try:
+        return str(retriever.label)
+    except Exception:  # a plugin whose label property raises must not hide the first error
+        return type(retriever).__name__
+
+
+def _guarded(function: Callable[..., Any], method: str) -> Callable[..., Any]:
+    """``function`` (a retriever's ``method``) with its exceptions named, and ``score``'s result checked."""
+
+    @functools.wraps(function)
+    def guarded(self: Retriever, *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = function(self, *args, **kwargs)
+        except (RetbenchError, MemoryError):
+            raise  # already a message for the user; out of memory is the machine's limit, not a bug
+        except Exception as exc:
+            raise RetrieverFailed(_label_of(self), method, exc) from exc
+        if method == "score":
+            queries = args[0] if args else kwargs.get("queries")
+            check_scores(result, _label_of(self), queries, getattr(self, "corpus", None))
+        return result
+
+    guarded.__retbench_guarded__ = True  # type: ignore[attr-defined]
+    return guarded
 
 
 class Retriever(ABC):
@@ -29,6 +89,13 @@ class Retriever(ABC):
     """
 
     name: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for method in GUARDED_METHODS:
+            function = cls.__dict__.get(method)
+            if inspect.isfunction(function) and not getattr(function, "__retbench_guarded__", False):
+                setattr(cls, method, _guarded(function, method))
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Retriever:
         # Remember the arguments, so labels and manifests show parameters that __init__ did not store.
@@ -184,7 +251,13 @@ class ScoreRetriever(Retriever):
 
     @abstractmethod
     def score(self, queries: Queries) -> np.ndarray | sp.spmatrix:
-        """An (n_queries x n_docs) matrix; higher is better, documents in corpus order."""
+        """An (n_queries x n_docs) matrix, dense or sparse; higher is better, documents in corpus order.
+
+        Every score is a finite number or ``-inf`` (never a result; ``weighted`` marks a query that
+        no child matched this way). A matrix of another shape, or holding NaN or ``+inf``, is an
+        error naming the retriever, the expected and actual shape or the first bad query and
+        document (:func:`check_scores`).
+        """
 
     def search(self, queries: Queries, k: int) -> Run:
         corpus: Corpus = self.corpus
@@ -204,6 +277,55 @@ class ScoreRetriever(Retriever):
         flat_idx = np.concatenate(indices) if indices else np.empty(0, dtype=np.int64)
         flat_val = np.concatenate(values) if values else np.empty(0)
         return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets), flat_idx, flat_val)
+
+
+def check_scores(matrix: object, owner: str, queries: Queries | None, corpus: Corpus | None) -> None:
+    """Check a score matrix: shape (queries x corpus documents), values finite or ``-inf``.
+
+    One vectorised pass (``value < inf`` is False exactly for NaN and ``+inf``); a sparse matrix
+    checks only its stored values. Raises :class:`~corpora.RetbenchError` naming ``owner``.
+    """
+    shape = getattr(matrix, "shape", None)
+    if shape is None:  # a list of rows, say: read as numpy would
+        try:
+            converted = np.asarray(matrix, dtype=np.float64)
+        except (TypeError, ValueError):
+            converted = None
+        if converted is None or converted.ndim == 0:
+            raise RetbenchError(f"retriever {owner!r}: score returned {type(matrix).__name__}, not a matrix of "
+                                "numbers. Fix: return an (n_queries x n_docs) numpy array or scipy sparse matrix")
+        matrix, shape = converted, converted.shape
+    expected = (len(queries) if queries is not None else None, len(corpus) if corpus is not None else None)
+    if len(shape) != 2 or any(want is not None and got != want for got, want in zip(shape, expected)):
+        wanted = "(" + ", ".join("?" if n is None else str(n) for n in expected) + ")"
+        raise RetbenchError(f"retriever {owner!r}: score returned a matrix of shape {tuple(shape)}, expected "
+                            f"{wanted} (one row per query, one column per document of the corpus, in corpus "
+                            "order). Fix: score every document for every query")
+    if sp.issparse(matrix) and matrix.format not in ("csr", "csc", "coo"):
+        matrix = matrix.tocsr()  # formats whose .data lines up with .tocoo()'s
+    values = matrix.data if sp.issparse(matrix) else np.asarray(matrix)
+    if values.dtype.kind not in "biuf":
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError):
+            raise RetbenchError(f"retriever {owner!r}: score returned values of type {values.dtype}, not numbers. "
+                                "Fix: return float scores") from None
+    bad = ~(values < np.inf)
+    if not bad.any():
+        return
+    if sp.issparse(matrix):  # only now pay for the coordinates, to name the first bad cell
+        coo = sp.coo_matrix(matrix)
+        rows, cols, cells = coo.row[bad], coo.col[bad], coo.data[bad]
+        first = np.lexsort((cols, rows))[0]
+        row, col, value = rows[first], cols[first], cells[first]
+    else:
+        row, col = np.unravel_index(int(np.argmax(bad)), values.shape)
+        value = values[row, col]
+    query = repr(queries.ids[row]) if queries is not None else f"row {row}"
+    doc = repr(corpus.ids[col]) if corpus is not None else f"column {col}"
+    raise RetbenchError(f"retriever {owner!r}: score of doc {doc} for query {query} is {float(value)!r}; "
+                        "scores must be finite numbers, or -inf for never a result. Fix: replace NaN and "
+                        "infinite scores in score()")
 
 
 def rank_sparse_rows(

@@ -51,7 +51,8 @@ def missing_dependency(model: str = DEFAULT_MODEL) -> str | None:
     absent = [name for name in needed if find_spec(name) is None]
     if not absent:
         return None
-    return f"dense needs {', '.join(absent)}, which is not installed. Fix: {INSTALL_HINT}"
+    names = absent[0] if len(absent) == 1 else f"{', '.join(absent[:-1])} and {absent[-1]}"
+    return f"dense needs {names}, which {'is' if len(absent) == 1 else 'are'} not installed. Fix: {INSTALL_HINT}"
 
 
 def bundled_model_path() -> Path:

@@ -119,7 +119,7 @@ def test_results_folder_contract(runner, tmp_path):
     folder = only_folder(tmp_path)
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     assert names == ["comparisons.csv", "diagnosis.csv", "manifest.json", "per_query.csv",
-                     "runs/bm25.trec", "runs/rrf_k=30_.trec", "summary.csv"]
+                     "report.txt", "runs/bm25.trec", "runs/rrf_k=30_.trec", "summary.csv"]
     assert (folder / "summary.csv").read_text().splitlines()[0] == "system,ndcg@5,P_5,mrr"
     assert (folder / "per_query.csv").read_text().splitlines()[0] == \
         "system,query_id,ndcg@5,P_5,mrr,first_relevant_rank"

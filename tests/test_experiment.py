@@ -99,6 +99,11 @@ def test_systems_may_be_one_comma_separated_string(runner, tmp_path) -> None:
         ('corpus = "article"\nsystems = [bm25]\n', "experiment.toml:2: not valid TOML"),
         ('systems = ["bm25", "rrf()"]\n', "rrf() names no retrievers to fuse"),
         ('systems = ["bm25(k1=abc)"]\n', "The 'k1' parameter of bm25 must be a float. Got 'abc' instead."),
+        # checked like the options they stand for: choices from the registries, ranges, flags
+        ('systems = ["bm25"]\nformat = "nope"\n', "experiment.toml:2: format: 'nope' is not one of 'csfcube', "),
+        ('analyzer = "porter"\n', "experiment.toml:1: analyzer: 'porter' is not one of 'article', 'english'"),
+        ("show_failures = -1\n", "experiment.toml:1: show_failures: -1 is not in the range x>=0"),
+        ("quiet = 1\n", "experiment.toml:1: quiet must be true or false, got 1"),
     ],
 )
 def test_mistakes_in_the_file_exit_2_with_one_message(runner, tmp_path, text: str, message: str) -> None:
@@ -156,3 +161,50 @@ def test_a_bundled_name_in_the_file_stays_a_name(tmp_path) -> None:
 def test_out_must_be_a_string(tmp_path) -> None:
     with pytest.raises(Exception, match="experiment.toml:1: out must be a string, got 3"):
         load_experiment(write(tmp_path, "out = 3\n"))
+
+
+# ----- every long option is a key; the file's own quirks ------------------------------------------
+
+def test_an_unknown_key_lists_every_long_option_of_compare(runner, tmp_path) -> None:
+    from harness.cli.compare import command, file_keys
+
+    result = run(runner, tmp_path, "--config", str(write(tmp_path, 'corpus = "article"\nsystem = ["bm25"]\n')))
+    assert result.exit_code == 2
+    (error,) = [line for line in result.stderr.splitlines() if line.strip()]
+    valid = error.split("Fix: use one of ", 1)[1].rstrip(".").split(", ")
+    assert set(file_keys(command)) <= set(valid)
+    assert {"no_cache", "quiet", "show_failures", "out", "format"} <= set(valid)
+    assert "config" not in valid  # an experiment file does not name another one
+
+
+def test_flags_and_command_only_options_work_from_the_file(runner, tmp_path) -> None:
+    text = ('systems = ["bm25"]\nmetrics = ["mrr"]\nfail_rank = 1\nbootstrap_samples = 50\nno_cache = true\n'
+            'quiet = true\nshow_failures = 1\ncache_dir = "cache"\n')
+    result = run(runner, tmp_path, "--config", str(write(tmp_path, text)))
+    assert result.exit_code == 0, result.output
+    assert "  … and 2 more in report.txt and diagnosis.csv" in result.stdout  # show_failures = 1 of 3
+    assert not (tmp_path / "cache").exists()  # no_cache = true (bm25 is cached otherwise)
+    again = run(runner, tmp_path, "--config", str(write(tmp_path, text)), "--show-failures", "3")
+    assert "more in report.txt" not in again.stdout  # the command line wins
+
+
+def test_a_file_that_starts_with_a_byte_order_mark_is_read(runner, tmp_path) -> None:
+    path = tmp_path / "experiment.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + EXPERIMENT.encode("utf-8"))
+    result = run(runner, tmp_path, "--config", str(path))
+    assert result.exit_code == 0, result.output
+    assert [r["system"] for r in summary(only_folder(tmp_path))][0] == "bm25"
+
+
+def test_a_path_in_the_file_is_checked_where_it_points_not_in_the_working_directory(runner, tmp_path,
+                                                                                      monkeypatch) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "runs").write_text("a file that happens to share the name", encoding="utf-8")
+    config = project / "experiment.toml"
+    config.write_text('systems = ["bm25"]\nout = "runs"\nbootstrap_samples = 50\n', encoding="utf-8")
+    monkeypatch.chdir(elsewhere)
+    result = runner.invoke(main, ["compare", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert len(list((project / "runs").iterdir())) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 import retrievers
@@ -115,3 +116,76 @@ def test_a_retriever_must_implement_search() -> None:
 
     with pytest.raises(TypeError):
         Incomplete()
+
+
+# ----- what score returns is checked ---------------------------------------------------------------
+
+class Returns(ScoreRetriever):
+    """score returns whatever the test hands it (the cell values of the matrix)."""
+
+    name = "returns"
+    matrix: object = None  # set by the test, not a parameter (it would show in the label)
+
+    def score(self, queries: Queries) -> object:
+        return self.matrix
+
+
+def returning(matrix: object) -> Returns:
+    retriever = Returns()
+    retriever.matrix = matrix
+    return retriever
+
+
+def ranked(matrix: object, k: int = 3) -> Run:
+    return returning(matrix).fit(CORPUS).search(QUERIES, k)
+
+
+@pytest.mark.parametrize(
+    ("matrix", "message"),
+    [
+        # one column short: the last document could never be found
+        (np.ones((2, 2)), "retriever 'returns': score returned a matrix of shape (2, 2), expected (2, 3)"),
+        (np.ones((1, 3)), "score returned a matrix of shape (1, 3), expected (2, 3)"),
+        (np.ones(3), "score returned a matrix of shape (3,), expected (2, 3)"),
+        (sp.csr_matrix(np.ones((2, 4))), "score returned a matrix of shape (2, 4), expected (2, 3)"),
+        (np.array([[1.0, 2.0, 3.0], [4.0, np.nan, 6.0]]),
+         "retriever 'returns': score of doc 'd2' for query 'q2' is nan; scores must be finite numbers, or -inf"),
+        (np.array([[1.0, np.inf, np.nan], [1.0, 1.0, 1.0]]), "score of doc 'd2' for query 'q1' is inf"),
+        (sp.csr_matrix(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, np.nan]])), "score of doc 'd3' for query 'q2' is nan"),
+        ([[1, 2, 3], [4, 5, "high"]], "retriever 'returns': score returned list, not a matrix of numbers"),
+        (np.array([["1", "2", "3"], ["4", "5", "high"]]), "score returned values of type <U4, not numbers"),
+        (None, "score returned NoneType, not a matrix of numbers"),
+    ],
+)
+def test_a_score_matrix_of_the_wrong_shape_or_with_nan_or_inf_is_an_error(matrix: object, message: str) -> None:
+    with pytest.raises(RetbenchError) as caught:
+        ranked(matrix)
+    assert message in str(caught.value)
+
+
+def test_minus_infinity_means_never_a_result_and_is_allowed() -> None:
+    run = ranked(np.array([[-np.inf, 2.0, 1.0], [-np.inf, -np.inf, -np.inf]]))
+    assert run.items("q1") == [("d2", 2.0), ("d3", 1.0)]
+    assert run.items("q2") == []
+
+
+def test_a_fusion_names_the_child_whose_scores_are_bad() -> None:
+    from retrievers.fusion import Weighted
+
+    fused = Weighted(returning(np.array([[1.0, np.nan, 0.0], [0.0, 0.0, 1.0]])), Overlap()).fit(CORPUS)
+    with pytest.raises(RetbenchError, match="retriever 'returns': score of doc 'd2' for query 'q1' is nan"):
+        fused.search(QUERIES, 3)
+
+
+def test_an_exception_in_a_retriever_names_it_and_the_method_and_keeps_the_original() -> None:
+    from retrievers.base import RetrieverFailed
+
+    class Divides(Overlap):
+        def score(self, queries: Queries) -> np.ndarray:
+            return super().score(queries) * (1 // 0)
+
+    with pytest.raises(RetrieverFailed) as caught:
+        Divides(boost=2.0).fit(CORPUS).search(QUERIES, 3)
+    assert str(caught.value) == ("retriever 'overlap-test(boost=2.0)' failed in score: ZeroDivisionError: "
+                                 "integer division or modulo by zero. Fix: correct the retriever's score")
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)

@@ -1,13 +1,23 @@
 """The ``bench`` command line. Each sub-command lives in its own module of this package and is
 imported only when it runs, so ``bench evaluate`` does not pay for the retrievers' imports.
 
-User mistakes (:class:`~harness.errors.RetbenchError`) are printed as one line on stderr without a
-traceback, and the process exits 2.
+How a run ends, whatever the command:
+
+* a user mistake (:class:`~harness.errors.RetbenchError`, including an exception raised inside a
+  retriever's ``fit``/``search``/``score``, which the seam names): one ``error: ...`` line on stderr,
+  exit 2. ``bench --debug ...`` prints the traceback first (of the original exception too);
+* Ctrl-C: one ``interrupted ...`` line on stderr, exit 130 (128 + SIGINT, as a shell reports it);
+* stdout closed by its reader (``bench compare | head -3``): no more output and no message on
+  stdout, exit 141 (128 + SIGPIPE, what any Unix tool reports there); ``bench compare`` still writes
+  its results folder and names it on stderr;
+* out of memory: one ``error: out of memory ...`` line, exit 1.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from importlib import import_module
 
 import click
@@ -16,6 +26,35 @@ from harness.errors import RetbenchError
 
 #: sub-command name -> module of this package that defines it as ``command``
 COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "retrievers": "retrievers"}
+
+#: Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a process that SIGINT ended.
+EXIT_INTERRUPTED = 130
+#: Exit status when stdout's reader went away: 128 + SIGPIPE, as for any Unix tool killed by it.
+EXIT_BROKEN_PIPE = 141
+#: ``ctx.meta`` key under which a command records the results folder it wrote (None: not yet).
+RESULTS_KEY = "retbench.results_folder"
+
+
+def quiet_stdout() -> None:
+    """Point stdout at the null device after its reader closed the pipe.
+
+    Python's advice for SIGPIPE: without it, the text still buffered for stdout fails again when
+    the interpreter flushes at exit and prints ``Exception ignored ... BrokenPipeError``.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (a test runner)
+        pass
+
+
+def _debug_hint(ctx: click.Context, exc: BaseException) -> str:
+    """A pointer to ``--debug`` when the error wraps an exception whose traceback says more."""
+    if exc.__cause__ is None or ctx.params.get("debug"):
+        return ""
+    command = ctx.invoked_subcommand or "..."
+    return f" (rerun as `bench --debug {command} ...` for the traceback)"
 
 
 class _Group(click.Group):
@@ -28,17 +67,48 @@ class _Group(click.Group):
         return import_module(f"harness.cli.{COMMANDS[name]}").command
 
     def invoke(self, ctx: click.Context):
+        debug = bool(ctx.params.get("debug"))
         try:
             return super().invoke(ctx)
         except RetbenchError as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(2)
+            if debug:
+                traceback.print_exception(exc, file=sys.stderr)
+            click.echo(f"error: {exc}{_debug_hint(ctx, exc)}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            if debug:
+                traceback.print_exc(file=sys.stderr)
+            click.echo(f"interrupted (Ctrl-C){_results_note(ctx)}", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            quiet_stdout()
+            ctx.exit(EXIT_BROKEN_PIPE)
+        except MemoryError as exc:
+            if debug:
+                traceback.print_exc(file=sys.stderr)
+            detail = f": {exc}" if str(exc) else ""
+            click.echo(f"error: out of memory ({type(exc).__name__}{detail}){_results_note(ctx)}. Fix: a smaller "
+                       "corpus or --depth, fewer systems per run, or a machine with more memory", err=True)
+            ctx.exit(1)
+
+
+def _results_note(ctx: click.Context) -> str:
+    """What an interrupted ``bench compare`` left: its results folder, or nothing."""
+    if RESULTS_KEY not in ctx.meta:
+        return ""
+    folder = ctx.meta[RESULTS_KEY]
+    return "; no results folder was written" if folder is None else f"; results: {folder}"
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True,
+              help="On an error, print the traceback (of the retriever's own exception too) before the message.")
 @click.version_option(package_name="retbench")
-def main() -> None:
-    """retbench: benchmark retrievers on their own, with IR metrics, paired statistics and diagnosis."""
+def main(debug: bool) -> None:
+    """retbench: benchmark retrievers on their own, with IR metrics, paired statistics and diagnosis.
+
+    Errors are one line and exit 2 (--debug adds the traceback); Ctrl-C exits 130.
+    """
 
 
 if __name__ == "__main__":  # pragma: no cover

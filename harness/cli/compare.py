@@ -1,4 +1,10 @@
-"""``bench compare``: run retrievers over a corpus, score, compare and diagnose them."""
+"""``bench compare``: run retrievers over a corpus, score, compare and diagnose them.
+
+The results folder is written before the report is printed, so neither a reader that stops early
+(``bench compare | head -3``) nor a Ctrl-C while printing costs the results. The terminal gets the
+report with the diagnosis abridged (``--show-failures``); ``report.txt`` in the results folder
+keeps it whole.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +13,99 @@ from pathlib import Path
 
 import click
 
+from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
+from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
-from harness.experiment import load_experiment
+from harness.experiment import OptionKey, load_experiment
 from harness.progress import Reporter
-from corpora import summary_line
 from harness.report import render
 from harness.results import write_results
 from harness.statistics import EXACT_UP_TO, FAMILIES
+
+#: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
+_FILE_FIELDS = "retbench.experiment_fields"
+_CONFIG_PARAMETER = "config_file"
+
+
+def file_keys(command: click.Command) -> dict[str, click.Option]:
+    """The keys an experiment file may use for options: every long option of ``command`` with
+    underscores (``--no-cache`` -> ``no_cache``) -> its option; ``--config`` itself excluded."""
+    keys: dict[str, click.Option] = {}
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name != _CONFIG_PARAMETER:
+            for flag in param.opts:
+                if flag.startswith("--"):
+                    keys[flag[2:].replace("-", "_")] = param
+    return keys
+
+
+def _accepts(option: click.Option) -> OptionKey:
+    """What the file may give for ``option``: the TOML types of its click type, and its choices or range."""
+    if option.is_flag:
+        kinds: tuple[type, ...] = (bool,)
+    elif isinstance(option.type, click.types.IntParamType):
+        kinds = (int,)
+    elif isinstance(option.type, click.types.FloatParamType):
+        kinds = (float, int)
+    else:
+        kinds = (str,)
+
+    def check(value: object) -> None:
+        try:
+            option.type.convert(value, option, None)
+        except click.BadParameter as exc:
+            raise ValueError(exc.message) from None
+
+    # a path is read from the file's folder later, so checking it against the working directory
+    # here could be wrong; click checks the resolved path like any other default
+    return OptionKey(kinds, None if isinstance(option.type, click.Path) else check)
+
+
+def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    """``--config``: the file's values become the defaults of the options (the command line wins).
+
+    Eager, so it runs before the other options read their defaults. Values for ``CompareConfig``
+    fields that no option sets wait in ``ctx.meta`` for the command.
+    """
+    if path is None:
+        return None
+    keys = file_keys(ctx.command)
+    from_file = load_experiment(path, {key: _accepts(option) for key, option in keys.items()})
+    defaults = dict(ctx.default_map or {})
+    fields: dict[str, object] = {}
+    for key, value in from_file.items():
+        option = keys.get(key)
+        if option is None:
+            fields[key] = value
+        else:  # a list of specs is the comma-separated option, as typed on the command line
+            defaults[option.name] = ",".join(value) if isinstance(value, list) else value
+    ctx.default_map = defaults
+    ctx.meta[_FILE_FIELDS] = fields
+    return path
+
+
+class _Stdout:
+    """Prints the report; once the reader has closed stdout (``| head``), prints nothing more,
+    so the run goes on to write its results folder."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def echo(self, text: str = "") -> None:
+        if self.closed:
+            return
+        try:
+            click.echo(text)
+        except BrokenPipeError:
+            self.closed = True
+            quiet_stdout()
 
 
 @click.command("compare")
 @click.option("--corpus", default="article", show_default=True,
               help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
-@click.option("--format", "corpus_format", default=None, help="Force the corpus layout instead of detecting it.")
+@click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
+              help="Force the corpus layout instead of detecting it from the folder's files.")
 @click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
 @click.option("--systems", default=DEFAULT_SYSTEMS, show_default=True,
               help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
@@ -46,42 +132,59 @@ from harness.statistics import EXACT_UP_TO, FAMILIES
 @click.option("--baseline", default=None, help="Compare every system with this one instead of all pairs.")
 @click.option("--fail-rank", type=int, default=3, show_default=True,
               help="Diagnose queries whose first relevant document is missing or below this rank.")
-@click.option("--analyzer", default=None, help="Analyzer for every retriever that takes one (default: article).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="A TOML experiment file with any of these options; flags given here override it.")
+@click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
+              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}].")
+@click.option("--config", _CONFIG_PARAMETER, type=click.Path(dir_okay=False, path_type=Path), default=None,
+              is_eager=True, callback=_read_experiment,
+              help="A TOML experiment file with any of these long options as keys (no_cache = true); "
+                   "options given here override it.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of the index cache, where fitted retrievers are kept for the next run on the same "
                    "corpus [default: $RETBENCH_CACHE_DIR, else the user cache directory].")
 @click.option("--no-cache", is_flag=True, help="Fit every retriever from scratch; read and write no cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr (it only shows on a terminal).")
+@click.option("--show-failures", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Failed queries printed per system in the diagnosis (the rest are counted); report.txt in "
+                   "the results folder holds them all.")
 @click.pass_context
 def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str,
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
             permutations: int, family: str, baseline: str | None,
             fail_rank: int, analyzer: str | None, config_file: Path | None, cache_dir: Path | None,
-            no_cache: bool, quiet: bool) -> None:
-    """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis."""
+            no_cache: bool, quiet: bool, show_failures: int) -> None:
+    """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
+
+    The defaults compare the article's four systems on its bundled corpus. Every run writes a new
+    results folder under --out (report.txt there holds the whole report) and prints its path last.
+    """
     options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
                    depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
                    seed=seed, confidence=confidence, permutations=permutations, family=family,
                    baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
                    cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
-    if config_file is not None:
-        from_file = load_experiment(config_file)
-        parameter_of = {"format": "corpus_format", "cache": "no_cache"}
-        file_out = from_file.pop("out", None)  # an option of this command, not of CompareConfig
-        if file_out is not None and ctx.get_parameter_source("out") is not click.core.ParameterSource.COMMANDLINE:
-            out = Path(str(file_out))
-        for key, value in from_file.items():
-            source = ctx.get_parameter_source(parameter_of.get(key, key))
-            if source is not click.core.ParameterSource.COMMANDLINE:
-                options[key] = value
+    untouched = CompareConfig()
+    for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
+        # fields no option sets (confidence, cache): the file's value, unless an option changed it
+        if options.get(key, getattr(untouched, key)) == getattr(untouched, key):
+            options[key] = value
     config = CompareConfig(**options)
-    result = run_compare(config, on_loaded=lambda dataset: click.echo(summary_line(dataset)),
-                         reporter=Reporter(enabled=False) if quiet else Reporter())
-    for warning in result.warnings:
+    ctx.meta[RESULTS_KEY] = None  # for the Ctrl-C message: nothing written yet
+    stdout = _Stdout()
+    heading: list[str] = []
+
+    def loaded(dataset: Dataset) -> None:
+        heading.append(summary_line(dataset))
+        stdout.echo(heading[-1])
+
+    result = run_compare(config, on_loaded=loaded, reporter=Reporter(enabled=False) if quiet else Reporter())
+    report = "\n".join([*heading, render(result)]) + "\n"
+    folder = write_results(result, out, ["bench", *sys.argv[1:]], report=report)
+    ctx.meta[RESULTS_KEY] = folder
+    for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
         click.echo(f"warning: {warning}", err=True)
-    click.echo(render(result))
-    folder = write_results(result, out, ["bench", *sys.argv[1:]])
-    click.echo("")
-    click.echo(f"results: {folder}")
+    stdout.echo(render(result, show_failures))
+    stdout.echo("")
+    stdout.echo(f"results: {folder}")
+    if stdout.closed:  # the reader left early: the results line goes where it will be seen
+        click.echo(f"results: {folder}", err=True)
+        ctx.exit(EXIT_BROKEN_PIPE)
