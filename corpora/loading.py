@@ -5,8 +5,11 @@ choices, help and "unknown format" errors read it. Detection tries them in decla
 takes the first match, so the most specific layouts come first: CSFCube, Cystic Fibrosis and
 Cranfield are named by their files, SMART by ``.ALL/.QRY/.REL``, BEIR and tabular by file names,
 and TREC last, because it has to look inside every file. Every loader has the signature
-``load(path, *, split="test") -> Dataset``; whatever it returns passes through
-:func:`corpora.inspection.reconcile` (judgments of unknown ids are counted and skipped).
+``load(path, *, split="test") -> Dataset`` and returns the files as read; :func:`load_dataset`
+then passes the dataset once through :func:`corpora.inspection.reconcile` (judgments of unknown
+ids: a few are counted and skipped, more than 5% or a query losing every relevant judgment stop
+loading unless ``allow_unmatched_judgments``). ``docs/corpus-formats.md`` shows every layout with a
+minimal example folder.
 """
 
 from __future__ import annotations
@@ -99,8 +102,13 @@ def detect_format(path: Path) -> Format:
                          fix="add the missing files or force a layout with --format")
 
 
-def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "test") -> Dataset:
-    """Load a bundled corpus or a folder; ``format`` forces a loader, ``split`` picks the judgments."""
+def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "test",
+                 allow_unmatched_judgments: bool = False) -> Dataset:
+    """Load a bundled corpus or a folder; ``format`` forces a loader, ``split`` picks the judgments.
+
+    ``allow_unmatched_judgments`` skips (with a warning) judgments of unknown ids even when there are
+    too many to skip quietly; see :func:`corpora.inspection.reconcile`.
+    """
     path = resolve_corpus(name_or_path)
     if format is not None:
         if format not in FORMATS:
@@ -115,4 +123,6 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "
     dataset.format = dataset.format or chosen.name
     if _bundled(name_or_path) == path:
         dataset.name = name_or_path
-    return reconcile(dataset)
+    elif not dataset.name:  # "." or "..": a loader's folder.name is empty
+        dataset.name = path.resolve().name
+    return reconcile(dataset, allow_unmatched_judgments=allow_unmatched_judgments)

@@ -197,13 +197,15 @@ def test_qrels_pointing_only_to_unknown_documents(tmp_path: Path) -> None:
     assert "none of the 2 judgments" in str(error) and "'doc-17'" in str(error)
 
 
-def test_some_unknown_documents_and_queries_are_skipped_with_a_count(tmp_path: Path) -> None:
+def test_unknown_documents_and_queries_are_skipped_with_a_count_when_allowed(tmp_path: Path) -> None:
     files = dict(BEIR, **{"qrels/test.tsv": "Q-1\tDOC-17\t1\nQ-1\tDOC-99\t1\nQ-1\tDOC-98\t0\nQ-9\tDOC-17\t1\n"})
-    dataset = load_dataset(str(write(tmp_path, files)))
+    dataset = load_dataset(str(write(tmp_path, files)), allow_unmatched_judgments=True)
     assert dataset.qrels.to_dict() == {"Q-1": {"DOC-17": 1}}
     assert sorted(dataset.unmatched_judgments) == [("Q-1", "DOC-98", 0), ("Q-1", "DOC-99", 1), ("Q-9", "DOC-17", 1)]
-    assert any("skipped 2 judgment(s) naming 2 document id(s)" in w for w in dataset.warnings)
-    assert any("skipped 1 judgment(s) of 1 query id(s)" in w for w in dataset.warnings)
+    [warning] = dataset.warnings
+    assert "skipped 3 of 4 judgments (75.0%)" in warning
+    assert "2 name document ids not in the corpus ('DOC-98', 'DOC-99'" in warning
+    assert "1 names query ids not in the queries ('Q-9'" in warning
 
 
 def test_empty_corpus(tmp_path: Path) -> None:

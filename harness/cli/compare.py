@@ -11,6 +11,7 @@ from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run
 from harness.experiment import load_experiment
 from harness.progress import Reporter
 from corpora import summary_line
+from corpora.inspection import UNMATCHED_LIMIT
 from harness.report import render
 from harness.results import write_results
 
@@ -20,6 +21,9 @@ from harness.results import write_results
               help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
 @click.option("--format", "corpus_format", default=None, help="Force the corpus layout instead of detecting it.")
 @click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
+@click.option("--allow-unmatched-judgments", is_flag=True,
+              help=f"Skip judgments of unknown documents or queries with a warning even when more than "
+                   f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error otherwise).")
 @click.option("--systems", default=DEFAULT_SYSTEMS, show_default=True,
               help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
                    "(see `bench retrievers`).")
@@ -45,12 +49,14 @@ from harness.results import write_results
 @click.option("--no-cache", is_flag=True, help="Fit every retriever from scratch; read and write no cache.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr (it only shows on a terminal).")
 @click.pass_context
-def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str,
+def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str,
+            allow_unmatched_judgments: bool, systems: str, metrics: str,
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, baseline: str | None,
             fail_rank: int, analyzer: str | None, config_file: Path | None, cache_dir: Path | None,
             no_cache: bool, quiet: bool) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis."""
     options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
+                   allow_unmatched_judgments=allow_unmatched_judgments,
                    depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
                    seed=seed, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
                    cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
