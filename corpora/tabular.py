@@ -5,7 +5,9 @@ Files (the first name found of each kind is used)
     queries    ``queries.jsonl``, ``queries.csv``
     judgments  ``qrels.tsv``, ``qrels.txt``, ``qrels.csv``, ``qrels``, or ``qrels/<split>.tsv``
 Records
-    JSON Lines: one object per line. CSV: a header row, comma separated, RFC 4180 quoting. Each
+    JSON Lines: one object per line. CSV: a header row, comma separated, RFC 4180 quoting, read
+    strictly: a quote that is never closed, or text after a closing quote, is an error at the line
+    where the record starts (lenient reading would glue the rest of the file into one value). Each
     record needs an id (``id`` or ``_id``) and a text (``text``, or ``contents`` as Pyserini writes
     it); documents may have a ``title`` (indexed before the text). Any other field is kept: as
     document metadata, or as a query facet (e.g. ``type``, ``popularity``). Ids are strings, kept
