@@ -99,11 +99,12 @@ def check_id(identifier: str, what: str, path: Path | str, line: int | None, *, 
     problem = id_problem(identifier, starts_a_line=starts_a_line)
     if problem is None:
         return
-    fix = "give it an id without whitespace or control characters"
-    if identifier.startswith("#") and starts_a_line and "position" not in problem:
+    if _UNWRITABLE.search(identifier) is None and identifier:  # only the leading '#' is wrong
         fix = "drop the leading '#'"
-    elif identifier and identifier.strip():
-        fix += f", e.g. {_UNWRITABLE.sub('_', identifier.strip())!r}"
+    else:
+        fix = "give it an id without whitespace or control characters"
+        if identifier.strip():
+            fix += f", e.g. {_UNWRITABLE.sub('_', identifier.strip())!r}"
     raise InputFileError(path, f"{what} {identifier!r} {problem}, so it cannot be written to TREC run and qrels "
                          "files", line=line, fix=fix)
 
