@@ -7,6 +7,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Qrels, Queries
 from corpora.readers import UniqueIds, parse_grade, read_jsonl, read_text_lines, require_id
+from corpora.trec import QrelsBuilder
 
 
 def looks_like_beir(folder: Path) -> bool:
@@ -35,7 +36,7 @@ def read_queries_jsonl(path: Path) -> Queries:
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
-    seen = UniqueIds("query id", fix="give every query a unique id")
+    seen = UniqueIds("query id", fix="give every query a unique id", starts_a_line=True)
     for number, record in read_jsonl(path):
         query_id = require_id(path, number, record)
         seen.add(query_id, path, number)
@@ -48,9 +49,13 @@ def read_queries_jsonl(path: Path) -> Queries:
     return Queries(ids, texts, facets, source=str(path))
 
 
-def read_qrels_tsv(path: Path) -> Qrels:
-    """``query-id<TAB>corpus-id<TAB>score`` with an optional header line."""
-    judgments: dict[str, dict[str, int]] = {}
+def read_qrels_tsv(path: Path) -> tuple[Qrels, list[str]]:
+    """``query-id<TAB>corpus-id<TAB>score`` with an optional header line; returns qrels and warnings.
+
+    A pair judged twice with two grades is an error (which one would be right?); the same grade
+    twice is counted in the warnings.
+    """
+    builder = QrelsBuilder()
     for number, line in read_text_lines(path):
         if not line.strip():
             continue
@@ -65,8 +70,8 @@ def read_qrels_tsv(path: Path) -> Qrels:
                 line=number, fix="write one judgment per line: query-id<TAB>corpus-id<TAB>grade",
             )
         query_id, doc_id, grade = (f.strip() for f in fields)
-        judgments.setdefault(query_id, {})[doc_id] = parse_grade(path, number, grade)
-    return Qrels(judgments, source=str(path))
+        builder.add(query_id, doc_id, parse_grade(path, number, grade), path, number)
+    return Qrels(builder.judgments, source=str(path)), builder.warnings(str(path))
 
 
 def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> Dataset:
@@ -79,5 +84,5 @@ def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> 
         fix = f"choose one of the splits {', '.join(available)} with --split" if available else \
             "add qrels/<split>.tsv with query-id, corpus-id, score columns"
         raise InputFileError(qrels_path, "judgments file not found", fix=fix)
-    qrels = read_qrels_tsv(qrels_path)
-    return Dataset(name, corpus, queries, qrels, source=str(folder))
+    qrels, warnings = read_qrels_tsv(qrels_path)
+    return Dataset(name, corpus, queries, qrels, source=str(folder), warnings=warnings)

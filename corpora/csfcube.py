@@ -35,9 +35,8 @@ import re
 from pathlib import Path
 
 from corpora.errors import InputFileError
-from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import read_text_lines
+from corpora.readers import check_grade, check_id, read_text_lines
 
 FACETS = ("background", "method", "result")
 _LABEL = re.compile(r"^[a-z]+_label:\s*")
@@ -102,14 +101,25 @@ def _parse_block(path: Path, block: list[tuple[int, str]]) -> tuple[str, tuple[s
     return paper_id, (title or "", " ".join(s for s in sentences if s))
 
 
-def read_query_table(path: Path) -> list[dict[str, str]]:
+def read_query_table(path: Path) -> list[tuple[int, dict[str, str]]]:
+    """(line, row) for each row of ``queries-release.csv`` that names a paper."""
     text = "\n".join(line for _, line in read_text_lines(path))
     reader = csv.DictReader(io.StringIO(text))
     missing = {"pid", "facet"} - set(reader.fieldnames or [])
     if missing:
         raise InputFileError(path, f"missing column(s) {', '.join(sorted(missing))}", line=1,
                              fix="keep the header 'pid,facet,year,title,paper type'")
-    return [row for row in reader if (row.get("pid") or "").strip()]
+    return [(reader.line_num, row) for row in reader if (row.get("pid") or "").strip()]
+
+
+def _grade(value: object, path: Path, query_id: str) -> int:
+    """A ``relevance_adju`` entry as an integer grade; anything but a whole number is an error
+    (``int(1.5)`` would silently read 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or \
+            value in (float("inf"), float("-inf")) or value != int(value):
+        raise InputFileError(path, f"query {query_id}: relevance_adju grade {value!r} is not an integer",
+                             fix="use the integer grades 0-3 of the CSFCube release")
+    return check_grade(int(value), path, None)
 
 
 def _split_ids(folder: Path, split: str) -> set[str] | None:
@@ -150,9 +160,10 @@ def load_csfcube(folder: Path, *, split: str = "test") -> Dataset:
     facets: dict[str, list] = {"facet": [], "year": [], "paper_type": []}
     judgments: dict[str, dict[str, int]] = {}
     candidates: dict[str, list[str]] = {}
-    for row in read_query_table(table_path):
+    for line, row in read_query_table(table_path):
         pid, facet = row["pid"].strip(), row["facet"].strip()
         query_id = f"{pid}_{facet}"
+        check_id(query_id, "query id", table_path, line, starts_a_line=True)
         if keep is not None and query_id not in keep:
             continue
         if query_id not in annotations:
@@ -167,15 +178,18 @@ def load_csfcube(folder: Path, *, split: str = "test") -> Dataset:
         entry = annotations.get(query_id, {})
         cands = [str(c) for c in entry.get("cands", [])]
         grades = entry.get("relevance_adju", [])
+        judgments_path = folder / f"test-pid2anns-csfcube-{facet}.json"
         if len(grades) != len(cands):
-            raise InputFileError(folder / f"test-pid2anns-csfcube-{facet}.json",
+            raise InputFileError(judgments_path,
                                  f"query {pid}: {len(cands)} candidates but {len(grades)} relevance_adju grades",
                                  fix="keep the grade list parallel to 'cands'")
         if cands:
-            judgments[query_id] = {c: int(g) for c, g in zip(cands, grades)}
+            judgments[query_id] = {c: _grade(g, judgments_path, query_id) for c, g in zip(cands, grades)}
             candidates[query_id] = cands
 
     doc_ids = list(dict.fromkeys(c for pool in candidates.values() for c in pool if c in papers))
+    for doc_id in doc_ids:  # paper ids hold no whitespace (the 'paper_id:' pattern), but may hold a control byte
+        check_id(doc_id, "paper id", folder / "readable_annotations", None)
     if not doc_ids:
         raise InputFileError(folder / "readable_annotations", "no candidate paper has a title or abstract",
                              fix="add the readable_annotations files of the CSFCube release")
@@ -187,4 +201,4 @@ def load_csfcube(folder: Path, *, split: str = "test") -> Dataset:
     pools = {q: [c for c in pool if c in known] for q, pool in candidates.items()}
     dataset = Dataset(folder.name, corpus, queries, qrels, source=str(folder), warnings=warnings,
                       format="csfcube", candidates=pools)
-    return reconcile(dataset)
+    return dataset

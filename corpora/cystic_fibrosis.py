@@ -34,7 +34,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from corpora.errors import InputFileError
-from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Queries, Qrels, normalise_numeric_id
 from corpora.readers import UniqueIds, read_text_lines
 from corpora.trec import QrelsBuilder
@@ -112,7 +111,7 @@ def read_queries(path: Path) -> tuple[Queries, Qrels, list[str]]:
     texts: list[str] = []
     builder = QrelsBuilder()
     mismatched: list[str] = []
-    seen = UniqueIds("query number QN", fix="give every query a unique QN")
+    seen = UniqueIds("query number QN", fix="give every query a unique QN", starts_a_line=True)
     for first, record in iter_records(path, QUERY_TAGS, "QN"):
         query_id = _require_id(path, record, "QN", first)
         seen.add(query_id, path, first)
@@ -164,4 +163,4 @@ def load_cystic_fibrosis(folder: Path, *, split: str = "test") -> Dataset:
     queries, qrels, warnings = read_queries(query_file)
     dataset = Dataset(folder.name, corpus, queries, qrels, source=str(folder), warnings=warnings,
                       format="cystic_fibrosis")
-    return reconcile(dataset)
+    return dataset

@@ -3,10 +3,16 @@
 Two jobs, both pure functions of a :class:`~corpora.model.Dataset`:
 
 * :func:`reconcile` runs once after every loader. Judgments whose query or document is not in the
-  dataset cannot be evaluated; they are removed, kept in ``Dataset.unmatched_judgments`` and
-  counted in ``Dataset.warnings`` (never dropped silently). When *no* judgment is left, or the
-  corpus is empty, or no query has a relevant judgment, the data is unusable and a
-  :class:`~corpora.errors.InputFileError` naming the file says so.
+  dataset cannot be evaluated. A few are a defect the metrics survive: they are removed, kept in
+  ``Dataset.unmatched_judgments`` and counted, with the first ids, in ``Dataset.warnings``. Many
+  mean the files do not belong together (another split, another id column, a sample of the
+  corpus), and the averages would quietly describe something else, so loading stops with an
+  :class:`~corpora.errors.InputFileError` when more than :data:`UNMATCHED_LIMIT` (5%) of the
+  judgments are unmatched, or when any query of the queries file loses every relevant judgment
+  (it would silently drop out of the averages). ``allow_unmatched_judgments=True``
+  (``--allow-unmatched-judgments``) accepts that and keeps the warnings. Every real collection in
+  the test data has no unmatched judgment at all. When *no* judgment is left, or the corpus is
+  empty, or no query has a relevant judgment, the data is unusable whatever the flag.
 * :func:`describe` counts documents, queries, judgments, grades, empty texts, queries without a
   relevant judgment (which the harness excludes from averages), and the unmatched judgments;
   :func:`summary_line` is the one-line version ``bench compare`` prints before it runs, and
@@ -23,6 +29,10 @@ from corpora.model import Dataset, Qrels
 
 #: Grade from which a judgment counts as relevant in these checks (the harness default).
 REL_THRESHOLD = 1
+#: Largest share of a judgments file that may name unknown ids before loading stops (see above).
+UNMATCHED_LIMIT = 0.05
+#: The command-line spelling of ``allow_unmatched_judgments``, quoted by messages.
+ALLOW_UNMATCHED_FLAG = "--allow-unmatched-judgments"
 _SHOWN = 5  # ids quoted in a message before "and N more"
 
 
@@ -32,11 +42,21 @@ def _quote(ids: list[str], total: int | None = None) -> str:
     return shown + (f" and {total - _SHOWN} more" if total > _SHOWN else "")
 
 
-def reconcile(dataset: Dataset) -> Dataset:
+def _name_s(count: int) -> str:
+    return "names" if count == 1 else "name"
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part:,} of {whole:,} judgments ({100 * part / whole:.1f}%)"
+
+
+def reconcile(dataset: Dataset, *, allow_unmatched_judgments: bool = False) -> Dataset:
     """Remove judgments that name an unknown query or document, counting them in the warnings.
 
-    Idempotent: a second call finds nothing to remove. Raises :class:`InputFileError` when the
-    corpus is empty, when every judgment is unmatched, or when no query has a relevant judgment.
+    Raises :class:`InputFileError` when the corpus is empty, when every judgment is unmatched, or
+    when no query has a relevant judgment; and, unless ``allow_unmatched_judgments``, when more than
+    :data:`UNMATCHED_LIMIT` of the judgments are unmatched or a query of the queries file loses all
+    of its relevant judgments. Idempotent: a second call finds nothing to remove.
     """
     if len(dataset.corpus) == 0:
         raise InputFileError(dataset.corpus.source, "the corpus holds no documents",
@@ -55,38 +75,50 @@ def reconcile(dataset: Dataset) -> Dataset:
             else:
                 kept.setdefault(query_id, {})[doc_id] = grade
     source = dataset.qrels.source
+    unmatched = len(unknown_query) + len(unknown_doc)
+    detail = []
+    if unknown_doc:
+        detail.append(f"{len(unknown_doc):,} {_name_s(len(unknown_doc))} document ids not in the corpus "
+                      f"({_quote(sorted({d for _, d, _ in unknown_doc}))}; the corpus has ids like "
+                      f"{_quote(dataset.corpus.ids[:3])})")
+    if unknown_query:
+        detail.append(f"{len(unknown_query):,} {_name_s(len(unknown_query))} query ids not in the queries "
+                      f"({_quote(sorted({q for q, _, _ in unknown_query}))}; the queries have ids like "
+                      f"{_quote(dataset.queries.ids[:3])})")
     if not kept:
-        total = len(unknown_query) + len(unknown_doc)
-        if total == 0:
+        if unmatched == 0:
             raise InputFileError(source, "the judgments file holds no judgments",
                                  fix="add lines of query id, doc id and grade")
-        sample_docs = sorted({d for _, d, _ in unknown_doc})
-        sample_queries = sorted({q for q, _, _ in unknown_query})
-        detail = []
-        if unknown_doc:
-            detail.append(f"{len(unknown_doc)} name unknown documents ({_quote(sample_docs)}; the corpus has "
-                          f"ids like {_quote(dataset.corpus.ids[:3])})")
-        if unknown_query:
-            detail.append(f"{len(unknown_query)} name unknown queries ({_quote(sample_queries)}; the queries have "
-                          f"ids like {_quote(dataset.queries.ids[:3])})")
-        raise InputFileError(source, f"none of the {total} judgments can be used: " + "; ".join(detail),
+        raise InputFileError(source, f"none of the {unmatched} judgments can be used: " + "; ".join(detail),
                              fix="make the judgments use the same ids as the documents and queries files")
-    if unknown_query or unknown_doc:
-        dataset.qrels = Qrels(kept, source=source)
-        dataset.unmatched_judgments = [*dataset.unmatched_judgments, *unknown_query, *unknown_doc]
-        if unknown_query:
-            ids = sorted({q for q, _, _ in unknown_query})
-            dataset.warnings.append(
-                f"{source}: skipped {len(unknown_query)} judgment(s) of {len(ids)} query id(s) not in the "
-                f"queries ({_quote(ids)})")
-        if unknown_doc:
-            ids = sorted({d for _, d, _ in unknown_doc})
-            dataset.warnings.append(
-                f"{source}: skipped {len(unknown_doc)} judgment(s) naming {len(ids)} document id(s) not in the "
-                f"corpus ({_quote(ids)})")
+    if not unmatched:
+        return _require_relevant(dataset)
+    total = unmatched + sum(len(docs) for docs in kept.values())
+    lost = [q for q, docs in dataset.qrels.items()
+            if q in query_ids and any(g >= REL_THRESHOLD for g in docs.values())
+            and not any(g >= REL_THRESHOLD for g in kept.get(q, {}).values())]
+    if lost:
+        detail.append(f"{len(lost):,} {'query loses' if len(lost) == 1 else 'queries lose'} every relevant "
+                      f"judgment and would leave the averages ({_quote(lost)})")
+    too_many = unmatched > UNMATCHED_LIMIT * total
+    if not allow_unmatched_judgments and (too_many or lost):
+        why = (f"more than the {UNMATCHED_LIMIT:.0%} that is skipped with a warning" if too_many
+               else "and skipping them would drop a query from the averages")
+        raise InputFileError(
+            source, f"{_share(unmatched, total)} cannot be matched, {why}: {'; '.join(detail)}",
+            fix="check that the documents, queries and judgments files belong together (the same ids, the same "
+                f"split), or pass {ALLOW_UNMATCHED_FLAG} to skip them and evaluate the rest")
+    dataset.qrels = Qrels(kept, source=source)
+    dataset.unmatched_judgments = [*dataset.unmatched_judgments, *unknown_query, *unknown_doc]
+    dataset.warnings.append(f"{source}: skipped {_share(unmatched, total)} that cannot be matched: "
+                            + "; ".join(detail))
+    return _require_relevant(dataset)
+
+
+def _require_relevant(dataset: Dataset) -> Dataset:
     if not dataset.qrels.queries_with_relevant(REL_THRESHOLD):
-        raise InputFileError(source, f"no query has a relevant judgment (grade >= {REL_THRESHOLD}), so no "
-                             "metric can be computed", fix="mark relevant documents with a grade of 1 or more")
+        raise InputFileError(dataset.qrels.source, f"no query has a relevant judgment (grade >= {REL_THRESHOLD}), "
+                             "so no metric can be computed", fix="mark relevant documents with a grade of 1 or more")
     return dataset
 
 

@@ -5,8 +5,11 @@ choices, help and "unknown format" errors read it. Detection tries them in decla
 takes the first match, so the most specific layouts come first: CSFCube, Cystic Fibrosis and
 Cranfield are named by their files, SMART by ``.ALL/.QRY/.REL``, BEIR and tabular by file names,
 and TREC last, because it has to look inside every file. Every loader has the signature
-``load(path, *, split="test") -> Dataset``; whatever it returns passes through
-:func:`corpora.inspection.reconcile` (judgments of unknown ids are counted and skipped).
+``load(path, *, split="test") -> Dataset`` and returns the files as read; :func:`load_dataset`
+then passes the dataset once through :func:`corpora.inspection.reconcile` (judgments of unknown
+ids: a few are counted and skipped, more than 5% or a query losing every relevant judgment stop
+loading unless ``allow_unmatched_judgments``). ``docs/corpus-formats.md`` shows every layout with a
+minimal example folder.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ for _format in (
            "queries-release.csv, test-pid2anns-csfcube-<facet>.json, readable_annotations/"),
     Format("cystic_fibrosis", looks_like_cystic_fibrosis, load_cystic_fibrosis, "cf74..cf79 and cfquery"),
     Format("cranfield", looks_like_cranfield, load_cranfield, "cran.all.1400, cran.qry, cranqrel"),
-    Format("smart", looks_like_smart, load_smart, "SMART records in <name>.ALL, <name>.QRY, <name>.REL"),
+    Format("smart", looks_like_smart, load_smart,
+           "SMART records in <name>.ALL, <name>.QRY, <name>.REL (or <name>.all, query.text, qrels.text)"),
     Format("beir", _looks_like_beir_folder, load_beir, "corpus.jsonl, queries.jsonl, qrels/<split>.tsv"),
     Format("tabular", looks_like_tabular, load_tabular,
            "corpus.jsonl or corpus.csv, queries.jsonl or queries.csv, qrels.tsv"),
@@ -99,8 +103,13 @@ def detect_format(path: Path) -> Format:
                          fix="add the missing files or force a layout with --format")
 
 
-def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "test") -> Dataset:
-    """Load a bundled corpus or a folder; ``format`` forces a loader, ``split`` picks the judgments."""
+def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "test",
+                 allow_unmatched_judgments: bool = False) -> Dataset:
+    """Load a bundled corpus or a folder; ``format`` forces a loader, ``split`` picks the judgments.
+
+    ``allow_unmatched_judgments`` skips (with a warning) judgments of unknown ids even when there are
+    too many to skip quietly; see :func:`corpora.inspection.reconcile`.
+    """
     path = resolve_corpus(name_or_path)
     if format is not None:
         if format not in FORMATS:
@@ -115,4 +124,6 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "
     dataset.format = dataset.format or chosen.name
     if _bundled(name_or_path) == path:
         dataset.name = name_or_path
-    return reconcile(dataset)
+    elif not dataset.name:  # "." or "..": a loader's folder.name is empty
+        dataset.name = path.resolve().name
+    return reconcile(dataset, allow_unmatched_judgments=allow_unmatched_judgments)

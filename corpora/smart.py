@@ -1,10 +1,15 @@
 """SMART / Glasgow collections (ADI, CISI, MED, Cranfield): ``.I .T .W …`` records.
 
 Files
-    Documents ``*.ALL`` (Cranfield: ``cran.all.1400``), queries ``*.QRY`` (``cran.qry``), judgments
-    ``*.REL`` (``cranqrel``); ``*.REL.OLD`` and ``*.BLN`` (Boolean queries) are not read.
+    Two namings are recognised, as the collections are distributed: the Glasgow one, documents
+    ``<NAME>.ALL`` (Cranfield: ``cran.all.1400``), queries ``<NAME>.QRY`` (``cran.qry``), judgments
+    ``<NAME>.REL`` (``cranqrel``); and the one of CACM and its copies, ``<name>.all``, ``query.text``
+    and ``qrels.text``. Case does not matter. ``*.REL.OLD`` and ``*.BLN`` (Boolean queries) are not
+    read. A folder holding two candidates of one kind is an error naming them (never a guess).
 Records
-    ``.I <id>`` starts a record; a marker is a line holding only ``.`` and a capital letter (trailing
+    ``.I <id>`` starts a record; a line that starts with ``.I`` but holds more than one id is an error.
+    A bare ``.I`` as the last non-blank line of a file (some copies end so) closes the file; anywhere
+    else it is an error. A marker is a line holding only ``.`` and a capital letter (trailing
     spaces allowed, ``\\r`` stripped): ``.T`` title, ``.A`` authors, ``.B`` source, ``.W`` abstract,
     ``.X`` citations, ``.K`` keywords, ``.C``, ``.N``. A repeated marker continues its field (CISI's several
     ``.A`` blocks, ADI's two ``.T``, Cranfield docs 576 and 578 with two ``.W``). Once ``.W`` has begun, a
@@ -15,10 +20,18 @@ Records
     bibliographic queries have one) followed by its ``.W``. Ids are normalised (``001`` -> ``1``).
     Whitespace is collapsed within each line (MED pads lines to 72 columns).
 Judgments
-    The layout is read from the first line: ``qid docid`` or ``qid docid 0 0.000000`` (SMART, every
-    listed pair relevant: grade 1), ``qid 0 docid grade`` (TREC, MED.REL) or ``qid docid code``
-    (Cranfield). Queries without judgments (36 in CISI) stay in the queries; the harness leaves them
-    out of averages and says how many.
+    Every line of one file has the same number of fields, and the layout is decided by the whole file:
+
+    * ``qid docid`` (SMART, every listed pair relevant: grade 1);
+    * ``qid docid code`` (Cranfield; elsewhere the third field is the grade);
+    * four fields: SMART ``qid docid 0 0.000000`` (ADI, CISI; CACM's ``01 1410  0 0``) when the third
+      and fourth fields are zero on every line, every listed pair relevant; TREC ``qid 0 docid grade``
+      (MED.REL) when the second field is the same on every line. A file that fits both readings, or
+      neither, is an error naming it: the two put the document in different columns, so a guess
+      could silently read every judgment wrong.
+
+    Queries without judgments (36 in CISI) stay in the queries; the harness leaves them out of
+    averages and says how many.
 
 Cranfield (:func:`load_cranfield`)
     ``cranqrel`` numbers queries 1..225 *by position* in ``cran.qry``, whose own ``.I`` ids are
@@ -51,13 +64,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpora.errors import InputFileError
-from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
 from corpora.readers import UniqueIds, parse_grade, read_text_lines
 from corpora.trec import QrelsBuilder
 
 _MARKER = re.compile(r"^\.([A-Z])\s*$")
 _ID_MARKER = re.compile(r"^\.I(?:\s+(\S*))?\s*$")
+_ID_LINE = re.compile(r"^\.I(\s|$)")  # any line that means to start a record
 _METADATA_FIELDS = {"A": "authors", "B": "source", "K": "keywords", "C": "c", "N": "n"}
 CRANFIELD_GRADES = {1: 4, 2: 3, 3: 2, 4: 1, -1: 0}
 
@@ -74,18 +87,28 @@ class SmartRecord:
         return separator.join(self.fields.get(letter, []))
 
 
-def read_records(path: Path) -> list[SmartRecord]:
-    """Every record of a SMART file, with the marker rules of the module docstring."""
+def read_records(path: Path, *, what: str = "record id", starts_a_line: bool = False) -> list[SmartRecord]:
+    """Every record of a SMART file, with the marker rules of the module docstring.
+
+    ``what`` names the ids in messages; ``starts_a_line`` marks query ids (see :class:`UniqueIds`).
+    """
     records: list[SmartRecord] = []
-    seen = UniqueIds("record id", fix="give every record a unique .I id")
+    seen = UniqueIds(what, fix="give every record a unique .I id", starts_a_line=starts_a_line)
     current: SmartRecord | None = None
     letter: str | None = None
+    bare_at: int | None = None  # line of a bare '.I': fine only if nothing but blank lines follows
     for number, line in read_text_lines(path):
+        if bare_at is not None and line.strip():
+            raise InputFileError(path, "'.I' marker without a record id", line=bare_at, fix="write '.I <id>'")
         id_marker = _ID_MARKER.match(line)
+        if id_marker is None and _ID_LINE.match(line):
+            raise InputFileError(path, f"record marker {line.strip()!r} holds more than one id", line=number,
+                                 fix="write one id after '.I', e.g. '.I 12'")
         if id_marker:
             identifier = normalise_numeric_id(id_marker.group(1) or "")
             if not identifier:
-                raise InputFileError(path, "'.I' marker without a record id", line=number, fix="write '.I <id>'")
+                bare_at, current, letter = number, None, None
+                continue
             seen.add(identifier, path, number)
             current, letter = SmartRecord(identifier, number), None
             records.append(current)
@@ -115,7 +138,7 @@ def read_records(path: Path) -> list[SmartRecord]:
 
 
 def read_corpus(path: Path, name: str) -> Corpus:
-    records = read_records(path)
+    records = read_records(path, what="document id")
     if not records:
         raise InputFileError(path, "no '.I' record found: the corpus is empty", fix="check the documents file")
     metadata = []
@@ -133,34 +156,56 @@ def read_corpus(path: Path, name: str) -> Corpus:
 
 
 def read_queries(path: Path) -> Queries:
-    records = read_records(path)
+    records = read_records(path, what="query id", starts_a_line=True)
     if not records:
         raise InputFileError(path, "no '.I' query found", fix="check the queries file")
     texts = ["\n".join(t for t in (r.text("T", " "), r.text("W")) if t) for r in records]
     return Queries([r.id for r in records], texts, source=str(path))
 
 
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text) == 0.0
+    except ValueError:
+        return False
+
+
+def _four_field_layout(path: Path, rows: list[tuple[int, list[str]]]) -> str:
+    """``"smart"`` (qid docid 0 0) or ``"trec"`` (qid iter docid grade), decided by every line."""
+    not_smart = next(((n, f) for n, f in rows if not (_is_zero(f[2]) and _is_zero(f[3]))), None)
+    first_iteration = rows[0][1][1]
+    not_trec = next(((n, f) for n, f in rows if f[1] != first_iteration), None)
+    if not_smart is None and not_trec is None:
+        raise InputFileError(
+            path, f"the judgment layout is ambiguous: every line fits SMART 'query doc 0 0' (document in field 2) "
+            f"and TREC 'query {first_iteration} doc grade' (document in field 3)",
+            fix="write the judgments as 'query-id doc-id' pairs (SMART) or as TREC 'query-id 0 doc-id grade' lines")
+    if not_trec is not None and not_smart is not None:
+        raise InputFileError(
+            path, "four fields per line, but neither layout fits: SMART 'query doc 0 0' needs fields 3 and 4 zero "
+            f"(line {not_smart[0]} has {' '.join(not_smart[1])!r}); TREC 'query iteration doc grade' needs the "
+            f"same iteration on every line (line 1 has {first_iteration!r}, line {not_trec[0]} "
+            f"{not_trec[1][1]!r})", line=not_trec[0],
+            fix="write 'query-id doc-id 0 0' (SMART) or 'query-id 0 doc-id grade' (TREC) on every line")
+    return "smart" if not_smart is None else "trec"
+
+
 def read_judgments(path: Path, *, cranfield: bool = False) -> tuple[Qrels, list[str]]:
     """Any of the SMART judgment layouts (see the module docstring); returns qrels and warnings."""
+    rows = [(number, line.split()) for number, line in read_text_lines(path) if line.strip()]
     builder = QrelsBuilder()
-    layout: str | None = None
-    for number, line in read_text_lines(path):
-        fields = line.split()
-        if not fields:
-            continue
-        if layout is None:
-            if len(fields) == 4:
-                layout = "smart" if "." in fields[3] else "trec"
-            elif len(fields) in (2, 3):
-                layout = f"{len(fields)}-column"
-            else:
-                raise InputFileError(path, f"unrecognised judgment line with {len(fields)} fields", line=number,
-                                     fix="use 'qid docid', 'qid docid 0 0.000000', 'qid 0 docid grade' or "
-                                         "'qid docid code'")
-        expected = {"smart": 4, "trec": 4, "2-column": 2, "3-column": 3}[layout]
-        if len(fields) != expected:
-            raise InputFileError(path, f"expected {expected} fields like the first line ({layout} layout), "
-                                 f"got {len(fields)}", line=number)
+    if not rows:
+        return Qrels({}, source=str(path)), []
+    width = len(rows[0][1])
+    if width not in (2, 3, 4):
+        raise InputFileError(path, f"unrecognised judgment line with {width} fields", line=rows[0][0],
+                             fix="use 'qid docid', 'qid docid 0 0.000000', 'qid 0 docid grade' or 'qid docid code'")
+    for number, fields in rows:
+        if len(fields) != width:
+            raise InputFileError(path, f"expected {width} fields like the first line, got {len(fields)}",
+                                 line=number, fix="write every judgment in the layout of the first line")
+    layout = _four_field_layout(path, rows) if width == 4 else f"{width}-column"
+    for number, fields in rows:
         if layout == "trec":
             query_id, doc_id, grade = fields[0], fields[2], parse_grade(path, number, fields[3])
         elif layout == "3-column":
@@ -181,23 +226,29 @@ def _one(folder: Path, kind: str, candidates: list[Path]) -> Path:
     if len(candidates) != 1:
         found = ", ".join(p.name for p in candidates) or "none"
         raise InputFileError(folder, f"expected exactly one {kind} file, found {found}",
-                             fix="keep one documents (.ALL), one queries (.QRY) and one judgments (.REL) file")
+                             fix="keep one documents (.ALL), one queries (.QRY or query.text) and one judgments "
+                                 "(.REL or qrels.text) file")
     return candidates[0]
 
 
+_DOCUMENT_NAMES = re.compile(r"\.all(\.\d+)?$", re.I)  # ADI.ALL, cacm.all, cran.all.1400
+_QUERY_NAMES = re.compile(r"\.qry$|^quer(y|ies)\.te?xt$", re.I)  # CISI.QRY, cran.qry, query.text
+_JUDGMENT_NAMES = re.compile(r"\.rel$|qrels?$|^qrels?\.te?xt$", re.I)  # MED.REL, cranqrel, qrels.text
+
+
 def smart_files(folder: Path) -> tuple[list[Path], list[Path], list[Path]]:
-    """(documents, queries, judgments) candidates by name: ``*.ALL*``, ``*.QRY``, ``*.REL``/``*qrel``."""
+    """(documents, queries, judgments) candidates by name; see "Files" in the module docstring."""
     files = [p for p in sorted(folder.iterdir()) if p.is_file()] if folder.is_dir() else []
-    docs = [p for p in files if re.search(r"\.all(\.\d+)?$", p.name, re.I)]
-    queries = [p for p in files if re.search(r"\.qry$", p.name, re.I)]
-    rels = [p for p in files if re.search(r"(\.rel|qrels?)$", p.name, re.I)]
+    docs = [p for p in files if _DOCUMENT_NAMES.search(p.name)]
+    queries = [p for p in files if _QUERY_NAMES.search(p.name)]
+    rels = [p for p in files if _JUDGMENT_NAMES.search(p.name)]
     return docs, queries, rels
 
 
 def _starts_with_record(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
-            head = handle.read(256).decode("ascii", errors="replace")
+            head = handle.read(256).decode("utf-8", errors="replace").lstrip("\ufeff")
     except OSError:
         return False
     first = next((line for line in head.splitlines() if line.strip()), "")
@@ -218,10 +269,9 @@ def load_smart(folder: Path, *, split: str = "test") -> Dataset:
     folder = Path(folder)
     docs, queries, rels = smart_files(folder)
     corpus = read_corpus(_one(folder, "documents (.ALL)", docs), folder.name)
-    query_set = read_queries(_one(folder, "queries (.QRY)", queries))
-    qrels, warnings = read_judgments(_one(folder, "judgments (.REL)", rels))
-    dataset = Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=warnings, format="smart")
-    return reconcile(dataset)
+    query_set = read_queries(_one(folder, "queries (.QRY, query.text)", queries))
+    qrels, warnings = read_judgments(_one(folder, "judgments (.REL, qrels.text)", rels))
+    return Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=warnings, format="smart")
 
 
 def load_cranfield(folder: Path, *, split: str = "test") -> Dataset:
@@ -233,6 +283,5 @@ def load_cranfield(folder: Path, *, split: str = "test") -> Dataset:
     positions = [str(j) for j in range(1, len(original) + 1)]
     query_set = Queries(positions, original.texts, {"original_id": list(original.ids)}, source=original.source)
     qrels, warnings = read_judgments(_one(folder, "judgments (cranqrel)", rels), cranfield=True)
-    dataset = Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=warnings,
-                      format="cranfield")
-    return reconcile(dataset)
+    return Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=warnings,
+                   format="cranfield")

@@ -5,7 +5,9 @@ Files (the first name found of each kind is used)
     queries    ``queries.jsonl``, ``queries.csv``
     judgments  ``qrels.tsv``, ``qrels.txt``, ``qrels.csv``, ``qrels``, or ``qrels/<split>.tsv``
 Records
-    JSON Lines: one object per line. CSV: a header row, comma separated, RFC 4180 quoting. Each
+    JSON Lines: one object per line. CSV: a header row, comma separated, RFC 4180 quoting, read
+    strictly: a quote that is never closed, or text after a closing quote, is an error at the line
+    where the record starts (lenient reading would glue the rest of the file into one value). Each
     record needs an id (``id`` or ``_id``) and a text (``text``, or ``contents`` as Pyserini writes
     it); documents may have a ``title`` (indexed before the text). Any other field is kept: as
     document metadata, or as a query facet (e.g. ``type``, ``popularity``). Ids are strings, kept
@@ -20,14 +22,12 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from corpora.errors import InputFileError
-from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import UniqueIds, parse_grade, read_jsonl, read_text_lines, require_id
+from corpora.readers import UniqueIds, looks_like_grade, parse_grade, read_jsonl, read_text_lines, require_id
 from corpora.trec import QrelsBuilder
 
 DOCUMENT_FILES = ("corpus.jsonl", "corpus.csv", "documents.jsonl", "documents.csv", "docs.jsonl", "docs.csv")
@@ -56,23 +56,79 @@ def looks_like_tabular(folder: Path) -> bool:
         _first(folder, QUERY_FILES) is not None and qrels_path(folder) is not None
 
 
+def _unclosed_quote_line(lines: list[str], start: int) -> int:
+    """1-based line where the quoted value left open at the end of the file began, reading the
+    record that starts on line ``start`` with RFC 4180's rules (a value opens a quote only at its
+    first character; ``""`` inside quotes is one quote)."""
+    in_quotes, at_value_start, opened = False, True, start
+    for number in range(start, len(lines) + 1):
+        line = lines[number - 1]
+        j = 0
+        while j < len(line):
+            char = line[j]
+            if in_quotes:
+                if char == '"':
+                    if line[j + 1:j + 2] == '"':
+                        j += 1
+                    else:
+                        in_quotes = False
+            elif char == '"' and at_value_start:
+                in_quotes, opened = True, number
+            at_value_start = not in_quotes and char == ","
+            j += 1
+        at_value_start = not in_quotes  # a new line outside quotes starts a new record
+    return opened
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line where the record starts, fields) for each record of a CSV file, read strictly.
+
+    Python's csv module, left lenient, reads an unclosed quote to the end of the file, silently
+    turning every following row into one value; strict mode stops there, and so does a closing
+    quote followed by anything but a comma, which lenient mode would glue to the value.
+    """
+    lines = [line for _, line in read_text_lines(path)]
+    reader = csv.reader(io.StringIO("\n".join(lines)), strict=True)
+    consumed = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            start = consumed + 1
+            if "unexpected end of data" in str(exc):
+                opened = _unclosed_quote_line(lines, start)
+                last = len(lines) - (lines[-1] == "")  # the text's final newline ends no line of its own
+                raise InputFileError(
+                    path, f"the quote that opens a value here is never closed, so the rest of the file "
+                    f"(lines {opened}-{last}) would be read as that one value", line=opened,
+                    fix='close the quote; write a quote inside a quoted value as two quotes ("")') from None
+            raise InputFileError(path, f"a closing quote must be followed by a comma or the end of the line "
+                                 f"({exc})", line=reader.line_num,
+                                 fix='quote the whole value and double each quote inside it ("")') from None
+        yield consumed + 1, row
+        consumed = reader.line_num
+
+
 def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, record) from a JSON Lines or CSV file (by extension)."""
+    """(line number, record) from a JSON Lines or CSV file (by extension); a CSV record's line is
+    the one it starts on."""
     if path.suffix.lower() != ".csv":
         yield from read_jsonl(path)
         return
-    text = "\n".join(line for _, line in read_text_lines(path))
-    reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    rows = _csv_rows(path)
+    header_line, header = next(((n, row) for n, row in rows if row), (1, []))
     if not any(k in header for k in ID_KEYS) or not any(k in header for k in TEXT_KEYS):
         raise InputFileError(path, f"the header row ({', '.join(header) or 'empty'}) needs an 'id' and a 'text' "
-                             "column", line=1, fix="name the columns id,text (and optionally title)")
-    for row in reader:
-        if None in row:
-            raise InputFileError(path, f"{len(header) + len(row[None])} fields but the header has {len(header)}",
-                                 line=reader.line_num, fix="quote values that contain commas")
-        if any((v or "").strip() for v in row.values()):
-            yield reader.line_num, {k: v for k, v in row.items() if k}
+                             "column", line=header_line, fix="name the columns id,text (and optionally title)")
+    for number, row in rows:
+        if len(row) > len(header):
+            raise InputFileError(path, f"{len(row)} fields but the header has {len(header)}", line=number,
+                                 fix="quote values that contain commas")
+        if any(v.strip() for v in row):
+            values: list[str | None] = [*row, *[None] * (len(header) - len(row))]  # short rows: as csv.DictReader
+            yield number, {k: v for k, v in zip(header, values) if k}
 
 
 def _text(path: Path, number: int, record: dict) -> str:
@@ -105,7 +161,7 @@ def read_queries(path: Path) -> Queries:
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
-    seen = UniqueIds("query id", fix="give every query a unique id")
+    seen = UniqueIds("query id", fix="give every query a unique id", starts_a_line=True)
     for number, record in iter_records(path):
         query_id = require_id(path, number, record, ID_KEYS)
         seen.add(query_id, path, number)
@@ -137,7 +193,7 @@ def read_judgments(path: Path) -> tuple[Qrels, list[str]]:
             raise InputFileError(path, f"expected 3 fields (query-id, doc-id, grade), got {len(fields)}",
                                  line=number, fix="write one judgment per line: query-id<TAB>doc-id<TAB>grade")
         query_id, doc_id, grade = fields
-        if header_allowed and not re.fullmatch(r"-?\d+(\.0*)?", grade):
+        if header_allowed and not looks_like_grade(grade):
             continue  # the header line, e.g. "query-id  corpus-id  score"
         if not query_id or not doc_id:
             raise InputFileError(path, "empty query id or doc id", line=number)
@@ -157,4 +213,4 @@ def load_tabular(folder: Path, *, split: str = "test") -> Dataset:
     query_set = read_queries(queries)
     qrels, warnings = read_judgments(judgments)
     dataset = Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=warnings, format="tabular")
-    return reconcile(dataset)
+    return dataset

@@ -32,9 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from corpora.errors import InputFileError
-from corpora.inspection import reconcile
 from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
-from corpora.readers import UniqueIds, parse_grade
+from corpora.readers import UniqueIds, looks_like_grade, parse_grade
 
 _SKIP_NAMES = re.compile(r"^(readme|source|license|licence|copying)(\..*)?$|\.md$", re.I)
 _DOC_TAG = re.compile(r"<(/?)DOC>", re.I)
@@ -170,7 +169,7 @@ def read_topics(paths: list[Path]) -> Queries:
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
-    seen = UniqueIds("topic number", fix="give every topic a unique number")
+    seen = UniqueIds("topic number", fix="give every topic a unique number", starts_a_line=True)
     for path in paths:
         text = read_text(path)
         line_of = _LineCounter(text)
@@ -242,7 +241,7 @@ def read_qrels(paths: list[Path], *, normalise_queries: bool = True) -> tuple[Qr
             else:
                 raise InputFileError(path, f"expected 4 fields (query-id iteration doc-id grade), got {len(fields)}",
                                      line=number, fix="write one judgment per line: 'qid 0 docid grade'")
-            if number == 1 and not re.fullmatch(r"-?\d+(\.0*)?", grade):
+            if number == 1 and not looks_like_grade(grade):
                 continue  # a header line such as "query-id corpus-id score"
             if normalise_queries:
                 query_id = normalise_numeric_id(query_id)
@@ -328,4 +327,4 @@ def load_trec(folder: Path, *, split: str = "test") -> Dataset:
     qrels, qrels_warnings = read_qrels(qrels_paths)
     dataset = Dataset(folder.name, corpus, queries, qrels, source=str(folder),
                       warnings=warnings + qrels_warnings, format="trec")
-    return reconcile(dataset)
+    return dataset

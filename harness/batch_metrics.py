@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness.metrics import Metric
+from harness.metrics import Metric, exp_gain_overflow
 
 if TYPE_CHECKING:
     from harness.evaluation import RankedGrades
@@ -49,10 +49,16 @@ def _gains(grades: np.ndarray, exponential: bool) -> np.ndarray:
 
 def _ndcg(data: RankedGrades, k: int | None, exponential: bool) -> np.ndarray:
     in_top = _within(data, np.ones(len(data.rows), dtype=bool), k)
-    dcg = _per_row(data, in_top, _gains(data.entry_grades, exponential) / np.log2(data.ranks + 1.0))
     ideal_top = data.ideal_ranks <= k if k is not None else np.ones(len(data.ideal_ranks), dtype=bool)
-    ideal_weights = _gains(data.ideal_grades[ideal_top], exponential) / np.log2(data.ideal_ranks[ideal_top] + 1.0)
-    ideal = np.bincount(data.ideal_rows[ideal_top], weights=ideal_weights, minlength=data.n_queries)
+    with np.errstate(over="ignore"):  # an overflow is found below and reported by name, not as a numpy warning
+        dcg = _per_row(data, in_top, _gains(data.entry_grades, exponential) / np.log2(data.ranks + 1.0))
+        ideal_weights = _gains(data.ideal_grades[ideal_top], exponential) / np.log2(data.ideal_ranks[ideal_top] + 1.0)
+        ideal = np.bincount(data.ideal_rows[ideal_top], weights=ideal_weights, minlength=data.n_queries)
+    overflowed = np.flatnonzero(~(np.isfinite(dcg) & np.isfinite(ideal)))
+    if len(overflowed):  # only exponential gain can get here: linear gains are at most 2^63 each
+        row = int(overflowed[0])
+        grade = int(data.ideal_grades[data.ideal_rows == row].max())
+        raise exp_gain_overflow(grade, data.query_ids[row])
     return _divide(dcg, ideal)
 
 

@@ -39,6 +39,7 @@ class CompareConfig:
     metrics: Sequence[str] | str = DEFAULT_METRICS
     format: str | None = None
     split: str = "test"
+    allow_unmatched_judgments: bool = False  # see corpora.load_dataset
     depth: int = 1000
     rel_threshold: int = 1
     bootstrap_samples: int = 5000
@@ -247,7 +248,8 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
     if config.baseline is not None and config.baseline not in labels:
         raise RetbenchError(f"--baseline {config.baseline!r} is not among the systems ({', '.join(labels)}). "
                             "Fix: name one of them")
-    dataset = load_dataset(config.corpus, format=config.format, split=config.split)
+    dataset = load_dataset(config.corpus, format=config.format, split=config.split,
+                           allow_unmatched_judgments=config.allow_unmatched_judgments)
     if on_loaded is not None:
         on_loaded(dataset)
     with_relevant = set(dataset.qrels.queries_with_relevant(config.rel_threshold))

@@ -81,19 +81,43 @@ def reciprocal_rank(ranking: Ranking, qrels: Judgments, k: int | None = None, re
     return 0.0
 
 
+#: 2^1024 is past the largest float (about 1.8e308), so no exponential gain is finite from here on.
+_FIRST_INFINITE_EXP_GRADE = 1024
+
+
+def exp_gain_overflow(grade: int, query_id: str | None = None) -> RetbenchError:
+    """The error for an exponential-gain DCG that a float cannot hold: nDCG would be inf/inf."""
+    where = f" of query {query_id!r}" if query_id is not None else ""
+    return RetbenchError(
+        f"ndcg_exp: grade {grade}{where} makes the exponential gain 2^{grade} - 1, summed over the ranking, larger "
+        "than the largest float (about 1.8e308), so nDCG would be inf/inf. Fix: use ndcg@k (linear gain) for "
+        "grades this large, or rescale the grades (exponential gain suits small grades such as 0-3)"
+    )
+
+
 def _gain(grade: int, gain: str) -> float:
     if grade <= 0:
         return 0.0
-    return float(grade) if gain == "linear" else float(2**grade - 1)
+    if gain == "linear":
+        return float(grade)
+    if grade >= _FIRST_INFINITE_EXP_GRADE:  # before 2**grade: with grade 2^62 that integer would not fit in memory
+        raise exp_gain_overflow(grade)
+    return float(2**grade - 1)
 
 
 def dcg(grades: Sequence[int], gain: str = "linear") -> float:
     """DCG = sum_i gain(grade_i) / log2(i + 1), i the 1-based rank.
 
+    With exponential gain a grade of 1024 or more, or a sum past the largest float (two grades of
+    1023), raises :class:`RetbenchError` naming the grade: never a silent inf or nan.
+
     >>> round(dcg([2, 0, 3, 1], gain="exp"), 3)
     6.931
     """
-    return sum(_gain(g, gain) / math.log2(i + 1) for i, g in enumerate(grades, 1))
+    total = sum(_gain(g, gain) / math.log2(i + 1) for i, g in enumerate(grades, 1))
+    if not math.isfinite(total):
+        raise exp_gain_overflow(max(grades))
+    return total
 
 
 def ndcg(ranking: Ranking, qrels: Judgments, k: int | None = None, gain: str = "linear") -> float:

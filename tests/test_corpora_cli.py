@@ -56,14 +56,15 @@ def test_show_counts_everything(tmp_path: Path) -> None:
     assert result.output.startswith(f"{tmp_path.name} (beir) from ")
 
 
-def test_validate_counts_and_shows_judgments_of_unknown_ids(tmp_path: Path) -> None:
+def test_validate_counts_and_shows_judgments_of_unknown_ids_when_allowed(tmp_path: Path) -> None:
     files = dict(GOOD, **{"qrels/test.tsv": "q1\tDOC-1\t1\nq1\tDOC-9\t1\nq1\tDOC-8\t1\nq7\tDOC-1\t1\n"})
-    result = bench("corpora", "validate", str(write(tmp_path, files)))
+    result = bench("corpora", "validate", "--allow-unmatched-judgments", str(write(tmp_path, files)))
     assert result.exit_code == 0, result.output
     assert "judgments of unknown docs     2 ('DOC-8', 'DOC-9')" in result.output
     assert "judgments of unknown queries  1 ('q7')" in result.output
-    assert "skipped 2 judgment(s) naming 2 document id(s) not in the corpus" in result.output
-    assert "valid with 2 warning(s)" in result.output
+    assert "skipped 3 of 4 judgments (75.0%) that cannot be matched: 2 name document ids not in the corpus" \
+        in result.output
+    assert "valid with 1 warning(s)" in result.output
 
 
 def test_validate_exits_2_on_a_broken_line_naming_file_and_line(tmp_path: Path) -> None:
@@ -114,10 +115,15 @@ def test_show_a_real_collection_with_unjudged_queries() -> None:
     assert "36 queries, excluded from averages" in result.output
 
 
-def test_forcing_the_generic_smart_reader_on_cranfield_shows_the_unmatched_queries() -> None:
+def test_forcing_the_generic_smart_reader_on_cranfield_stops_at_the_unmatched_queries() -> None:
     if not (DATA / "cranfield").is_dir():
         pytest.skip(f"the Cranfield collection is not in {DATA}")
-    result = bench("corpora", "validate", "--format", "smart", str(DATA / "cranfield"))
-    # cranqrel numbers queries by position; read as .I ids, 73 of its query numbers match no query
-    assert result.exit_code == 0
-    assert "judgments of unknown queries  611" in result.output
+    # cranqrel numbers queries by position; read as .I ids, 73 of its query numbers match no query:
+    # 611 of 1,837 judgments (33%) would be dropped, so the misreading stops unless it is asked for
+    refused = bench("corpora", "validate", "--format", "smart", str(DATA / "cranfield"))
+    assert refused.exit_code == 2
+    assert "cranqrel: 611 of 1,837 judgments (33.3%) cannot be matched" in refused.stderr
+    assert "--allow-unmatched-judgments" in refused.stderr
+    allowed = bench("corpora", "validate", "--format", "smart", "--allow-unmatched-judgments", str(DATA / "cranfield"))
+    assert allowed.exit_code == 0
+    assert "judgments of unknown queries  611" in allowed.output

@@ -197,13 +197,15 @@ def test_qrels_pointing_only_to_unknown_documents(tmp_path: Path) -> None:
     assert "none of the 2 judgments" in str(error) and "'doc-17'" in str(error)
 
 
-def test_some_unknown_documents_and_queries_are_skipped_with_a_count(tmp_path: Path) -> None:
+def test_unknown_documents_and_queries_are_skipped_with_a_count_when_allowed(tmp_path: Path) -> None:
     files = dict(BEIR, **{"qrels/test.tsv": "Q-1\tDOC-17\t1\nQ-1\tDOC-99\t1\nQ-1\tDOC-98\t0\nQ-9\tDOC-17\t1\n"})
-    dataset = load_dataset(str(write(tmp_path, files)))
+    dataset = load_dataset(str(write(tmp_path, files)), allow_unmatched_judgments=True)
     assert dataset.qrels.to_dict() == {"Q-1": {"DOC-17": 1}}
     assert sorted(dataset.unmatched_judgments) == [("Q-1", "DOC-98", 0), ("Q-1", "DOC-99", 1), ("Q-9", "DOC-17", 1)]
-    assert any("skipped 2 judgment(s) naming 2 document id(s)" in w for w in dataset.warnings)
-    assert any("skipped 1 judgment(s) of 1 query id(s)" in w for w in dataset.warnings)
+    [warning] = dataset.warnings
+    assert "skipped 3 of 4 judgments (75.0%)" in warning
+    assert "2 name document ids not in the corpus ('DOC-98', 'DOC-99'" in warning
+    assert "1 names query ids not in the queries ('Q-9'" in warning
 
 
 def test_empty_corpus(tmp_path: Path) -> None:
@@ -290,3 +292,85 @@ def test_no_known_layout(tmp_path: Path) -> None:
 def test_missing_folder_is_a_retbench_error() -> None:
     with pytest.raises(RetbenchError, match="no such folder"):
         load_dataset("/nonexistent/corpus")
+
+
+# ----- SMART collections as distributed (issue 11): both namings, trailing '.I', 'q d 0 0' judgments ---
+CACM = {  # the CACM naming: <name>.all, query.text, qrels.text; zero-padded query numbers, double spaces
+    "cacm.all": ".I 1\n.T\nPreliminary Report-International Algebraic Language\n.B\nCACM December, 1958\n"
+                ".A\nPerlis, A. J.\n.N\nCA581203 JB March 22, 1978  8:28 PM\n.X\n100\t5\t1\n123\t5\t1\n"
+                ".I 2\n.T\nExtraction of Roots by Repeated Subtractions\n.W\nRoots are extracted by subtraction.\n"
+                ".I 3\n.T\nTechniques Department on Matrix Program Schemes\n.I\n",
+    "query.text": ".I 1\n.W\n What articles exist which deal with algebraic languages?\n.N\n 1. Richard Alexander\n"
+                  ".I 2\n.W\n How are roots extracted?\n.N\n 2. Someone Else\n.I\n",
+    "qrels.text": "01 1  0 0\n02 2  0 0\n02 3  0 0\n",
+    "cite.info": "1\t5\n",
+    "README": "CACM collection\n",
+}
+
+
+def validate(folder: Path, *options: str):
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    return CliRunner().invoke(main, ["corpora", "validate", *options, str(folder)])
+
+
+def test_the_cacm_naming_loads_with_no_flag(tmp_path: Path) -> None:
+    result = validate(write(tmp_path, CACM))
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{tmp_path.name} (smart) from ")
+    dataset = load_dataset(str(tmp_path))
+    assert dataset.corpus.ids == ["1", "2", "3"]
+    assert dataset.corpus.titles[0] == "Preliminary Report-International Algebraic Language"
+    assert dataset.corpus.texts[1] == "Roots are extracted by subtraction."
+    assert dataset.queries.ids == ["1", "2"]
+    # '01 1  0 0' is SMART's query, document and two zeros, not TREC's query, iteration, document, grade
+    assert dataset.qrels.to_dict() == {"1": {"1": 1}, "2": {"2": 1, "3": 1}}
+
+
+def test_the_glasgow_naming_with_a_trailing_bare_marker_and_zero_columns(tmp_path: Path) -> None:
+    files = {"CISI.ALL": ".I 1\r\n.T\r\nfirst\r\n.W\r\nbody one\r\n.I 2\r\n.W\r\nbody two\r\n.I\r\n\r\n",
+             "CISI.QRY": ".I 1\r\n.W\r\nquestion\r\n", "CISI.REL": "01 1  0 0\r\n01 2  0 0\r\n",
+             "CISI.BLN": "#q1\r\n"}
+    result = validate(write(tmp_path, files))
+    assert result.exit_code == 0, result.output
+    assert "(smart)" in result.output and "2 documents" in result.output
+    assert validate(tmp_path, "--format", "smart").exit_code == 0
+    assert load_dataset(str(tmp_path)).qrels.to_dict() == {"1": {"1": 1, "2": 1}}
+
+
+def test_a_bare_record_marker_followed_by_text_is_still_an_error(tmp_path: Path) -> None:
+    files = dict(SMART, **{"TOY.ALL": ".I 1\n.W\none\n.I\n.W\norphan\n"})
+    error = error_of(write(tmp_path, files))
+    assert error.path.endswith("TOY.ALL") and error.line == 4 and "without a record id" in str(error)
+
+
+def test_a_record_marker_with_two_ids_is_an_error_not_text(tmp_path: Path) -> None:
+    files = dict(SMART, **{"TOY.ALL": ".I 1\n.W\none\n.I 2 3\n.W\ntwo\n"})
+    error = error_of(write(tmp_path, files))
+    assert error.path.endswith("TOY.ALL") and error.line == 4 and "more than one id" in str(error)
+
+
+def test_judgments_that_fit_both_smart_and_trec_are_an_error_naming_the_file(tmp_path: Path) -> None:
+    # column 2 is constant (a TREC iteration?) and columns 3-4 are zero (SMART?): the document is 5, or 0
+    result = validate(write(tmp_path, dict(SMART, **{"TOY.REL": "1 5 0 0\n2 5 0 0\n"})))
+    assert result.exit_code == 2
+    assert "TOY.REL: the judgment layout is ambiguous" in result.stderr and "Fix: " in result.stderr
+
+
+def test_judgments_that_fit_neither_layout_are_an_error(tmp_path: Path) -> None:
+    result = validate(write(tmp_path, dict(SMART, **{"TOY.REL": "1 1 0 0\n1 2 0 1\n2 2 0 0\n"})))
+    assert result.exit_code == 2
+    assert "TOY.REL:2: four fields per line, but neither layout fits" in result.stderr
+
+
+def test_the_trec_layout_of_med_rel_is_still_read_as_trec(tmp_path: Path) -> None:
+    dataset = load_dataset(str(write(tmp_path, dict(SMART, **{"TOY.REL": "1 0 1 1\n1 0 2 1\n2 0 2 1\n"}))))
+    assert dataset.qrels.to_dict() == {"1": {"1": 1, "2": 1}, "2": {"2": 1}}
+
+
+def test_two_query_files_of_different_namings_are_an_error_naming_both(tmp_path: Path) -> None:
+    error = error_of(write(tmp_path, dict(CACM, **{"CACM.QRY": ".I 1\n.W\nq\n"})))
+    assert "expected exactly one queries" in str(error)
+    assert "CACM.QRY" in str(error) and "query.text" in str(error)

@@ -195,3 +195,40 @@ def test_the_join_gives_the_same_values_whatever_its_slice_size(monkeypatch: pyt
         monkeypatch.setattr(evaluation, "_SLICE", size)
         assert evaluate(run, Qrels(judgments), metrics, query_ids).equals(expected)
     assert expected["map"].sum() > 0
+
+
+# ----- exponential gain past the float range (issue 11): an error naming the grade, never inf/nan ----
+@pytest.mark.filterwarnings("error")  # the batch path's numpy overflow warning used to leak
+@pytest.mark.parametrize(("judgments", "grade"), [
+    ({"a": 2000, "b": 1}, 2000),             # 2^2000 - 1 is past the largest float on its own
+    ({"a": 2**62}, 2**62),                   # computing 2**(2**62) exactly would never finish
+    ({"a": 1023, "b": 1023, "c": 1023}, 1023),  # each gain fits; their discounted sum does not
+])
+def test_ndcg_exp_past_the_float_range_names_the_grade(judgments: dict[str, int], grade: int) -> None:
+    ranking = sorted(judgments)
+    with pytest.raises(RetbenchError, match=rf"ndcg_exp: grade {grade} .* larger than the largest float"):
+        parse_metric("ndcg_exp@5").per_query(ranking, judgments)
+    with pytest.raises(RetbenchError, match=rf"ndcg_exp: grade {grade} of query 'q' .*Fix: use ndcg@k"):
+        batch("ndcg_exp@5", ranking, judgments)
+
+
+def test_ndcg_exp_just_inside_the_float_range_is_exact() -> None:
+    # 2^1023 (1 + 1/log2(3)) ~ 1.46e308 still fits: in ideal order nDCG is 1; with the grade-1023
+    # document second it is (1 + G/log2(3)) / (G + 1/log2(3)) = 1/log2(3) to double precision
+    assert both("ndcg_exp@2", ["a", "b"], {"a": 1023, "b": 1023}) == 1.0
+    assert both("ndcg_exp@2", ["b", "a"], {"a": 1023, "b": 1}) == pytest.approx(1 / math.log2(3), rel=1e-12)
+
+
+@pytest.mark.filterwarnings("error")
+def test_bench_evaluate_with_a_grade_of_2000_exits_2_naming_it(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    (tmp_path / "qrels").write_text("q1 0 a 2000\nq1 0 b 1\n", encoding="utf-8")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["evaluate", "--qrels", str(tmp_path / "qrels"), str(tmp_path / "run"),
+                                       "--metrics", "ndcg_exp@5"])
+    assert result.exit_code == 2
+    assert "error: ndcg_exp: grade 2000 of query 'q1'" in result.stderr and "Traceback" not in result.output
+    assert "RuntimeWarning" not in result.output

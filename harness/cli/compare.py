@@ -18,6 +18,7 @@ from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
 from harness.experiment import OptionKey, load_experiment
 from harness.progress import Reporter
+from corpora.inspection import UNMATCHED_LIMIT
 from harness.report import render
 from harness.results import write_results
 from harness.statistics import EXACT_UP_TO, FAMILIES
@@ -107,6 +108,9 @@ class _Stdout:
 @click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
               help="Force the corpus layout instead of detecting it from the folder's files.")
 @click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
+@click.option("--allow-unmatched-judgments", is_flag=True,
+              help=f"Skip judgments of unknown documents or queries with a warning even when more than "
+                   f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error otherwise).")
 @click.option("--systems", default=DEFAULT_SYSTEMS, show_default=True,
               help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
                    "(see `bench retrievers`).")
@@ -147,7 +151,8 @@ class _Stdout:
               help="Failed queries printed per system in the diagnosis (the rest are counted); report.txt in "
                    "the results folder holds them all.")
 @click.pass_context
-def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str, systems: str, metrics: str,
+def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str,
+            allow_unmatched_judgments: bool, systems: str, metrics: str,
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
             permutations: int, family: str, baseline: str | None,
             fail_rank: int, analyzer: str | None, config_file: Path | None, cache_dir: Path | None,
@@ -158,6 +163,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     results folder under --out (report.txt there holds the whole report) and prints its path last.
     """
     options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
+                   allow_unmatched_judgments=allow_unmatched_judgments,
                    depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
                    seed=seed, confidence=confidence, permutations=permutations, family=family,
                    baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
