@@ -10,16 +10,18 @@ Formats (whitespace separated, one judgment or result per line):
   shift the score column; trec_eval's habit of ignoring fields after ``tag`` is available with
   ``trailing_fields="ignore"``). ``Q0`` is ignored, and so is ``rank``: a ranking is ordered like
   trec_eval, by ``score`` descending with ties broken by doc id *descending* in byte order
-  (``strcmp``), unless ``order="file"`` keeps the order of the lines. trec_eval's ``runid`` is the
+  (``strcmp``), unless ``order="file"`` keeps the order of the lines. Like trec_eval (and
+  pytrec_eval), scores are compared as single-precision floats: two scores equal in float are a
+  tie, however they differ as doubles (the run keeps the doubles). trec_eval's ``runid`` is the
   ``tag`` of the last line.
 
 Both: a line whose first character is ``#`` is a comment (a ``#`` anywhere else belongs to its
 token: MS MARCO v2.1 ids contain one); blank lines are skipped; ids are strings, never numbers.
 
-Writing (:func:`format_run`) makes the scores strictly decreasing inside each query by the smallest
-change that keeps the run's order (:func:`trec_scores`), so that trec_eval, pytrec_eval and
-:func:`read_run` rank the written file exactly as the run was ranked; :func:`format_raw_scores`
-keeps the scores as they were.
+Writing (:func:`format_run`) makes the scores strictly decreasing inside each query, as floats, by
+the smallest change that keeps the run's order (:func:`trec_scores`), so that trec_eval,
+pytrec_eval and :func:`read_run` rank the written file exactly as the run was ranked;
+:func:`format_raw_scores` keeps the scores as they were.
 
 Reading is a fast path (pandas' C tokenizer plus numpy) for well-formed files; when it meets
 anything unusual it hands over to a line-by-line parser whose only extra job is to name the file
@@ -205,7 +207,8 @@ def _factorize_blocks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _trec_order(query_codes: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Permutation grouping by query (first appearance), then score descending, ties broken by doc
-    id descending in code-point order (= ``strcmp`` on UTF-8 bytes, as trec_eval does)."""
+    id descending in code-point order (= ``strcmp`` on UTF-8 bytes, as trec_eval does). ``scores``
+    are the keys as trec_eval compares them (:func:`as_trec_eval_float`)."""
     n = len(scores)
     same_query = query_codes[1:] == query_codes[:-1]
     if bool(np.all(query_codes[1:] >= query_codes[:-1]) and np.all(~same_query | (scores[1:] <= scores[:-1]))):
@@ -243,7 +246,7 @@ def _run_or_duplicate(qids: np.ndarray, docs: np.ndarray, scores: np.ndarray, or
     if len(repeated):
         return int(repeated.min())
     if order == "trec":
-        permutation = _trec_order(query_codes, docs, scores)
+        permutation = _trec_order(query_codes, docs, as_trec_eval_float(scores))
     else:
         permutation = np.argsort(query_codes, kind="stable")
     counts = np.bincount(query_codes, minlength=len(query_vocabulary))
@@ -319,18 +322,26 @@ def read_run(path: str | Path, order: RunOrder = "trec", trailing_fields: Traili
 
 # ----- writing runs ---------------------------------------------------------------------------
 
-_INT64_MIN = np.int64(-(2**63))
+_INT32_MIN = -(2**31)
 
 
-def _float_ordinals(values: np.ndarray) -> np.ndarray:
-    """float64 -> int64, increasing with the value, consecutive doubles one apart (+0 and -0 both
-    0): the score's position on the line of representable doubles."""
-    bits = values.view(np.int64)
-    return np.where(bits < 0, _INT64_MIN - bits, bits)
+def as_trec_eval_float(scores: np.ndarray) -> np.ndarray:
+    """The scores as trec_eval compares them: it reads each into a C ``float`` (its ``TEXT_RESULTS``
+    holds ``float sim``; pytrec_eval shares that code), so two doubles that round to the same
+    single-precision value are a tie there. Values beyond float range become infinite, as in C."""
+    with np.errstate(over="ignore"):
+        return np.asarray(scores, dtype=np.float64).astype(np.float32)
 
 
-def _from_ordinals(ordinals: np.ndarray) -> np.ndarray:
-    return np.where(ordinals < 0, _INT64_MIN - ordinals, ordinals).astype(np.int64).view(np.float64)
+def _float32_ordinals(values: np.ndarray) -> np.ndarray:
+    """float32 -> int64, increasing with the value, consecutive floats one apart (+0 and -0 both
+    0): the value's position on the line of representable single-precision floats."""
+    bits = values.view(np.int32).astype(np.int64)
+    return np.where(bits < 0, _INT32_MIN - bits, bits)
+
+
+def _from_float32_ordinals(ordinals: np.ndarray) -> np.ndarray:
+    return np.where(ordinals < 0, _INT32_MIN - ordinals, ordinals).astype(np.int32).view(np.float32)
 
 
 def _run_error(tag: str, run: Run, entry: int, problem: str, fix: str) -> RetbenchError:
@@ -342,17 +353,19 @@ def _run_error(tag: str, run: Run, entry: int, problem: str, fix: str) -> Retben
 def trec_scores(run: Run, tag: str = "run") -> np.ndarray:
     """The scores to write so that every evaluator ranks the file exactly as ``run`` is ordered.
 
-    trec_eval re-sorts a run by score descending and breaks ties by doc id *descending*, while a
-    retriever's ranking breaks them by doc id ascending (or any order it likes). Inside each query,
-    walking down the ranking, ``written_i = min(raw_i, nextafter(written_(i-1), -inf))``: every
-    score is kept where the order already holds, and otherwise lowered by the fewest representable
-    steps (units in the last place) that make the scores strictly decreasing. Vectorised: with
-    ``o`` the position of a double on the line of doubles, ``o(written_i) = min_(j <= i)(o(raw_j) +
-    j) - i`` within the query. A NaN score, or a ``-inf`` that would need a step below ``-inf``,
-    is an error naming ``tag``, the query and the document.
+    trec_eval re-sorts a run by score descending and breaks ties by doc id *descending*, comparing
+    the scores as single-precision floats (:func:`as_trec_eval_float`), while a retriever's ranking
+    breaks ties by doc id ascending (or any order it likes). Inside each query, walking down the
+    ranking with ``f`` the float a score reads as: a score whose ``f`` is below the previous written
+    one's is kept as it is; any other is replaced by the float just below, ``f(written_i) =
+    min(f(raw_i), nextafter(f(written_(i-1)), -inf))``: the smallest change that makes the scores
+    strictly decreasing where trec_eval looks (and so as doubles too, rounding being monotone).
+    Vectorised: with ``o`` the position of a float on the line of floats, ``o(f(written_i)) =
+    min_(j <= i)(o(f(raw_j)) + j) - i`` within the query. A NaN score, or a ``-inf`` that would
+    need a step below ``-inf``, is an error naming ``tag``, the query and the document.
 
     >>> run = Run.from_mapping({"q": [("a", 2.0), ("b", 2.0), ("c", 1.0)]})
-    >>> [float(x) for x in trec_scores(run)] == [2.0, float(np.nextafter(2.0, 0)), 1.0]
+    >>> [float(x) for x in trec_scores(run)] == [2.0, float(np.nextafter(np.float32(2), np.float32(0))), 1.0]
     True
     """
     raw = np.asarray(run.scores, dtype=np.float64)
@@ -363,22 +376,21 @@ def trec_scores(run: Run, tag: str = "run") -> np.ndarray:
     if len(nan):
         raise _run_error(tag, run, int(nan[0]), "the score is NaN, which cannot be ranked",
                          "give every result a real-valued score")
-    ordinals = _float_ordinals(raw)
+    ordinals = _float32_ordinals(as_trec_eval_float(raw))
     starts = run.offsets[:-1][run.lengths() > 0]
     follows = np.ones(n, dtype=bool)
     follows[starts] = False  # an entry that has a predecessor in its own query
-    step_needed = follows[1:] & (ordinals[1:] >= ordinals[:-1])
-    if not step_needed.any():
-        return raw.copy()  # already strictly decreasing inside every query
+    if not (follows[1:] & (ordinals[1:] >= ordinals[:-1])).any():
+        return raw.copy()  # already strictly decreasing inside every query, as floats
     position = np.arange(n, dtype=np.int64)
-    shifted = ordinals + position
     query_of = np.repeat(np.arange(len(run.query_ids)), run.lengths())
-    written = pd.Series(shifted).groupby(query_of, sort=False).cummin().to_numpy() - position
-    below = np.flatnonzero(written < _float_ordinals(np.array([-np.inf]))[0])
+    written = pd.Series(ordinals + position).groupby(query_of, sort=False).cummin().to_numpy() - position
+    below = np.flatnonzero(written < _float32_ordinals(np.array([-np.inf], dtype=np.float32))[0])
     if len(below):
         raise _run_error(tag, run, int(below[0]), "tied at -inf, which no score can follow",
                          "give results finite scores (or leave them out of the ranking)")
-    return _from_ordinals(written)
+    moved = written != ordinals
+    return np.where(moved, _from_float32_ordinals(written).astype(np.float64), raw)
 
 
 def _check_writable_ids(ids: Iterable[str], what: str, owner: str) -> None:

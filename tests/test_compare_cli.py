@@ -118,8 +118,9 @@ def test_results_folder_contract(runner, tmp_path):
     assert result.exit_code == 0, result.output
     folder = only_folder(tmp_path)
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-    assert names == ["comparisons.csv", "diagnosis.csv", "manifest.json", "per_query.csv",
-                     "runs/bm25.trec", "runs/rrf_k=30_.trec", "summary.csv"]
+    assert names == ["comparisons.csv", "diagnosis.csv", "manifest.json", "per_query.csv", "qrels.txt",
+                     "runs/bm25.raw.tsv", "runs/bm25.trec", "runs/rrf_k=30_.raw.tsv", "runs/rrf_k=30_.trec",
+                     "summary.csv"]
     assert (folder / "summary.csv").read_text().splitlines()[0] == "system,ndcg@5,P_5,mrr"
     assert (folder / "per_query.csv").read_text().splitlines()[0] == \
         "system,query_id,ndcg@5,P_5,mrr,first_relevant_rank"
@@ -130,6 +131,8 @@ def test_results_folder_contract(runner, tmp_path):
     assert [s["label"] for s in manifest["systems"]] == ["bm25", "rrf(k=30)"]
     assert manifest["systems"][0]["parameters"] == {"k1": 1.2, "b": 0.75, "analyzer": "article"}
     assert manifest["statistics"]["bootstrap_samples"] == 200
+    assert [(s["run_file"], s["raw_scores_file"], s["run_tag"]) for s in manifest["systems"]] == [
+        ("runs/bm25.trec", "runs/bm25.raw.tsv", "bm25"), ("runs/rrf_k=30_.trec", "runs/rrf_k=30_.raw.tsv", "rrf(k=30)")]
     first = (folder / "runs" / "bm25.trec").read_text().splitlines()[0].split()
     assert first[:4] == ["q01", "Q0", "pricing1", "1"] and first[5] == "bm25"
     assert float(first[4]) > 0  # a plain float, readable by trec_eval

@@ -209,12 +209,15 @@ def test_id_hashes_do_not_depend_on_the_slice_or_the_array_width(monkeypatch: py
 
 
 def _down(x: float, steps: int = 1) -> float:
+    """``steps`` single-precision floats below the float ``x`` reads as (trec_eval reads a score
+    into a C float), as a double."""
+    f = np.float32(x)
     for _ in range(steps):
-        x = float(np.nextafter(x, -np.inf))
-    return x
+        f = np.nextafter(f, np.float32(-np.inf))
+    return float(f)
 
 
-def test_tied_scores_are_written_one_step_apart_so_trec_eval_keeps_the_run_order(tmp_path: Path) -> None:
+def test_tied_scores_are_written_one_float_apart_so_trec_eval_keeps_the_run_order(tmp_path: Path) -> None:
     # the retriever broke the tie by doc id ascending; trec_eval would put "c" first
     run = Run.from_mapping({"q1": [("a", 2.0), ("b", 2.0), ("c", 2.0), ("d", 1.0)], "q2": [("x", 5.0)]})
     assert trec_scores(run).tolist() == [2.0, _down(2.0), _down(2.0, 2), 1.0, 5.0]
@@ -224,20 +227,31 @@ def test_tied_scores_are_written_one_step_apart_so_trec_eval_keeps_the_run_order
     assert read_run(tmp_path / "run.trec").ranking("q1") == run.ranking("q1")
 
 
+def test_scores_that_differ_only_beyond_float_precision_are_a_tie_for_trec_eval(tmp_path: Path) -> None:
+    """trec_eval and pytrec_eval hold scores as C floats: 1.0 and 1.0 - 1e-12 tie there, and the
+    tie goes to the larger doc id. The reader does the same; the writer separates them."""
+    path = write(tmp_path, "run.trec", "q Q0 a 1 1.0 t\nq Q0 b 2 0.999999999999 t\nq Q0 c 3 0.5 t\n")
+    assert read_run(path).ranking("q") == ["b", "a", "c"]
+    run = Run.from_mapping({"q": [("a", 1.0), ("b", 1.0 - 1e-12), ("c", 0.5)]})
+    assert trec_scores(run).tolist() == [1.0, _down(1.0), 0.5]
+    write_run(run, tmp_path / "written.trec", tag="t")
+    assert read_run(tmp_path / "written.trec").ranking("q") == ["a", "b", "c"]
+
+
 def test_a_step_cascades_into_the_next_score_only_when_it_must() -> None:
-    close = _down(1.0)  # one step below 1.0: the second 1.0 takes its place, so it moves down too
-    run = Run.from_mapping({"q": [("a", 1.0), ("b", 1.0), ("c", close), ("d", 0.5)]})
-    assert trec_scores(run).tolist() == [1.0, close, _down(1.0, 2), 0.5]
+    close = _down(1.0)  # one float below 1.0: the second 1.0 takes its place, so it moves down too
+    run = Run.from_mapping({"q": [("a", 1.0), ("b", 1.0), ("c", close), ("d", 0.5), ("e", 0.1 + 0.2)]})
+    assert trec_scores(run).tolist() == [1.0, close, _down(1.0, 2), 0.5, 0.1 + 0.2]  # the rest kept exactly
 
 
 def test_an_order_that_disagrees_with_the_scores_is_kept() -> None:
     run = Run.from_mapping({"q": [("a", 1.0), ("b", 3.0), ("c", -0.0), ("d", 0.0)]})
-    assert trec_scores(run).tolist() == [1.0, _down(1.0), -0.0, -5e-324]
+    assert trec_scores(run).tolist() == [1.0, _down(1.0), -0.0, _down(0.0)]
 
 
 def test_infinite_scores() -> None:
-    top = Run.from_mapping({"q": [("a", np.inf), ("b", np.inf), ("c", 1.0)]})
-    assert trec_scores(top).tolist() == [np.inf, np.finfo(np.float64).max, 1.0]
+    top = Run.from_mapping({"q": [("a", np.inf), ("b", 1e39), ("c", 1.0)]})  # 1e39 is inf as a float
+    assert trec_scores(top).tolist() == [np.inf, float(np.finfo(np.float32).max), 1.0]
     bottom = Run.from_mapping({"q": [("a", 1.0), ("b", -np.inf), ("c", -np.inf)]})
     with pytest.raises(RetbenchError, match=r"run 'mine': query 'q', document 'c': tied at -inf.*Fix:"):
         trec_scores(bottom, "mine")
@@ -247,8 +261,8 @@ def test_infinite_scores() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([3.0, 2.0, 2.0, _down(2.0), 1.0, 0.0, -0.0, -1.0, 1e-300, 5e-324]),
-                         max_size=12), min_size=1, max_size=5))
+@given(st.lists(st.lists(st.sampled_from([3.0, 2.0, 2.0, 2.0 - 1e-12, _down(2.0), 1.0, 0.0, -0.0, -1.0, 1e-300,
+                                          0.1 + 0.2]), max_size=12), min_size=1, max_size=5))
 def test_written_scores_are_the_smallest_change_that_makes_them_strictly_decreasing(
         rankings: list[list[float]]) -> None:
     run = Run.from_mapping({f"q{i}": [(f"d{j}", s) for j, s in enumerate(scores)]
@@ -257,9 +271,11 @@ def test_written_scores_are_the_smallest_change_that_makes_them_strictly_decreas
     for scores in rankings:
         previous = None
         for raw in scores:  # the specification, one score at a time
-            expected = raw if previous is None else min(raw, _down(previous))
+            keep = previous is None or np.float32(raw) < np.float32(previous)
+            expected = raw if keep else _down(previous)
             got = next(written)
-            assert got == expected and (previous is None or got < previous)
+            assert got == expected
+            assert previous is None or (np.float32(got) < np.float32(previous) and got < previous)
             previous = got
 
 

@@ -12,7 +12,7 @@ from harness.experiment import load_experiment
 from harness.progress import Reporter
 from corpora import summary_line
 from harness.report import render
-from harness.results import write_results
+from harness.results import prepare_out, write_results
 
 
 @click.command("compare")
@@ -65,11 +65,13 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             if source is not click.core.ParameterSource.COMMANDLINE:
                 options[key] = value
     config = CompareConfig(**options)
+    warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
+    prepare_out(out, warn)  # an unusable --out is found now, not after the whole run
     result = run_compare(config, on_loaded=lambda dataset: click.echo(summary_line(dataset)),
                          reporter=Reporter(enabled=False) if quiet else Reporter())
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     click.echo(render(result))
-    folder = write_results(result, out, ["bench", *sys.argv[1:]])
+    folder = write_results(result, out, ["bench", *sys.argv[1:]], warn)
     click.echo("")
     click.echo(f"results: {folder}")
