@@ -51,7 +51,6 @@ QRELS_FILE = "qrels.txt"
 MAX_NAME = 80  # characters of a run file's stem (file systems allow 255 bytes; keep listings readable)
 _HASH_CHARS = 12  # of the label's SHA-256 appended to a shortened stem
 _STAGING = re.compile(r"^\.staging-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
-_OLD_STAGING = re.compile(r"^\.\d{8}-\d{6}-.+\.[a-z0-9_]{8}$")  # before process ids were recorded
 _TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets another run (or a file) holds
 _CLAIM_ATTEMPTS = 1000
 
@@ -288,8 +287,7 @@ def _process_alive(pid: int) -> bool:
 
 def remove_stale_staging(out: Path, say: Say = _stderr) -> list[Path]:
     """Remove the staging folders in ``out`` left by runs of this machine that were killed while
-    writing (their process is gone), saying so; staging folders of an older retbench, which did not
-    record their process, are only pointed out. Returns the removed folders."""
+    writing (their process is gone), saying so. Returns the removed folders."""
     removed = []
     try:
         entries = sorted(out.iterdir())
@@ -304,30 +302,41 @@ def remove_stale_staging(out: Path, say: Say = _stderr) -> list[Path]:
             if not entry.exists():
                 removed.append(entry)
                 say(f"removed {entry}: the staging folder of a run (process {match['pid']}) killed while writing")
-        elif _OLD_STAGING.match(entry.name) and entry.is_dir():
-            say(f"{entry} looks like the staging folder of a run killed while writing (an older retbench, which "
-                "recorded no process id): delete it unless a bench compare is writing into this folder now")
     return removed
 
 
-def prepare_out(out: Path, say: Say = _stderr) -> Path:
-    """Make sure results can be written into ``out`` before any work: create it, prove it writable,
-    and remove stale staging folders. An unusable folder is a :class:`~corpora.RetbenchError`."""
+def check_out(out: Path, say: Say = _stderr) -> Path:
+    """Prove, before any work and without creating anything, that results can be written into
+    ``out``: it is a folder we can write into, or its nearest existing parent is. Stale staging
+    folders in it are removed. An unusable folder is a :class:`~corpora.RetbenchError`."""
     out = Path(out)
     fix = "choose a folder you can write to with --out"
+    existing = out
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "exists and" if existing == out else f"cannot be created: {existing}"
+        raise RetbenchError(f"results folder {out}: {where} is not a folder. Fix: {fix}")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise RetbenchError(f"results folder {out}: exists and is not a folder. Fix: {fix}") from None
-    except OSError as exc:
-        raise RetbenchError(f"results folder {out}: cannot be created ({exc.strerror}). Fix: {fix}") from None
-    try:
-        handle, probe = tempfile.mkstemp(prefix=".write-test-", dir=out)
+        handle, probe = tempfile.mkstemp(prefix=".write-test-", dir=existing)
         os.close(handle)
         os.unlink(probe)
     except OSError as exc:
-        raise RetbenchError(f"results folder {out}: cannot be written to ({exc.strerror}). Fix: {fix}") from None
-    remove_stale_staging(out, say)
+        what = "cannot be written to" if existing == out else f"cannot be created in {existing}"
+        raise RetbenchError(f"results folder {out}: {what} ({exc.strerror}). Fix: {fix}") from None
+    if existing == out:
+        remove_stale_staging(out, say)
+    return out
+
+
+def prepare_out(out: Path, say: Say = _stderr) -> Path:
+    """:func:`check_out`, then create the folder."""
+    out = check_out(out, say)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RetbenchError(f"results folder {out}: cannot be created ({exc.strerror}). "
+                            "Fix: choose a folder you can write to with --out") from None
     return out
 
 

@@ -12,7 +12,7 @@ from harness.experiment import load_experiment
 from harness.progress import Reporter
 from corpora import summary_line
 from harness.report import render
-from harness.results import prepare_out, write_results
+from harness.results import check_out, write_results
 
 
 @click.command("compare")
@@ -26,7 +26,7 @@ from harness.results import prepare_out, write_results
 @click.option("--metrics", default=DEFAULT_METRICS, show_default=True,
               help="Comma-separated metrics: hit@k recall@k precision@k mrr mrr@k ndcg@k ndcg_exp@k map map@k rprec "
                    "(trec_eval names accepted).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results"),
               show_default=True, help="Folder that receives a new results folder per run.")
 @click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True,
@@ -66,7 +66,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                 options[key] = value
     config = CompareConfig(**options)
     warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
-    prepare_out(out, warn)  # an unusable --out is found now, not after the whole run
+    check_out(out, warn)  # an unusable --out is found now, not after the whole run
     result = run_compare(config, on_loaded=lambda dataset: click.echo(summary_line(dataset)),
                          reporter=Reporter(enabled=False) if quiet else Reporter())
     for warning in result.warnings:

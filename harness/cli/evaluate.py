@@ -205,8 +205,8 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
 
 @click.command("evaluate")
 @click.option("--qrels", "qrels_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="Judgments: TREC qrels (`qid iter docid grade`) or BEIR qrels TSV (`query-id<TAB>corpus-id<TAB>score`, "
-                   "header optional), told apart by content.")
+              help="Judgments: TREC qrels (`qid iter docid grade`) or BEIR qrels TSV "
+                   "(`query-id<TAB>corpus-id<TAB>score`, header optional), told apart by content.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--metrics", "metrics_text", required=True,
               help="Comma-separated measures, e.g. ndcg@10,recall@100,mrr or trec_eval names (P_10, ndcg_cut_10). "
