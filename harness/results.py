@@ -42,7 +42,7 @@ import pandas as pd
 
 from corpora import RetbenchError
 from harness.compare import CompareResult
-from harness.trec import format_qrels, format_raw_scores, format_run, trec_eval_name
+from harness.trec import format_qrels, format_run_and_raw_scores, trec_eval_name
 
 COMPARISON_COLUMNS = ["system_a", "system_b", "metric", "mean_diff", "ci_low", "ci_high", "p_value",
                       "p_adjusted", "n_queries"]
@@ -373,8 +373,8 @@ def write_results(result: CompareResult, out: Path, command_line: list[str] | No
         QRELS_FILE: format_qrels(evaluated_qrels(result)),
     }
     for system, entry in zip(result.systems, systems):
-        files[entry["run_file"]] = format_run(system.run, entry["run_tag"])
-        files[entry["raw_scores_file"]] = format_raw_scores(system.run, f"run {system.label!r}")
+        files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
+                                                                                             entry["run_tag"])
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
 
     def write_manifest(run_id: str) -> None:

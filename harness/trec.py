@@ -393,10 +393,9 @@ def trec_scores(run: Run, tag: str = "run") -> np.ndarray:
     return np.where(moved, _from_float32_ordinals(written).astype(np.float64), raw)
 
 
-def _check_writable_ids(ids: Iterable[str], what: str, owner: str) -> None:
+def _check_writable_ids(ids: Sequence[str], what: str, owner: str) -> None:
     """Ids a TREC file can hold: non-empty, no whitespace (it separates the fields). Query ids must
     not start with ``#`` either (the line would read as a comment)."""
-    ids = list(ids)
     joined = "\x00".join(ids)
     if ids and (re.search(r"\s", joined) or "\x00\x00" in f"\x00{joined}\x00"):
         bad = next(i for i in ids if not i or re.search(r"\s", i))
@@ -410,14 +409,28 @@ def _check_writable_ids(ids: Iterable[str], what: str, owner: str) -> None:
 
 
 def _run_columns(run: Run, owner: str) -> tuple[list[str], list[str], list[str]]:
-    """Per entry, in the run's order: query id, doc id and 1-based rank, as strings."""
+    """Per entry, in the run's order: query id, doc id and 1-based rank, as strings (the ids
+    checked for what a TREC line can hold)."""
     lengths = run.lengths()
-    _check_writable_ids(run.query_ids, "query", owner)
-    _check_writable_ids((str(d) for d in run.doc_ids[np.unique(run.doc_index)]), "document", owner)
+    used = np.zeros(len(run.doc_ids), dtype=bool)
+    used[run.doc_index] = True
+    _check_writable_ids([str(q) for q in run.query_ids], "query", owner)
+    _check_writable_ids([str(d) for d in run.doc_ids[used]], "document", owner)
     queries = np.repeat(np.asarray(run.query_ids, dtype=object), lengths).tolist()
     docs = run.doc_ids[run.doc_index].tolist()
-    ranks = np.arange(1, len(run.doc_index) + 1) - np.repeat(run.offsets[:-1], lengths)
-    return queries, docs, list(map(str, ranks.tolist()))
+    longest = int(lengths.max()) if len(lengths) else 0
+    rank_text = np.array([str(r) for r in range(1, longest + 1)], dtype=object)
+    ranks = np.arange(len(run.doc_index)) - np.repeat(run.offsets[:-1], lengths)
+    return queries, docs, rank_text[ranks].tolist()
+
+
+def _join_lines(lines: list[str]) -> str:
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _check_tag(tag: str) -> None:
+    if not tag or re.search(r"\s", tag):
+        raise RetbenchError(f"run tag {tag!r} cannot be written to a TREC file. Fix: use a tag without spaces")
 
 
 def format_run(run: Run, tag: str) -> str:
@@ -425,24 +438,43 @@ def format_run(run: Run, tag: str) -> str:
 
     Scores are :func:`trec_scores` (strictly decreasing inside each query, so the order survives
     trec_eval's re-sort), written in full (``repr``) so that reading the file back gives the same
-    floats. Ids and the tag must hold no whitespace (a :class:`~corpora.RetbenchError` otherwise).
+    doubles. Ids and the tag must hold no whitespace (a :class:`~corpora.RetbenchError` otherwise).
     """
-    if not tag or re.search(r"\s", tag):
-        raise RetbenchError(f"run tag {tag!r} cannot be written to a TREC file. Fix: use a tag without spaces")
-    queries, docs, ranks = _run_columns(run, f"run {tag!r}")
-    scores = map(repr, trec_scores(run, tag).tolist())
-    lines = [f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, scores)]
-    return "\n".join(lines) + ("\n" if lines else "")
+    return _format_run(run, tag, with_raw_scores=False)[0]
 
 
 def format_raw_scores(run: Run, owner: str = "run") -> str:
     """The scores as the retriever gave them, one line per run-file line, in the same order:
     ``query_id<TAB>doc_id<TAB>rank<TAB>score`` after a header line (``repr``, exact)."""
     queries, docs, ranks = _run_columns(run, owner)
-    scores = map(repr, np.asarray(run.scores, dtype=np.float64).tolist())
-    lines = ["query_id\tdoc_id\trank\tscore"]
-    lines.extend(f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores))
-    return "\n".join(lines) + "\n"
+    return _raw_scores_text(queries, docs, ranks, list(map(repr, np.asarray(run.scores, dtype=np.float64).tolist())))
+
+
+def format_run_and_raw_scores(run: Run, tag: str) -> tuple[str, str]:
+    """:func:`format_run` and :func:`format_raw_scores` at once, sharing their columns and the
+    text of every score the writer kept (what a results folder writes per system)."""
+    trec, raw = _format_run(run, tag, with_raw_scores=True)
+    return trec, raw or ""
+
+
+def _raw_scores_text(queries: list[str], docs: list[str], ranks: list[str], scores: list[str]) -> str:
+    return _join_lines(["query_id\tdoc_id\trank\tscore",
+                        *(f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores))])
+
+
+def _format_run(run: Run, tag: str, with_raw_scores: bool) -> tuple[str, str | None]:
+    _check_tag(tag)
+    queries, docs, ranks = _run_columns(run, f"run {tag!r}")
+    written = trec_scores(run, tag)
+    written_text = list(map(repr, written.tolist()))
+    trec = _join_lines([f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, written_text)])
+    if not with_raw_scores:
+        return trec, None
+    raw = np.asarray(run.scores, dtype=np.float64)
+    raw_text = written_text  # the writer keeps most scores: reuse their text
+    for entry in np.flatnonzero(written != raw).tolist():
+        raw_text[entry] = repr(float(raw[entry]))
+    return trec, _raw_scores_text(queries, docs, ranks, raw_text)
 
 
 def write_run(run: Run, target: str | Path | IO[str], tag: str) -> None:
