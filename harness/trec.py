@@ -622,8 +622,8 @@ def format_qrels(qrels: Qrels | dict[str, dict[str, int]]) -> str:
     """TREC qrels text: ``qid 0 docid grade``, queries and documents in the mapping's order.
     Ids must hold no whitespace (a :class:`~corpora.RetbenchError` otherwise)."""
     owner = f"qrels {getattr(qrels, 'source', '<memory>')}"
-    _check_writable_ids(qrels.keys(), "query", owner)
-    _check_writable_ids((d for docs in qrels.values() for d in docs), "document", owner)
+    _check_writable_ids(list(qrels.keys()), "query", owner)
+    _check_writable_ids([d for docs in qrels.values() for d in docs], "document", owner)
     lines = [f"{q} 0 {d} {g}" for q, docs in qrels.items() for d, g in docs.items()]
     return "\n".join(lines) + ("\n" if lines else "")
 
