@@ -223,10 +223,12 @@ def manifest(result: CompareResult, run_id: str, command_line: list[str], starte
                        f"results scores 0; {QRELS_FILE} holds exactly their judgments",
             "ideal_dcg": "every judged document of the query, retrieved or not",
             "means": "exactly rounded: math.fsum of the per-query values / number of queries",
-            "run_files": "each ranking as scored; inside a query the scores are made strictly decreasing by the "
-                         "fewest representable steps, written_i = min(raw_i, nextafter(written_i-1, -inf)), so that "
-                         "trec_eval, pytrec_eval and bench evaluate (which re-sort ties by doc id descending) rank "
-                         "the file exactly as scored; the raw scores are in raw_scores_file, line for line",
+            "run_files": "each ranking as scored; trec_eval, pytrec_eval and bench evaluate read scores as "
+                         "single-precision floats f and re-sort ties by doc id descending, so inside a query the "
+                         "scores are made strictly decreasing as floats by the smallest change, f(written_i) = "
+                         "min(f(raw_i), nextafter(f(written_i-1), -inf)) (a score already below is kept exactly); "
+                         "every evaluator then ranks the file as scored; the raw scores are in raw_scores_file, "
+                         "line for line",
         },
         "rescore": {
             "command": rescore_command(result, systems),

@@ -60,6 +60,7 @@ _RUN_FIELDS = "qid Q0 docid rank score tag"
 _QRELS_FIELDS = "qid iter docid grade"
 _BEIR_FIELDS = "query-id<TAB>corpus-id<TAB>score"
 _BEIR_HEADER_FIRST = ("query-id", "query_id", "qid")
+_PADDED_FIELD = re.compile(rb"(?m)^[ ]|[ ]\r?$|[ ]\t|\t[ ]")
 _GRADE_RANGE = (-(2**63), 2**63 - 1)  # grades are int64 in the evaluator (trec_eval: a C long)
 _GRADE_FIX = ("use integer grades (0 irrelevant, 1 marginal, 2 relevant, 3 perfect; negative = judged, "
               "never relevant)")
@@ -512,9 +513,17 @@ def _is_beir_header(fields: Sequence[str]) -> bool:
     return len(fields) == 3 and fields[0].lower() in _BEIR_HEADER_FIRST
 
 
-def _detect_qrels_layout(path: Path, text: str) -> tuple[str, int]:
-    """("trec" | "beir", line number that decided it), from the first data line."""
-    for number, line in _data_lines(text):
+def _detect_qrels_layout(path: Path, raw: bytes) -> tuple[str, int]:
+    """("trec" | "beir", line number that decided it), from the first data line (read lazily:
+    the rest of the file is the parsers' business)."""
+    for number, line_bytes in enumerate(io.BytesIO(raw.removeprefix(b"\xef\xbb\xbf")), 1):
+        try:
+            line = line_bytes.decode("utf-8").rstrip("\n")
+        except UnicodeDecodeError:
+            _decode(path, raw)  # names the line of the bad byte
+            raise
+        if line.startswith("#") or not line.strip():
+            continue
         if _is_beir_header(_qrels_fields(line, "beir")):
             return "beir", number
         if len(line.split()) == 4:
@@ -564,9 +573,9 @@ def _fast_qrels(raw: bytes, layout: str) -> tuple[np.ndarray, np.ndarray, np.nda
         frame = _fast_table(raw, 4, {0: object, 1: object, 2: object, 3: np.int64})
         columns = (0, 2, 3)
     else:
-        if b"\t" not in raw:
-            return None
-        first_line = raw.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")
+        if b"\t" not in raw or _PADDED_FIELD.search(raw):
+            return None  # space-separated or padded fields: the careful parser splits and strips them
+        first_line = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")
         if _is_beir_header(_qrels_fields(first_line, "beir")):
             raw = raw.split(b"\n", 1)[1] if b"\n" in raw else b""
         frame = _fast_table(raw, 3, {0: object, 1: object, 2: np.int64}, sep="\t")
@@ -574,8 +583,6 @@ def _fast_qrels(raw: bytes, layout: str) -> tuple[np.ndarray, np.ndarray, np.nda
     if frame is None or not len(frame):
         return None
     qids, docs = frame[columns[0]].to_numpy(dtype=object), frame[columns[1]].to_numpy(dtype=object)
-    if layout == "beir" and any(re.search(r"^\s|\s$", "\x00".join(c)) for c in (qids[:1], docs[:1])):
-        return None  # padded fields: the careful parser strips them
     if len(duplicate_pairs(_factorize_blocks(qids)[0], docs)):
         return None
     return qids, docs, frame[columns[2]].to_numpy(dtype=np.int64)
@@ -595,17 +602,11 @@ def read_qrels_table(path: str | Path, format: QrelsFormat = "auto") -> QrelsTab
     if format not in QRELS_FORMATS:
         raise ValueError(f"format must be one of {QRELS_FORMATS}, not {format!r}")
     raw = _read_bytes(path)
-    text: str | None = None
-    decided_at: int | None = None
-    layout: str = format
-    if format == "auto":
-        text = _decode(path, raw)
-        layout, decided_at = _detect_qrels_layout(path, text)
+    layout, decided_at = _detect_qrels_layout(path, raw) if format == "auto" else (format, None)
     fast = _fast_qrels(raw, layout)
     if fast is not None:
         return QrelsTable(*fast, source=str(path))
-    qid_list, doc_list, grades = _careful_qrels(path, text if text is not None else _decode(path, raw), layout,
-                                                decided_at)
+    qid_list, doc_list, grades = _careful_qrels(path, _decode(path, raw), layout, decided_at)
     if not qid_list:
         raise InputFileError(path, "the qrels hold no judgments (the file is empty or only comments)",
                              fix=f"write one judgment per line as `{_QRELS_FIELDS}` or `{_BEIR_FIELDS}`")

@@ -260,3 +260,12 @@ def test_trailing_fields_ignore_reads_like_trec_eval(files: dict[str, Path]) -> 
                    "--trailing-fields", "ignore")
     assert result.exit_code == 0, result.output
     assert pd.read_csv(io.StringIO(result.stdout))["P_4"].iloc[0] == 0.75
+
+
+def test_beir_fields_padded_with_spaces_are_stripped(files: dict[str, Path]) -> None:
+    beir = files["dir"] / "test.tsv"
+    beir.write_text("q1\t A \t3\nq1\tB\t2 \nq1 \tC\t1\n")
+    padded = bench("--qrels", str(beir), str(files["run"]), "--metrics", "ndcg@4", "--format", "csv")
+    plain = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "ndcg@4", "--format", "csv")
+    assert padded.exit_code == 0, padded.output
+    assert padded.stdout.replace(str(beir), "") == plain.stdout.replace(str(files["qrels"]), "")

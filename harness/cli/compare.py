@@ -65,7 +65,10 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             if source is not click.core.ParameterSource.COMMANDLINE:
                 options[key] = value
     config = CompareConfig(**options)
-    warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
+
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
     check_out(out, warn)  # an unusable --out is found now, not after the whole run
     result = run_compare(config, on_loaded=lambda dataset: click.echo(summary_line(dataset)),
                          reporter=Reporter(enabled=False) if quiet else Reporter())
