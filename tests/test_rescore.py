@@ -3,7 +3,8 @@
 pytrec_eval (trec_eval's code) on the written ``runs/*.trec`` and the written qrels gives every
 value of ``per_query.csv``, and ``bench evaluate`` with default options (the command the manifest
 records) prints ``summary.csv``'s means to the last bit: on the bundled corpus and on two real
-collections, for the four baselines, including rrf, whose scores tie in every Cranfield query.
+collections (and CSFCube's candidate pools), for the four baselines, including rrf, whose scores
+tie in every Cranfield query.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ SYSTEMS = "bm25,lsa,weighted,rrf"
 METRICS = "ndcg@10,ndcg,map,map@100,recall@100,mrr,hit@3,precision@5,rprec,bpref"
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
-CORPORA = {"article": "article", "cranfield": str(SHARED / "cranfield"), "cisi": str(SHARED / "cisi")}
+# CSFCube: each query ranks its own candidate pool (the written runs are the pooled rankings)
+CORPORA = {"article": "article", "cranfield": str(SHARED / "cranfield"), "cisi": str(SHARED / "cisi"),
+           "csfcube": str(SHARED / "csfcube")}
 
 
 def compare(out: Path, cache: Path, corpus: str, *extra: str) -> Path:
