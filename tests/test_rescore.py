@@ -153,3 +153,32 @@ def test_rrf_ties_on_the_bundled_corpus_survive_the_round_trip(tmp_path: Path) -
     assert [line.split()[2] for line in lines] == ["pricing1", "sso1"]
     assert raw[0].split("\t")[3] == raw[1].split("\t")[3]  # tied as the retriever scored them
     assert float(lines[0].split()[4]) > float(lines[1].split()[4])
+
+
+# ----- bench evaluate reads scores as trec_eval does --------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# distinct doubles, but only three distinct floats: trec_eval ties them
+_NEAR_TIES = [1.0, 1.0 - 1e-12, 1.0 - 2e-12, 0.5, 0.5 + 1e-13, 0.25]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_NEAR_TIES), st.integers(0, 3)), min_size=1, max_size=12))
+def test_scores_equal_as_floats_rank_as_in_pytrec_eval(tmp_path_factory, entries: list[tuple[float, int]]) -> None:
+    from harness.evaluation import evaluate
+    from harness.trec import read_run
+
+    docs = [f"d{j:02d}" for j in range(len(entries))]
+    qrels = {"q": {d: grade for d, (_, grade) in zip(docs, entries)}}
+    if not any(grade for _, grade in entries):
+        qrels["q"]["unretrieved"] = 1
+    path = tmp_path_factory.mktemp("near-ties") / "run.trec"
+    path.write_text("".join(f"q Q0 {d} 1 {score!r} t\n" for d, (score, _) in zip(docs, entries)))
+    metrics = [parse_metric(m) for m in ("mrr", "ndcg@5", "precision@3", "map")]
+    ours = evaluate(read_run(path), qrels, metrics).loc["q"]
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg_cut.5", "P.3", "map"}).evaluate(
+        {"q": {d: score for d, (score, _) in zip(docs, entries)}})["q"]
+    for metric in metrics:
+        assert ours[metric.name] == pytest.approx(reference[trec_eval_name(metric)], abs=1e-12), metric.name
