@@ -16,10 +16,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.cli import main
+from harness.evaluation import evaluate
 from harness.metrics import parse_metric
-from harness.trec import trec_eval_name
+from harness.trec import read_run, trec_eval_name
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (the test extra) is the reference evaluator")
 
@@ -157,9 +160,6 @@ def test_rrf_ties_on_the_bundled_corpus_survive_the_round_trip(tmp_path: Path) -
 
 # ----- bench evaluate reads scores as trec_eval does --------------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 # distinct doubles, but only three distinct floats: trec_eval ties them
 _NEAR_TIES = [1.0, 1.0 - 1e-12, 1.0 - 2e-12, 0.5, 0.5 + 1e-13, 0.25]
 
@@ -167,9 +167,6 @@ _NEAR_TIES = [1.0, 1.0 - 1e-12, 1.0 - 2e-12, 0.5, 0.5 + 1e-13, 0.25]
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_NEAR_TIES), st.integers(0, 3)), min_size=1, max_size=12))
 def test_scores_equal_as_floats_rank_as_in_pytrec_eval(tmp_path_factory, entries: list[tuple[float, int]]) -> None:
-    from harness.evaluation import evaluate
-    from harness.trec import read_run
-
     docs = [f"d{j:02d}" for j in range(len(entries))]
     qrels = {"q": {d: grade for d, (_, grade) in zip(docs, entries)}}
     if not any(grade for _, grade in entries):
