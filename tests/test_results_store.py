@@ -234,8 +234,6 @@ def test_the_next_write_removes_what_a_killed_run_left(result: CompareResult, tm
 
 def test_bench_compare_says_on_stderr_what_it_removed(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    finished = subprocess.run([sys.executable, "-c", "pass"], check=True)
-    assert finished.returncode == 0
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = out / f".staging-{results._host_tag()}-{dead.pid}-abc123"
