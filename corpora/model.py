@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,21 @@ def _check_unique(ids: Sequence[str], what: str, source: str) -> None:
         raise RetbenchError(
             f"{source}: duplicate {what} id(s) {shown}{more}. Fix: give every {what} a unique id."
         )
+
+
+def _hash_strings(digest: hashlib._Hash, column: Sequence[str]) -> None:
+    """Feed a column of strings to ``digest`` a chunk at a time: the chunk's string lengths, an
+    encoding tag, then its bytes (so that no two different columns feed the same bytes)."""
+    step = 1 << 15
+    for start in range(0, len(column), step):
+        part = column[start:start + step]
+        joined = "".join(part)
+        try:  # a copy of the string's own bytes when it is ASCII or Latin-1; UTF-8 otherwise
+            encoded = b"L" + joined.encode("latin-1")
+        except UnicodeEncodeError:
+            encoded = b"U" + joined.encode("utf-8", "surrogatepass")
+        digest.update(np.fromiter(map(len, part), dtype="<i8", count=len(part)).tobytes())
+        digest.update(encoded)
 
 
 @dataclass(frozen=True)
@@ -83,18 +99,8 @@ class Corpus:
         if known is not None:
             return known
         digest = hashlib.sha256(b"retbench-corpus-2")
-        columns = (self.ids, self.titles or [""] * len(self.ids), self.texts)
-        step = 1 << 15
-        for column in columns:
-            for start in range(0, len(column), step):
-                part = column[start:start + step]
-                joined = "".join(part)
-                try:  # a copy of the string's own bytes when it is ASCII or Latin-1; UTF-8 otherwise
-                    encoded = b"L" + joined.encode("latin-1")
-                except UnicodeEncodeError:
-                    encoded = b"U" + joined.encode("utf-8", "surrogatepass")
-                digest.update(np.fromiter(map(len, part), dtype="<i8", count=len(part)).tobytes())
-                digest.update(encoded)
+        for column in (self.ids, self.titles or [""] * len(self.ids), self.texts):
+            _hash_strings(digest, column)
         value = digest.hexdigest()
         object.__setattr__(self, "_content_hash", value)  # frozen dataclass: memo outside the fields
         return value
@@ -120,6 +126,22 @@ class Queries:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def content_hash(self) -> str:
+        """SHA-256 over ids, texts and facets (by facet name; values as JSON), in query order
+        (the order the bootstrap resamples): the queries' identity in manifests. Memoised."""
+        known = self.__dict__.get("_content_hash")
+        if known is not None:
+            return known
+        digest = hashlib.sha256(b"retbench-queries-1")
+        _hash_strings(digest, self.ids)
+        _hash_strings(digest, self.texts)
+        for name in sorted(self.facets):
+            _hash_strings(digest, [name])
+            _hash_strings(digest, [json.dumps(v, sort_keys=True, default=str) for v in self.facets[name]])
+        value = digest.hexdigest()
+        object.__setattr__(self, "_content_hash", value)
+        return value
+
     def subset(self, keep: Iterable[str]) -> Queries:
         wanted = set(keep)
         rows = [j for j, q in enumerate(self.ids) if q in wanted]
@@ -143,6 +165,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in judgments.items()
         }
         self.source = source
+        self._content_hash: str | None = None
 
     def __getitem__(self, query_id: str) -> Mapping[str, int]:
         return self._data[query_id]
@@ -165,6 +188,18 @@ class Qrels(Mapping[str, Mapping[str, int]]):
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         return {q: dict(d) for q, d in self._data.items()}
+
+    def content_hash(self) -> str:
+        """SHA-256 over every (query id, doc id, grade), sorted by query then doc id, so that the
+        file's line order (which changes no number) does not change it. Memoised."""
+        if self._content_hash is not None:
+            return self._content_hash
+        rows = [(q, d, str(self._data[q][d])) for q in sorted(self._data) for d in sorted(self._data[q])]
+        digest = hashlib.sha256(b"retbench-judgments-1")
+        for column in zip(*rows) if rows else ((), (), ()):
+            _hash_strings(digest, list(column))
+        self._content_hash = digest.hexdigest()
+        return self._content_hash
 
 
 @dataclass

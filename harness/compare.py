@@ -18,7 +18,7 @@ import pandas as pd
 from corpora import (DEFAULT_ANALYZER, DEFAULT_CORPUS, Dataset, RetbenchError, Run, UnknownNameError, get_analyzer,
                      load_dataset)
 from harness.diagnosis import Failure, diagnose
-from harness.evaluation import FIRST_RELEVANT_RANK, evaluate
+from harness.evaluation import FIRST_RELEVANT_RANK, evaluate, mean_over_queries
 from harness.metrics import Metric, parse_metrics
 from harness.progress import SILENT, Reporter
 from harness.statistics import FAMILIES, Comparison, compare_systems, describe_settings
@@ -287,7 +287,8 @@ def run_compare(config: CompareConfig, progress: Callable[[str], None] | None = 
         frames.append(frame.reset_index())
     per_query = pd.concat(frames, ignore_index=True)
     per_query = per_query[["system", "query_id", *[m.name for m in metrics], FIRST_RELEVANT_RANK]]
-    summary = per_query.groupby("system", sort=False)[[m.name for m in metrics]].mean().reset_index()
+    # exactly rounded means, so that `bench evaluate` on the written runs prints the same bits
+    summary = per_query.groupby("system", sort=False)[[m.name for m in metrics]].agg(mean_over_queries).reset_index()
 
     if config.baseline is not None:
         pairs = [(label, config.baseline) for label in labels if label != config.baseline]

@@ -13,7 +13,8 @@ judged but never relevant, never non-relevant for bpref, and gain nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,10 +25,12 @@ from harness.batch_metrics import _first_relevant, batch_metric, first_relevant_
 from harness.idcodes import group_salts, hashes_of, pair_hashes
 from harness.metrics import Metric
 
-__all__ = ["FIRST_RELEVANT_RANK", "QrelsTable", "RankedGrades", "batch_metric", "evaluate", "first_relevant_ranks",
-           "rank_grades"]
+__all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "QrelsTable", "RankedGrades", "batch_metric", "evaluate",
+           "first_relevant_ranks", "mean_over_queries", "rank_grades"]
 
 FIRST_RELEVANT_RANK = "first_relevant_rank"
+#: trec_eval's per-query counts: retrieved (after the depth cut), relevant judged, relevant retrieved.
+COUNTS: tuple[str, ...] = ("num_ret", "num_rel", "num_rel_ret")
 _SLICE = 1 << 19  # run entries scanned at a time by the join
 
 
@@ -292,10 +295,11 @@ def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], r
 
 
 def evaluate(run: Run, qrels: Qrels | QrelsTable, metrics: Sequence[Metric], query_ids: Sequence[str] | None = None,
-             rel_threshold: int = 1, depth: int | None = None) -> pd.DataFrame:
+             rel_threshold: int = 1, depth: int | None = None, counts: bool = False) -> pd.DataFrame:
     """Per-query values: one row per query (index ``query_id``), one column per metric name,
-    plus ``first_relevant_rank`` (nullable int). Queries default to those with a relevant judgment,
-    in qrels order; a query the run misses scores 0 (trec_eval ``-c``)."""
+    plus ``first_relevant_rank`` (nullable int), and with ``counts`` trec_eval's :data:`COUNTS`.
+    Queries default to those with a relevant judgment, in qrels order; a query the run misses
+    scores 0 (trec_eval ``-c``), and so does a query without a relevant judgment."""
     table = _as_table(qrels)
     if query_ids is None:
         query_ids = table.queries_with_relevant(rel_threshold)
@@ -305,4 +309,20 @@ def evaluate(run: Run, qrels: Qrels | QrelsTable, metrics: Sequence[Metric], que
     ranks = _first_relevant(data, None)
     frame[FIRST_RELEVANT_RANK] = pd.array(np.where(ranks > 0, ranks, 0), dtype="Int64")
     frame.loc[ranks == 0, FIRST_RELEVANT_RANK] = pd.NA
+    if counts:
+        frame["num_ret"] = data.n_retrieved
+        frame["num_rel"] = data.n_relevant
+        frame["num_rel_ret"] = np.bincount(data.rows[data.entry_relevant], minlength=data.n_queries)
     return frame
+
+
+def mean_over_queries(values: Iterable[float]) -> float:
+    """The mean of per-query values as ``math.fsum(values) / n``: the sum is exactly rounded, so
+    the mean does not depend on the order of the queries (``bench compare`` and ``bench evaluate``
+    list them in different orders and must print the same bits). NaN when there is no value.
+
+    >>> mean_over_queries([0.1] * 10), sum([0.1] * 10) / 10
+    (0.1, 0.09999999999999999)
+    """
+    values = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=np.float64)
+    return math.fsum(values.tolist()) / len(values) if len(values) else math.nan

@@ -1,41 +1,64 @@
 """The results store: every ``bench compare`` writes a new folder ``<out>/<run-id>/``.
 
-Files are first written into a hidden temporary folder beside it, which is renamed into place
-at the end, so a killed run leaves no half-written result and an earlier folder is never touched.
+Files are first written into a hidden staging folder beside it (``.staging-<host>-<pid>-…``),
+which is renamed into place at the end, so a killed run leaves no half-written result and an
+earlier folder is never touched. The rename claims the run id: when another run took the same id
+in the same second, the next free suffix (``-2``, ``-3``, …) is claimed instead, so both results
+land. A staging folder whose process is gone is removed by the next write into the same folder.
 Everything but the manifest's times is a pure function of the inputs and the seed.
 
 | file | content |
 |---|---|
-| manifest.json | run id, time, command line, versions, corpus and content hash, systems and parameters, metric definitions, bootstrap settings, fit/search seconds |
+| manifest.json | run id, time, command line, versions, hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
 | summary.csv | system, one column per metric as requested |
 | per_query.csv | system, query_id, one column per metric, first_relevant_rank (empty when none) |
-| comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries |
+| comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict |
 | diagnosis.csv | system, query_id, category, rank, first_result, shared_words |
-| runs/<system>.trec | each ranking in TREC run format |
+| qrels.txt | the judgments of the evaluated queries, TREC qrels format |
+| runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
+| runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
 | report.txt | the report ``bench compare`` prints, with the whole diagnosis |
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import hashlib
 import json
 import os
 import platform
 import re
+import shlex
 import shutil
+import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
 
+from corpora import RetbenchError
 from harness.compare import CompareResult
+from harness.statistics import COMPARISON_COLUMNS
+from harness.trec import format_qrels, format_run_and_raw_scores, trec_eval_name
 
-COMPARISON_COLUMNS = ["system_a", "system_b", "metric", "mean_diff", "ci_low", "ci_high", "p_value",
-                      "p_adjusted", "n_queries"]
 DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
+QRELS_FILE = "qrels.txt"
+MAX_NAME = 80  # characters of a run file's stem (file systems allow 255 bytes; keep listings readable)
+_HASH_CHARS = 12  # of the label's SHA-256 appended to a shortened stem
+_STAGING = re.compile(r"^\.staging-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
+_TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets another run (or a file) holds
+_CLAIM_ATTEMPTS = 1000
+
+Say = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _version(package: str) -> str:
@@ -52,6 +75,30 @@ def safe_file_name(label: str) -> str:
     'bm25_k1=0.9_b=0.4_'
     """
     return re.sub(r"[^A-Za-z0-9._=-]", "_", label)
+
+
+def run_file_stem(label: str, used: set[str]) -> str:
+    """The stem of a system's run files: :func:`safe_file_name` of the label, or, when that is
+    longer than :data:`MAX_NAME` or already used by another label, a readable prefix and a short
+    hash of the full label (the manifest maps each label to its files).
+
+    >>> run_file_stem("bm25", set())
+    'bm25'
+    >>> stem = run_file_stem("rrf(" + ",".join(["bm25(analyzer=english)"] * 6) + ")", set())
+    >>> len(stem), stem[:24]
+    (80, 'rrf_bm25_analyzer=englis')
+    """
+    stem = safe_file_name(label)
+    if len(stem) > MAX_NAME or stem in used:
+        digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+        stem = f"{stem[:MAX_NAME - _HASH_CHARS - 1]}-{digest}"
+    return stem
+
+
+def _run_tag(label: str, stem: str) -> str:
+    """The run files' tag column (trec_eval's runid): the label itself when a TREC line can hold
+    it and it is short, else the file stem."""
+    return label if len(label) <= MAX_NAME and label and not re.search(r"\s", label) else stem
 
 
 def _csv(frame: pd.DataFrame) -> str:
@@ -75,9 +122,67 @@ def diagnosis_frame(result: CompareResult) -> pd.DataFrame:
     return frame
 
 
-def manifest(result: CompareResult, run_id: str, command_line: list[str], started: datetime) -> dict:
-    """Everything needed to tell how the numbers were made (corpus hash memoised on the corpus)."""
+def evaluated_qrels(result: CompareResult) -> dict[str, dict[str, int]]:
+    """The judgments the numbers were computed with: those of the evaluated queries, in their
+    order. Excluded queries (no relevant judgment) are left out, so that ``bench evaluate``, which
+    counts every query of its qrels as ``trec_eval -c`` does, scores the same queries."""
+    qrels = result.dataset.qrels
+    return {q: dict(qrels[q]) for q in result.query_ids}
+
+
+def _system_entries(result: CompareResult) -> list[dict]:
+    used: set[str] = set()
+    entries = []
+    for system in result.systems:
+        stem = run_file_stem(system.label, used)
+        used.add(stem)
+        entries.append({
+            "label": system.label, "name": system.retriever.name,
+            "class": f"{type(system.retriever).__module__}.{type(system.retriever).__qualname__}",
+            "parameters": _jsonable(system.retriever.get_params()),
+            "run_file": f"runs/{stem}.trec", "raw_scores_file": f"runs/{stem}.raw.tsv",
+            "run_tag": _run_tag(system.label, stem),
+            "fit_seconds": round(system.fit_seconds, 6), "search_seconds": round(system.search_seconds, 6),
+        })
+    return entries
+
+
+def _sha256_json(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def configuration(result: CompareResult, systems: list[dict]) -> dict:
+    """What was asked for, in a form that hashes the same on every machine: every option of the
+    comparison except where the data and the cache live (the data are hashed by content), with the
+    systems and metrics as resolved."""
+    options = dataclasses.asdict(result.config)
+    for where in ("corpus", "cache_dir", "cache", "systems", "metrics"):
+        options.pop(where, None)
+    return {**options, "analyzer": result.analyzer, "metrics": [m.name for m in result.metrics],
+            "systems": [{k: s[k] for k in ("label", "class", "parameters")} for s in systems]}
+
+
+def rescore_command(result: CompareResult, systems: list[dict]) -> str:
+    """The ``bench evaluate`` command, run inside the results folder, that reproduces summary.csv."""
+    words = ["bench", "evaluate", "--qrels", QRELS_FILE, *[s["run_file"] for s in systems],
+             "--metrics", ",".join(m.name for m in result.metrics), "--format", "csv"]
+    if result.config.rel_threshold != 1:
+        words += ["--rel-threshold", str(result.config.rel_threshold)]
+    return shlex.join(words)
+
+
+def manifest(result: CompareResult, run_id: str, command_line: list[str], started: datetime,
+             systems: list[dict] | None = None) -> dict:
+    """Everything needed to tell how the numbers were made and to make them again."""
     config = result.config
+    systems = systems if systems is not None else _system_entries(result)
+    dataset = result.dataset
+    hashes = {
+        "documents": dataset.corpus.content_hash(), "queries": dataset.queries.content_hash(),
+        "judgments": dataset.qrels.content_hash(), "configuration": _sha256_json(configuration(result, systems)),
+    }
+    if dataset.candidates is not None:
+        hashes["candidates"] = _sha256_json(dataset.candidates)
     return {
         "run_id": run_id,
         "time": started.isoformat(timespec="seconds"),
@@ -87,42 +192,53 @@ def manifest(result: CompareResult, run_id: str, command_line: list[str], starte
             **{p: _version(p) for p in ("numpy", "scipy", "scikit-learn", "pandas", "click")},
         },
         "corpus": {
-            "name": result.dataset.name, "source": str(result.dataset.source),
-            "content_hash": result.dataset.corpus.content_hash(),
-            "documents": len(result.dataset.corpus), "queries": len(result.dataset.queries),
-            "judgments": result.dataset.qrels.n_judgments(),
+            "name": dataset.name, "source": str(dataset.source),
+            "content_hash": hashes["documents"],
+            "documents": len(dataset.corpus), "queries": len(dataset.queries),
+            "judgments": dataset.qrels.n_judgments(),
             "queries_evaluated": len(result.query_ids), "queries_excluded": result.excluded_query_ids,
         },
+        "hashes": hashes,
+        "hash_definitions": {
+            "documents": "SHA-256 of ids, titles and texts, in corpus order (the index cache's key)",
+            "queries": "SHA-256 of ids, texts and facets, in query order",
+            "judgments": "SHA-256 of every (query id, doc id, grade), sorted by query and doc id",
+            "configuration": "SHA-256 of the options, analyzer, metrics and systems with their parameters "
+                             "(not where the data or the cache live)",
+            **({"candidates": "SHA-256 of each query's candidate pool"} if "candidates" in hashes else {}),
+        },
         "analyzer": result.analyzer,
-        "systems": [
-            {"label": s.label, "name": s.retriever.name, "class": f"{type(s.retriever).__module__}."
-             f"{type(s.retriever).__qualname__}", "parameters": _jsonable(s.retriever.get_params()),
-             "fit_seconds": round(s.fit_seconds, 6), "search_seconds": round(s.search_seconds, 6)}
-            for s in result.systems
-        ],
+        "systems": systems,
         "depth": config.depth,
         "metrics": [
             {"name": m.name, "family": m.base, "cutoff": m.k, "definition": m.describe(),
              "gain": {"ndcg": "linear (grade)", "ndcg_exp": "exponential (2^grade - 1)"}.get(m.base),
-             "rel_threshold": config.rel_threshold}
+             "rel_threshold": config.rel_threshold, "trec_eval": trec_eval_name(m)}
             for m in result.metrics
         ],
         "conventions": {
             "ties": "score descending, then doc id ascending",
             "zero_scores": "not results",
-            "queries": "every query with a relevant judgment; a query with no results scores 0",
+            "queries": "every query with a relevant judgment (grade >= rel_threshold) and a text; a query with no "
+                       f"results scores 0; {QRELS_FILE} holds exactly their judgments",
             "ideal_dcg": "every judged document of the query, retrieved or not",
+            "means": "exactly rounded: math.fsum of the per-query values / number of queries",
+            "run_files": "each ranking as scored; trec_eval, pytrec_eval and bench evaluate read scores as "
+                         "single-precision floats f and re-sort ties by doc id descending, so inside a query the "
+                         "scores are made strictly decreasing as floats by the smallest change, f(written_i) = "
+                         "min(f(raw_i), nextafter(f(written_i-1), -inf)) (a score already below is kept exactly); "
+                         "every evaluator then ranks the file as scored; the raw scores are in raw_scores_file, "
+                         "line for line",
         },
-        "statistics": {
-            "bootstrap_samples": config.bootstrap_samples, "seed": config.seed,
-            "confidence": config.confidence, "interval": "percentile of sorted resampled means",
-            "p_value": "paired randomisation (sign flip), same number of samples",
-            "adjustment": "Holm across the comparisons of one metric",
-            "pairs": "each system vs the baseline" if config.baseline else "all pairs",
-            "baseline": config.baseline,
+        "rescore": {
+            "command": rescore_command(result, systems),
+            "note": "run inside this folder; it prints per_query.csv's values and, on the `all` rows, summary.csv's",
         },
+        "statistics": result.statistics_record(),
         "diagnosis": {"fail_rank": config.fail_rank},
         "warnings": result.warnings,
+        "notes": result.notes,
+        "loading": {"allow_unmatched_judgments": config.allow_unmatched_judgments},
     }
 
 
@@ -143,46 +259,138 @@ def new_run_id(result: CompareResult, started: datetime) -> str:
         json.dumps([result.dataset.corpus.content_hash(), [s.label for s in result.systems],
                     [m.name for m in result.metrics], result.config.seed]).encode()
     ).hexdigest()[:8]
-    return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(result.dataset.name)}-{digest}"
+    return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(result.dataset.name)[:MAX_NAME // 2]}-{digest}"
+
+
+# ----- the output folder ----------------------------------------------------------------------
+
+
+def _host_tag() -> str:
+    return hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:8]
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still run (True when it cannot be told)."""
+    if os.name != "posix":
+        return True  # os.kill(pid, 0) would end the process on Windows
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # e.g. another user's process
+    return True
+
+
+def remove_stale_staging(out: Path, say: Say = _stderr) -> list[Path]:
+    """Remove the staging folders in ``out`` left by runs of this machine that were killed while
+    writing (their process is gone), saying so. Returns the removed folders."""
+    removed = []
+    try:
+        entries = sorted(out.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _STAGING.match(entry.name)
+        if match and entry.is_dir():
+            if match["host"] != _host_tag() or _process_alive(int(match["pid"])):
+                continue
+            shutil.rmtree(entry, ignore_errors=True)
+            if not entry.exists():
+                removed.append(entry)
+                say(f"removed {entry}: the staging folder of a run (process {match['pid']}) killed while writing")
+    return removed
+
+
+def check_out(out: Path, say: Say = _stderr) -> Path:
+    """Prove, before any work and without creating anything, that results can be written into
+    ``out``: it is a folder we can write into, or its nearest existing parent is. Stale staging
+    folders in it are removed. An unusable folder is a :class:`~corpora.RetbenchError`."""
+    out = Path(out)
+    fix = "choose a folder you can write to with --out"
+    existing = out
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "exists and" if existing == out else f"cannot be created: {existing}"
+        raise RetbenchError(f"results folder {out}: {where} is not a folder. Fix: {fix}")
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".write-test-", dir=existing)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        what = "cannot be written to" if existing == out else f"cannot be created in {existing}"
+        raise RetbenchError(f"results folder {out}: {what} ({exc.strerror}). Fix: {fix}") from None
+    if existing == out:
+        remove_stale_staging(out, say)
+    return out
+
+
+def prepare_out(out: Path, say: Say = _stderr) -> Path:
+    """:func:`check_out`, then create the folder."""
+    out = check_out(out, say)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RetbenchError(f"results folder {out}: cannot be created ({exc.strerror}). "
+                            "Fix: choose a folder you can write to with --out") from None
+    return out
+
+
+def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str], None]) -> Path:
+    """Rename ``staging`` to ``out/<run id>``, trying ``base_id``, ``base_id-2``, … until a rename
+    succeeds: a rename fails when the target holds another run, so two runs can never share one."""
+    candidates = (base_id if n == 1 else f"{base_id}-{n}" for n in range(1, _CLAIM_ATTEMPTS + 1))
+    for run_id in candidates:
+        if (out / run_id).exists():
+            continue
+        write_manifest(run_id)
+        try:
+            os.rename(staging, out / run_id)
+        except OSError as exc:
+            if exc.errno in _TAKEN:
+                continue  # another run claimed it since we looked
+            raise
+        return out / run_id
+    raise RetbenchError(f"results folder {out}: {_CLAIM_ATTEMPTS} runs named {base_id}… already exist. "
+                        "Fix: choose another --out")
 
 
 def write_results(result: CompareResult, out: Path, command_line: list[str] | None = None,
-                  report: str | None = None) -> Path:
-    """Write the results folder atomically and return its path; ``report`` (the printed report,
-    unabridged) is kept as ``report.txt``."""
+                  say: Say = _stderr, report: str | None = None) -> Path:
+    """Write the results folder atomically under a fresh run id and return its path; ``report``
+    (the printed report, unabridged) is kept as ``report.txt``."""
     started = datetime.now(timezone.utc)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    base_id = new_run_id(result, started)
-    run_id, n = base_id, 1
-    while (out / run_id).exists():
-        n += 1
-        run_id = f"{base_id}-{n}"
+    out = prepare_out(out, say)
+    systems = _system_entries(result)
     files: dict[str, str] = {
-        "manifest.json": json.dumps(manifest(result, run_id, command_line or sys.argv, started), indent=2) + "\n",
         "summary.csv": _csv(result.summary),
         "per_query.csv": _csv(result.per_query),
         "comparisons.csv": _csv(comparisons_frame(result)),
         "diagnosis.csv": _csv(diagnosis_frame(result)),
+        QRELS_FILE: format_qrels(evaluated_qrels(result)),
     }
     if report is not None:
         files["report.txt"] = report
-    used: set[str] = set()
-    for system in result.systems:
-        name = safe_file_name(system.label)
-        while name in used:
-            name += "_"
-        used.add(name)
-        files[f"runs/{name}.trec"] = system.run.to_trec(system.label)
-    staging = Path(tempfile.mkdtemp(prefix=f".{run_id}.", dir=out))
+    for system, entry in zip(result.systems, systems):
+        files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
+                                                                                             entry["run_tag"])
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
+
+    def write_manifest(run_id: str) -> None:
+        document = manifest(result, run_id, command_line or sys.argv, started, systems)
+        (staging / "manifest.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
     try:
         for relative, text in files.items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         os.chmod(staging, 0o755)
-        staging.rename(out / run_id)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return out / run_id
+        return _claim(staging, out, new_run_id(result, started), write_manifest)
+    except OSError as exc:
+        raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
+                            "Fix: free space or choose another --out") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

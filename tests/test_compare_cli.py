@@ -118,18 +118,25 @@ def test_results_folder_contract(runner, tmp_path):
     assert result.exit_code == 0, result.output
     folder = only_folder(tmp_path)
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-    assert names == ["comparisons.csv", "diagnosis.csv", "manifest.json", "per_query.csv",
-                     "report.txt", "runs/bm25.trec", "runs/rrf_k=30_.trec", "summary.csv"]
+    assert names == ["comparisons.csv", "diagnosis.csv", "manifest.json", "per_query.csv", "qrels.txt",
+                     "report.txt", "runs/bm25.raw.tsv", "runs/bm25.trec", "runs/rrf_k=30_.raw.tsv",
+                     "runs/rrf_k=30_.trec",
+                     "summary.csv"]
     assert (folder / "summary.csv").read_text().splitlines()[0] == "system,ndcg@5,P_5,mrr"
     assert (folder / "per_query.csv").read_text().splitlines()[0] == \
         "system,query_id,ndcg@5,P_5,mrr,first_relevant_rank"
     assert (folder / "comparisons.csv").read_text().splitlines()[0] == \
-        "system_a,system_b,metric,mean_diff,ci_low,ci_high,p_value,p_adjusted,n_queries"
+        "system_a,system_b,metric,mean_diff,ci_low,ci_high,p_value,p_adjusted,n_queries,n_differing,test,verdict"
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["corpus"]["name"] == "article" and len(manifest["corpus"]["content_hash"]) == 64
     assert [s["label"] for s in manifest["systems"]] == ["bm25", "rrf(k=30)"]
+    assert manifest["statistics"]["holm_family"] == "metric" and manifest["statistics"]["alpha"] == 0.05
+    assert manifest["statistics"]["randomisation_test"]["comparisons_by_test"] == {"exact": 3, "monte-carlo": 0}
+    assert isinstance(manifest["notes"], list) and manifest["loading"] == {"allow_unmatched_judgments": False}
     assert manifest["systems"][0]["parameters"] == {"k1": 1.2, "b": 0.75, "analyzer": "article"}
     assert manifest["statistics"]["bootstrap_samples"] == 200
+    assert [(s["run_file"], s["raw_scores_file"], s["run_tag"]) for s in manifest["systems"]] == [
+        ("runs/bm25.trec", "runs/bm25.raw.tsv", "bm25"), ("runs/rrf_k=30_.trec", "runs/rrf_k=30_.raw.tsv", "rrf(k=30)")]
     first = (folder / "runs" / "bm25.trec").read_text().splitlines()[0].split()
     assert first[:4] == ["q01", "Q0", "pricing1", "1"] and first[5] == "bm25"
     assert float(first[4]) > 0  # a plain float, readable by trec_eval
@@ -235,7 +242,7 @@ def test_weighted_writes_no_result_with_fused_score_zero(runner, tmp_path):
                      "--metrics", "hit@10")
     assert result.exit_code == 0, result.output
     folder = only_folder(tmp_path)
-    (run_file,) = [p for p in (folder / "runs").iterdir() if p.name.startswith("weighted")]
+    (run_file,) = [p for p in (folder / "runs").iterdir() if p.name.startswith("weighted") and p.suffix == ".trec"]
     lines = run_file.read_text().splitlines()
     assert lines and all(float(line.split()[4]) > 0 for line in lines)
     summary = (folder / "summary.csv").read_text().splitlines()

@@ -59,12 +59,14 @@ def test_csv_has_one_row_per_query_and_run_plus_all(files: dict[str, Path]) -> N
     assert result.exit_code == 0, result.output
     frame = pd.read_csv(io.StringIO(result.stdout), dtype={"query_id": str})
     assert frame[["run", "query_id"]].values.tolist() == [
-        [str(files["run"]), "q1"], [str(files["run"]), "q2"], [str(files["run"]), "all"],
-        [str(other), "q1"], [str(other), "q2"], [str(other), "all"],
+        [str(files["run"]), "q1"], [str(files["run"]), "q2"], [str(files["run"]), "q3"], [str(files["run"]), "all"],
+        [str(other), "q1"], [str(other), "q2"], [str(other), "q3"], [str(other), "all"],
     ]
-    # q2 is missing from the first run: it counts, as 0 (trec_eval -c); q3 has no relevant doc: excluded
-    assert frame.P_1.tolist() == [1.0, 0.0, 0.5, 1.0, 1.0, 1.0]
-    assert "missing from the run" in result.stderr and "excluded: 'q3'" in result.stderr
+    # trec_eval -c: every query of the qrels counts; q2 is missing from the first run and q3 has no
+    # relevant document, so both score 0 (until this default was fixed, q3 was left out)
+    assert frame.P_1.tolist() == [1.0, 0.0, 0.0, 1 / 3, 1.0, 1.0, 0.0, 2 / 3]
+    assert "missing from the run and score 0: 'q2', 'q3'" in result.stderr
+    assert "no relevant document (grade >= 1) and score 0: 'q3'" in result.stderr
 
 
 def test_run_queries_only_is_plain_trec_eval(files: dict[str, Path]) -> None:
@@ -80,11 +82,21 @@ def test_trec_format_is_trec_eval_layout(files: dict[str, Path]) -> None:
     result = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_4,ndcg_cut_4",
                    "--format", "trec")
     assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
-    assert lines[0] == f"runid                 \tall\t{files['run']}"
-    assert "P_4                   \tq1\t0.7500" in lines
-    assert "P_4                   \tall\t0.7500" in lines
-    assert all(len(line.split("\t")) == 3 for line in lines)
+    # per query: the counts, then the measures in trec_eval's order; then `all`, led by the run's tag
+    assert result.stdout.splitlines() == [
+        "num_ret               \tq1\t4",
+        "num_rel               \tq1\t3",
+        "num_rel_ret           \tq1\t3",
+        "P_4                   \tq1\t0.7500",
+        "ndcg_cut_4            \tq1\t0.8254",  # (2 + 3/2 + 1/log2 5) / (3 + 2/log2 3 + 1/2)
+        "runid                 \tall\tmine",
+        "num_q                 \tall\t1",
+        "num_ret               \tall\t4",
+        "num_rel               \tall\t3",
+        "num_rel_ret           \tall\t3",
+        "P_4                   \tall\t0.7500",
+        "ndcg_cut_4            \tall\t0.8254",
+    ]
 
 
 def test_json_and_table_formats(files: dict[str, Path]) -> None:
@@ -179,3 +191,81 @@ def test_bad_options(files: dict[str, Path], option: tuple[str, ...], fragment: 
 def test_a_missing_run_file(files: dict[str, Path]) -> None:
     fails(bench("--qrels", str(files["qrels"]), str(files["dir"] / "nope.trec"), "--metrics", "mrr"),
           "nope.trec", "file not found")
+
+
+# ----- qrels layouts: TREC or BEIR, told apart by content -------------------------------------
+
+BEIR_QRELS = "query-id\tcorpus-id\tscore\nq1\tA\t3\nq1\tB\t2\nq1\tC\t1\nq1\tY\t0\n"
+
+
+@pytest.mark.parametrize("text", [BEIR_QRELS, BEIR_QRELS.split("\n", 1)[1]], ids=["header", "no-header"])
+def test_beir_qrels_score_like_the_same_trec_qrels(files: dict[str, Path], text: str) -> None:
+    beir = files["dir"] / "test.tsv"
+    beir.write_text(text)
+    args = [str(files["run"]), "--metrics", "ndcg@4,P_2,mrr,bpref", "--format", "csv"]
+    from_beir, from_trec = bench("--qrels", str(beir), *args), bench("--qrels", str(files["qrels"]), *args)
+    assert from_beir.exit_code == 0, from_beir.output
+    assert from_beir.stdout == from_trec.stdout
+
+
+def test_beir_qrels_with_spaces_inside_ids_split_on_tabs(files: dict[str, Path]) -> None:
+    beir = files["dir"] / "test.tsv"
+    beir.write_text("query-id\tcorpus-id\tscore\nq1\tA\t1\n")
+    forced = bench("--qrels", str(beir), str(files["run"]), "--metrics", "mrr", "--format", "csv",
+                   "--qrels-format", "beir")
+    assert forced.exit_code == 0, forced.output
+    assert pd.read_csv(io.StringIO(forced.stdout)).mrr.iloc[0] == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(("text", "fragments"), [
+    ("q1 A 3 extra more\n", ("qrels.txt:1", "neither TREC qrels", "BEIR qrels", "Fix:")),
+    ("q1 A\n", ("qrels.txt:1", "line has 2 fields", "Fix:")),
+    ("q1\tA\t3\nq1 0 B 2\n", ("qrels.txt:2", "expected 3 fields", "read as BEIR qrels from line 1", "Fix:")),
+    ("q1 0 A 3\nq1\tB\t2\n", ("qrels.txt:2", "expected 4 fields", "read as TREC qrels from line 1", "Fix:")),
+])
+def test_a_qrels_file_that_is_neither_layout_is_refused(files: dict[str, Path], text: str,
+                                                        fragments: tuple[str, ...]) -> None:
+    files["qrels"].write_text(text)
+    fails(bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "mrr"), *fragments)
+
+
+@pytest.mark.parametrize("grade", ["9223372036854775808", "-9223372036854775809", "1e30"])
+@pytest.mark.parametrize("layout", ["trec", "beir"])
+def test_a_grade_beyond_64_bits_is_an_error_at_its_line(files: dict[str, Path], grade: str, layout: str) -> None:
+    line = f"q1 0 Z {grade}\n" if layout == "trec" else f"q1\tZ\t{grade}\n"
+    first = SEED_QRELS if layout == "trec" else "q1\tA\t3\n"
+    files["qrels"].write_text(first + line)
+    row = first.count("\n") + 1
+    fails(bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "mrr"),
+          f"qrels.txt:{row}", f"grade {grade!r}", "64-bit", "Fix:")
+
+
+# ----- run lines: exactly six fields -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("row", [1, 3], ids=["first-line", "later-line"])
+def test_a_seventh_field_is_an_error_at_its_line(files: dict[str, Path], row: int) -> None:
+    """A doc id with a space shifts rank into the doc column and the rank into the score: trec_eval
+    would read `q1 Q0 refund 1 2 4.0 mine` as doc `refund`, score 2 (and the old reader did too)."""
+    lines = SEED_RUN.splitlines()
+    lines[row - 1] = "q1 Q0 refund 1 2 4.0 mine" if row == 1 else "q1 Q0 refund 1 3 2.5 mine"
+    files["run"].write_text("\n".join(lines) + "\n")
+    fails(bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "mrr"),
+          f"run.trec:{row}", "expected 6", "got 7", "--trailing-fields ignore")
+
+
+def test_trailing_fields_ignore_reads_like_trec_eval(files: dict[str, Path]) -> None:
+    files["run"].write_text(SEED_RUN.replace("mine\n", "mine some words\n", 1))
+    result = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_4", "--format", "csv",
+                   "--trailing-fields", "ignore")
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(io.StringIO(result.stdout))["P_4"].iloc[0] == 0.75
+
+
+def test_beir_fields_padded_with_spaces_are_stripped(files: dict[str, Path]) -> None:
+    beir = files["dir"] / "test.tsv"
+    beir.write_text("q1\t A \t3\nq1\tB\t2 \nq1 \tC\t1\n")
+    padded = bench("--qrels", str(beir), str(files["run"]), "--metrics", "ndcg@4", "--format", "csv")
+    plain = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "ndcg@4", "--format", "csv")
+    assert padded.exit_code == 0, padded.output
+    assert padded.stdout.replace(str(beir), "") == plain.stdout.replace(str(files["qrels"]), "")

@@ -110,7 +110,7 @@ class Overlap(Retriever):
 
 def run_tags(out: Path) -> set[str]:
     (folder,) = [p for p in out.iterdir() if p.is_dir()]
-    return {line.split()[5] for path in (folder / "runs").iterdir() for line in path.read_text().splitlines()}
+    return {line.split()[5] for path in (folder / "runs").glob("*.trec") for line in path.read_text().splitlines()}
 
 
 def test_named_systems_carry_their_names_everywhere(runner, tmp_path, monkeypatch) -> None:

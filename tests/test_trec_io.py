@@ -8,9 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpora import InputFileError, Qrels, Run
-from harness.trec import (format_qrels, read_qrels, read_qrels_table, read_run, run_from_arrays, write_qrels,
-                          write_run)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from corpora import InputFileError, Qrels, RetbenchError, Run
+from harness.trec import (format_qrels, format_raw_scores, format_run, read_qrels, read_qrels_table, read_run,
+                          read_run_file, run_from_arrays, trec_scores, write_qrels, write_run)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -82,7 +85,9 @@ q1 Q0 doc#2 2 1.0 tag
 def test_extra_fields_leading_spaces_tabs_and_blank_lines(tmp_path: Path) -> None:
     path = write(tmp_path, "run.trec", "301\tQ0\tFR1\t1\t  2.129133\tSTANDARD\n"
                                        "\n301 Q0 FR2 2 1.5 STANDARD more junk at\n   301 Q0 FR3 3 3e0 S\r\n")
-    run = read_run(path)
+    # words after the tag are an error by default (see test_a_seventh_field_is_an_error_at_its_line);
+    # trec_eval ignores them, and so does trailing_fields="ignore"
+    run = read_run(path, trailing_fields="ignore")
     assert run.ranking("301") == ["FR3", "FR1", "FR2"]
     assert dict(run.items("301"))["FR1"] == 2.129133
 
@@ -198,3 +203,104 @@ def test_id_hashes_do_not_depend_on_the_slice_or_the_array_width(monkeypatch: py
     assert (idcodes.hash_ids(ids) == whole).all()
     assert (idcodes.hash_ids(ids[:3]) == whole[:3]).all()
     assert len(set(whole[:6].tolist())) == 6
+
+
+# ----- writing: the written file ranks like the run ------------------------------------------
+
+
+def _down(x: float, steps: int = 1) -> float:
+    """``steps`` single-precision floats below the float ``x`` reads as (trec_eval reads a score
+    into a C float), as a double."""
+    f = np.float32(x)
+    for _ in range(steps):
+        f = np.nextafter(f, np.float32(-np.inf))
+    return float(f)
+
+
+def test_tied_scores_are_written_one_float_apart_so_trec_eval_keeps_the_run_order(tmp_path: Path) -> None:
+    # the retriever broke the tie by doc id ascending; trec_eval would put "c" first
+    run = Run.from_mapping({"q1": [("a", 2.0), ("b", 2.0), ("c", 2.0), ("d", 1.0)], "q2": [("x", 5.0)]})
+    assert trec_scores(run).tolist() == [2.0, _down(2.0), _down(2.0, 2), 1.0, 5.0]
+    write_run(run, tmp_path / "run.trec", tag="mine")
+    assert read_run(tmp_path / "run.trec").to_mapping() == {
+        "q1": [("a", 2.0), ("b", _down(2.0)), ("c", _down(2.0, 2)), ("d", 1.0)], "q2": [("x", 5.0)]}
+    assert read_run(tmp_path / "run.trec").ranking("q1") == run.ranking("q1")
+
+
+def test_scores_that_differ_only_beyond_float_precision_are_a_tie_for_trec_eval(tmp_path: Path) -> None:
+    """trec_eval and pytrec_eval hold scores as C floats: 1.0 and 1.0 - 1e-12 tie there, and the
+    tie goes to the larger doc id. The reader does the same; the writer separates them."""
+    path = write(tmp_path, "run.trec", "q Q0 a 1 1.0 t\nq Q0 b 2 0.999999999999 t\nq Q0 c 3 0.5 t\n")
+    assert read_run(path).ranking("q") == ["b", "a", "c"]
+    run = Run.from_mapping({"q": [("a", 1.0), ("b", 1.0 - 1e-12), ("c", 0.5)]})
+    assert trec_scores(run).tolist() == [1.0, _down(1.0), 0.5]
+    write_run(run, tmp_path / "written.trec", tag="t")
+    assert read_run(tmp_path / "written.trec").ranking("q") == ["a", "b", "c"]
+
+
+def test_a_step_cascades_into_the_next_score_only_when_it_must() -> None:
+    close = _down(1.0)  # one float below 1.0: the second 1.0 takes its place, so it moves down too
+    run = Run.from_mapping({"q": [("a", 1.0), ("b", 1.0), ("c", close), ("d", 0.5), ("e", 0.1 + 0.2)]})
+    assert trec_scores(run).tolist() == [1.0, close, _down(1.0, 2), 0.5, 0.1 + 0.2]  # the rest kept exactly
+
+
+def test_an_order_that_disagrees_with_the_scores_is_kept() -> None:
+    run = Run.from_mapping({"q": [("a", 1.0), ("b", 3.0), ("c", -0.0), ("d", 0.0)]})
+    assert trec_scores(run).tolist() == [1.0, _down(1.0), -0.0, _down(0.0)]
+
+
+def test_infinite_scores() -> None:
+    top = Run.from_mapping({"q": [("a", np.inf), ("b", 1e39), ("c", 1.0)]})  # 1e39 is inf as a float
+    assert trec_scores(top).tolist() == [np.inf, float(np.finfo(np.float32).max), 1.0]
+    bottom = Run.from_mapping({"q": [("a", 1.0), ("b", -np.inf), ("c", -np.inf)]})
+    with pytest.raises(RetbenchError, match=r"run 'mine': query 'q', document 'c': tied at -inf.*Fix:"):
+        trec_scores(bottom, "mine")
+    nan = Run.from_mapping({"q": [("a", 1.0), ("b", float("nan"))]})
+    with pytest.raises(RetbenchError, match=r"document 'b': the score is NaN"):
+        format_run(nan, "mine")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([3.0, 2.0, 2.0, 2.0 - 1e-12, _down(2.0), 1.0, 0.0, -0.0, -1.0, 1e-300,
+                                          0.1 + 0.2]), max_size=12), min_size=1, max_size=5))
+def test_written_scores_are_the_smallest_change_that_makes_them_strictly_decreasing(
+        rankings: list[list[float]]) -> None:
+    run = Run.from_mapping({f"q{i}": [(f"d{j}", s) for j, s in enumerate(scores)]
+                            for i, scores in enumerate(rankings)})
+    written = iter(trec_scores(run).tolist())
+    for scores in rankings:
+        previous = None
+        for raw in scores:  # the specification, one score at a time
+            keep = previous is None or np.float32(raw) < np.float32(previous)
+            expected = raw if keep else _down(previous)
+            got = next(written)
+            assert got == expected
+            assert previous is None or (np.float32(got) < np.float32(previous) and got < previous)
+            previous = got
+
+
+def test_raw_scores_sit_beside_the_run_line_for_line(tmp_path: Path) -> None:
+    run = Run.from_mapping({"q1": [("a", 0.1 + 0.2), ("b", 0.1 + 0.2)], "q2": [("c", 7.0)]})
+    raw = format_raw_scores(run).splitlines()
+    assert raw == ["query_id\tdoc_id\trank\tscore", "q1\ta\t1\t0.30000000000000004",
+                   "q1\tb\t2\t0.30000000000000004", "q2\tc\t1\t7.0"]
+    trec = format_run(run, "t").splitlines()
+    assert [line.split()[:4] for line in trec] == [["q1", "Q0", "a", "1"], ["q1", "Q0", "b", "2"],
+                                                   ["q2", "Q0", "c", "1"]]
+    assert [float(line.split()[4]) for line in trec] == [0.1 + 0.2, _down(0.1 + 0.2), 7.0]
+
+
+@pytest.mark.parametrize(("mapping", "tag", "fragment"), [
+    ({"q1": [("my doc", 1.0)]}, "t", "document id 'my doc' cannot be written"),
+    ({"q 1": [("d", 1.0)]}, "t", "query id 'q 1' cannot be written"),
+    ({"#q": [("d", 1.0)]}, "t", "starts with '#'"),
+    ({"q": [("d", 1.0)]}, "my run", "run tag 'my run'"),
+])
+def test_ids_and_tags_a_trec_file_cannot_hold_are_refused(mapping: dict, tag: str, fragment: str) -> None:
+    with pytest.raises(RetbenchError, match=fragment):
+        format_run(Run.from_mapping(mapping), tag)
+
+
+def test_the_run_id_is_the_tag_of_the_last_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.trec", "q1 Q0 a 1 2 first\nq1 Q0 b 2 1 last\n")
+    assert read_run_file(path).run_id == "last"

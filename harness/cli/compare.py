@@ -20,7 +20,7 @@ from harness.experiment import OptionKey, load_experiment
 from harness.progress import Reporter
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.report import render
-from harness.results import write_results
+from harness.results import check_out, write_results
 from harness.statistics import EXACT_UP_TO, FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
@@ -117,7 +117,7 @@ class _Stdout:
 @click.option("--metrics", default=DEFAULT_METRICS, show_default=True,
               help="Comma-separated metrics: hit@k recall@k precision@k mrr mrr@k ndcg@k ndcg_exp@k map map@k rprec "
                    "(trec_eval names accepted).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results"),
               show_default=True, help="Folder that receives a new results folder per run.")
 @click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True,
@@ -175,6 +175,11 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             options[key] = value
     config = CompareConfig(**options)
     ctx.meta[RESULTS_KEY] = None  # for the Ctrl-C message: nothing written yet
+
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
+    check_out(out, warn)  # an unusable --out is found now, not after the whole run
     stdout = _Stdout()
     heading: list[str] = []
 
@@ -184,7 +189,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
 
     result = run_compare(config, on_loaded=loaded, reporter=Reporter(enabled=False) if quiet else Reporter())
     report = "\n".join([*heading, render(result)]) + "\n"
-    folder = write_results(result, out, ["bench", *sys.argv[1:]], report=report)
+    folder = write_results(result, out, ["bench", *sys.argv[1:]], warn, report=report)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
         click.echo(f"warning: {warning}", err=True)

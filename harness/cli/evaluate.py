@@ -1,9 +1,11 @@
-"""``bench evaluate``: score TREC run files against TREC qrels, with trec_eval's semantics.
+"""``bench evaluate``: score TREC run files against TREC or BEIR qrels, with trec_eval's semantics.
 
-Which queries count (DESIGN.md): every query with at least one relevant judgment; a query the run
-misses scores 0 (trec_eval ``-c``). ``--run-queries-only`` gives plain trec_eval instead: the
-queries both in the run and in the qrels, judged non-relevant-only ones included.
-Queries are listed in trec_eval's order (query id, byte order); ``all`` holds the means.
+Which queries count: by default ``trec_eval -c``: every query of the qrels, a query the run misses
+scoring 0, and so does one whose judgments are all non-relevant. ``--run-queries-only`` gives plain
+trec_eval: the queries both in the run and in the qrels. Queries are listed in trec_eval's order
+(query id, byte order); ``all`` holds the means (exactly rounded, see
+:func:`~harness.evaluation.mean_over_queries`), and ``--format trec`` prints what trec_eval prints
+for the same measures, line for line.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from corpora import ParameterError, RetbenchError, Run
-from harness.evaluation import QrelsTable, evaluate
+from corpora import ParameterError, RetbenchError
+from harness.evaluation import COUNTS, QrelsTable, evaluate, mean_over_queries
 from harness.metrics import Metric, metric_names, parse_metrics
-from harness.trec import RUN_ORDERS, read_qrels_table, read_run
+from harness.trec import (QRELS_FORMATS, RUN_ORDERS, TRAILING_FIELDS, RunFile, read_qrels_table, read_run_file,
+                          trec_eval_name, trec_eval_sort_key)
 
 ALL = "all"
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "trec")
@@ -29,15 +32,19 @@ _TREC_NAME_WIDTH = 22  # trec_eval left-justifies measure names to 22 characters
 
 @dataclass
 class RunScores:
-    """One run's per-query values (index ``query_id``, one column per metric name) and notes."""
+    """One run's per-query values (index ``query_id``, one column per metric name), trec_eval's
+    counts per query (:data:`~harness.evaluation.COUNTS`), its ``runid`` and notes."""
 
     label: str
+    run_id: str
     per_query: pd.DataFrame
+    counts: pd.DataFrame
     notes: list[str]
 
     @property
     def means(self) -> pd.Series:
-        return self.per_query.mean(axis=0) if len(self.per_query) else self.per_query.sum(axis=0)
+        return pd.Series({name: mean_over_queries(self.per_query[name].to_numpy()) for name in self.per_query.columns},
+                         dtype="float64")
 
 
 def _sorted_ids(ids: Sequence[str]) -> list[str]:
@@ -50,9 +57,10 @@ def _preview(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
 
 
-def select_queries(run: Run, qrels: QrelsTable, run_label: str, rel_threshold: int,
+def select_queries(run_file: RunFile, qrels: QrelsTable, run_label: str, rel_threshold: int,
                    run_queries_only: bool) -> tuple[list[str], list[str]]:
-    """The query ids to evaluate (trec_eval order) and notes on what was left out and why."""
+    """The query ids to evaluate (trec_eval order) and notes on what was left out or scores 0."""
+    run = run_file.run
     judged = qrels.query_order()
     judged_set = set(judged)
     in_run = [q for q in run.query_ids if q in judged_set]
@@ -64,32 +72,32 @@ def select_queries(run: Run, qrels: QrelsTable, run_label: str, rel_threshold: i
     unjudged = [q for q in run.query_ids if q not in judged_set]
     if unjudged:
         notes.append(f"{len(unjudged)} run queries have no judgments and are ignored: {_preview(unjudged)}")
-    with_relevant = qrels.queries_with_relevant(rel_threshold)
-    if run_queries_only:
-        return _sorted_ids(in_run), notes
-    relevant_set = set(with_relevant)
-    excluded = [q for q in judged if q not in relevant_set]
-    if excluded:
-        notes.append(f"{len(excluded)} judged queries have no relevant document (grade >= {rel_threshold}) and are "
-                     f"excluded: {_preview(excluded)}")
-    in_run_set = set(run.query_ids)
-    missing = [q for q in with_relevant if q not in in_run_set]
-    if missing:
-        notes.append(f"{len(missing)} queries are missing from the run and score 0: {_preview(missing)}")
-    return _sorted_ids(with_relevant), notes
+    counted = in_run if run_queries_only else judged
+    relevant_set = set(qrels.queries_with_relevant(rel_threshold))
+    no_relevant = [q for q in counted if q not in relevant_set]
+    if no_relevant:
+        notes.append(f"{len(no_relevant)} judged queries have no relevant document (grade >= {rel_threshold}) and "
+                     f"score 0: {_preview(no_relevant)}")
+    if not run_queries_only:
+        in_run_set = set(run.query_ids)
+        missing = [q for q in judged if q not in in_run_set]
+        if missing:
+            notes.append(f"{len(missing)} queries are missing from the run and score 0: {_preview(missing)}")
+    return _sorted_ids(counted), notes
 
 
-def score_runs(qrels: QrelsTable, runs: Sequence[tuple[str, Run]], metrics: Sequence[Metric], rel_threshold: int = 1,
-               depth: int | None = None, run_queries_only: bool = False) -> list[RunScores]:
-    """Evaluate each (label, run) on its query set; see the module docstring for which queries count."""
+def score_runs(qrels: QrelsTable, runs: Sequence[tuple[str, RunFile]], metrics: Sequence[Metric],
+               rel_threshold: int = 1, depth: int | None = None, run_queries_only: bool = False) -> list[RunScores]:
+    """Evaluate each (label, run file) on its query set; see the module docstring for which queries count."""
     if not qrels.queries_with_relevant(rel_threshold):
         raise RetbenchError(f"{qrels.source}: no query has a relevant judgment (grade >= {rel_threshold}). "
                             "Fix: check the qrels and --rel-threshold")
     scored = []
-    for label, run in runs:
-        query_ids, notes = select_queries(run, qrels, label, rel_threshold, run_queries_only)
-        frame = evaluate(run, qrels, metrics, query_ids, rel_threshold, depth)
-        scored.append(RunScores(label, frame[[m.name for m in metrics]], notes))
+    for label, run_file in runs:
+        query_ids, notes = select_queries(run_file, qrels, label, rel_threshold, run_queries_only)
+        frame = evaluate(run_file.run, qrels, metrics, query_ids, rel_threshold, depth, counts=True)
+        scored.append(RunScores(label, run_file.run_id, frame[[m.name for m in metrics]], frame[list(COUNTS)],
+                                notes))
     return scored
 
 
@@ -111,16 +119,46 @@ def format_csv(scores: Sequence[RunScores]) -> str:
     return to_frame(scores).to_csv(index=False, lineterminator="\n")
 
 
-def format_trec(scores: Sequence[RunScores]) -> str:
-    """trec_eval ``-q`` layout: ``measure<TAB>query<TAB>value`` (name padded to 22, 4 decimals)."""
+def _trec_measures(metrics: Sequence[Metric]) -> list[tuple[str, str]]:
+    """(column, printed name) in trec_eval's printing order: measures trec_eval knows under its
+    own names, family by family and cutoffs ascending, each once; then the others as requested."""
+    known: dict[str, str] = {}
+    others: list[tuple[str, str]] = []
+    for metric in metrics:
+        trec_name = trec_eval_name(metric)
+        if trec_name is None:
+            others.append((metric.name, metric.name))
+        else:
+            known.setdefault(trec_name, metric.name)
+    return [(known[t], t) for t in sorted(known, key=trec_eval_sort_key)] + others
+
+
+def format_trec(scores: Sequence[RunScores], metrics: Sequence[Metric]) -> str:
+    """trec_eval ``-q`` layout, ``measure<TAB>query<TAB>value`` with the name padded to 22: per
+    query (trec_eval's order) ``num_ret``, ``num_rel``, ``num_rel_ret`` and each measure under
+    trec_eval's name (4 decimals); then the ``all`` block: ``runid`` (the run's tag), ``num_q``, the
+    counts summed and the means. Measures trec_eval does not have keep retbench's names."""
     lines = []
+
+    def line(name: str, query: str, value: str) -> None:
+        lines.append(f"{name:<{_TREC_NAME_WIDTH}}\t{query}\t{value}")
+
     for run in scores:
-        lines.append(f"{'runid':<{_TREC_NAME_WIDTH}}\t{ALL}\t{run.label}")
-        names = list(run.per_query.columns)
-        values = run.per_query.to_numpy()
-        for query_id, row in zip(run.per_query.index, values):
-            lines.extend(f"{name:<{_TREC_NAME_WIDTH}}\t{query_id}\t{value:.4f}" for name, value in zip(names, row))
-        lines.extend(f"{name:<{_TREC_NAME_WIDTH}}\t{ALL}\t{value:.4f}" for name, value in run.means.items())
+        measures = _trec_measures(metrics)
+        values = run.per_query[[column for column, _ in measures]].to_numpy()
+        counts = run.counts.to_numpy()
+        for query_id, row, counted in zip(run.per_query.index, values, counts):
+            for name, value in zip(COUNTS, counted):
+                line(name, query_id, str(int(value)))
+            for (_, printed), value in zip(measures, row):
+                line(printed, query_id, f"{value:.4f}")
+        line("runid", ALL, run.run_id)
+        line("num_q", ALL, str(len(run.per_query)))
+        for name, total in zip(COUNTS, counts.sum(axis=0) if len(counts) else [0] * len(COUNTS)):
+            line(name, ALL, str(int(total)))
+        means = run.means
+        for column, printed in measures:
+            line(printed, ALL, f"{means[column]:.4f}")
     return "\n".join(lines) + "\n"
 
 
@@ -167,29 +205,35 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
 
 @click.command("evaluate")
 @click.option("--qrels", "qrels_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="TREC qrels file: `qid iter docid grade` per line.")
+              help="Judgments: TREC qrels (`qid iter docid grade`) or BEIR qrels TSV "
+                   "(`query-id<TAB>corpus-id<TAB>score`, header optional), told apart by content.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--metrics", "metrics_text", required=True,
               help="Comma-separated measures, e.g. ndcg@10,recall@100,mrr or trec_eval names (P_10, ndcg_cut_10). "
                    "Known: " + ", ".join(metric_names()))
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="table: means per run; csv/json: per query and `all`; trec: trec_eval's -q layout.")
+              help="table: means per run; csv/json: per query and `all`; trec: trec_eval's -q layout and names.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True,
               help="Binary measures count grade >= N as relevant (trec_eval -l); graded measures keep the grades.")
 @click.option("--depth", type=int, default=None, help="Keep the top N results per query after ordering (trec_eval -M).")
 @click.option("--run-queries-only", is_flag=True,
-              help="Evaluate only the queries in both run and qrels (plain trec_eval) instead of every query with "
-                   "a relevant judgment, missing ones scoring 0 (trec_eval -c).")
+              help="Evaluate only the queries in both run and qrels (plain trec_eval) instead of every query of the "
+                   "qrels, missing ones and ones without a relevant judgment scoring 0 (trec_eval -c).")
 @click.option("--order", type=click.Choice(RUN_ORDERS), default="trec", show_default=True,
               help="trec: score descending, ties by doc id descending, rank column ignored; file: as written.")
+@click.option("--qrels-format", type=click.Choice(QRELS_FORMATS), default="auto", show_default=True,
+              help="auto: TREC (4 fields) or BEIR (3 tab-separated fields, optional header) from the first line.")
+@click.option("--trailing-fields", type=click.Choice(TRAILING_FIELDS), default="error", show_default=True,
+              help="Run lines with fields after the tag: error (a doc id with a space would shift the score) or "
+                   "ignore them, as trec_eval does.")
 def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_format: str, rel_threshold: int,
-            depth: int | None, run_queries_only: bool, order: str) -> None:
-    """Score TREC run files against TREC qrels (trec_eval's semantics, vectorised)."""
+            depth: int | None, run_queries_only: bool, order: str, qrels_format: str, trailing_fields: str) -> None:
+    """Score TREC run files against TREC or BEIR qrels (trec_eval's semantics, vectorised)."""
     metrics = parse_metrics(metrics_text)
     _positive("rel_threshold", rel_threshold, 0)
     _positive("depth", depth, 1)
-    qrels = read_qrels_table(qrels_path)
-    labelled = [(str(path), read_run(path, order=order)) for path in runs]  # type: ignore[arg-type]
+    qrels = read_qrels_table(qrels_path, qrels_format)  # type: ignore[arg-type]
+    labelled = [(str(path), read_run_file(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
     scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only)
     for run in scores:
         for note in run.notes:
@@ -199,9 +243,10 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
     elif output_format == "json":
         settings = {"qrels": str(qrels_path), "metrics": [m.name for m in metrics], "rel_threshold": rel_threshold,
                     "depth": depth, "run_queries_only": run_queries_only, "order": order,
+                    "qrels_format": qrels_format, "trailing_fields": trailing_fields,
                     "definitions": {m.name: m.describe() for m in metrics}}
         click.echo(format_json(scores, settings), nl=False)
     elif output_format == "trec":
-        click.echo(format_trec(scores), nl=False)
+        click.echo(format_trec(scores, metrics), nl=False)
     else:
         click.echo(format_table(scores), nl=False)
