@@ -17,7 +17,7 @@ import typing
 from dataclasses import dataclass, field
 
 from corpora import ParameterError, RetbenchError
-from retrievers.base import Retriever
+from retrievers.base import Retriever, RetrieverFailed
 from retrievers.registry import get_class
 
 #: Deepest nesting of parentheses a spec may use (fusions of fusions of ...): far beyond any real
@@ -221,6 +221,10 @@ def build(spec: Spec | str) -> Retriever:
         retriever = cls(*children, **kwargs)
     except TypeError as exc:  # e.g. an abstract method left out, or an __init__ that rejects children
         raise SpecError(f"retriever {spec.target!r} cannot be created: {exc}") from exc
+    except RetbenchError:
+        raise
+    except Exception as exc:  # a plugin's own __init__ failed: name it, as a failure in fit/search is named
+        raise RetrieverFailed(spec.target, "__init__", exc) from exc
     if spec.label is not None:
         retriever.label = spec.label
     return retriever

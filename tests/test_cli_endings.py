@@ -68,6 +68,11 @@ class NotANumber(Overlap):
         return matrix
 
 
+class FailsInInit(Overlap):
+    def __init__(self, weight: float = 1.0):
+        raise ValueError("no licence key found")
+
+
 class OutOfMemory(Retriever):
     def search(self, queries, k):
         raise MemoryError("cannot allocate 80 GiB")
@@ -115,6 +120,8 @@ def folders(out: Path) -> list[Path]:
         ("broken_plugins:FailsInFit", "retriever 'FailsInFit' failed in fit: KeyError: 'no such key'"),
         ("broken_plugins:FailsInSearch", "retriever 'FailsInSearch' failed in search: ValueError: the engine is down"),
         ("broken_plugins:FailsInScore", "retriever 'FailsInScore' failed in score: RuntimeError: score exploded"),
+        ("broken_plugins:FailsInInit",
+         "retriever 'broken_plugins:FailsInInit' failed in __init__: ValueError: no licence key found"),
         # inside a fusion, the child that failed is named, not the fusion
         ("rrf(bm25,broken_plugins:FailsInSearch)", "retriever 'FailsInSearch' failed in search: ValueError"),
         ("weighted(bm25,broken_plugins:FailsInScore)", "retriever 'FailsInScore' failed in score: RuntimeError"),
