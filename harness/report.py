@@ -8,9 +8,13 @@ system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query,
 
 from __future__ import annotations
 
-from harness.compare import CompareResult
+from typing import TYPE_CHECKING
+
 from harness.diagnosis import Failure
 from harness.statistics import EXACT_UP_TO
+
+if TYPE_CHECKING:  # the result imports this module to print itself
+    from harness.comparison import CompareResult
 
 #: Relevant documents listed under a failed query in the abridged report (the rest are counted).
 SHOWN_DOCUMENTS = 3

@@ -38,13 +38,16 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from corpora import RetbenchError
-from harness.compare import CompareResult
 from harness.statistics import COMPARISON_COLUMNS
 from harness.trec import format_qrels, format_run_and_raw_scores, trec_eval_name
+
+if TYPE_CHECKING:  # the result imports this module to write itself
+    from harness.comparison import CompareResult
 
 DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
 QRELS_FILE = "qrels.txt"
