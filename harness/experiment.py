@@ -13,8 +13,9 @@ line. Options given on the command line override the file::
     bootstrap_samples = 5000
     no_cache = true
 
-Called without options (the Python API), the keys are ``CompareConfig``'s fields and ``out``, the
-folder that receives the results folder. Relative paths in the file (``out``, ``cache_dir``, and a
+Called without ``options``, the keys are ``CompareConfig``'s fields and ``out``, the folder that
+receives the results folder (``bench compare`` passes its options, and turns the values into the
+objects :func:`harness.compare` takes). Relative paths in the file (``out``, ``cache_dir``, and a
 ``corpus`` that is not a bundled name) are read from the file's own folder, so an experiment runs
 the same from any working directory. A UTF-8 byte-order mark at the start (as some Windows editors
 write) is skipped.

@@ -1,5 +1,8 @@
 """``bench compare``: run retrievers over a corpus, score, compare and diagnose them.
 
+A thin adapter over :func:`harness.compare`: it reads the options (and an experiment file), turns
+the specs and metric names into objects, calls the library, writes the result and prints its report.
+
 The results folder is written before the report is printed, so neither a reader that stops early
 (``bench compare | head -3``) nor a Ctrl-C while printing costs the results. The terminal gets the
 report with the diagnosis abridged (``--show-failures``); ``report.txt`` in the results folder
