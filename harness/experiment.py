@@ -39,6 +39,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+__all__ = ["API_OPTIONS", "OptionKey", "config_keys", "load_experiment"]
+
 _LIST_KEYS = ("systems", "metrics")
 _PATH_KEYS = ("corpus", "cache_dir", "out")
 

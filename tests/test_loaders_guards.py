@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from corpora import InputFileError, load_dataset
-from harness.cli import main
 from harness import compare
+from harness.cli import main
 
 
 def write(folder: Path, files: dict[str, str | bytes]) -> Path:
