@@ -19,6 +19,7 @@ never silently averaged in. :func:`compare` also needs the query's text, to sear
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import combinations
@@ -130,14 +131,15 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
         cache=fitted_states.root is not None)
 
-    with _rendering(progress):
+    # None: whatever renderer the caller's context holds (silent unless it installed one)
+    with _rendering(progress) if progress is not None else contextlib.nullcontext():
         if isinstance(dataset, Dataset):
             data = dataset
+            check_writable_ids(data)  # a loader refuses such ids at their file and line; memory has none
         else:
             with _task(f"loading {dataset}"):
                 data = load_dataset(str(dataset), format=format, split=config.split or "test",
                                     allow_unmatched_judgments=bool(allow_unmatched_judgments))
-        check_writable_ids(data)
         if on_loaded is not None:
             on_loaded(data)
         return _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,

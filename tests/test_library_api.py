@@ -148,6 +148,18 @@ def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
     assert capsys.readouterr() == ("", "")
 
 
+def test_without_a_progress_argument_the_callers_renderer_hears_the_work() -> None:
+    from corpora import progress
+
+    heard: list[str] = []
+    with progress.rendering(lambda label, done, total: heard.append(label)):
+        compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50)
+        assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap"]
+        before = len(heard)
+        compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50, progress=lambda *args: None)
+        assert len(heard) == before  # a progress argument replaces the caller's renderer for the call
+
+
 def test_a_cache_folder_keeps_fitted_indexes_and_the_default_keeps_none(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("RETBENCH_CACHE_DIR", str(tmp_path / "user-cache"))
     compare([BM25()], tiny(), ["mrr"], bootstrap_samples=50)
