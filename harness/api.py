@@ -135,7 +135,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     with _rendering(progress) if progress is not None else contextlib.nullcontext():
         if isinstance(dataset, Dataset):
             data = dataset
-            check_writable_ids(data)  # a loader refuses such ids at their file and line; memory has none
+            check_writable_ids(data)  # loaders refuse such ids at their file and line; memory went through none
         else:
             with _task(f"loading {dataset}"):
                 data = load_dataset(str(dataset), format=format, split=config.split or "test",
