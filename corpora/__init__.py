@@ -1,5 +1,10 @@
-"""Data model, loaders and bundled corpora. Imports neither ``retrievers`` nor ``harness``."""
+"""Data model, loaders and bundled corpora; the progress channel every layer reports to.
 
+Imports neither ``retrievers`` nor ``harness``. The names below are the public ones; the modules
+hold more, for the other layers of retbench.
+"""
+
+from corpora import progress
 from corpora.analyzers import ANALYZERS, DEFAULT_ANALYZER, get_analyzer
 from corpora.bundled import DEFAULT_CORPUS, bundled_names
 from corpora.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
@@ -26,5 +31,6 @@ __all__ = [
     "describe",
     "get_analyzer",
     "load_dataset",
+    "progress",
     "summary_line",
 ]

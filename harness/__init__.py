@@ -1,1 +1,71 @@
-"""Metrics, evaluation, statistics, diagnosis, results store, reports and the ``bench`` CLI."""
+"""Metrics, evaluation, statistics, diagnosis, results store, reports and the ``bench`` CLI.
+
+The library's public names are below: :func:`compare` and :func:`evaluate` over objects, what they
+return, metric parsing, the terminal progress renderer and the error family. They are imported
+when first used (PEP 562), so ``import harness`` -- and every ``bench`` command, which lives in
+``harness.cli`` -- does not pay for the retrievers, pandas or scipy until it needs them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
+    from harness.api import compare, evaluate
+    from harness.comparison import CompareResult, SystemResult
+    from harness.diagnosis import Failure
+    from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
+    from harness.metrics import Metric, metric_names, parse_metric, parse_metrics
+    from harness.progress import Reporter
+    from harness.statistics import Comparison
+
+#: public name -> the module that defines it
+_HOMES = {
+    "compare": "harness.api",
+    "evaluate": "harness.api",
+    "CompareResult": "harness.comparison",
+    "SystemResult": "harness.comparison",
+    "Comparison": "harness.statistics",
+    "Failure": "harness.diagnosis",
+    "Metric": "harness.metrics",
+    "metric_names": "harness.metrics",
+    "parse_metric": "harness.metrics",
+    "parse_metrics": "harness.metrics",
+    "Reporter": "harness.progress",
+    "InputFileError": "harness.errors",
+    "ParameterError": "harness.errors",
+    "RetbenchError": "harness.errors",
+    "UnknownNameError": "harness.errors",
+}
+
+__all__ = [
+    "CompareResult",
+    "Comparison",
+    "Failure",
+    "InputFileError",
+    "Metric",
+    "ParameterError",
+    "Reporter",
+    "RetbenchError",
+    "SystemResult",
+    "UnknownNameError",
+    "compare",
+    "evaluate",
+    "metric_names",
+    "parse_metric",
+    "parse_metrics",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # once imported, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -2,7 +2,7 @@
 
 Keys are the long options of ``bench compare`` (with dashes or underscores; the command hands its
 options to :func:`load_experiment`, so a new option is a valid key at once) and the fields of
-:class:`~harness.compare.CompareConfig` that no option sets (``confidence``, ``cache``);
+:class:`~harness.comparison.CompareConfig` that no option sets (``confidence``, ``cache``);
 ``systems`` and ``metrics`` may be lists, one spec per item, written exactly as on the command
 line. Options given on the command line override the file::
 
@@ -13,8 +13,9 @@ line. Options given on the command line override the file::
     bootstrap_samples = 5000
     no_cache = true
 
-Called without options (the Python API), the keys are ``CompareConfig``'s fields and ``out``, the
-folder that receives the results folder. Relative paths in the file (``out``, ``cache_dir``, and a
+Called without ``options``, the keys are ``CompareConfig``'s fields and ``out``, the folder that
+receives the results folder (``bench compare`` passes its options, and turns the values into the
+objects :func:`harness.compare` takes). Relative paths in the file (``out``, ``cache_dir``, and a
 ``corpus`` that is not a bundled name) are read from the file's own folder, so an experiment runs
 the same from any working directory. A UTF-8 byte-order mark at the start (as some Windows editors
 write) is skipped.
@@ -38,6 +39,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+__all__ = ["API_OPTIONS", "OptionKey", "config_keys", "load_experiment"]
+
 _LIST_KEYS = ("systems", "metrics")
 _PATH_KEYS = ("corpus", "cache_dir", "out")
 
@@ -60,14 +63,14 @@ API_OPTIONS: dict[str, OptionKey] = {"out": OptionKey((str,))}
 
 def config_keys() -> list[str]:
     """The keys an experiment file may use (underscore spelling), in ``CompareConfig`` order."""
-    from harness.compare import CompareConfig
+    from harness.comparison import CompareConfig
 
     return [f.name for f in fields(CompareConfig)]
 
 
 def _field_types() -> dict[str, tuple[type, ...]]:
     """Field name -> the TOML value types it accepts, read from ``CompareConfig``'s annotations."""
-    from harness.compare import CompareConfig
+    from harness.comparison import CompareConfig
 
     accepted: dict[str, tuple[type, ...]] = {}
     for name, hint in typing.get_type_hints(CompareConfig).items():

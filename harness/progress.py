@@ -1,13 +1,16 @@
-"""A one-line progress report on stderr, for work that takes more than a moment.
+"""The renderer of the progress channel (:mod:`corpora.progress`): one line on stderr, for work
+that takes more than a moment.
 
 Nothing is written unless the stream is a terminal (so pipes, CI logs and results files never see
-it), ``--quiet`` was not given, and the task has run for ``delay`` seconds. The line is redrawn in
-place at most ten times a second by one background thread and erased when the task ends, so the
-report that follows starts on a clean line. A task with a known total shows a bar; one without
-(a fit that gives no news) shows a spinner and the elapsed time.
+it), ``--quiet`` was not given, and the task shown has run for ``delay`` seconds. The line shows the
+innermost open task (``fitting dense``, then, inside it, ``dense: encoding documents``) and is
+redrawn in place at most ten times a second by one background thread, and erased when the last task
+ends, so the report that follows starts on a clean line. A task with a known total shows a bar; one
+without (a fit that gives no news) shows a spinner and the elapsed time.
 
-    reporter = Reporter()
-    with reporter.task("searching bm25", total=len(queries)) as task:
+    from corpora import progress
+
+    with progress.rendering(Reporter()), progress.task("searching bm25", total=len(queries)) as task:
         for done in ...:
             task.update(done)
 
@@ -23,36 +26,27 @@ import time
 from collections.abc import Iterator
 from typing import TextIO
 
+from corpora.progress import Task
+
+__all__ = ["Reporter", "render_line"]
+
 _SPINNER = "|/-\\"
 _BAR = 24
 
 
-class Task:
-    """One piece of work being reported; :meth:`update` is cheap and thread-safe."""
-
-    def __init__(self, label: str, total: int | None):
-        self.label = label
-        self.total = total
-        self.done = 0
-        self.started = time.monotonic()
-
-    def update(self, done: int, total: int | None = None) -> None:
-        self.done = done
-        if total is not None:
-            self.total = total
-
-    def render(self, now: float, tick: int) -> str:
-        elapsed = f"{now - self.started:6.1f}s"
-        if not self.total:
-            return f"{self.label} {_SPINNER[tick % len(_SPINNER)]} {elapsed}"
-        fraction = min(1.0, self.done / self.total)
-        filled = int(round(fraction * _BAR))
-        return (f"{self.label} [{'#' * filled}{'.' * (_BAR - filled)}] {fraction:4.0%} "
-                f"{self.done:,}/{self.total:,} {elapsed}")
+def render_line(task: Task, now: float, tick: int) -> str:
+    """The line drawn for ``task`` at time ``now`` (``time.monotonic``); ``tick`` turns the spinner."""
+    elapsed = f"{now - task.started:6.1f}s"
+    if not task.total:
+        return f"{task.label} {_SPINNER[tick % len(_SPINNER)]} {elapsed}"
+    fraction = min(1.0, task.done / task.total)
+    filled = int(round(fraction * _BAR))
+    return (f"{task.label} [{'#' * filled}{'.' * (_BAR - filled)}] {fraction:4.0%} "
+            f"{task.done:,}/{task.total:,} {elapsed}")
 
 
 class Reporter:
-    """Shows the running :class:`Task` on ``stream`` (default: stderr) when that is a terminal.
+    """Shows the innermost open task on ``stream`` (default: stderr) when that is a terminal.
 
     ``enabled=False`` (``--quiet``) silences it; ``enabled=True`` forces it (tests).
     """
@@ -65,30 +59,45 @@ class Reporter:
         self.interval = interval
         self._lock = threading.Lock()
         self._width = 0
+        self._open: list[Task] = []  # innermost last
+        self._stop: threading.Event | None = None
+        self._painter: threading.Thread | None = None
 
     @contextlib.contextmanager
     def task(self, label: str, total: int | None = None) -> Iterator[Task]:
-        """Report ``label`` while the block runs; the line is erased when it ends."""
+        """Report ``label`` while the block runs; the line is erased when the last open task ends."""
         task = Task(label, total)
         if not self.enabled:
             yield task
             return
-        stop = threading.Event()
-        painter = threading.Thread(target=self._paint, args=(task, stop), daemon=True)
-        painter.start()
+        with self._lock:
+            self._open.append(task)
+            if self._painter is None:
+                self._stop = threading.Event()
+                self._painter = threading.Thread(target=self._paint, args=(self._stop,), daemon=True)
+                self._painter.start()
         try:
             yield task
         finally:
-            stop.set()
-            painter.join()
-            self._erase()
+            with self._lock:
+                self._open.remove(task)
+                last = not self._open
+                painter, stop = (self._painter, self._stop) if last else (None, None)
+                if last:
+                    self._painter = self._stop = None
+            if painter is not None and stop is not None:
+                stop.set()
+                painter.join()
+                self._erase()
 
-    def _paint(self, task: Task, stop: threading.Event) -> None:
+    def _paint(self, stop: threading.Event) -> None:
         tick = 0
         while not stop.wait(self.interval):
+            with self._lock:
+                task = self._open[-1] if self._open else None
             now = time.monotonic()
-            if now - task.started >= self.delay:
-                self._write(task.render(now, tick))
+            if task is not None and now - task.started >= self.delay:
+                self._write(render_line(task, now, tick))
                 tick += 1
 
     def _write(self, line: str) -> None:
@@ -111,6 +120,3 @@ def _is_terminal(stream: TextIO) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # no isatty, or a closed stream
         return False
-
-
-SILENT = Reporter(enabled=False)

@@ -8,9 +8,15 @@ system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query,
 
 from __future__ import annotations
 
-from harness.compare import CompareResult
+from typing import TYPE_CHECKING
+
 from harness.diagnosis import Failure
 from harness.statistics import EXACT_UP_TO
+
+if TYPE_CHECKING:  # the result imports this module to print itself
+    from harness.comparison import CompareResult
+
+__all__ = ["SHOWN_DOCUMENTS", "failure_lines", "render"]
 
 #: Relevant documents listed under a failed query in the abridged report (the rest are counted).
 SHOWN_DOCUMENTS = 3
@@ -27,13 +33,13 @@ def _table(header: list[str], rows: list[list[str]], right: set[int] | None = No
     return [line(header), *(line(r) for r in rows)]
 
 
-def means_table(result: CompareResult) -> list[str]:
+def _means_table(result: CompareResult) -> list[str]:
     names = [m.name for m in result.metrics]
     rows = [[row["system"], *(f"{row[n]:.3f}" for n in names)] for _, row in result.summary.iterrows()]
     return _table(["system", *names], rows)
 
 
-def rank_table(result: CompareResult, width: int = 38) -> list[str]:
+def _rank_table(result: CompareResult, width: int = 38) -> list[str]:
     """Rank of the first relevant document per query and system (-- when not found)."""
     labels = [s.label for s in result.systems]
     texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
@@ -50,7 +56,7 @@ def rank_table(result: CompareResult, width: int = 38) -> list[str]:
     return _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
 
 
-def comparison_lines(result: CompareResult) -> list[str]:
+def _comparison_lines(result: CompareResult) -> list[str]:
     """The comparison table, then how to read it: alpha, the Holm family and the test behind each p."""
     config = result.config
     level = round(config.confidence * 100)
@@ -105,16 +111,16 @@ def render(result: CompareResult, show_failures: int | None = None) -> str:
     out.append(f"systems: {', '.join(s.label for s in result.systems)}; analyzer {result.analyzer}; depth "
                f"{result.config.depth}{pools}")
     out.append("")
-    out.extend(means_table(result))
+    out.extend(_means_table(result))
     out.append("")
     out.append("rank of the first relevant document (-- = not found):")
-    out.extend("  " + line for line in rank_table(result))
+    out.extend("  " + line for line in _rank_table(result))
     if result.comparisons:
         out.append("")
         pairs = "vs baseline " + result.config.baseline if result.config.baseline else "all pairs"
         out.append(f"paired bootstrap over queries ({result.config.bootstrap_samples} resamples, seed "
                    f"{result.config.seed}; {pairs}; p from a sign-flip randomisation test):")
-        out.extend("  " + line for line in comparison_lines(result))
+        out.extend("  " + line for line in _comparison_lines(result))
     out.append("")
     out.append(f"diagnosis (first relevant document missing or below rank {result.config.fail_rank}):")
     by_system: dict[str, list[Failure]] = {}

@@ -38,13 +38,19 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from corpora import RetbenchError
-from harness.compare import CompareResult
 from harness.statistics import COMPARISON_COLUMNS
 from harness.trec import format_qrels, format_run_and_raw_scores, trec_eval_name
+
+if TYPE_CHECKING:  # the result imports this module to write itself
+    from harness.comparison import CompareResult
+
+__all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "check_out", "run_file_stem", "safe_file_name",
+           "write_results"]
 
 DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
 QRELS_FILE = "qrels.txt"
@@ -105,12 +111,12 @@ def _csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
 
 
-def comparisons_frame(result: CompareResult) -> pd.DataFrame:
+def _comparisons_frame(result: CompareResult) -> pd.DataFrame:
     rows = [{c: getattr(comp, c) for c in COMPARISON_COLUMNS} for comp in result.comparisons]
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
-def diagnosis_frame(result: CompareResult) -> pd.DataFrame:
+def _diagnosis_frame(result: CompareResult) -> pd.DataFrame:
     rows = [
         {"system": f.system, "query_id": f.query_id, "category": f.category,
          "rank": f.rank if f.rank is not None else pd.NA, "first_result": f.first_result or "",
@@ -122,7 +128,7 @@ def diagnosis_frame(result: CompareResult) -> pd.DataFrame:
     return frame
 
 
-def evaluated_qrels(result: CompareResult) -> dict[str, dict[str, int]]:
+def _evaluated_qrels(result: CompareResult) -> dict[str, dict[str, int]]:
     """The judgments the numbers were computed with: those of the evaluated queries, in their
     order. Excluded queries (no relevant judgment) are left out, so that ``bench evaluate``, which
     counts every query of its qrels as ``trec_eval -c`` does, scores the same queries."""
@@ -151,7 +157,7 @@ def _sha256_json(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def configuration(result: CompareResult, systems: list[dict]) -> dict:
+def _configuration(result: CompareResult, systems: list[dict]) -> dict:
     """What was asked for, in a form that hashes the same on every machine: every option of the
     comparison except where the data and the cache live (the data are hashed by content), with the
     systems and metrics as resolved."""
@@ -162,7 +168,7 @@ def configuration(result: CompareResult, systems: list[dict]) -> dict:
             "systems": [{k: s[k] for k in ("label", "class", "parameters")} for s in systems]}
 
 
-def rescore_command(result: CompareResult, systems: list[dict]) -> str:
+def _rescore_command(result: CompareResult, systems: list[dict]) -> str:
     """The ``bench evaluate`` command, run inside the results folder, that reproduces summary.csv."""
     words = ["bench", "evaluate", "--qrels", QRELS_FILE, *[s["run_file"] for s in systems],
              "--metrics", ",".join(m.name for m in result.metrics), "--format", "csv"]
@@ -171,7 +177,7 @@ def rescore_command(result: CompareResult, systems: list[dict]) -> str:
     return shlex.join(words)
 
 
-def manifest(result: CompareResult, run_id: str, command_line: list[str], started: datetime,
+def _manifest(result: CompareResult, run_id: str, command_line: list[str], started: datetime,
              systems: list[dict] | None = None) -> dict:
     """Everything needed to tell how the numbers were made and to make them again."""
     config = result.config
@@ -179,7 +185,7 @@ def manifest(result: CompareResult, run_id: str, command_line: list[str], starte
     dataset = result.dataset
     hashes = {
         "documents": dataset.corpus.content_hash(), "queries": dataset.queries.content_hash(),
-        "judgments": dataset.qrels.content_hash(), "configuration": _sha256_json(configuration(result, systems)),
+        "judgments": dataset.qrels.content_hash(), "configuration": _sha256_json(_configuration(result, systems)),
     }
     if dataset.candidates is not None:
         hashes["candidates"] = _sha256_json(dataset.candidates)
@@ -231,7 +237,7 @@ def manifest(result: CompareResult, run_id: str, command_line: list[str], starte
                          "line for line",
         },
         "rescore": {
-            "command": rescore_command(result, systems),
+            "command": _rescore_command(result, systems),
             "note": "run inside this folder; it prints per_query.csv's values and, on the `all` rows, summary.csv's",
         },
         "statistics": result.statistics_record(),
@@ -254,7 +260,7 @@ def _jsonable(value):
     return repr(value)
 
 
-def new_run_id(result: CompareResult, started: datetime) -> str:
+def _new_run_id(result: CompareResult, started: datetime) -> str:
     digest = hashlib.sha256(
         json.dumps([result.dataset.corpus.content_hash(), [s.label for s in result.systems],
                     [m.name for m in result.metrics], result.config.seed]).encode()
@@ -282,7 +288,7 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_staging(out: Path, say: Say = _stderr) -> list[Path]:
+def _remove_stale_staging(out: Path, say: Say = _stderr) -> list[Path]:
     """Remove the staging folders in ``out`` left by runs of this machine that were killed while
     writing (their process is gone), saying so. Returns the removed folders."""
     removed = []
@@ -322,11 +328,11 @@ def check_out(out: Path, say: Say = _stderr) -> Path:
         what = "cannot be written to" if existing == out else f"cannot be created in {existing}"
         raise RetbenchError(f"results folder {out}: {what} ({exc.strerror}). Fix: {fix}") from None
     if existing == out:
-        remove_stale_staging(out, say)
+        _remove_stale_staging(out, say)
     return out
 
 
-def prepare_out(out: Path, say: Say = _stderr) -> Path:
+def _prepare_out(out: Path, say: Say = _stderr) -> Path:
     """:func:`check_out`, then create the folder."""
     out = check_out(out, say)
     try:
@@ -361,14 +367,14 @@ def write_results(result: CompareResult, out: Path, command_line: list[str] | No
     """Write the results folder atomically under a fresh run id and return its path; ``report``
     (the printed report, unabridged) is kept as ``report.txt``."""
     started = datetime.now(timezone.utc)
-    out = prepare_out(out, say)
+    out = _prepare_out(out, say)
     systems = _system_entries(result)
     files: dict[str, str] = {
         "summary.csv": _csv(result.summary),
         "per_query.csv": _csv(result.per_query),
-        "comparisons.csv": _csv(comparisons_frame(result)),
-        "diagnosis.csv": _csv(diagnosis_frame(result)),
-        QRELS_FILE: format_qrels(evaluated_qrels(result)),
+        "comparisons.csv": _csv(_comparisons_frame(result)),
+        "diagnosis.csv": _csv(_diagnosis_frame(result)),
+        QRELS_FILE: format_qrels(_evaluated_qrels(result)),
     }
     if report is not None:
         files["report.txt"] = report
@@ -378,7 +384,7 @@ def write_results(result: CompareResult, out: Path, command_line: list[str] | No
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
 
     def write_manifest(run_id: str) -> None:
-        document = manifest(result, run_id, command_line or sys.argv, started, systems)
+        document = _manifest(result, run_id, command_line or sys.argv, started, systems)
         (staging / "manifest.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
 
     try:
@@ -387,7 +393,7 @@ def write_results(result: CompareResult, out: Path, command_line: list[str] | No
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         os.chmod(staging, 0o755)
-        return _claim(staging, out, new_run_id(result, started), write_manifest)
+        return _claim(staging, out, _new_run_id(result, started), write_manifest)
     except OSError as exc:
         raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
                             "Fix: free space or choose another --out") from None

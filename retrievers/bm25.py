@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer
+from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer, progress
 from retrievers.base import Retriever, ScoreRetriever, doc_id_order
 from retrievers.cache import (
     SortedStrings,
@@ -26,7 +26,6 @@ from retrievers.cache import (
     check_strings,
     fitted_state,
     pack_strings,
-    progress_callback,
     unpack_strings,
 )
 from retrievers.index import BM25Index
@@ -73,7 +72,7 @@ class BM25(ScoreRetriever):
 
     def _build(self, corpus: Corpus) -> State:
         index, vocabulary = BM25Index.from_texts(corpus.full_texts, self.analyzer, self.k1, self.b,
-                                                 progress_callback())
+                                                 progress.callback())
         blob, offsets = pack_strings(vocabulary)
         state = {"indptr": index.indptr, "block_docs": np.array([index.block_docs], dtype=np.int64),
                  "tie_rank": doc_id_order(corpus.ids), "vocabulary": blob, "vocabulary_offsets": offsets}
@@ -117,7 +116,7 @@ class BM25(ScoreRetriever):
     def search(self, queries: Queries, k: int) -> Run:
         offsets, terms = self.encode_queries(queries)
         run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
-                                                      threads=self.threads, progress=progress_callback())
+                                                      threads=self.threads, progress=progress.callback())
         return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), run_offsets, docs, scores)
 
 

@@ -1,5 +1,6 @@
 """A cache of fitted retriever state on disk, keyed by corpus content, analyzer and parameters;
-and the run-wide context a fit or search reads (the active cache, whom to tell how far it got).
+and the run-wide context a fit reads (the active cache; progress has its own channel,
+:mod:`corpora.progress`).
 
 A retriever whose fit is expensive describes its fitted state as named numpy arrays and asks
 :func:`fitted_state` for them; the active :class:`IndexCache` (see :func:`use_cache`) answers from
@@ -285,21 +286,3 @@ def check_strings(blob: np.ndarray, offsets: np.ndarray) -> None:
     if np.any((blob[cuts] & 0xC0) == 0x80):  # a cut inside a multi-byte character
         raise ValueError("damaged string table")
 
-
-Progress = Callable[[int, int], None]
-_PROGRESS: ContextVar[Progress | None] = ContextVar("retbench_progress", default=None)
-
-
-@contextlib.contextmanager
-def reporting(callback: Progress | None) -> Iterator[None]:
-    """Inside the block, long fits and searches call ``callback(done, total)`` now and then."""
-    token = _PROGRESS.set(callback)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
-
-
-def progress_callback() -> Progress | None:
-    """The callback :func:`reporting` installed, to hand to work that reports (or None)."""
-    return _PROGRESS.get()

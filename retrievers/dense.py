@@ -23,16 +23,15 @@ even where the optional dependencies are missing; creating one there raises a
 from __future__ import annotations
 
 import os
-import sys
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 
-from corpora import Corpus, ParameterError, Queries, RetbenchError
+from corpora import Corpus, ParameterError, Queries, RetbenchError, progress
 from retrievers.base import ScoreRetriever
-from retrievers.cache import IndexCache, State, active_cache, cache_root, progress_callback
+from retrievers.cache import IndexCache, State, active_cache, cache_root
 from retrievers.registry import register
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -155,7 +154,7 @@ class Dense(ScoreRetriever):
         self._dimension = _embedding_dimension(self._encoder)
 
         def build() -> State:
-            return {"embeddings": self.encode(corpus.full_texts, "documents", progress=sys.stderr)}
+            return {"embeddings": self.encode(corpus.full_texts, "documents")}
 
         def validate(state: State) -> bool:
             vectors = state.get("embeddings")
@@ -179,45 +178,28 @@ class Dense(ScoreRetriever):
             "normalized": True,
         }
 
-    def encode(self, texts: list[str], what: str, progress: TextIO | None = None) -> np.ndarray:
+    def encode(self, texts: list[str], what: str) -> np.ndarray:
         """Unit-length float32 embeddings of ``texts`` (rows in input order).
 
-        Encodes longest first in chunks (less padding per batch). After each chunk it reports
-        ``(done, total)`` to the run-wide callback of :func:`retrievers.cache.reporting` when the
-        harness installed one (``bench compare`` draws the line); otherwise, when ``progress`` is a
-        terminal, it rewrites one status line there itself.
+        Encodes longest first in chunks (less padding per batch), reporting each chunk to the
+        progress channel (:mod:`corpora.progress`) as the task ``<label>: encoding <what>``; the
+        caller's renderer decides whether it is shown (``bench compare`` draws it on a terminal).
         """
         vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")
         chunk = self.batch_size * 4  # a progress step: a few seconds of work on a CPU
-        report = progress_callback() if progress is not None else None
-        show = report is None and progress is not None and _is_terminal(progress)
-        for start in range(0, len(texts), chunk):
-            rows = order[start:start + chunk]
-            encoded = self._encoder.encode([texts[i] for i in rows], batch_size=self.batch_size,
-                                           normalize_embeddings=True, convert_to_numpy=True,
-                                           show_progress_bar=False)
-            vectors[rows] = np.asarray(encoded, dtype=np.float32)
-            done = min(start + chunk, len(texts))
-            if report is not None:
-                report(done, len(texts))
-            elif show:
-                progress.write(f"\r{self.label}: encoding {what} {done}/{len(texts)}")
-                progress.flush()
-        if show and len(texts):
-            progress.write("\n")
-            progress.flush()
+        with progress.task(f"{self.label}: encoding {what}", len(texts)) as task:
+            for start in range(0, len(texts), chunk):
+                rows = order[start:start + chunk]
+                encoded = self._encoder.encode([texts[i] for i in rows], batch_size=self.batch_size,
+                                               normalize_embeddings=True, convert_to_numpy=True,
+                                               show_progress_bar=False)
+                vectors[rows] = np.asarray(encoded, dtype=np.float32)
+                task.update(min(start + chunk, len(texts)))
         return vectors
 
     def score(self, queries: Queries) -> np.ndarray:
         """Cosine similarity, (n_queries x n_docs)."""
         query_vectors = self.encode(queries.texts, "queries")
         return np.asarray(query_vectors @ self._doc_vectors.T, dtype=np.float64)
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
 

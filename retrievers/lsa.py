@@ -21,9 +21,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
+from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer, progress
 from retrievers.base import ScoreRetriever
-from retrievers.cache import SortedStrings, State, check_strings, fitted_state, pack_strings, progress_callback
+from retrievers.cache import SortedStrings, State, check_strings, fitted_state, pack_strings
 from retrievers.registry import register
 from retrievers.validation import check_int
 
@@ -119,7 +119,7 @@ class LSA(ScoreRetriever):
 
         from corpora.tokenize import tokenize
 
-        tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress_callback())
+        tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress.callback())
         counts = _counts(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
         self._check_dims(counts.shape)
         idf = _smooth_idf(counts)

@@ -10,7 +10,7 @@ import pytest
 
 from corpora import ANALYZERS, FORMATS
 from harness.cli import main
-from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS
+from harness.comparison import DEFAULT_METRICS, DEFAULT_SYSTEMS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 

@@ -105,7 +105,7 @@ def test_summary_line_is_printed_before_the_tables(runner, tmp_path):
 
 def test_candidate_pools_restrict_each_ranking():
     from corpora import Run
-    from harness.compare import restrict_to_candidates
+    from harness.api import restrict_to_candidates
 
     run = Run.from_mapping({"q1": [("a", 3.0), ("b", 2.0), ("c", 1.0)], "q2": [("a", 1.0)]})
     restricted = restrict_to_candidates(run, {"q1": ["c", "a"]}, depth=1)
@@ -258,10 +258,10 @@ def test_a_metric_deeper_than_a_fusion_warns_on_stderr(runner, tmp_path):
 
 
 def test_fusion_depth_notes_and_warnings_from_the_library():
-    from harness.compare import CompareConfig, run_compare
+    from harness import compare
 
-    result = run_compare(CompareConfig(systems="bm25,rrf(bm25,lsa,depth=100),rrf(weighted,lsa,depth=100)",
-                                       metrics="recall@100,mrr,map", depth=100, bootstrap_samples=100))
+    result = compare("bm25,rrf(bm25,lsa,depth=100),rrf(weighted,lsa,depth=100)", "article", "recall@100,mrr,map",
+                     depth=100, bootstrap_samples=100)
     # mrr and map read to --depth 100: within rrf's depth 100, but not within the weighted inside the last one
     assert result.warnings == [
         "recall@100, map look deeper than weighted inside rrf(weighted,lsa,depth=100), which fuses to depth 10 "

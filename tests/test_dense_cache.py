@@ -9,17 +9,18 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from corpora import Corpus, Queries, RetbenchError
+from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, progress
 from harness.cli import main
+from harness.progress import Reporter
 from retrievers import build, cache, dense
-from retrievers.cache import (CACHE_ENV, IndexCache, corpus_digest, entry_key, reporting, use_cache,
-                              write_entry)
+from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, use_cache, write_entry
 from retrievers.dense import Dense
 
 
@@ -154,32 +155,58 @@ def test_the_cache_dir_comes_from_the_environment_or_platformdirs(monkeypatch, t
     assert dense.cache_root() == Path(user_cache_dir("retbench"))
 
 
-def test_progress_goes_to_stderr_only_when_it_is_a_terminal(fake, monkeypatch) -> None:
-    texts = [f"document number {i}" for i in range(20)]
-    corpus = Corpus([f"d{i:02d}" for i in range(20)], texts)
+def test_progress_is_drawn_on_a_terminal_only_and_only_when_asked(fake, monkeypatch) -> None:
+    corpus = Corpus([f"d{i:02d}" for i in range(20)], [f"document number {i}" for i in range(20)])
+    encode = fake.encode
+
+    def slowly(*args, **kwargs):  # a chunk that takes a moment, so that the line is drawn
+        time.sleep(0.02)
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(fake, "encode", slowly)
     terminal = Terminal()
-    monkeypatch.setattr(sys, "stderr", terminal)
-    Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    with progress.rendering(Reporter(terminal, delay=0.0, interval=0.005)):
+        Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
     shown = terminal.getvalue()
-    assert "\rdense(model=fake-model,batch_size=1,cache=False): encoding documents 4/20" in shown
-    assert shown.endswith("encoding documents 20/20\n")
+    assert "\rdense(model=fake-model,batch_size=1,cache=False): encoding documents [" in shown and "/20" in shown
+    assert shown.endswith("\r") and shown.rstrip("\r").split("\r")[-1].strip() == ""  # erased at the end
 
     piped = io.StringIO()
     monkeypatch.setattr(sys, "stderr", piped)
-    Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
-    assert piped.getvalue() == ""
+    with progress.rendering(Reporter()):  # stderr is not a terminal: nothing
+        Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    monkeypatch.setattr(sys, "stderr", terminal := Terminal())
+    Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)  # no renderer asked for: nothing
+    assert piped.getvalue() == "" and terminal.getvalue() == ""
 
 
-
-def test_inside_bench_compare_progress_goes_to_the_run_wide_callback(fake, monkeypatch) -> None:
+def test_the_encoding_is_a_task_of_the_one_progress_channel(fake, monkeypatch) -> None:
     corpus = Corpus([f"d{i:02d}" for i in range(20)], [f"document number {i}" for i in range(20)])
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    heard: list[tuple[int, int]] = []
-    with reporting(lambda done, total: heard.append((done, total))):
+    heard: list[tuple[str, int, int | None]] = []
+    with progress.rendering(lambda label, done, total: heard.append((label, done, total))), \
+            progress.task("fitting dense"):
         Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
-    assert heard == [(4, 20), (8, 20), (12, 20), (16, 20), (20, 20)]
-    assert terminal.getvalue() == ""  # the harness draws the line, not dense
+    encoding = "dense(model=fake-model,batch_size=1,cache=False): encoding documents"
+    assert heard == [("fitting dense", 0, None), (encoding, 0, 20), (encoding, 4, 20), (encoding, 8, 20),
+                     (encoding, 12, 20), (encoding, 16, 20), (encoding, 20, 20)]
+    assert terminal.getvalue() == ""  # the renderer decides what is shown, never dense itself
+
+
+def test_compare_hands_its_progress_argument_to_dense(fake) -> None:
+    from harness import compare
+
+    qrels = Qrels({"q1": {"a": 1}, "q2": {"c": 2}})
+    dataset = Dataset("tiny", CORPUS, QUERIES, qrels, "<memory>")
+    heard: list[str] = []
+    compare([Dense(model="fake-model", cache=False)], dataset, ["mrr"], bootstrap_samples=10,
+            progress=lambda label, done, total: heard.append(label))
+    assert list(dict.fromkeys(heard)) == ["fitting dense(model=fake-model,cache=False)",
+                                          "dense(model=fake-model,cache=False): encoding documents",
+                                          "searching dense(model=fake-model,cache=False)",
+                                          "dense(model=fake-model,cache=False): encoding queries", "bootstrap"]
+
 
 def test_rows_come_back_in_input_order_whatever_the_encoding_order(fake) -> None:
     retriever = Dense(model="fake-model", batch_size=1).fit(CORPUS)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.compare import build_systems
+from harness.inputs import build_systems
 from harness.experiment import load_experiment
 from retrievers.dense import missing_dependency
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.compare import CompareConfig, build_systems
+from harness.comparison import CompareConfig
+from harness.inputs import build_systems
 from harness.experiment import config_keys, load_experiment
 
 EXPERIMENT = """\

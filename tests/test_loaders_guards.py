@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from corpora import InputFileError, load_dataset
+from harness import compare
 from harness.cli import main
-from harness.compare import CompareConfig, run_compare
 
 
 def write(folder: Path, files: dict[str, str | bytes]) -> Path:
@@ -243,12 +243,11 @@ def test_compare_stops_on_unmatched_judgments_unless_allowed(tmp_path: Path) -> 
     assert "skipped 2 of 5 judgments (40.0%)" in allowed.stderr  # printed as a warning, and kept in the manifest
 
 
-def test_compare_config_passes_the_flag_to_the_loader(tmp_path: Path) -> None:
+def test_compare_passes_the_flag_to_the_loader(tmp_path: Path) -> None:
     folder = write(tmp_path, many_documents(5, ["q1\td1", "q2\td2", "q3\td3", "q1\tx1", "q1\tx2"]))
     with pytest.raises(InputFileError, match="2 of 5 judgments"):
-        run_compare(CompareConfig(corpus=str(folder), systems="bm25", metrics="mrr", cache=False))
-    result = run_compare(CompareConfig(corpus=str(folder), systems="bm25", metrics="mrr", cache=False,
-                                       allow_unmatched_judgments=True))
+        compare("bm25", str(folder), "mrr")
+    result = compare("bm25", str(folder), "mrr", allow_unmatched_judgments=True)
     assert any("skipped 2 of 5 judgments" in w for w in result.warnings)
 
 

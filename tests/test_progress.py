@@ -1,12 +1,17 @@
-"""The progress line: on a terminal only, after a moment, erased at the end, never in results."""
+"""The progress channel (corpora.progress) and its one renderer (harness.progress.Reporter): a line on
+a terminal only, after a moment, erased at the end, never in results; silent unless asked for."""
 
 from __future__ import annotations
 
 import io
 import time
 
+import pytest
+
+from corpora import RetbenchError, progress
+from corpora.progress import Task
 from harness.cli import main
-from harness.progress import Reporter, Task
+from harness.progress import Reporter, render_line
 
 
 class FakeTerminal(io.StringIO):
@@ -53,9 +58,9 @@ def test_quiet_wins_over_a_terminal():
 def test_render_shows_a_bar_or_a_spinner():
     task = Task("indexing", 1000)
     task.update(250)
-    line = task.render(task.started + 2.0, 0)
+    line = render_line(task, task.started + 2.0, 0)
     assert line.startswith("indexing [######") and "25%" in line and "250/1,000" in line and "2.0s" in line
-    assert Task("fitting", None).render(time.monotonic(), 1).startswith("fitting / ")
+    assert render_line(Task("fitting", None), time.monotonic(), 1).startswith("fitting / ")
 
 
 def test_bench_compare_writes_no_progress_when_not_on_a_terminal(runner, tmp_path):
@@ -64,3 +69,46 @@ def test_bench_compare_writes_no_progress_when_not_on_a_terminal(runner, tmp_pat
                                       "--out", str(tmp_path / ("quiet" if flags else "plain")), *flags])
         assert result.exit_code == 0, result.output
         assert "\r" not in result.output and "[#" not in result.output
+
+
+def test_the_innermost_task_is_drawn_and_the_outer_one_again_when_it_ends():
+    stream = FakeTerminal()
+    reporter = Reporter(stream, delay=0.0, interval=0.005)
+    with progress.rendering(reporter), progress.task("fitting dense"):
+        with progress.task("dense: encoding documents", total=40) as inner:
+            inner.update(10)
+            time.sleep(0.05)
+        after_inner = len(stream.getvalue())
+        time.sleep(0.05)
+    written = stream.getvalue()
+    assert "dense: encoding documents [" in written[:after_inner] and "10/40" in written[:after_inner]
+    assert "fitting dense " in written[after_inner:]  # the outer task is back on the line
+    assert written.endswith("\r") and written.rstrip("\r").split("\r")[-1].strip() == ""  # erased once, at the end
+
+
+def test_work_reports_to_the_innermost_task_and_nobody_listens_by_default():
+    assert progress.callback() is None  # no task open: a kernel skips reporting
+    with progress.task("fitting bm25") as outer:
+        assert progress.callback() == outer.update
+        with progress.task("tokenizing", total=3) as inner:
+            progress.callback()(2, 3)
+            assert (inner.done, outer.done) == (2, 0)
+        assert progress.callback() == outer.update
+    assert progress.callback() is None
+
+
+def test_a_function_hears_every_task_start_and_update():
+    heard = []
+    with progress.rendering(lambda label, done, total: heard.append((label, done, total))):
+        with progress.task("searching bm25", total=3) as task:
+            task.update(1)
+            progress.callback()(3, 3)
+    with progress.task("after the block"):
+        pass
+    assert heard == [("searching bm25", 0, 3), ("searching bm25", 1, 3), ("searching bm25", 3, 3)]
+
+
+def test_a_renderer_of_the_wrong_kind_is_a_user_error():
+    with pytest.raises(RetbenchError, match="progress must be a renderer, a function .* not int 3"):
+        with progress.rendering(3):
+            pass

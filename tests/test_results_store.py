@@ -23,7 +23,7 @@ from click.testing import CliRunner
 import harness.results as results
 from corpora import RetbenchError
 from harness.cli import main
-from harness.compare import CompareConfig, CompareResult, run_compare
+from harness import CompareResult, compare
 
 REPO = Path(__file__).resolve().parents[1]
 ARTICLE = REPO / "corpora" / "bundled" / "article"
@@ -38,7 +38,7 @@ class FrozenClock(datetime):
 
 @pytest.fixture(scope="module")
 def result() -> CompareResult:
-    return run_compare(CompareConfig(systems="bm25", metrics="mrr,ndcg@5", bootstrap_samples=20, cache=False))
+    return compare("bm25", "article", "mrr,ndcg@5", bootstrap_samples=20)
 
 
 @pytest.fixture
@@ -114,7 +114,7 @@ def _refused_before_work(tmp_path: Path, out: Path, monkeypatch: pytest.MonkeyPa
     def no_work(*args, **kwargs):  # noqa: ANN002, ANN003
         raise AssertionError("the comparison ran before --out was checked")
 
-    monkeypatch.setattr(cli_compare, "run_compare", no_work)
+    monkeypatch.setattr(cli_compare, "compare", no_work)
     outcome = CliRunner().invoke(main, ["compare", "--systems", "bm25", "--metrics", "mrr", "--out", str(out)])
     assert outcome.exit_code == 2, outcome.output
     assert outcome.exception is None or isinstance(outcome.exception, SystemExit)
@@ -199,9 +199,9 @@ def test_labels_that_clean_to_the_same_name_get_distinct_files() -> None:
 
 _KILLED_WRITER = """
 import os, sys, time
-from harness.compare import CompareConfig, run_compare
+from harness import compare
 from harness.results import write_results
-result = run_compare(CompareConfig(systems="bm25", metrics="mrr", bootstrap_samples=10, cache=False))
+result = compare("bm25", "article", "mrr", bootstrap_samples=10)
 def stall(source, target):
     print("staged", flush=True)
     time.sleep(600)

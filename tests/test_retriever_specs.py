@@ -6,8 +6,9 @@ import pytest
 
 from corpora import RetbenchError
 from harness.cli import main
-from harness.compare import build_systems
-from retrievers import build, parse
+from harness.inputs import build_systems
+from retrievers import build
+from retrievers.spec import parse
 from retrievers.bm25 import BM25
 from retrievers.fusion import RRF, Weighted
 from retrievers.lsa import LSA

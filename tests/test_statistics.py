@@ -251,9 +251,9 @@ def test_too_few_permutations_is_named_as_such():
 
 
 def test_bundled_corpus_exact_p_and_the_headline_verdict():
-    from harness.compare import CompareConfig, run_compare
+    from harness import compare
 
-    result = run_compare(CompareConfig(systems="bm25,lsa,weighted,rrf", metrics="hit@3,recall@5,mrr,ndcg@5"))
+    result = compare("bm25,lsa,weighted,rrf", "article", "hit@3,recall@5,mrr,ndcg@5")
     rows = {(c.system_a, c.system_b, c.metric): c for c in result.comparisons}
     lsa_weighted = rows[("lsa", "weighted", "ndcg@5")]
     assert (lsa_weighted.test, lsa_weighted.n_differing, lsa_weighted.p_value) == ("exact", 4, 0.125)
@@ -269,10 +269,10 @@ def test_bundled_corpus_exact_p_and_the_headline_verdict():
 def test_the_manifest_record_says_which_test_how_many_flips_which_stream_and_family():
     import json
 
-    from harness.compare import CompareConfig, run_compare
+    from harness import compare
 
-    result = run_compare(CompareConfig(systems="bm25,lsa", metrics="ndcg@5", bootstrap_samples=100,
-                                       permutations=321, family="all", confidence=0.9))
+    result = compare("bm25,lsa", "article", "ndcg@5", bootstrap_samples=100, permutations=321, family="all",
+                     confidence=0.9)
     record = json.loads(json.dumps(result.statistics_record()))  # JSON-ready
     assert record["alpha"] == pytest.approx(0.1) and record["holm_family"] == "all"
     assert record["randomisation_test"]["permutations"] == 321

@@ -1,5 +1,8 @@
 """``bench compare``: run retrievers over a corpus, score, compare and diagnose them.
 
+A thin adapter over :func:`harness.compare`: it reads the options (and an experiment file), turns
+the specs and metric names into objects, calls the library, writes the result and prints its report.
+
 The results folder is written before the report is printed, so neither a reader that stops early
 (``bench compare | head -3``) nor a Ctrl-C while printing costs the results. The terminal gets the
 report with the diagnosis abridged (``--show-failures``); ``report.txt`` in the results folder
@@ -14,13 +17,14 @@ from pathlib import Path
 import click
 
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
-from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
-from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
-from harness.experiment import OptionKey, load_experiment
-from harness.progress import Reporter
 from corpora.inspection import UNMATCHED_LIMIT
-from harness.report import render
-from harness.results import check_out, write_results
+from harness.api import compare
+from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
+from harness.comparison import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
+from harness.experiment import OptionKey, load_experiment
+from harness.inputs import build_systems, resolve_metrics
+from harness.progress import Reporter
+from harness.results import check_out
 from harness.statistics import EXACT_UP_TO, FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
@@ -181,19 +185,26 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
 
     check_out(out, warn)  # an unusable --out is found now, not after the whole run
     stdout = _Stdout()
-    heading: list[str] = []
 
-    def loaded(dataset: Dataset) -> None:
-        heading.append(summary_line(dataset))
-        stdout.echo(heading[-1])
+    def loaded(dataset: Dataset) -> None:  # printed while the systems fit: `| head -1` leaves early
+        stdout.echo(summary_line(dataset))
 
-    result = run_compare(config, on_loaded=loaded, reporter=Reporter(enabled=False) if quiet else Reporter())
-    report = "\n".join([*heading, render(result)]) + "\n"
-    folder = write_results(result, out, ["bench", *sys.argv[1:]], warn, report=report)
+    # the options as objects; harness.compare checks the rest before loading the corpus
+    metric_list = resolve_metrics(config.metrics)
+    retrievers = build_systems(config.systems, config.analyzer)
+    cache = False if not config.cache else (Path(config.cache_dir) if config.cache_dir else True)
+    result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, depth=config.depth,
+                     rel_threshold=config.rel_threshold, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
+                     confidence=config.confidence, permutations=config.permutations, family=config.family,
+                     fail_rank=config.fail_rank, analyzer=config.analyzer, cache=cache,
+                     progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
+                     split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
+                     on_loaded=loaded)
+    folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
         click.echo(f"warning: {warning}", err=True)
-    stdout.echo(render(result, show_failures))
+    stdout.echo(result.report(show_failures, heading=False))
     stdout.echo("")
     stdout.echo(f"results: {folder}")
     if stdout.closed:  # the reader left early: the results line goes where it will be seen

@@ -1,0 +1,115 @@
+"""The public names of each package are chosen: pinned here, so that changing them is deliberate, and
+each of them imports. Importing a package costs no heavy library."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+PUBLIC = {
+    "corpora": [
+        "ANALYZERS",
+        "DEFAULT_ANALYZER",
+        "DEFAULT_CORPUS",
+        "FORMATS",
+        "Corpus",
+        "Dataset",
+        "DatasetStats",
+        "InputFileError",
+        "ParameterError",
+        "Qrels",
+        "Queries",
+        "RetbenchError",
+        "Run",
+        "UnknownNameError",
+        "bundled_names",
+        "describe",
+        "get_analyzer",
+        "load_dataset",
+        "progress",
+        "summary_line",
+    ],
+    "retrievers": [
+        "BM25",
+        "LSA",
+        "RRF",
+        "Dense",
+        "FixedRun",
+        "Fusion",
+        "Retriever",
+        "RetrieverFailed",
+        "ScoreRetriever",
+        "Weighted",
+        "as_run",
+        "available",
+        "build",
+        "get_class",
+        "register",
+    ],
+    "harness": [
+        "CompareResult",
+        "Comparison",
+        "Failure",
+        "InputFileError",
+        "Metric",
+        "ParameterError",
+        "Reporter",
+        "RetbenchError",
+        "SystemResult",
+        "UnknownNameError",
+        "compare",
+        "evaluate",
+        "metric_names",
+        "parse_metric",
+        "parse_metrics",
+    ],
+}
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_public_names_are_pinned(package: str) -> None:
+    assert importlib.import_module(package).__all__ == PUBLIC[package]
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_every_public_name_imports_in_a_fresh_interpreter(package: str) -> None:
+    names = ", ".join(PUBLIC[package])
+    code = f"from {package} import {names}\nfrom {package} import *\nprint('ok')"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    module = importlib.import_module(package)
+    assert all(getattr(module, name) is not None for name in PUBLIC[package])
+    assert set(PUBLIC[package]) <= set(dir(module))
+
+
+def test_the_errors_are_one_family_whichever_package_they_are_imported_from() -> None:
+    import corpora
+    import harness
+
+    for name in ("RetbenchError", "InputFileError", "ParameterError", "UnknownNameError"):
+        assert getattr(harness, name) is getattr(corpora, name)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import harness
+
+    with pytest.raises(AttributeError, match="no attribute 'run_compare'"):
+        harness.run_compare  # noqa: B018
+
+
+def test_importing_the_packages_imports_no_heavy_library() -> None:
+    """Dense is a name of ``retrievers`` but loads torch only when fitted; ``harness`` imports its
+    names when first used, so ``bench evaluate`` (in ``harness.cli``) does not import the retrievers."""
+    code = ("import sys\nimport harness, harness.cli\nlight = 'retrievers' not in sys.modules\n"
+            "import corpora, retrievers\nfrom retrievers import Dense\n"
+            "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+            "print(heavy, light)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] True"
