@@ -72,15 +72,16 @@ def query_confidence(run: Run, query_ids: Sequence[str], kind: str = "score") ->
         raise UnknownNameError("confidence", kind, list(CONFIDENCES))
     needed = 1 if kind == "score" else 2
     position = {q: j for j, q in enumerate(run.query_ids)}
+    rows = np.array([position.get(q, -1) for q in query_ids], dtype=np.int64)
     confidence = np.full(len(query_ids), -np.inf)
-    for i, q in enumerate(query_ids):
-        j = position.get(q)
-        if j is None:
-            continue
-        start, stop = int(run.offsets[j]), int(run.offsets[j + 1])
-        if stop - start >= needed:
-            top = float(run.scores[start])
-            confidence[i] = top if kind == "score" else top - float(run.scores[start + 1])
+    if not len(run.query_ids):
+        return confidence
+    held = rows >= 0
+    starts = np.where(held, run.offsets[np.maximum(rows, 0)], 0)
+    lengths = np.where(held, run.offsets[np.maximum(rows, 0) + 1] - starts, 0)
+    answered = lengths >= needed
+    top = run.scores[starts[answered]]
+    confidence[answered] = top if kind == "score" else top - run.scores[starts[answered] + 1]
     return confidence
 
 

@@ -117,6 +117,7 @@ def test_confidence_from_a_run() -> None:
     run = Run.from_mapping({"q1": [("a", 3.0), ("b", 2.5), ("c", 0.1)], "q2": [("c", 1.0)], "q3": []})
     assert query_confidence(run, ["q3", "q1", "q2", "missing"]).tolist() == [-np.inf, 3.0, 1.0, -np.inf]
     assert query_confidence(run, ["q1", "q2", "q3"], "margin").tolist() == [0.5, -np.inf, -np.inf]
+    assert query_confidence(Run.from_mapping({}), ["q1"]).tolist() == [-np.inf]
     with pytest.raises(UnknownNameError, match="unknown confidence 'entropy'. Valid: score, margin"):
         query_confidence(run, ["q1"], "entropy")
 
