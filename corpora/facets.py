@@ -163,10 +163,14 @@ def load_facets_file(path: str | Path, query_ids: Collection[str] | None = None)
     if ending == ".jsonl":
         facets: dict[str, dict[str, object]] = {}
         for number, record in read_jsonl(path):
-            id_key = next((k for k in ID_COLUMNS if k in record), None)
-            if id_key is None:
+            id_keys = [k for k in ID_COLUMNS if k in record]
+            if not id_keys:
                 raise InputFileError(path, f"record has no query id (expected a field named one of "
                                      f"{', '.join(ID_COLUMNS)})", line=number, fix="give every record its query id")
+            if len(id_keys) > 1:
+                raise InputFileError(path, f"record has {len(id_keys)} query id fields ({', '.join(id_keys)})",
+                                     line=number, fix="keep one of them")
+            id_key = id_keys[0]
             query_id = str(record[id_key]).strip() if record[id_key] is not None else ""
             register(query_id, number)
             for name, value in record.items():

@@ -147,7 +147,8 @@ def select_facets(queries: Queries, query_ids: Sequence[str], names: Sequence[st
     _check_int(max_values, "max_values", 1)
     _check_int(buckets, "buckets", 2)
     by_id = {name: dict(zip(queries.ids, column)) for name, column in queries.facets.items()}
-    absent = [q for q in query_ids if q not in set(queries.ids)]
+    known = set(queries.ids)
+    absent = [q for q in query_ids if q not in known]
     if absent:
         raise ValueError(f"query ids not among the queries: {absent[:5]}")
     if names is not None:

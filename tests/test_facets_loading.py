@@ -120,6 +120,8 @@ BAD_FILES = [
     ("empty id", "f.csv", "query_id,type\n,a\n", None, 2, "empty query id"),
     ("nested json", "f.jsonl", '{"query_id": "q01", "type": ["a"]}\n', None, 1, "is a list, not a string"),
     ("json without id", "f.jsonl", '{"type": "a"}\n', None, 1, "record has no query id"),
+    ("json with two ids", "f.jsonl", '{"query_id": "q01", "type": "a"}\n{"query_id": "q02", "id": 7}\n', None, 2,
+     "2 query id fields (query_id, id)"),
     ("unclosed quote", "f.csv", 'query_id,type\nq01,"a\nq02,b\n', None, 2, "never closed"),
 ]
 
