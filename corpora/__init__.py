@@ -8,6 +8,7 @@ from corpora import progress
 from corpora.analyzers import ANALYZERS, DEFAULT_ANALYZER, get_analyzer
 from corpora.bundled import DEFAULT_CORPUS, bundled_names
 from corpora.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
+from corpora.facets import load_facets_file, with_facets
 from corpora.inspection import DatasetStats, describe, summary_line
 from corpora.loading import FORMATS, load_dataset
 from corpora.model import Corpus, Dataset, Qrels, Queries, Run
@@ -31,6 +32,8 @@ __all__ = [
     "describe",
     "get_analyzer",
     "load_dataset",
+    "load_facets_file",
     "progress",
     "summary_line",
+    "with_facets",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from corpora.errors import InputFileError
+from corpora.facets import scalar_facets
 from corpora.model import Corpus, Dataset, Qrels, Queries
 from corpora.readers import UniqueIds, parse_grade, read_jsonl, read_text_lines, require_id
 from corpora.trec import QrelsBuilder
@@ -32,7 +33,10 @@ def read_corpus_jsonl(path: Path, name: str) -> Corpus:
     return Corpus(ids, texts, titles, metadata, name=name, source=str(path))
 
 
-def read_queries_jsonl(path: Path) -> Queries:
+def read_queries_jsonl(path: Path) -> tuple[Queries, list[str]]:
+    """Queries and warnings. Every field but the id and the text is a facet, and so is each field of a
+    ``metadata`` object (lifted to the top level; it wins over a top-level field of the same name);
+    a field holding a list or an object is left out, with a warning (:func:`corpora.facets.scalar_facets`)."""
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
@@ -43,10 +47,12 @@ def read_queries_jsonl(path: Path) -> Queries:
         ids.append(query_id)
         texts.append(str(record.get("text") or ""))
         extra = {k: v for k, v in record.items() if k not in ("_id", "id", "text")}
-        extra.update(extra.pop("metadata", None) or {})
+        if isinstance(extra.get("metadata"), dict) or extra.get("metadata") is None:
+            extra.update(extra.pop("metadata", None) or {})
         for key in set(facets) | set(extra):
             facets.setdefault(key, [None] * (len(ids) - 1)).append(extra.get(key))
-    return Queries(ids, texts, facets, source=str(path))
+    scalars, warnings = scalar_facets(facets, str(path))
+    return Queries(ids, texts, scalars, source=str(path)), warnings
 
 
 def read_qrels_tsv(path: Path) -> tuple[Qrels, list[str]]:
@@ -77,7 +83,7 @@ def read_qrels_tsv(path: Path) -> tuple[Qrels, list[str]]:
 def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> Dataset:
     name = name or folder.name
     corpus = read_corpus_jsonl(folder / "corpus.jsonl", name)
-    queries = read_queries_jsonl(folder / "queries.jsonl")
+    queries, facet_warnings = read_queries_jsonl(folder / "queries.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv")) if (folder / "qrels").is_dir() else []
@@ -85,4 +91,4 @@ def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> 
             "add qrels/<split>.tsv with query-id, corpus-id, score columns"
         raise InputFileError(qrels_path, "judgments file not found", fix=fix)
     qrels, warnings = read_qrels_tsv(qrels_path)
-    return Dataset(name, corpus, queries, qrels, source=str(folder), warnings=warnings)
+    return Dataset(name, corpus, queries, qrels, source=str(folder), warnings=[*facet_warnings, *warnings])

@@ -5,6 +5,8 @@ Every problem is reported as :class:`~corpora.errors.InputFileError` naming the 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Iterator
@@ -183,3 +185,58 @@ def parse_grade(path: Path, number: int, text: str) -> int:
     if not GRADE_MIN <= value <= GRADE_MAX:  # compared as a Decimal: int("1e999999999") would take forever
         return check_grade(GRADE_MAX + 1, path, number, text)
     return int(value)
+
+
+def _unclosed_quote_line(lines: list[str], start: int) -> int:
+    """1-based line where the quoted value left open at the end of the file began, reading the
+    record that starts on line ``start`` with RFC 4180's rules (a value opens a quote only at its
+    first character; ``""`` inside quotes is one quote)."""
+    in_quotes, at_value_start, opened = False, True, start
+    for number in range(start, len(lines) + 1):
+        line = lines[number - 1]
+        j = 0
+        while j < len(line):
+            char = line[j]
+            if in_quotes:
+                if char == '"':
+                    if line[j + 1:j + 2] == '"':
+                        j += 1
+                    else:
+                        in_quotes = False
+            elif char == '"' and at_value_start:
+                in_quotes, opened = True, number
+            at_value_start = not in_quotes and char == ","
+            j += 1
+        at_value_start = not in_quotes  # a new line outside quotes starts a new record
+    return opened
+
+
+def csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line where the record starts, fields) for each record of a CSV file, read strictly.
+
+    Python's csv module, left lenient, reads an unclosed quote to the end of the file, silently
+    turning every following row into one value; strict mode stops there, and so does a closing
+    quote followed by anything but a comma, which lenient mode would glue to the value.
+    """
+    lines = [line for _, line in read_text_lines(path)]
+    reader = csv.reader(io.StringIO("\n".join(lines)), strict=True)
+    consumed = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            start = consumed + 1
+            if "unexpected end of data" in str(exc):
+                opened = _unclosed_quote_line(lines, start)
+                last = len(lines) - (lines[-1] == "")  # the text's final newline ends no line of its own
+                raise InputFileError(
+                    path, f"the quote that opens a value here is never closed, so the rest of the file "
+                    f"(lines {opened}-{last}) would be read as that one value", line=opened,
+                    fix='close the quote; write a quote inside a quoted value as two quotes ("")') from None
+            raise InputFileError(path, f"a closing quote must be followed by a comma or the end of the line "
+                                 f"({exc})", line=reader.line_num,
+                                 fix='quote the whole value and double each quote inside it ("")') from None
+        yield consumed + 1, row
+        consumed = reader.line_num

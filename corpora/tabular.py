@@ -10,8 +10,9 @@ Records
     where the record starts (lenient reading would glue the rest of the file into one value). Each
     record needs an id (``id`` or ``_id``) and a text (``text``, or ``contents`` as Pyserini writes
     it); documents may have a ``title`` (indexed before the text). Any other field is kept: as
-    document metadata, or as a query facet (e.g. ``type``, ``popularity``). Ids are strings, kept
-    exactly as written (``DOC-17``, ``007``).
+    document metadata, or as a query facet (e.g. ``type``, ``popularity``; a JSON field holding a list
+    or an object is not a facet and is left out with a warning, see :mod:`corpora.facets`; CSV cells
+    stay text). Ids are strings, kept exactly as written (``DOC-17``, ``007``).
 Judgments
     ``query-id<TAB>doc-id<TAB>grade`` (a header line allowed; a file without TABs is split on
     whitespace, a ``.csv`` on commas), or TREC's ``qid iter docid grade``. Integer grades: 0 not
@@ -20,14 +21,14 @@ Judgments
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
 from pathlib import Path
 
 from corpora.errors import InputFileError
+from corpora.facets import scalar_facets
 from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import UniqueIds, looks_like_grade, parse_grade, read_jsonl, read_text_lines, require_id
+from corpora.readers import (UniqueIds, csv_rows, looks_like_grade, parse_grade, read_jsonl, read_text_lines,
+                             require_id)
 from corpora.trec import QrelsBuilder
 
 DOCUMENT_FILES = ("corpus.jsonl", "corpus.csv", "documents.jsonl", "documents.csv", "docs.jsonl", "docs.csv")
@@ -56,68 +57,13 @@ def looks_like_tabular(folder: Path) -> bool:
         _first(folder, QUERY_FILES) is not None and qrels_path(folder) is not None
 
 
-def _unclosed_quote_line(lines: list[str], start: int) -> int:
-    """1-based line where the quoted value left open at the end of the file began, reading the
-    record that starts on line ``start`` with RFC 4180's rules (a value opens a quote only at its
-    first character; ``""`` inside quotes is one quote)."""
-    in_quotes, at_value_start, opened = False, True, start
-    for number in range(start, len(lines) + 1):
-        line = lines[number - 1]
-        j = 0
-        while j < len(line):
-            char = line[j]
-            if in_quotes:
-                if char == '"':
-                    if line[j + 1:j + 2] == '"':
-                        j += 1
-                    else:
-                        in_quotes = False
-            elif char == '"' and at_value_start:
-                in_quotes, opened = True, number
-            at_value_start = not in_quotes and char == ","
-            j += 1
-        at_value_start = not in_quotes  # a new line outside quotes starts a new record
-    return opened
-
-
-def _csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(line where the record starts, fields) for each record of a CSV file, read strictly.
-
-    Python's csv module, left lenient, reads an unclosed quote to the end of the file, silently
-    turning every following row into one value; strict mode stops there, and so does a closing
-    quote followed by anything but a comma, which lenient mode would glue to the value.
-    """
-    lines = [line for _, line in read_text_lines(path)]
-    reader = csv.reader(io.StringIO("\n".join(lines)), strict=True)
-    consumed = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            start = consumed + 1
-            if "unexpected end of data" in str(exc):
-                opened = _unclosed_quote_line(lines, start)
-                last = len(lines) - (lines[-1] == "")  # the text's final newline ends no line of its own
-                raise InputFileError(
-                    path, f"the quote that opens a value here is never closed, so the rest of the file "
-                    f"(lines {opened}-{last}) would be read as that one value", line=opened,
-                    fix='close the quote; write a quote inside a quoted value as two quotes ("")') from None
-            raise InputFileError(path, f"a closing quote must be followed by a comma or the end of the line "
-                                 f"({exc})", line=reader.line_num,
-                                 fix='quote the whole value and double each quote inside it ("")') from None
-        yield consumed + 1, row
-        consumed = reader.line_num
-
-
 def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, record) from a JSON Lines or CSV file (by extension); a CSV record's line is
     the one it starts on."""
     if path.suffix.lower() != ".csv":
         yield from read_jsonl(path)
         return
-    rows = _csv_rows(path)
+    rows = csv_rows(path)
     header_line, header = next(((n, row) for n, row in rows if row), (1, []))
     if not any(k in header for k in ID_KEYS) or not any(k in header for k in TEXT_KEYS):
         raise InputFileError(path, f"the header row ({', '.join(header) or 'empty'}) needs an 'id' and a 'text' "
@@ -157,7 +103,9 @@ def read_documents(path: Path, name: str) -> Corpus:
     return Corpus(ids, texts, titles, metadata, name=name, source=str(path))
 
 
-def read_queries(path: Path) -> Queries:
+def read_queries(path: Path) -> tuple[Queries, list[str]]:
+    """Queries and warnings; every field but the id and the text is a facet, except one holding a list
+    or an object (JSON Lines), which is left out with a warning (:func:`corpora.facets.scalar_facets`)."""
     ids: list[str] = []
     texts: list[str] = []
     facets: dict[str, list] = {}
@@ -172,7 +120,8 @@ def read_queries(path: Path) -> Queries:
             facets.setdefault(key, [None] * (len(ids) - 1)).append(extra.get(key))
     if not ids:
         raise InputFileError(path, "the file holds no queries", fix="add one record per query")
-    return Queries(ids, texts, facets, source=str(path))
+    scalars, warnings = scalar_facets(facets, str(path))
+    return Queries(ids, texts, scalars, source=str(path)), warnings
 
 
 def read_judgments(path: Path) -> tuple[Qrels, list[str]]:
@@ -210,7 +159,8 @@ def load_tabular(folder: Path, *, split: str = "test") -> Dataset:
             raise InputFileError(folder, f"none of {', '.join(names)} found",
                                  fix="name the files as listed, or force another layout with --format")
     corpus = read_documents(docs, folder.name)
-    query_set = read_queries(queries)
+    query_set, facet_warnings = read_queries(queries)
     qrels, warnings = read_judgments(judgments)
-    dataset = Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=warnings, format="tabular")
+    dataset = Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=[*facet_warnings, *warnings],
+                      format="tabular")
     return dataset

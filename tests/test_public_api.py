@@ -32,8 +32,10 @@ PUBLIC = {
         "describe",
         "get_analyzer",
         "load_dataset",
+        "load_facets_file",
         "progress",
         "summary_line",
+        "with_facets",
     ],
     "retrievers": [
         "BM25",

@@ -1,0 +1,125 @@
+"""Duplicate versions: two near-identical documents taking two of a query's top places.
+
+The article's fourth failure: a collection that holds several versions of one document (an old
+and a new policy page, a page and its copy) lets one answer crowd the top of a ranking, pushing
+out the others. For each query, every pair of documents among its top ``fail_rank`` results (3 by
+default, the diagnosis's fail rank) is compared:
+
+Shingles (:func:`shingles`)
+    A document's text (title and body, :attr:`corpora.Corpus.full_texts`) is lower-cased and cut
+    into words (runs of Unicode letters, digits and ``_``); its shingles are the set of its runs of
+    :data:`SHINGLE_SIZE` (2) consecutive words. A text shorter than that has one shingle, all its
+    words; an empty text none. Why 2: a version differs from another by a few replaced words (a
+    price, a date), and each replaced word inside a text of s shingles changes k shingles on each
+    side (k the shingle size), so e of them give Jaccard ``(s - k e) / (s + k e)``, at least 0.9 only
+    when ``s >= 19 k e``. With k = 2 one replaced word is tolerated from about 40 words on, two from
+    about 80 (k = 3 would need 60 and 115, missing the short versions of a help-centre page); a run
+    of two words still keeps word order, so a text and a shuffle of its words are not duplicates.
+Near-duplicates
+    Two documents whose shingle sets have Jaccard ``|A & B| / |A | B| >= threshold``
+    (:data:`JACCARD_THRESHOLD`, 0.9). Two empty texts have Jaccard 0 (nothing shows they are the
+    same); a document the corpus does not hold has no text.
+Exact, at any size
+    Only pairs inside one query's top ``fail_rank`` are compared: at most ``fail_rank * (fail_rank - 1)
+    / 2`` per query, shingled once per distinct document and intersected as rows of one sparse
+    document x shingle matrix. The cost grows with queries x fail_rank^2, not with the corpus, so
+    exact Jaccard stays affordable where an all-pairs search of the corpus would need MinHash.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from corpora import Corpus, Run
+
+__all__ = ["DUPLICATE_COLUMNS", "JACCARD_THRESHOLD", "SHINGLE_SIZE", "jaccard_of_pairs", "near_duplicates",
+           "shingle_matrix", "shingles"]
+
+#: Words per shingle.
+SHINGLE_SIZE = 2
+#: Jaccard of the shingle sets from which two documents are near-duplicates.
+JACCARD_THRESHOLD = 0.9
+#: Columns of :func:`near_duplicates`: one row per near-duplicate pair inside a query's top places.
+DUPLICATE_COLUMNS = ["query_id", "doc_a", "doc_b", "rank_a", "rank_b", "jaccard"]
+_WORD = re.compile(r"\w+")
+
+
+def shingles(text: str, size: int = SHINGLE_SIZE) -> set[tuple[str, ...]]:
+    """The set of ``size`` consecutive lower-cased words of ``text``.
+
+    >>> sorted(shingles("Refunds are paid, refunds ARE paid"))
+    [('are', 'paid'), ('paid', 'refunds'), ('refunds', 'are')]
+    >>> shingles("Refunds", 2), shingles("")
+    ({('refunds',)}, set())
+    """
+    words = _WORD.findall(text.lower())
+    if len(words) < size:
+        return {tuple(words)} if words else set()
+    return {tuple(words[i:i + size]) for i in range(len(words) - size + 1)}
+
+
+def shingle_matrix(texts: Sequence[str], size: int = SHINGLE_SIZE) -> sparse.csr_matrix:
+    """A binary (texts x distinct shingles) CSR matrix: row i marks the shingles of ``texts[i]``."""
+    vocabulary: dict[tuple[str, ...], int] = {}
+    indptr = [0]
+    indices: list[int] = []
+    for text in texts:
+        indices.extend(sorted(vocabulary.setdefault(s, len(vocabulary)) for s in shingles(text, size)))
+        indptr.append(len(indices))
+    data = np.ones(len(indices), dtype=np.float64)
+    return sparse.csr_matrix((data, np.array(indices, dtype=np.int64), np.array(indptr, dtype=np.int64)),
+                             shape=(len(texts), len(vocabulary)))
+
+
+def jaccard_of_pairs(matrix: sparse.csr_matrix, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Exact Jaccard of the shingle sets of rows ``left[i]`` and ``right[i]`` of a binary matrix (0 when both are empty).
+
+    >>> m = shingle_matrix(["a b c d", "a b c e", "x y z"])
+    >>> jaccard_of_pairs(m, np.array([0, 0]), np.array([1, 2])).tolist()  # {ab, bc, cd} vs {ab, bc, ce}: 2/4
+    [0.5, 0.0]
+    """
+    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    if not len(left):
+        return np.empty(0)
+    shared = np.asarray(matrix[left].multiply(matrix[right]).sum(axis=1)).ravel()
+    sizes = np.diff(matrix.indptr)
+    union = sizes[left] + sizes[right] - shared
+    return np.divide(shared, union, out=np.zeros(len(left)), where=union > 0)
+
+
+def near_duplicates(run: Run, corpus: Corpus, query_ids: Sequence[str] | None = None, fail_rank: int = 3,
+                    threshold: float = JACCARD_THRESHOLD, shingle_size: int = SHINGLE_SIZE) -> pd.DataFrame:
+    """Near-duplicate pairs inside each query's top ``fail_rank`` (:data:`DUPLICATE_COLUMNS`).
+
+    ``query_ids``: the queries to look at, in order (default: the run's). Rows by query, then by
+    the ranks of the pair (``rank_a < rank_b``, 1-based).
+    """
+    if fail_rank < 1 or shingle_size < 1 or not 0.0 < threshold <= 1.0:
+        raise ValueError("fail_rank and shingle_size must be >= 1 and threshold in (0, 1]")
+    wanted = list(run.query_ids if query_ids is None else query_ids)
+    position = {q: j for j, q in enumerate(run.query_ids)}
+    tops: list[tuple[str, list[int]]] = []  # query, run vocabulary indices of its top documents
+    for q in wanted:
+        j = position.get(q)
+        if j is not None:
+            start, stop = int(run.offsets[j]), int(run.offsets[j + 1])
+            tops.append((q, run.doc_index[start:min(stop, start + fail_rank)].tolist()))
+    seen = sorted({d for _, top in tops for d in top})
+    row_of = {d: i for i, d in enumerate(seen)}
+    corpus_row = corpus.index_of()
+    full_texts = corpus.full_texts
+    texts = [full_texts[corpus_row[str(run.doc_ids[d])]] if str(run.doc_ids[d]) in corpus_row else "" for d in seen]
+    matrix = shingle_matrix(texts, shingle_size)
+    pairs = [(q, a, b, ra, rb) for q, top in tops for (ra, a), (rb, b) in combinations(enumerate(top, 1), 2)]
+    left = np.array([row_of[a] for _, a, _, _, _ in pairs], dtype=np.int64)
+    right = np.array([row_of[b] for _, _, b, _, _ in pairs], dtype=np.int64)
+    jaccard = jaccard_of_pairs(matrix, left, right)
+    rows = [(q, str(run.doc_ids[a]), str(run.doc_ids[b]), ra, rb, float(x))
+            for (q, a, b, ra, rb), x in zip(pairs, jaccard) if x >= threshold]
+    return pd.DataFrame(rows, columns=DUPLICATE_COLUMNS)

@@ -1,0 +1,199 @@
+"""Risk–coverage: does a retriever know when it fails? Selective risk as queries are admitted by confidence.
+
+Confidence of a query (:data:`CONFIDENCES`, :func:`query_confidence`)
+    ``score``: the top result's score (the default); ``margin``: the top score minus the second's.
+    A retriever may instead give its own confidences, one number per query (an array). A query with
+    no result has confidence ``-inf`` (so does one with fewer than two results under ``margin``:
+    there is no margin to measure), so it is admitted last. NaN is an error.
+Risk of a query
+    ``1 - value`` of the chosen metric (every retbench metric lies in [0, 1]).
+The curve (:func:`risk_coverage_curve`)
+    Queries sorted by confidence, highest first; queries of equal confidence enter together, so
+    there is one point per distinct confidence c: ``coverage`` = share of the n queries with
+    confidence >= c, ``risk`` = their mean risk (the selective risk), ``threshold`` = c.
+AURC (:func:`aurc`)
+    Geifman, Uziel and El-Yaniv (2019), *Bias-Reduced Uncertainty Estimation for Deep Neural
+    Classifiers* (ICLR): the area under the risk–coverage curve, computed as the mean of the
+    selective risk over the n coverage points 1/n, ..., n/n. With queries sorted by confidence
+    descending, ``AURC = (1/n) sum_{i=1..n} R_i / i`` with ``R_i`` the risk summed over the first i
+    queries. Ties: inside a group of equally confident queries no order is right, so each of its
+    queries counts with the group's mean risk, which makes ``R_i / i`` the *expected* selective
+    risk over every order of the tied queries (the risk sum rises linearly across a tie, as a ROC
+    curve crosses a tie on a diagonal). At a group's end ``R_i / i`` is the curve's point exactly;
+    without ties this is Geifman et al.'s AURC as is. Constant confidence gives the mean risk;
+    any confidence that orders the queries by risk gives the oracle.
+Oracle AURC (:func:`oracle_aurc`), E-AURC, random baseline, Kendall's tau
+    Oracle: the AURC of the queries sorted by risk ascending (ties cannot change it). E-AURC =
+    AURC - oracle AURC (Geifman et al.'s excess AURC: 0 is a perfect ranking of the failures). The
+    random baseline is the mean risk, the expected AURC of a confidence unrelated to risk (and the
+    selective risk at full coverage). ``kendall_tau`` is Kendall's tau-b between confidence and the
+    metric value (:func:`scipy.stats.kendalltau`): positive when confident queries score higher;
+    NaN when either is constant.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import kendalltau
+
+from corpora import Run
+from harness.errors import RetbenchError, UnknownNameError
+
+__all__ = ["CONFIDENCES", "CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "oracle_aurc",
+           "query_confidence", "risk_coverage", "risk_coverage_curve", "summarise"]
+
+#: Confidences read off a run (``--confidence-from``-style choices read this registry).
+CONFIDENCES = {
+    "score": "the top result's score",
+    "margin": "the top result's score minus the second's",
+}
+#: Columns of the curve (``risk_coverage.csv``).
+CURVE_COLUMNS = ["system", "coverage", "risk", "threshold"]
+#: Columns of the per-system summary.
+SUMMARY_COLUMNS = ["system", "confidence", "risk_metric", "n_queries", "aurc", "oracle_aurc", "e_aurc",
+                   "random_risk", "kendall_tau"]
+
+
+def query_confidence(run: Run, query_ids: Sequence[str], kind: str = "score") -> np.ndarray:
+    """One confidence per query of ``query_ids`` (see :data:`CONFIDENCES`); ``-inf`` when there is none.
+
+    >>> run = Run.from_mapping({"q1": [("a", 3.0), ("b", 2.5)], "q2": [("c", 1.0)], "q3": []})
+    >>> query_confidence(run, ["q1", "q2", "q3", "q4"]).tolist()
+    [3.0, 1.0, -inf, -inf]
+    >>> query_confidence(run, ["q1", "q2"], "margin").tolist()
+    [0.5, -inf]
+    """
+    if kind not in CONFIDENCES:
+        raise UnknownNameError("confidence", kind, list(CONFIDENCES))
+    needed = 1 if kind == "score" else 2
+    position = {q: j for j, q in enumerate(run.query_ids)}
+    rows = np.array([position.get(q, -1) for q in query_ids], dtype=np.int64)
+    confidence = np.full(len(query_ids), -np.inf)
+    if not len(run.query_ids):
+        return confidence
+    held = rows >= 0
+    starts = np.where(held, run.offsets[np.maximum(rows, 0)], 0)
+    lengths = np.where(held, run.offsets[np.maximum(rows, 0) + 1] - starts, 0)
+    answered = lengths >= needed
+    top = run.scores[starts[answered]]
+    confidence[answered] = top if kind == "score" else top - run.scores[starts[answered] + 1]
+    return confidence
+
+
+def _checked(confidence: np.ndarray, risk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    confidence = np.asarray(confidence, dtype=np.float64)
+    risk = np.asarray(risk, dtype=np.float64)
+    if confidence.shape != risk.shape or confidence.ndim != 1 or len(risk) == 0:
+        raise ValueError("confidence and risk must be 1-d arrays of the same non-zero length")
+    if np.isnan(confidence).any() or not np.isfinite(risk).all():
+        raise ValueError("confidence must not be NaN and risk must be finite")
+    return confidence, risk
+
+
+def _sorted_groups(confidence: np.ndarray, risk: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(confidence, risk) sorted by confidence descending (ties in input order), and the start of each tie group."""
+    order = np.argsort(-confidence, kind="stable")
+    sorted_confidence, sorted_risk = confidence[order], risk[order]
+    starts = np.flatnonzero(np.r_[True, sorted_confidence[1:] != sorted_confidence[:-1]])
+    return sorted_confidence, sorted_risk, starts
+
+
+def risk_coverage_curve(confidence: np.ndarray, risk: np.ndarray) -> pd.DataFrame:
+    """One row per distinct confidence, highest first: ``coverage``, ``risk`` (selective), ``threshold``.
+
+    >>> risk_coverage_curve(np.array([0.9, 0.5, 0.5]), np.array([0.0, 1.0, 0.5])).values.tolist()
+    [[0.3333333333333333, 0.0, 0.9], [1.0, 0.5, 0.5]]
+    """
+    confidence, risk = _checked(confidence, risk)
+    sorted_confidence, sorted_risk, starts = _sorted_groups(confidence, risk)
+    ends = np.r_[starts[1:], len(risk)]  # queries admitted once each group is in
+    admitted_risk = np.cumsum(sorted_risk)[ends - 1]
+    return pd.DataFrame({"coverage": ends / len(risk), "risk": admitted_risk / ends,
+                         "threshold": sorted_confidence[starts]})
+
+
+def aurc(confidence: np.ndarray, risk: np.ndarray) -> float:
+    """Area under the risk–coverage curve, ties as the module docstring defines.
+
+    >>> round(aurc(np.array([3.0, 2.0, 1.0]), np.array([0.0, 1.0, 1.0])), 6)  # (0 + 1/2 + 2/3) / 3
+    0.388889
+    >>> round(aurc(np.array([1.0, 1.0, 1.0]), np.array([0.0, 1.0, 1.0])), 6)  # one tie group: the mean risk
+    0.666667
+    """
+    confidence, risk = _checked(confidence, risk)
+    _, sorted_risk, starts = _sorted_groups(confidence, risk)
+    sizes = np.diff(np.r_[starts, len(risk)])
+    group_mean = np.add.reduceat(sorted_risk, starts) / sizes
+    expected = np.repeat(group_mean, sizes)
+    return float(np.mean(np.cumsum(expected) / np.arange(1, len(risk) + 1)))
+
+
+def oracle_aurc(risk: np.ndarray) -> float:
+    """The AURC of a confidence that admits the queries by risk, lowest first.
+
+    >>> round(oracle_aurc(np.array([1.0, 0.0, 1.0])), 6)  # (0 + 1/2 + 2/3) / 3
+    0.388889
+    """
+    ordered = np.sort(np.asarray(risk, dtype=np.float64))
+    return float(np.mean(np.cumsum(ordered) / np.arange(1, len(ordered) + 1)))
+
+
+@dataclass(frozen=True)
+class RiskCoverage:
+    """One system's risk–coverage numbers (the last six of :data:`SUMMARY_COLUMNS`)."""
+
+    n_queries: int
+    aurc: float
+    oracle_aurc: float
+    e_aurc: float
+    random_risk: float
+    kendall_tau: float
+
+
+def summarise(confidence: np.ndarray, values: np.ndarray) -> RiskCoverage:
+    """AURC, oracle AURC, E-AURC, random baseline and Kendall's tau-b from per-query confidence and metric values."""
+    values = np.asarray(values, dtype=np.float64)
+    confidence, risk = _checked(confidence, 1.0 - values)
+    area, oracle = aurc(confidence, risk), oracle_aurc(risk)
+    with warnings.catch_warnings():  # a constant column: tau is undefined, NaN says so
+        warnings.simplefilter("ignore")
+        tau = float(kendalltau(confidence, values).statistic)
+    return RiskCoverage(len(risk), area, oracle, area - oracle, float(np.mean(risk)), tau)
+
+
+def risk_coverage(per_query: pd.DataFrame, metric: str, confidences: Mapping[str, np.ndarray],
+                  kinds: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The curves (:data:`CURVE_COLUMNS`) and summaries (:data:`SUMMARY_COLUMNS`) of every system.
+
+    ``per_query``: ``system``, ``query_id`` and the ``metric`` column (``per_query.csv``);
+    ``confidences[system]``: one value per row of that system, in ``per_query``'s order;
+    ``kinds[system]``: where that confidence came from (a key of :data:`CONFIDENCES`, or the
+    retriever's own), written in the summary's ``confidence`` column (default ``"given"``).
+    Systems in ``per_query``'s order; a system without a confidence is an error.
+    """
+    curves, summaries = [], []
+    for system in dict.fromkeys(per_query["system"]):
+        values = per_query.loc[per_query["system"] == system, metric].to_numpy(dtype=np.float64)
+        if system not in confidences:
+            raise ValueError(f"no confidence given for system {system!r}")
+        confidence = np.asarray(confidences[system], dtype=np.float64)
+        if confidence.shape != values.shape:
+            raise RetbenchError(f"system {system!r}: {confidence.size} confidences for {values.size} queries. "
+                                "Fix: return one confidence per query, in the order of the queries given")
+        if np.isnan(confidence).any():
+            raise RetbenchError(f"system {system!r}: a confidence is NaN (query "
+                                f"{per_query.loc[per_query['system'] == system, 'query_id'].iloc[int(np.argmax(np.isnan(confidence)))]!r}). "
+                                "Fix: give every query a number (-inf for 'no confidence at all')")
+        curve = risk_coverage_curve(confidence, 1.0 - values)
+        curve.insert(0, "system", system)
+        curves.append(curve)
+        kind = (kinds or {}).get(system, "given")
+        summaries.append({"system": system, "confidence": kind, "risk_metric": metric,
+                          **asdict(summarise(confidence, values))})
+    curve_frame = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=CURVE_COLUMNS)
+    return curve_frame[CURVE_COLUMNS], pd.DataFrame(summaries, columns=SUMMARY_COLUMNS)
