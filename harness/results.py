@@ -212,7 +212,7 @@ def manifest(result: CompareResult, run_id: str, command_line: list[str], starte
         "depth": config.depth,
         "metrics": [
             {"name": m.name, "family": m.base, "cutoff": m.k, "definition": m.describe(),
-             "gain": {"ndcg": "linear (grade)", "ndcg_exp": "exponential (2^grade - 1)"}.get(m.base),
+             "gain": m.definition.gain_description,
              "rel_threshold": config.rel_threshold, "trec_eval": trec_eval_name(m)}
             for m in result.metrics
         ],

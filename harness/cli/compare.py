@@ -17,6 +17,7 @@ from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
 from harness.experiment import OptionKey, load_experiment
+from harness.metrics import metrics_help
 from harness.progress import Reporter
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.report import render
@@ -115,8 +116,7 @@ class _Stdout:
               help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
                    "(see `bench retrievers`).")
 @click.option("--metrics", default=DEFAULT_METRICS, show_default=True,
-              help="Comma-separated metrics: hit@k recall@k precision@k mrr mrr@k ndcg@k ndcg_exp@k map map@k rprec "
-                   "(trec_eval names accepted).")
+              help=metrics_help())
 @click.option("--out", type=click.Path(path_type=Path), default=Path("results"),
               show_default=True, help="Folder that receives a new results folder per run.")
 @click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
