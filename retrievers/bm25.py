@@ -30,11 +30,9 @@ from retrievers.cache import (
     unpack_strings,
 )
 from retrievers.index import BM25Index
-from retrievers.registry import register
 from retrievers.validation import check_float
 
 
-@register
 class BM25(ScoreRetriever):
     """Okapi BM25 (Lucene idf, k1 = 1.2, b = 0.75 by default) over the chosen analyzer."""
 

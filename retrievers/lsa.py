@@ -24,7 +24,6 @@ import scipy.sparse as sp
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
 from retrievers.base import ScoreRetriever
 from retrievers.cache import SortedStrings, State, check_strings, fitted_state, pack_strings, progress_callback
-from retrievers.registry import register
 from retrievers.validation import check_int
 
 
@@ -35,7 +34,6 @@ def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return out
 
 
-@register
 class LSA(ScoreRetriever):
     """TF-IDF -> truncated SVD (``dims`` dimensions) -> cosine similarity."""
 
