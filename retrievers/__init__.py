@@ -3,8 +3,9 @@
 Never imports ``harness``.
 """
 
-from retrievers.base import Retriever, ScoreRetriever, as_run
+from retrievers.base import Retriever, ScoreRetriever
 from retrievers.fixed import FixedRun
+from retrievers.output import as_run
 from retrievers.registry import available, get_class, register
 from retrievers.spec import build, parse, split_systems
 

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer
-from retrievers.base import Retriever, ScoreRetriever, doc_id_order
+from retrievers.base import Retriever, ScoreRetriever
 from retrievers.cache import (
     SortedStrings,
     State,
@@ -30,6 +30,7 @@ from retrievers.cache import (
     unpack_strings,
 )
 from retrievers.index import BM25Index
+from retrievers.ranking import doc_id_order
 from retrievers.validation import check_float
 
 

@@ -25,7 +25,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
-from retrievers.base import Retriever, ScoreRetriever, as_run, doc_id_order, rank_sparse_rows
+from retrievers.base import Retriever, ScoreRetriever
+from retrievers.output import as_run
+from retrievers.ranking import doc_id_order, rank_sparse_rows
 from retrievers.validation import check_float, check_int
 
 DEFAULT_CHILDREN = ("bm25", "lsa")
