@@ -20,17 +20,10 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer
 from retrievers.base import Retriever, ScoreRetriever
-from retrievers.cache import (
-    SortedStrings,
-    State,
-    check_strings,
-    fitted_state,
-    pack_strings,
-    progress_callback,
-    unpack_strings,
-)
+from retrievers.cache import State, fitted_state, progress_callback
 from retrievers.index import BM25Index
 from retrievers.ranking import doc_id_order
+from retrievers.strings import SortedStrings, check_strings, pack_strings, unpack_strings
 from retrievers.validation import check_float
 
 

@@ -23,7 +23,8 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
 from retrievers.base import ScoreRetriever
-from retrievers.cache import SortedStrings, State, check_strings, fitted_state, pack_strings, progress_callback
+from retrievers.cache import State, fitted_state, progress_callback
+from retrievers.strings import SortedStrings, check_strings, pack_strings
 from retrievers.validation import check_int
 
 
