@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer
+from corpora.analyzers import analyzer_fingerprint
 from retrievers.base import Retriever, ScoreRetriever
 from retrievers.cache import State, fitted_state, progress_callback
 from retrievers.index import BM25Index
@@ -46,8 +47,6 @@ class BM25(ScoreRetriever):
 
     # ----- fitting ---------------------------------------------------------------------------
     def fit(self, corpus: Corpus) -> BM25:
-        from corpora.tokenize import analyzer_fingerprint
-
         Retriever.fit(self, corpus)
         params: dict[str, Any] = {"k1": float(self.k1), "b": float(self.b), "analyzer": self.analyzer,
                                   "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),

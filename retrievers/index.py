@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from corpora.tokenize import release_freed_memory
+from corpora.memory import release_freed_memory
 from retrievers.ranking import top_k
 
 #: Queries scored by one sparse product: amortises scipy's per-call work over the documents.

@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
+from corpora.analyzers import analyzer_fingerprint
 from retrievers.base import ScoreRetriever
 from retrievers.cache import State, fitted_state, progress_callback
 from retrievers.strings import SortedStrings, check_strings, pack_strings
@@ -101,8 +102,6 @@ class LSA(ScoreRetriever):
 
     # ----- large corpora ---------------------------------------------------------------------
     def _fit_large(self, corpus: Corpus) -> LSA:
-        from corpora.tokenize import analyzer_fingerprint
-
         params: dict[str, Any] = {"dims": self.dims, "seed": self.seed, "analyzer": self.analyzer,
                                   "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),
                                   "version": self.state_version}

@@ -128,7 +128,7 @@ def test_a_foreign_entry_is_never_trusted(tmp_path):
 
 
 def _key_for(corpus: Corpus) -> str:
-    from corpora.tokenize import analyzer_fingerprint
+    from corpora.analyzers import analyzer_fingerprint
 
     params = {"k1": 1.2, "b": 0.75, "analyzer": "article", "analyzer_fingerprint": analyzer_fingerprint("article"),
               "version": BM25.state_version}

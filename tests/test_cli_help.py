@@ -10,6 +10,7 @@ import click
 import pytest
 
 from corpora import ANALYZERS, FORMATS
+from corpora.analyzers import Analyzer
 from harness.cli import main
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS
 from harness.metrics import METRICS
@@ -70,3 +71,12 @@ def test_metrics_help_lists_every_registered_family_and_its_trec_eval_names(runn
     for definition in METRICS.values():
         for name in (*definition.syntax(), *definition.trec_eval_syntax()):
             assert name in words, f"bench {command} --help does not list {name}"
+
+
+def test_analyzer_help_describes_every_analyzer_from_its_declaration(runner) -> None:
+    result = runner.invoke(main, ["compare", "--help"])
+    assert result.exit_code == 0
+    squeezed = "".join(result.output.split())  # click wraps lines at spaces and hyphens
+    for name, analyzer in ANALYZERS.items():
+        assert isinstance(analyzer, Analyzer)
+        assert "".join(f"{name}: {analyzer.summary()}".split()) in squeezed

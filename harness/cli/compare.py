@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
+from corpora.analyzers import describe_analyzers
 from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
 from harness.compare import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig, run_compare
 from harness.experiment import OptionKey, load_experiment
@@ -137,7 +138,8 @@ class _Stdout:
 @click.option("--fail-rank", type=int, default=3, show_default=True,
               help="Diagnose queries whose first relevant document is missing or below this rank.")
 @click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
-              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}].")
+              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}]. "
+                   f"{describe_analyzers()}.")
 @click.option("--config", _CONFIG_PARAMETER, type=click.Path(dir_okay=False, path_type=Path), default=None,
               is_eager=True, callback=_read_experiment,
               help="A TOML experiment file with any of these long options as keys (no_cache = true); "
