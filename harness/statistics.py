@@ -30,8 +30,9 @@ def bootstrap_indices(n_queries: int, n_samples: int, seed: int) -> Iterator[np.
 
     ``numpy.random.default_rng(seed).integers(0, n_queries, ...)`` drawn a chunk of rows at a time:
     PCG64 keeps the unused half of a 64-bit word between calls, so the chunking never changes a
-    value, and the stream is the article's loop of ``rng.choice(d, size=len(d))``. A faster stream
-    (PCG64 blocks drawn side by side on two threads) saved nothing: ``benchmarks/bootstrap_speed.py``.
+    value, and the stream is the article's loop of ``rng.choice(d, size=len(d))``. A re-implemented
+    stream (PCG64 blocks drawn side by side on two threads) was slower: 1.29 s against 1.09 s at
+    10,000 resamples x 10,000 queries (``benchmarks/bootstrap_speed.py``, medians of 9).
     """
     rng = np.random.default_rng(seed)
     rows = max(1, _CHUNK_CELLS // max(1, n_queries))

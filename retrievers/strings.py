@@ -14,7 +14,11 @@ import numpy as np
 
 
 def pack_strings(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Strings as (UTF-8 bytes, int64 offsets) arrays, for storing a vocabulary without pickle."""
+    """Strings as (UTF-8 bytes, int64 offsets) arrays, for storing a vocabulary without pickle.
+
+    ASCII words are encoded in one piece (and read back so by :func:`unpack_strings`): 2.2x faster
+    than word by word, packed and unpacked, at 500,000 words (``benchmarks/speed_paths.py`` ``pack_strings``).
+    """
     joined = "".join(words)
     data = joined.encode("utf-8", "surrogatepass")
     # ASCII: one byte per character, so the character lengths are the byte lengths
