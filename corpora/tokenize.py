@@ -4,47 +4,44 @@ The analyzers of :mod:`corpora.analyzers` run one regular expression per text, w
 Python object per token: at a million documents that is the dominant cost of indexing. This module
 produces the same tokens with a few numpy passes per chunk of texts:
 
-1. lowercase (ASCII texts by a byte table; other texts by ``str.lower``, because ``"K"`` -> ``"k"``),
-   encode every non-ASCII character as one ``?`` byte, and map every byte outside ``[a-z0-9]`` to a
-   space, so token boundaries are byte-class changes;
+1. lowercase with ``str.lower`` (as the analyzer does), encode every non-ASCII character as one
+   ``?`` byte, and map every byte outside ``[a-z0-9]`` to a space, so token boundaries are
+   byte-class changes;
 2. read each token's bytes eight at a time as unsigned 64-bit words: a token of at most eight bytes
    *is* its key (no hash, so no collision); a longer token chains its words, factorised level by
    level into fresh code ranges, so every distinct token gets a distinct code;
 3. drop stop words on the distinct terms, not on the tokens;
-4. merge the chunks' vocabularies into one as they come. For ``english``, stem the vocabulary
+4. merge the chunks' vocabularies into one as they come. With a stemmer, stem the vocabulary
    (each distinct word once), never the running tokens.
 
 Conventions: term ids index a vocabulary sorted in ascending string order (scikit-learn's
 ``CountVectorizer`` order); a document's tokens keep their order; ``offsets`` delimit each text's
-slice of ``term_ids`` (CSR style). Analyzers registered by other code fall back to calling the
-analyzer once per text: same result, without the speed.
+slice of ``term_ids`` (CSR style). The steps come from the analyzer's declaration
+(:class:`~corpora.analyzers.Analyzer`): its stop words and stemmer. One this path does not implement
+(a token pattern other than :data:`FAST_TOKEN_PATTERN`), or a plain function registered by other
+code, is called once per text: same result, without the speed (the batch path is 3.3x faster at
+50,000 texts, ``benchmarks/speed_paths.py`` ``tokenize``).
 """
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from corpora.analyzers import (
-    ARTICLE_STOP_WORDS,
-    ENGLISH_STOP_WORDS,
-    article_analyzer,
-    english_analyzer,
-    get_analyzer,
-    stem_english,
-)
+from corpora.analyzers import Analyzer, get_analyzer
+from corpora.memory import release_freed_memory
 
 #: Texts per chunk: bounds the temporary arrays (a few tens of MB at ~400 bytes a text).
 CHUNK_TEXTS = 16_384
 #: Local vocabulary rows that wait before they are merged into the global vocabulary.
 _MERGE_ROWS = 1 << 21
 
+#: The tokens the byte scan below finds in lowercased text: an analyzer declaring another pattern
+#: is called text by text instead.
+FAST_TOKEN_PATTERN = r"[a-z0-9]+"
 _SPACE = 0x20
 _MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
@@ -53,8 +50,6 @@ def _byte_table() -> bytes:
     table = bytearray([_SPACE]) * 256
     for c in b"abcdefghijklmnopqrstuvwxyz0123456789":
         table[c] = c
-    for c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
-        table[c] = c + 32
     return bytes(table)
 
 
@@ -80,19 +75,11 @@ class Tokenized:
         return [self.vocabulary[t] for t in self.term_ids[self.offsets[i]:self.offsets[i + 1]]]
 
 
-@dataclass(frozen=True)
-class _Rules:
-    stop_words: frozenset[str]
-    stem: bool
-
-
-def _rules(analyzer: str) -> _Rules | None:
-    """The fast path's description of ``analyzer``, or None when only the analyzer itself knows."""
-    function = get_analyzer(analyzer)
-    if function is article_analyzer:
-        return _Rules(ARTICLE_STOP_WORDS, stem=False)
-    if function is english_analyzer:
-        return _Rules(ENGLISH_STOP_WORDS, stem=True)
+def _declared(analyzer: str) -> Analyzer | None:
+    """The declaration of ``analyzer`` when this fast path implements it, else None."""
+    declared = get_analyzer(analyzer)
+    if isinstance(declared, Analyzer) and declared.token_pattern == FAST_TOKEN_PATTERN:
+        return declared
     return None
 
 
@@ -136,16 +123,9 @@ def _any_occurrence(codes: np.ndarray, n: int) -> np.ndarray:
     return where
 
 
-def _lowered(text: str) -> str:
-    # Only U+0130 and U+212A lowercase to ASCII letters; the byte table lowercases ASCII itself.
-    if text.isascii() or ("\u0130" not in text and "\u212a" not in text):
-        return text
-    return text.lower()
-
-
 def _scan(texts: Sequence[str], stop_words: frozenset[bytes]) -> _Chunk:
     """Tokenise one chunk into local term codes, dropping stop words."""
-    parts = [_lowered(t) for t in texts]
+    parts = [t.lower() for t in texts]  # as the analyzer does (KELVIN SIGN -> k, so before the table)
     text_lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     # one byte per code point (``?`` for non-ASCII), so byte positions are character positions
     data = b" " + " ".join(parts).encode("ascii", "replace").translate(_TABLE) + b" " * 16
@@ -307,26 +287,30 @@ def _raw(texts: Sequence[str], analyzer: str, chunk_texts: int,
     Terms come as a fixed-width ``S`` array on the fast path, as an object array of ``str`` when
     stemmed or analyzed by an unknown analyzer.
     """
-    rules = _rules(analyzer)
-    if rules is None:
+    declared = _declared(analyzer)
+    if declared is None:
         offsets, codes, words = _fallback(texts, analyzer)
         return offsets, codes, np.array(words, dtype=object)
-    stop_words = frozenset(w.encode("ascii") for w in rules.stop_words)
+    stop_words = frozenset(w.encode("ascii") for w in declared.stop_words if w.isascii())  # no other matches
     merger = _Merger(texts)
     for part in _chunks(texts, chunk_texts):
         merger.add(_scan(part, stop_words))
         if progress is not None:
             progress(merger.n_texts + sum(len(c.offsets) - 1 for c in merger.backlog), len(texts))
     offsets, codes, terms = merger.result()
-    if rules.stem and len(terms):
-        stems = [stem_english(w) for w in terms.astype("U").tolist()]
+    if declared.stemmer is not None and len(terms):
+        stems = [declared.stem(w) for w in terms.astype("U").tolist()]
         stem_ids, stem_terms = pd.factorize(np.array(stems, dtype=object))
         return offsets, stem_ids.astype(np.int32)[codes], np.asarray(stem_terms, dtype=object)
     return offsets, codes, terms
 
 
 def _sorted_vocabulary(terms: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """The order that sorts ``terms`` ascending (code point order, as ``sorted``) and the sorted list."""
+    """The order that sorts ``terms`` ascending (code point order, as ``sorted``) and the sorted list.
+
+    ASCII words are sorted as bytes by numpy: 2.3x faster than ``sorted`` at 254,067 words
+    (``benchmarks/speed_paths.py`` ``sorted_vocabulary``).
+    """
     if not len(terms):
         return np.empty(0, dtype=np.int64), []
     if terms.dtype == object:
@@ -362,21 +346,6 @@ def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: in
     return Tokenized(offsets, codes, vocabulary)
 
 
-def release_freed_memory() -> None:
-    """Hand the heap's free pages back to the system.
-
-    The chunks' temporaries are a few MB each, so the C allocator serves them from its heap and,
-    once freed, keeps them: ~150 MB of resident memory at a million documents that nothing uses.
-    glibc's ``malloc_trim`` returns them; elsewhere this does nothing.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def encode(texts: Sequence[str], vocabulary: Mapping[str, int], analyzer: str = "article",
            *, chunk_texts: int = CHUNK_TEXTS) -> tuple[np.ndarray, np.ndarray]:
     """Analyze texts against a fixed vocabulary (term -> id): ``(offsets, term_ids)``.
@@ -394,24 +363,3 @@ def encode(texts: Sequence[str], vocabulary: Mapping[str, int], analyzer: str = 
     kept_before = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(keep, out=kept_before[1:])
     return kept_before[offsets], ids[keep].astype(np.int32)
-
-
-def analyzer_fingerprint(analyzer: str) -> str:
-    """What the tokens of ``analyzer`` depend on, as a short hash: a cache key ingredient.
-
-    Built-in analyzers: their stop list, and the stemmer's version when they stem. Others: the
-    function's module, name and compiled code (a best effort: a change in a helper it calls is missed).
-    """
-    rules = _rules(analyzer)
-    if rules is not None:
-        parts: list[str] = [analyzer, " ".join(sorted(rules.stop_words))]
-        if rules.stem:
-            import snowballstemmer
-
-            parts.append(f"snowball-english-{getattr(snowballstemmer, '__version__', '?')}")
-    else:
-        function = get_analyzer(analyzer)
-        code = getattr(function, "__code__", None)
-        parts = [analyzer, getattr(function, "__module__", "?"), getattr(function, "__qualname__", repr(function)),
-                 code.co_code.hex() + repr(code.co_consts) if code is not None else ""]
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
     from harness.api import compare, evaluate
-    from harness.comparison import CompareResult, SystemResult
+    from harness.comparison import CompareResult
     from harness.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
     from harness.metrics import Metric, metric_names, parse_metric, parse_metrics
     from harness.progress import Reporter
+    from harness.record import SystemResult
     from harness.statistics import Comparison
 
 #: public name -> the module that defines it
@@ -25,7 +26,7 @@ _HOMES = {
     "compare": "harness.api",
     "evaluate": "harness.api",
     "CompareResult": "harness.comparison",
-    "SystemResult": "harness.comparison",
+    "SystemResult": "harness.record",
     "Comparison": "harness.statistics",
     "Failure": "harness.diagnosis",
     "Metric": "harness.metrics",

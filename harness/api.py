@@ -33,7 +33,8 @@ from corpora.progress import Callback, Renderer
 # under other names: compare's ``progress`` parameter would shadow the module
 from corpora.progress import rendering as _rendering
 from corpora.progress import task as _task
-from harness.comparison import CompareConfig, CompareResult, SystemResult
+from harness.comparison import CompareResult
+from harness.record import CompareConfig, SystemResult
 from harness.diagnosis import Failure, diagnose
 from harness.evaluation import FIRST_RELEVANT_RANK, mean_over_queries
 from harness.evaluation import evaluate as _evaluate

@@ -1,107 +1,28 @@
-"""A finished comparison as a value: :class:`CompareResult`, and :class:`CompareConfig`, the record
-of the options it was made with.
+"""A finished comparison as a value: :class:`CompareResult`.
 
-:func:`harness.compare` returns a :class:`CompareResult`; nothing is written until
-:meth:`CompareResult.write` stores it as a results folder (:mod:`harness.results`), and
-:meth:`CompareResult.report` is the text ``bench compare`` prints (:mod:`harness.report`).
+:func:`harness.compare` returns one; nothing is written until :meth:`CompareResult.write` stores it
+as a results folder (:mod:`harness.results`), and :meth:`CompareResult.report` is the text
+``bench compare`` prints (:mod:`harness.report`). Its data is :class:`~harness.record.CompareRecord`,
+which those modules read without importing this one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
-from corpora import DEFAULT_CORPUS, Dataset, Run, summary_line
-from harness.diagnosis import Failure
-from harness.metrics import Metric
+from corpora import summary_line
+from harness.record import CompareRecord
 from harness.report import render
 from harness.results import write_results
-from harness.statistics import Comparison, describe_settings
-from retrievers import Retriever
 
-__all__ = ["DEFAULT_METRICS", "DEFAULT_SYSTEMS", "CompareConfig", "CompareResult", "SystemResult"]
-
-#: ``bench compare``'s defaults: the article's four systems, and the metrics of a first look.
-DEFAULT_SYSTEMS = "bm25,lsa,weighted,rrf"
-DEFAULT_METRICS = "ndcg@10,recall@10,mrr,hit@10"
+__all__ = ["CompareResult"]
 
 
 @dataclass
-class CompareConfig:
-    """The options of one comparison, as recorded in the results manifest (whose ``configuration``
-    hash is computed from them, less where the data and the cache live) and as read from an
-    experiment file. Not the library's input: :func:`harness.compare` takes objects and makes this
-    record. ``format``, ``split`` and ``allow_unmatched_judgments`` say how the dataset was loaded;
-    they are None when it was given as a :class:`~corpora.Dataset` already loaded.
-    """
-
-    corpus: str = DEFAULT_CORPUS
-    systems: Sequence[str] | str = DEFAULT_SYSTEMS
-    metrics: Sequence[str] | str = DEFAULT_METRICS
-    format: str | None = None
-    split: str | None = "test"
-    allow_unmatched_judgments: bool | None = False  # see corpora.load_dataset
-    depth: int = 1000
-    rel_threshold: int = 1
-    bootstrap_samples: int = 5000
-    seed: int = 0
-    confidence: float = 0.95  # of the bootstrap interval; alpha = 1 - confidence for every test
-    permutations: int = 10_000  # Monte Carlo sign flips, used when more than 20 queries differ
-    family: str = "metric"  # Holm family: a key of harness.statistics.FAMILIES
-    baseline: str | None = None
-    fail_rank: int = 3
-    analyzer: str | None = None
-    cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
-    cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk
-
-
-@dataclass
-class SystemResult:
-    """One system of a comparison: its label, the fitted retriever, its run and its timings."""
-
-    label: str
-    retriever: Retriever
-    run: Run
-    fit_seconds: float
-    search_seconds: float
-
-
-@dataclass
-class CompareResult:
-    """What :func:`harness.compare` found: per-query and mean scores, paired comparisons, the
-    diagnosis of failed queries, and everything needed to store and re-score it.
-
-    ``per_query`` has the columns ``system``, ``query_id``, one per metric and
-    ``first_relevant_rank``; ``summary`` the columns ``system`` and one per metric (exactly rounded
-    means over ``query_ids``). ``comparisons`` are :class:`~harness.statistics.Comparison`,
-    ``failures`` :class:`~harness.diagnosis.Failure`.
-    """
-
-    config: CompareConfig
-    dataset: Dataset
-    metrics: list[Metric]
-    systems: list[SystemResult]
-    query_ids: list[str]
-    excluded_query_ids: list[str]
-    per_query: pd.DataFrame  # columns: system, query_id, metrics..., first_relevant_rank
-    summary: pd.DataFrame  # columns: system, metrics...
-    comparisons: list[Comparison]
-    failures: list[Failure]
-    analyzer: str
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
-
-    def statistics_record(self) -> dict[str, object]:
-        """The manifest's ``statistics``: bootstrap, which randomisation test, flips, stream, alpha,
-        Holm family, and the pairs compared (JSON-ready)."""
-        config = self.config
-        return {**describe_settings(config.bootstrap_samples, config.permutations, config.seed, config.confidence,
-                                    config.family, self.comparisons),
-                "pairs": "each system vs the baseline" if config.baseline else "all pairs",
-                "baseline": config.baseline}
+class CompareResult(CompareRecord):
+    """A :class:`~harness.record.CompareRecord` that can print and store itself."""
 
     def report(self, show_failures: int | None = None, *, heading: bool = True) -> str:
         """The report ``bench compare`` prints: the dataset's summary line (unless ``heading`` is

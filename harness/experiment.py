@@ -2,7 +2,7 @@
 
 Keys are the long options of ``bench compare`` (with dashes or underscores; the command hands its
 options to :func:`load_experiment`, so a new option is a valid key at once) and the fields of
-:class:`~harness.comparison.CompareConfig` that no option sets (``confidence``, ``cache``);
+:class:`~harness.record.CompareConfig` that no option sets (``confidence``, ``cache``);
 ``systems`` and ``metrics`` may be lists, one spec per item, written exactly as on the command
 line. Options given on the command line override the file::
 
@@ -63,14 +63,14 @@ API_OPTIONS: dict[str, OptionKey] = {"out": OptionKey((str,))}
 
 def config_keys() -> list[str]:
     """The keys an experiment file may use (underscore spelling), in ``CompareConfig`` order."""
-    from harness.comparison import CompareConfig
+    from harness.record import CompareConfig
 
     return [f.name for f in fields(CompareConfig)]
 
 
 def _field_types() -> dict[str, tuple[type, ...]]:
     """Field name -> the TOML value types it accepts, read from ``CompareConfig``'s annotations."""
-    from harness.comparison import CompareConfig
+    from harness.record import CompareConfig
 
     accepted: dict[str, tuple[type, ...]] = {}
     for name, hint in typing.get_type_hints(CompareConfig).items():

@@ -14,7 +14,10 @@ Conventions, pinned once (and printed in every manifest):
 * Cutoff measures divide by k, not by the number retrieved (trec_eval ``P_k``).
 * A query without relevant documents scores 0 everywhere (the harness excludes such queries).
 
-Names are declared once in :data:`METRICS`; :func:`parse_metric` reads ``ndcg@5``, ``mrr``, ...
+A measure family is declared once, in :data:`METRICS`: its per-query function here (the
+specification), its batch function in :mod:`harness.batch_metrics`, its gain, cutoff syntax,
+aliases, trec_eval names and formula. Parsing (:func:`parse_metric` reads ``ndcg@5``, ``mrr``, ...),
+error messages, the CLI's ``--metrics`` help (:func:`metrics_help`) and the results manifest read it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from corpora import ParameterError, RetbenchError, UnknownNameError
+from harness import batch_metrics as batch
+from harness.gains import GAINS, exp_gain_overflow
+from harness.ranked_grades import RankedGrades
 
 Ranking = Sequence[str]
 Judgments = Mapping[str, int]
@@ -81,30 +89,6 @@ def reciprocal_rank(ranking: Ranking, qrels: Judgments, k: int | None = None, re
     return 0.0
 
 
-#: 2^1024 is past the largest float (about 1.8e308), so no exponential gain is finite from here on.
-_FIRST_INFINITE_EXP_GRADE = 1024
-
-
-def exp_gain_overflow(grade: int, query_id: str | None = None) -> RetbenchError:
-    """The error for an exponential-gain DCG that a float cannot hold: nDCG would be inf/inf."""
-    where = f" of query {query_id!r}" if query_id is not None else ""
-    return RetbenchError(
-        f"ndcg_exp: grade {grade}{where} makes the exponential gain 2^{grade} - 1, summed over the ranking, larger "
-        "than the largest float (about 1.8e308), so nDCG would be inf/inf. Fix: use ndcg@k (linear gain) for "
-        "grades this large, or rescale the grades (exponential gain suits small grades such as 0-3)"
-    )
-
-
-def _gain(grade: int, gain: str) -> float:
-    if grade <= 0:
-        return 0.0
-    if gain == "linear":
-        return float(grade)
-    if grade >= _FIRST_INFINITE_EXP_GRADE:  # before 2**grade: with grade 2^62 that integer would not fit in memory
-        raise exp_gain_overflow(grade)
-    return float(2**grade - 1)
-
-
 def dcg(grades: Sequence[int], gain: str = "linear") -> float:
     """DCG = sum_i gain(grade_i) / log2(i + 1), i the 1-based rank.
 
@@ -114,7 +98,8 @@ def dcg(grades: Sequence[int], gain: str = "linear") -> float:
     >>> round(dcg([2, 0, 3, 1], gain="exp"), 3)
     6.931
     """
-    total = sum(_gain(g, gain) / math.log2(i + 1) for i, g in enumerate(grades, 1))
+    scalar = GAINS[gain].scalar
+    total = sum(scalar(g) / math.log2(i + 1) for i, g in enumerate(grades, 1))
     if not math.isfinite(total):
         raise exp_gain_overflow(max(grades))
     return total
@@ -214,50 +199,83 @@ def first_relevant_rank(ranking: Ranking, qrels: Judgments, rel_threshold: int =
 # ----- the registry ---------------------------------------------------------------------------
 
 PerQuery = Callable[[Ranking, Judgments, "int | None", int], float]
+Batch = Callable[[RankedGrades, "int | None"], np.ndarray]
 
 
 @dataclass(frozen=True)
 class MetricDef:
-    """A measure family, declared once: CLI help, parsing and error messages all read it.
+    """A measure family, declared once: parsing, CLI help, error messages, the evaluator and the
+    results manifest all read it.
 
-    ``cutoff`` is "required", "optional" or "none"; ``aliases`` are other names with the same
-    syntax (``success@k``); ``trec_eval`` is trec_eval's name without cutoff (``recip_rank``) and
-    ``trec_eval_cut`` its name before ``_K`` (``P`` in ``P_10``), accepted as aliases.
+    ``per_query(ranking, qrels, k, rel_threshold)`` is the specification; ``batch(data, k)`` the
+    vectorised path over a :class:`~harness.ranked_grades.RankedGrades` (one value per row), tested
+    equal to it. ``cutoff`` is "required", "optional" or "none"; ``gain`` names the gain of a graded
+    measure (a key of :data:`~harness.gains.GAINS`; None for binary ones); ``aliases`` are other
+    names with the same syntax (``success@k``); ``trec_eval`` is trec_eval's name without cutoff
+    (``recip_rank``) and ``trec_eval_cut`` its name before ``_K`` (``P`` in ``P_10``), accepted as
+    aliases; ``formula`` is what the manifest and ``bench evaluate --format json`` print.
     """
 
     base: str
     cutoff: str
     per_query: PerQuery
+    batch: Batch
     formula: str
-    graded: bool = False
+    gain: str | None = None
     aliases: tuple[str, ...] = ()
     trec_eval: str | None = None
     trec_eval_cut: str | None = None
+
+    @property
+    def graded(self) -> bool:
+        """Whether the measure uses the grades themselves (it has a gain), not ``rel_threshold``."""
+        return self.gain is not None
+
+    @property
+    def gain_description(self) -> str | None:
+        """What the manifest records as the gain: ``linear (grade)``, ...; None for binary measures."""
+        return GAINS[self.gain].description if self.gain is not None else None
+
+    def syntax(self) -> list[str]:
+        """How users write this family: ``hit@k``, ``mrr``/``mrr@k``, ``rprec``, aliases after."""
+        names = []
+        for family in (self.base, *self.aliases):
+            if self.cutoff in ("none", "optional"):
+                names.append(family)
+            if self.cutoff in ("required", "optional"):
+                names.append(f"{family}@k")
+        return names
+
+    def trec_eval_syntax(self) -> list[str]:
+        """trec_eval's spellings of this family: ``recip_rank``, ``P_K``, ..."""
+        return [name for name in (self.trec_eval, f"{self.trec_eval_cut}_K" if self.trec_eval_cut else None) if name]
 
 
 METRICS: dict[str, MetricDef] = {
     m.base: m
     for m in (
-        MetricDef("hit", "required", lambda r, q, k, t: hit(r, q, k, t), "1 if a relevant doc is in the top k",
-                  aliases=("success",), trec_eval_cut="success"),
-        MetricDef("recall", "required", lambda r, q, k, t: recall(r, q, k, t), "|rel in top k| / |rel|",
-                  trec_eval_cut="recall"),
-        MetricDef("precision", "required", lambda r, q, k, t: precision(r, q, k, t), "|rel in top k| / k",
-                  aliases=("P",), trec_eval_cut="P"),
-        MetricDef("judged", "required", lambda r, q, k, t: judged(r, q, k), "|judged in top k| / k"),
-        MetricDef("mrr", "optional", lambda r, q, k, t: reciprocal_rank(r, q, k, t),
+        MetricDef("hit", "required", lambda r, q, k, t: hit(r, q, k, t), batch.hit,
+                  "1 if a relevant doc is in the top k", aliases=("success",), trec_eval_cut="success"),
+        MetricDef("recall", "required", lambda r, q, k, t: recall(r, q, k, t), batch.recall,
+                  "|rel in top k| / |rel|", trec_eval_cut="recall"),
+        MetricDef("precision", "required", lambda r, q, k, t: precision(r, q, k, t), batch.precision,
+                  "|rel in top k| / k", aliases=("P",), trec_eval_cut="P"),
+        MetricDef("judged", "required", lambda r, q, k, t: judged(r, q, k), batch.judged, "|judged in top k| / k"),
+        MetricDef("mrr", "optional", lambda r, q, k, t: reciprocal_rank(r, q, k, t), batch.reciprocal_rank,
                   "1 / rank of the first relevant doc (0 past k), averaged", trec_eval="recip_rank"),
         MetricDef("ndcg", "optional", lambda r, q, k, t: ndcg(r, q, k, "linear"),
-                  "DCG@k / ideal DCG@k, gain = grade, discount 1/log2(rank+1)", graded=True,
+                  lambda data, k: batch.ndcg(data, k, "linear"),
+                  "DCG@k / ideal DCG@k, gain = grade, discount 1/log2(rank+1)", gain="linear",
                   trec_eval="ndcg", trec_eval_cut="ndcg_cut"),
         MetricDef("ndcg_exp", "optional", lambda r, q, k, t: ndcg(r, q, k, "exp"),
-                  "DCG@k / ideal DCG@k, gain = 2^grade - 1, discount 1/log2(rank+1)", graded=True),
-        MetricDef("map", "optional", lambda r, q, k, t: average_precision(r, q, k, t),
+                  lambda data, k: batch.ndcg(data, k, "exp"),
+                  "DCG@k / ideal DCG@k, gain = 2^grade - 1, discount 1/log2(rank+1)", gain="exp"),
+        MetricDef("map", "optional", lambda r, q, k, t: average_precision(r, q, k, t), batch.average_precision,
                   "mean over relevant docs in the top k of precision at their rank, / |rel|",
                   trec_eval="map", trec_eval_cut="map_cut"),
-        MetricDef("rprec", "none", lambda r, q, k, t: r_precision(r, q, t), "|rel in top R| / R, R = |rel|",
-                  trec_eval="Rprec"),
-        MetricDef("bpref", "none", lambda r, q, k, t: bpref(r, q, t),
+        MetricDef("rprec", "none", lambda r, q, k, t: r_precision(r, q, t), lambda data, k: batch.r_precision(data),
+                  "|rel in top R| / R, R = |rel|", trec_eval="Rprec"),
+        MetricDef("bpref", "none", lambda r, q, k, t: bpref(r, q, t), lambda data, k: batch.bpref(data),
                   "(1/R) sum over relevant retrieved of 1 - min(nonrel above, R) / min(N, R)", trec_eval="bpref"),
     )
 }
@@ -282,29 +300,38 @@ class Metric:
         return METRICS[self.base]
 
     def per_query(self, ranking: Ranking, qrels: Judgments, rel_threshold: int = 1) -> float:
+        """This measure of one ranking (the specification)."""
         return self.definition.per_query(ranking, qrels, self.k, rel_threshold)
+
+    def batch(self, data: RankedGrades) -> np.ndarray:
+        """This measure of every row of ``data`` at once (float64, one per query)."""
+        return self.definition.batch(data, self.k)
 
     def describe(self) -> str:
         cutoff = f", cutoff {self.k}" if self.k is not None else ""
         return f"{self.definition.formula}{cutoff}"
 
 
+def batch_metric(metric: Metric, data: RankedGrades) -> np.ndarray:
+    """The per-query values of ``metric`` for every row of ``data`` (float64, one per query)."""
+    return metric.batch(data)
+
+
 def metric_names() -> list[str]:
     """Every name users may write, read from :data:`METRICS`: ``hit@k``, ``mrr``, ..., then the
     trec_eval spellings (``P_K``, ``recip_rank``, ...)."""
-    names: list[str] = []
+    names = [name for m in METRICS.values() for name in m.syntax()]
     for m in METRICS.values():
-        for family in (m.base, *m.aliases):
-            if m.cutoff in ("none", "optional"):
-                names.append(family)
-            if m.cutoff in ("required", "optional"):
-                names.append(f"{family}@k")
-    for m in METRICS.values():
-        if m.trec_eval and m.trec_eval not in names:
-            names.append(m.trec_eval)
-        if m.trec_eval_cut:
-            names.append(f"{m.trec_eval_cut}_K")
+        names.extend(name for name in m.trec_eval_syntax() if name not in names)
     return names
+
+
+def metrics_help() -> str:
+    """The ``--metrics`` help of every command, read from :data:`METRICS` (never typed by hand)."""
+    families = ", ".join(" or ".join(m.syntax()) for m in METRICS.values())
+    trec = ", ".join(name for m in METRICS.values() for name in m.trec_eval_syntax())
+    return (f"Comma-separated metrics (k an int >= 1): {families}; trec_eval names are accepted too: {trec} "
+            "(K a cutoff, e.g. P_10).")
 
 
 def parse_metric(name: str) -> Metric:

@@ -8,13 +8,10 @@ system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from harness.diagnosis import Failure
+from harness.record import CompareRecord
 from harness.statistics import EXACT_UP_TO
 
-if TYPE_CHECKING:  # the result imports this module to print itself
-    from harness.comparison import CompareResult
 
 __all__ = ["SHOWN_DOCUMENTS", "failure_lines", "render"]
 
@@ -33,13 +30,13 @@ def _table(header: list[str], rows: list[list[str]], right: set[int] | None = No
     return [line(header), *(line(r) for r in rows)]
 
 
-def _means_table(result: CompareResult) -> list[str]:
+def _means_table(result: CompareRecord) -> list[str]:
     names = [m.name for m in result.metrics]
     rows = [[row["system"], *(f"{row[n]:.3f}" for n in names)] for _, row in result.summary.iterrows()]
     return _table(["system", *names], rows)
 
 
-def _rank_table(result: CompareResult, width: int = 38) -> list[str]:
+def _rank_table(result: CompareRecord, width: int = 38) -> list[str]:
     """Rank of the first relevant document per query and system (-- when not found)."""
     labels = [s.label for s in result.systems]
     texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
@@ -56,7 +53,7 @@ def _rank_table(result: CompareResult, width: int = 38) -> list[str]:
     return _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
 
 
-def _comparison_lines(result: CompareResult) -> list[str]:
+def _comparison_lines(result: CompareRecord) -> list[str]:
     """The comparison table, then how to read it: alpha, the Holm family and the test behind each p."""
     config = result.config
     level = round(config.confidence * 100)
@@ -102,7 +99,7 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
     return lines
 
 
-def render(result: CompareResult, show_failures: int | None = None) -> str:
+def render(result: CompareRecord, show_failures: int | None = None) -> str:
     """The report as ``bench compare`` prints it: ``show_failures=None`` gives every failed query
     with every relevant document (``report.txt``); a number abridges the diagnosis to that many
     failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``."""

@@ -38,16 +38,14 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from corpora import RetbenchError
+from harness.record import CompareRecord
 from harness.statistics import COMPARISON_COLUMNS
 from harness.trec import format_qrels, format_run_and_raw_scores, trec_eval_name
 
-if TYPE_CHECKING:  # the result imports this module to write itself
-    from harness.comparison import CompareResult
 
 __all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "check_out", "run_file_stem", "safe_file_name",
            "write_results"]
@@ -111,12 +109,12 @@ def _csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
 
 
-def _comparisons_frame(result: CompareResult) -> pd.DataFrame:
+def _comparisons_frame(result: CompareRecord) -> pd.DataFrame:
     rows = [{c: getattr(comp, c) for c in COMPARISON_COLUMNS} for comp in result.comparisons]
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
-def _diagnosis_frame(result: CompareResult) -> pd.DataFrame:
+def _diagnosis_frame(result: CompareRecord) -> pd.DataFrame:
     rows = [
         {"system": f.system, "query_id": f.query_id, "category": f.category,
          "rank": f.rank if f.rank is not None else pd.NA, "first_result": f.first_result or "",
@@ -128,7 +126,7 @@ def _diagnosis_frame(result: CompareResult) -> pd.DataFrame:
     return frame
 
 
-def _evaluated_qrels(result: CompareResult) -> dict[str, dict[str, int]]:
+def _evaluated_qrels(result: CompareRecord) -> dict[str, dict[str, int]]:
     """The judgments the numbers were computed with: those of the evaluated queries, in their
     order. Excluded queries (no relevant judgment) are left out, so that ``bench evaluate``, which
     counts every query of its qrels as ``trec_eval -c`` does, scores the same queries."""
@@ -136,7 +134,7 @@ def _evaluated_qrels(result: CompareResult) -> dict[str, dict[str, int]]:
     return {q: dict(qrels[q]) for q in result.query_ids}
 
 
-def _system_entries(result: CompareResult) -> list[dict]:
+def _system_entries(result: CompareRecord) -> list[dict]:
     used: set[str] = set()
     entries = []
     for system in result.systems:
@@ -157,7 +155,7 @@ def _sha256_json(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
-def _configuration(result: CompareResult, systems: list[dict]) -> dict:
+def _configuration(result: CompareRecord, systems: list[dict]) -> dict:
     """What was asked for, in a form that hashes the same on every machine: every option of the
     comparison except where the data and the cache live (the data are hashed by content), with the
     systems and metrics as resolved."""
@@ -168,7 +166,7 @@ def _configuration(result: CompareResult, systems: list[dict]) -> dict:
             "systems": [{k: s[k] for k in ("label", "class", "parameters")} for s in systems]}
 
 
-def _rescore_command(result: CompareResult, systems: list[dict]) -> str:
+def _rescore_command(result: CompareRecord, systems: list[dict]) -> str:
     """The ``bench evaluate`` command, run inside the results folder, that reproduces summary.csv."""
     words = ["bench", "evaluate", "--qrels", QRELS_FILE, *[s["run_file"] for s in systems],
              "--metrics", ",".join(m.name for m in result.metrics), "--format", "csv"]
@@ -177,7 +175,7 @@ def _rescore_command(result: CompareResult, systems: list[dict]) -> str:
     return shlex.join(words)
 
 
-def _manifest(result: CompareResult, run_id: str, command_line: list[str], started: datetime,
+def _manifest(result: CompareRecord, run_id: str, command_line: list[str], started: datetime,
              systems: list[dict] | None = None) -> dict:
     """Everything needed to tell how the numbers were made and to make them again."""
     config = result.config
@@ -218,7 +216,7 @@ def _manifest(result: CompareResult, run_id: str, command_line: list[str], start
         "depth": config.depth,
         "metrics": [
             {"name": m.name, "family": m.base, "cutoff": m.k, "definition": m.describe(),
-             "gain": {"ndcg": "linear (grade)", "ndcg_exp": "exponential (2^grade - 1)"}.get(m.base),
+             "gain": m.definition.gain_description,
              "rel_threshold": config.rel_threshold, "trec_eval": trec_eval_name(m)}
             for m in result.metrics
         ],
@@ -260,7 +258,7 @@ def _jsonable(value):
     return repr(value)
 
 
-def _new_run_id(result: CompareResult, started: datetime) -> str:
+def _new_run_id(result: CompareRecord, started: datetime) -> str:
     digest = hashlib.sha256(
         json.dumps([result.dataset.corpus.content_hash(), [s.label for s in result.systems],
                     [m.name for m in result.metrics], result.config.seed]).encode()
@@ -362,7 +360,7 @@ def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str
                         "Fix: choose another --out")
 
 
-def write_results(result: CompareResult, out: Path, command_line: list[str] | None = None,
+def write_results(result: CompareRecord, out: Path, command_line: list[str] | None = None,
                   say: Say = _stderr, report: str | None = None) -> Path:
     """Write the results folder atomically under a fresh run id and return its path; ``report``
     (the printed report, unabridged) is kept as ``report.txt``."""

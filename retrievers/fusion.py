@@ -25,8 +25,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
-from retrievers.base import Retriever, ScoreRetriever, as_run, doc_id_order, rank_sparse_rows
-from retrievers.registry import register
+from retrievers.base import Retriever, ScoreRetriever
+from retrievers.output import as_run
+from retrievers.ranking import doc_id_order, rank_sparse_rows
 from retrievers.validation import check_float, check_int
 
 DEFAULT_CHILDREN = ("bm25", "lsa")
@@ -70,7 +71,6 @@ class Fusion(Retriever):
         return f"{self.name}({','.join(parts)})" if parts else self.name
 
 
-@register
 class Weighted(Fusion, ScoreRetriever):
     """alpha * minmax(first child) + (1 - alpha) * minmax(second), exactly two children; top ``depth``.
 
@@ -137,7 +137,6 @@ class Weighted(Fusion, ScoreRetriever):
         return ScoreRetriever.search(self, queries, min(k, self.depth))
 
 
-@register
 class RRF(Fusion):
     """Reciprocal Rank Fusion: sum over children of 1 / (k + rank) over each child's top ``depth``.
 

@@ -11,16 +11,19 @@ Weights stay float64 although float32 would halve them: rounding moves scores by
 reorder near-ties, and this BM25 must rank exactly as a plain float64 BM25 does (a test on Vaswani
 pins it to an independent implementation).
 
-Search conventions (those of :class:`~retrievers.base.ScoreRetriever`): a document is a result only
+Search conventions (those of :mod:`retrievers.ranking`, whose :func:`~retrievers.ranking.top_k` ranks
+each query's candidates): a document is a result only
 when its score is above ``min_score``; order is score descending, ties by ``tie_rank`` ascending (the
 rank of the doc id in ascending string order); selection is exact, ties at the k-th place included.
 A batch of queries is one sparse product per block, (queries x terms, binary) @ (terms x block
 docs, weights): scipy walks only the postings of the batch's terms and adds each document's weights
 in ascending term order, in C++ and without the GIL, leaving each query's distinct candidates with
-their scores; blocks keep scipy's per-document work arrays in a core's cache (1.6x faster at a
-million documents than one product over all of them). Per query, a strided sample of the candidates gives a lower bound of the k-th best score
-(the k-th best of a subset can only be lower), which discards most of them before
-``np.partition``. No JIT; ``threads=2`` scores two batches side by side.
+their scores; blocks keep scipy's per-document work arrays in a core's cache: 2.1x faster than one
+product over all documents at 1,048,576 documents, 1,000 queries, k = 1000 (``benchmarks/speed_paths.py`` ``blocks``),
+though at 524,288 documents one product is faster (0.77x). Per query, a strided sample of the
+candidates gives a lower bound of the k-th best score (the k-th best of a subset can only be lower),
+which discards most of them before ``np.partition``. No JIT; ``threads=2`` scores two batches side
+by side.
 """
 
 from __future__ import annotations
@@ -33,10 +36,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from corpora.tokenize import release_freed_memory
+from corpora.memory import release_freed_memory
+from retrievers.ranking import top_k
 
-#: Candidates above which a sampled lower bound filters before the exact partition.
-SAMPLE_ABOVE = 4096
 #: Queries scored by one sparse product: amortises scipy's per-call work over the documents.
 QUERY_BATCH = 32
 #: Documents per block: scipy's per-product work arrays for a block fit a core's cache.
@@ -276,7 +278,10 @@ class BM25Index:
 
     @staticmethod
     def _rows(products: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Each query's candidates over all blocks: ``(docs, scores)``, docs distinct."""
+        """Each query's candidates over all blocks: ``(docs, scores)``, docs distinct.
+
+        One block's rows are slices, not concatenations: 10x faster at 2,000 queries (``benchmarks/speed_paths.py`` ``single_block``).
+        """
         if len(products) == 1:
             indptr, docs, scores = products[0]
             for a, b in zip(indptr[:-1].tolist(), indptr[1:].tolist()):
@@ -297,37 +302,6 @@ class BM25Index:
                     (self.weights[number], self.docs[number], self.indptr[number]), shape=(self.n_terms, width))))
             self._matrices = matrices
         return self._matrices
-
-
-def top_k(candidates: np.ndarray | None, scores: np.ndarray, k: int, tie_rank: np.ndarray,
-          min_score: float) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``k`` of distinct ``candidates`` by score descending, ties by ``tie_rank`` ascending.
-
-    ``candidates`` None means every position of ``scores`` (a full row of a score matrix). Scores at
-    or below ``min_score`` are dropped. Exact, ties at the k-th place included: every candidate
-    scoring at least the k-th best value reaches the final sort.
-    """
-    n = len(scores)
-    if n > SAMPLE_ABOVE and n > 4 * k:
-        step = n // (4 * max(k, SAMPLE_ABOVE // 4))
-        sample = scores[::step]
-        if len(sample) >= k:
-            bound = np.partition(sample, len(sample) - k)[len(sample) - k]
-            if bound == bound:  # a NaN bound would keep nothing
-                keep = np.flatnonzero(scores >= bound)
-                candidates = keep if candidates is None else candidates[keep]
-                scores = scores[keep]
-    if candidates is None:
-        candidates = np.arange(n)
-    keep = scores > min_score
-    if not keep.all():
-        candidates, scores = candidates[keep], scores[keep]
-    if len(candidates) > k:
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        keep = np.flatnonzero(scores >= kth)
-        candidates, scores = candidates[keep], scores[keep]
-    order = np.lexsort((tie_rank[candidates], -scores))[:k]
-    return candidates[order], scores[order]
 
 
 class _Tally:

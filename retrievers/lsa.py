@@ -22,9 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer, progress
+from corpora.analyzers import analyzer_fingerprint
 from retrievers.base import ScoreRetriever
-from retrievers.cache import SortedStrings, State, check_strings, fitted_state, pack_strings
-from retrievers.registry import register
+from retrievers.cache import State, fitted_state
+from retrievers.strings import SortedStrings, check_strings, pack_strings
 from retrievers.validation import check_int
 
 
@@ -35,7 +36,6 @@ def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return out
 
 
-@register
 class LSA(ScoreRetriever):
     """TF-IDF -> truncated SVD (``dims`` dimensions) -> cosine similarity."""
 
@@ -102,8 +102,6 @@ class LSA(ScoreRetriever):
 
     # ----- large corpora ---------------------------------------------------------------------
     def _fit_large(self, corpus: Corpus) -> LSA:
-        from corpora.tokenize import analyzer_fingerprint
-
         params: dict[str, Any] = {"dims": self.dims, "seed": self.seed, "analyzer": self.analyzer,
                                   "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),
                                   "version": self.state_version}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from corpora import ParameterError, RetbenchError
 from retrievers.base import Retriever, RetrieverFailed
-from retrievers.registry import get_class
+from retrievers.registry import get_class, names
 
 #: Deepest nesting of parentheses a spec may use (fusions of fusions of ...): far beyond any real
 #: experiment, and well inside Python's recursion limit for parsing, building and labelling.
@@ -82,9 +82,7 @@ def _check_label(label: str, text: str) -> str:
     if not _LABEL.fullmatch(label):
         raise SpecError(f"system name {label!r} in {text!r}: expected letters, digits, '_', '.', '+' or '-' "
                         "(it names files and TREC run tags). Fix: write e.g. mine=bm25(k1=0.9)")
-    from retrievers.registry import available
-
-    if label in available():
+    if label in names():
         raise SpecError(f"system name {label!r} in {text!r} is the name of a retriever, so the results would "
                         f"mislabel it. Fix: choose another name, e.g. my_{label}")
     return label

@@ -14,12 +14,11 @@ from retrievers.cache import (
     corpus_digest,
     entry_key,
     fitted_state,
-    pack_strings,
     read_entry,
-    unpack_strings,
     use_cache,
     write_entry,
 )
+from retrievers.strings import SortedStrings, pack_strings, unpack_strings
 
 CORPUS = Corpus(["d1", "d2", "d3", "d4"], ["red apple pie", "green apple", "blue sky", "red sky at night"])
 OTHER = Corpus(["d1", "d2"], ["totally different", "documents here"])
@@ -129,7 +128,7 @@ def test_a_foreign_entry_is_never_trusted(tmp_path):
 
 
 def _key_for(corpus: Corpus) -> str:
-    from corpora.tokenize import analyzer_fingerprint
+    from corpora.analyzers import analyzer_fingerprint
 
     params = {"k1": 1.2, "b": 0.75, "analyzer": "article", "analyzer_fingerprint": analyzer_fingerprint("article"),
               "version": BM25.state_version}
@@ -192,8 +191,6 @@ def test_entries_round_trip_and_are_read_only(tmp_path):
 
 
 def test_sorted_strings_find_every_term_and_only_those():
-    from retrievers.cache import SortedStrings
-
     words = sorted(["", "a", "ab", "abc", "b", "caf\u00e9", "zz", "\U0001f600", "\u00e9t\u00e9"])
     table = SortedStrings(*pack_strings(words))
     assert len(table) == len(words) and list(table) == words

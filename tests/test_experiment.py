@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.comparison import CompareConfig
+from harness.record import CompareConfig
 from harness.inputs import build_systems
 from harness.experiment import config_keys, load_experiment
 

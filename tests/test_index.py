@@ -12,12 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import retrievers.index as index_module
+import retrievers.ranking as ranking_module
 from corpora import Corpus, Queries
 from corpora.analyzers import article_analyzer
 from corpora.tokenize import encode, tokenize
-from retrievers.base import doc_id_order, top_k_rows
 from retrievers.bm25 import BM25
-from retrievers.index import BM25Index, top_k
+from retrievers.index import BM25Index
+from retrievers.ranking import doc_id_order, top_k, top_k_rows
 
 WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
@@ -79,12 +80,12 @@ def test_top_k_is_the_brute_force_ranking(texts, queries, k, random, threads, sa
     random.shuffle(ids)
     tie_rank = doc_id_order(ids)
     offsets, terms = encode(queries, vocabulary)
-    old = index_module.SAMPLE_ABOVE
-    index_module.SAMPLE_ABOVE = 2 if sample else old  # exercise the sampled lower bound on tiny data
+    old = ranking_module.SAMPLE_ABOVE
+    ranking_module.SAMPLE_ABOVE = 2 if sample else old  # exercise the sampled lower bound on tiny data
     try:
         run_offsets, docs, scores = index.search(offsets, terms, k, tie_rank, 1e-9, threads=threads)
     finally:
-        index_module.SAMPLE_ABOVE = old
+        ranking_module.SAMPLE_ABOVE = old
     expected_docs, expected_scores = top_k_rows(_dense_scores(index, offsets, terms), k, tie_rank, 1e-9)
     for i in range(len(queries)):
         assert docs[run_offsets[i]:run_offsets[i + 1]].tolist() == expected_docs[i].tolist()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import inspect
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from harness.cli import main
 from retrievers import available, registry
 
 FAST = ["--bootstrap-samples", "200"]
+REPO = Path(__file__).resolve().parents[1]
 
 USER_MODULE = '''
 from retrievers import Retriever
@@ -259,3 +262,39 @@ def test_bench_retrievers_lists_every_retriever_with_parameters_read_from_the_cl
         first_doc_line = inspect.getdoc(cls).splitlines()[0]
         assert f"    {first_doc_line}" in lines
     assert "rrf(*children, k: int = 60, depth: int = 10)" in lines
+
+
+# ----- the built-in table ------------------------------------------------------------------------
+
+def _modules_after(code: str) -> list[str]:
+    """The ``retrievers.*`` modules a fresh interpreter holds after running ``code``."""
+    probe = code + "\nimport sys\nprint(' '.join(sorted(m for m in sys.modules if m.startswith('retrievers.'))))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+    return done.stdout.splitlines()[-1].split()  # the last line: what the code printed comes before
+
+
+def test_a_built_in_is_imported_only_when_its_name_is_asked_for() -> None:
+    """The registry imports no retriever module; naming bm25 imports bm25's module, not the others."""
+    assert not {"retrievers.bm25", "retrievers.lsa", "retrievers.fusion", "retrievers.dense"} & \
+        set(_modules_after("import retrievers.registry"))
+    after_bm25 = _modules_after("from retrievers.registry import get_class\nget_class('bm25')")
+    assert "retrievers.bm25" in after_bm25
+    assert not {"retrievers.lsa", "retrievers.fusion", "retrievers.dense"} & set(after_bm25)
+
+
+def test_bench_evaluate_imports_no_retriever(tmp_path: Path) -> None:
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n", encoding="utf-8")
+    (tmp_path / "run.trec").write_text("q1 Q0 d1 1 2.0 mine\n", encoding="utf-8")
+    code = ("from harness.cli import main\n"
+            f"main(['evaluate', '--qrels', {str(tmp_path / 'qrels.txt')!r}, {str(tmp_path / 'run.trec')!r}, "
+            "'--metrics', 'ndcg@10'], standalone_mode=False)")
+    assert _modules_after(code) == []
+
+
+def test_every_built_in_resolves_to_a_class_named_by_its_key() -> None:
+    for name, target in registry.BUILTINS.items():
+        cls = registry.get_class(name)
+        assert registry.spec_name(cls) == target
+        assert cls.name == name
+        assert registry.is_registered(cls)
+    assert set(registry.BUILTINS) <= set(registry.names())

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpora import Corpus, Queries, RetbenchError, Run
-from retrievers.base import _run_on_corpus, as_run
+from retrievers.output import _run_on_corpus, as_run
 
 CORPUS = Corpus([f"d{j}" for j in range(12)], [f"text {j}" for j in range(12)])
 QUERIES = Queries(["q1", "q2", "q3", "q4"], ["a", "b", "c", "d"])

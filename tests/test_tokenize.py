@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import corpora.analyzers as analyzers
-from corpora.analyzers import article_analyzer, english_analyzer
-from corpora.tokenize import analyzer_fingerprint, encode, tokenize
+from corpora.analyzers import analyzer_fingerprint, article_analyzer, english_analyzer
+from corpora.tokenize import encode, tokenize
 
 # Letters that tempt a byte-level tokenizer: ASCII case, digits, punctuation, NUL, the two non-ASCII
 # characters that lowercase to ASCII (KELVIN SIGN -> k, DOTTED CAPITAL I -> i + combining dot),
@@ -98,3 +98,45 @@ def test_merging_after_every_chunk_changes_nothing(texts, chunk_texts):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tokenize_module, "_MERGE_ROWS", 1)
         _check(texts, "article", chunk_texts)
+
+
+def test_a_declared_analyzer_takes_the_fast_path_from_its_declaration(monkeypatch):
+    """The fast path reads stop words and stemmer from the declaration, whatever the analyzer's name."""
+    import corpora.tokenize as tokenize_module
+
+    def no_fallback(texts, analyzer):
+        raise AssertionError(f"{analyzer} went to the per-text fallback")
+
+    terse = analyzers.Analyzer("terse", "stop words 'money' and 'plan'", stop_words=frozenset({"money", "plan"}))
+    stems = analyzers.Analyzer("stems", "English stems, no stop word", stemmer="english")
+    monkeypatch.setitem(analyzers.ANALYZERS, "terse", terse)
+    monkeypatch.setitem(analyzers.ANALYZERS, "stems", stems)
+    monkeypatch.setattr(tokenize_module, "_fallback", no_fallback)
+    texts = ["Can I get my money back?", "The Pro plan costs 49 euros, running services"]
+    for name, analyzer in (("terse", terse), ("stems", stems)):
+        tokens = tokenize(texts, name)
+        assert [tokens.tokens(0), tokens.tokens(1)] == [analyzer(texts[0]), analyzer(texts[1])]
+    assert tokenize(texts, "terse").tokens(0) == ["can", "i", "get", "my", "back"]
+    assert "servic" in tokenize(texts, "stems").tokens(1)
+
+
+def test_an_analyzer_with_another_token_pattern_is_called_text_by_text(monkeypatch):
+    words = analyzers.Analyzer("words", "letters only, apostrophes kept", token_pattern=r"[a-z']+")
+    monkeypatch.setitem(analyzers.ANALYZERS, "words", words)
+    tokens = tokenize(["Don't panic, 42 times", "it's fine"], "words")
+    assert [tokens.tokens(0), tokens.tokens(1)] == [["don't", "panic", "times"], ["it's", "fine"]]
+
+
+def test_the_fingerprint_reads_every_declared_step(monkeypatch):
+    base = analyzers.Analyzer("mine", "a test analyzer", stop_words=frozenset({"a"}))
+    variants = [base, analyzers.Analyzer("mine", "a test analyzer", stop_words=frozenset({"b"})),
+                analyzers.Analyzer("mine", "a test analyzer", stop_words=frozenset({"a"}), token_pattern=r"[a-z]+"),
+                analyzers.Analyzer("mine", "a test analyzer", stop_words=frozenset({"a"}), stemmer="english")]
+    prints = set()
+    for variant in variants:
+        monkeypatch.setitem(analyzers.ANALYZERS, "mine", variant)
+        prints.add(analyzer_fingerprint("mine"))
+    assert len(prints) == len(variants)
+    monkeypatch.setitem(analyzers.ANALYZERS, "mine", analyzers.Analyzer("mine", "another description",
+                                                                        stop_words=frozenset({"a"})))
+    assert analyzer_fingerprint("mine") in prints  # the description does not change a token

@@ -17,12 +17,14 @@ from pathlib import Path
 import click
 
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
+from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.api import compare
 from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
-from harness.comparison import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
+from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.experiment import OptionKey, load_experiment
 from harness.inputs import build_systems, resolve_metrics
+from harness.metrics import metrics_help
 from harness.progress import Reporter
 from harness.results import check_out
 from harness.statistics import EXACT_UP_TO, FAMILIES
@@ -119,8 +121,7 @@ class _Stdout:
               help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
                    "(see `bench retrievers`).")
 @click.option("--metrics", default=DEFAULT_METRICS, show_default=True,
-              help="Comma-separated metrics: hit@k recall@k precision@k mrr mrr@k ndcg@k ndcg_exp@k map map@k rprec "
-                   "(trec_eval names accepted).")
+              help=metrics_help())
 @click.option("--out", type=click.Path(path_type=Path), default=Path("results"),
               show_default=True, help="Folder that receives a new results folder per run.")
 @click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
@@ -141,7 +142,8 @@ class _Stdout:
 @click.option("--fail-rank", type=int, default=3, show_default=True,
               help="Diagnose queries whose first relevant document is missing or below this rank.")
 @click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
-              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}].")
+              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}]. "
+                   f"{describe_analyzers()}.")
 @click.option("--config", _CONFIG_PARAMETER, type=click.Path(dir_okay=False, path_type=Path), default=None,
               is_eager=True, callback=_read_experiment,
               help="A TOML experiment file with any of these long options as keys (no_cache = true); "

@@ -21,7 +21,7 @@ import pandas as pd
 
 from corpora import ParameterError, RetbenchError
 from harness.evaluation import COUNTS, QrelsTable, evaluate, mean_over_queries
-from harness.metrics import Metric, metric_names, parse_metrics
+from harness.metrics import Metric, metrics_help, parse_metrics
 from harness.trec import (QRELS_FORMATS, RUN_ORDERS, TRAILING_FIELDS, RunFile, read_qrels_table, read_run_file,
                           trec_eval_name, trec_eval_sort_key)
 
@@ -209,8 +209,7 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
                    "(`query-id<TAB>corpus-id<TAB>score`, header optional), told apart by content.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--metrics", "metrics_text", required=True,
-              help="Comma-separated measures, e.g. ndcg@10,recall@100,mrr or trec_eval names (P_10, ndcg_cut_10). "
-                   "Known: " + ", ".join(metric_names()))
+              help=metrics_help())
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table: means per run; csv/json: per query and `all`; trec: trec_eval's -q layout and names.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True,

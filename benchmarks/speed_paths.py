@@ -1,0 +1,308 @@
+"""Every speed path beside its plain path: does it pay, and does it give the same output?
+
+    python benchmarks/speed_paths.py --repeats 5
+    python benchmarks/speed_paths.py --only as_run,top_k --repeats 9
+
+A speed path is code that computes what a plainer path already computes, only faster: it stays only
+where it pays at least 20% (issue 12), and its docstring says so with the number measured here.
+Each case builds its inputs once (synthetic, fixed seeds), then times the speed path and the plain
+path alternately in this process (the order flips every round), reports medians, and checks that
+both give the same output. The plain paths are the code's own fallbacks where it has them, else
+written out here as the speed path would be without its shortcut.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import load_note, markdown, median  # noqa: E402
+
+
+@dataclass
+class Case:
+    """One pair: where the speed path lives, the size it is timed at, and the two callables."""
+
+    path: str
+    size: str
+    fast: Callable[[], Any]
+    plain: Callable[[], Any]
+    same: Callable[[Any, Any], bool]
+
+
+def _arrays_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_arrays_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_arrays_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == np.asarray(b).dtype and np.array_equal(a, b)
+    return a == b
+
+
+def _runs_equal(a: Any, b: Any) -> bool:
+    return (list(a.query_ids) == list(b.query_ids) and np.array_equal(a.offsets, b.offsets)
+            and np.array_equal(a.doc_ids[a.doc_index], b.doc_ids[b.doc_index]) and np.array_equal(a.scores, b.scores))
+
+
+def _synthetic(n_docs: int, n_queries: int):
+    import synthetic
+
+    return synthetic.make(n_docs, n_queries, seed=0, vocabulary=1 << 17)
+
+
+# ----- the cases ---------------------------------------------------------------------------------
+
+def case_as_run() -> Case:
+    """retrievers.output: a Run re-indexed on the corpus in array operations, or pair by pair."""
+    from corpora import Corpus, Queries, Run
+    from retrievers import output
+
+    rng = np.random.default_rng(0)
+    n_docs, n_queries, depth = 100_000, 200, 1000
+    corpus = Corpus([f"d{j}" for j in range(n_docs)], [""] * n_docs)
+    queries = Queries([f"q{i}" for i in range(n_queries)], [""] * n_queries)
+    docs = np.concatenate([rng.choice(n_docs, size=depth, replace=False) for _ in range(n_queries)])
+    scores = np.repeat(np.linspace(1.0, 0.001, depth)[None, :], n_queries, axis=0).ravel()
+    run = Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.arange(0, n_queries * depth + 1, depth),
+              docs.astype(np.int64), scores)
+
+    def plain() -> Run:
+        saved = output._run_on_corpus
+        output._run_on_corpus = lambda *args: None  # the pair-by-pair path that names a bad pair
+        try:
+            return output.as_run(run, corpus, queries, "bench")
+        finally:
+            output._run_on_corpus = saved
+
+    return Case("as_run: vectorised Run (_run_on_corpus)", f"{n_queries} x {depth} pairs, {n_docs:,} docs",
+                lambda: output.as_run(run, corpus, queries, "bench"), plain, _runs_equal)
+
+
+def case_top_k_sample() -> Case:
+    """retrievers.ranking.top_k: a sampled lower bound of the k-th score before the partition."""
+    from retrievers import ranking
+    from retrievers.ranking import top_k_rows
+
+    rng = np.random.default_rng(1)
+    n_rows, n_docs, k = 64, 200_000, 10
+    scores = np.round(rng.gamma(1.0, size=(n_rows, n_docs)), 3)  # rounded: ties at the cut
+    tie_rank = rng.permutation(n_docs).astype(np.int64)
+
+    def plain() -> tuple:
+        saved = ranking.SAMPLE_ABOVE
+        ranking.SAMPLE_ABOVE = 1 << 62  # never sample: partition the whole row
+        try:
+            return top_k_rows(scores, k, tie_rank, 1e-9)
+        finally:
+            ranking.SAMPLE_ABOVE = saved
+
+    return Case("top_k: sampled lower bound (SAMPLE_ABOVE)", f"{n_rows} rows x {n_docs:,} docs, k = {k}",
+                lambda: top_k_rows(scores, k, tie_rank, 1e-9), plain, _arrays_equal)
+
+
+def case_bm25_index_search() -> Case:
+    """retrievers.bm25: search over the index's postings, or the generic score matrix + top_k_rows."""
+    from corpora import Corpus, Queries
+    from retrievers.base import ScoreRetriever
+    from retrievers.bm25 import BM25
+
+    data = _synthetic(50_000, 500)
+    corpus = Corpus(data.doc_ids, data.texts)
+    queries = Queries(data.query_ids, data.queries)
+    bm25 = BM25().fit(corpus)
+    return Case("BM25.search: index postings (BM25Index.search)", f"{len(corpus):,} docs, {len(queries)} queries, k = 1000",
+                lambda: bm25.search(queries, 1000), lambda: ScoreRetriever.search(bm25, queries, 1000), _runs_equal)
+
+
+def case_blocks() -> Case:
+    """retrievers.index: postings in blocks of BLOCK_DOCS documents, or one block over all of them."""
+    from corpora.tokenize import encode, tokenize
+    from retrievers.index import BLOCK_DOCS, BM25Index
+    from retrievers.ranking import doc_id_order
+
+    data = _synthetic(8 * BLOCK_DOCS, 1000)
+    tokens = tokenize(data.texts)
+    blocked = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
+    whole = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), block_docs=len(data.texts))
+    offsets, terms = encode(data.queries, {t: i for i, t in enumerate(tokens.vocabulary)})
+    tie_rank = doc_id_order(data.doc_ids)
+    return Case("BM25Index: blocks of BLOCK_DOCS docs", f"{len(data.texts):,} docs, {len(data.queries)} queries, k = 1000",
+                lambda: blocked.search(offsets, terms, 1000, tie_rank, 1e-9),
+                lambda: whole.search(offsets, terms, 1000, tie_rank, 1e-9), _arrays_equal)
+
+
+def case_single_block_rows() -> Case:
+    """retrievers.index.BM25Index._rows: one block's rows as slices, or concatenated like many blocks."""
+    from corpora.tokenize import encode, tokenize
+    from retrievers.index import BM25Index
+
+    data = _synthetic(50_000, 2000)
+    tokens = tokenize(data.texts)
+    index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
+    offsets, terms = encode(data.queries, {t: i for i, t in enumerate(tokens.vocabulary)})
+    products = index._products(offsets, terms, range(len(offsets) - 1))
+
+    def generic() -> list:
+        bounds = [indptr.tolist() for indptr, _, _ in products]
+        return [(np.concatenate([docs[b[row]:b[row + 1]] for b, (_, docs, _) in zip(bounds, products)]),
+                 np.concatenate([scores[b[row]:b[row + 1]] for b, (_, _, scores) in zip(bounds, products)]))
+                for row in range(len(bounds[0]) - 1)]
+
+    return Case("BM25Index._rows: one-block shortcut", f"{len(offsets) - 1:,} queries, one block",
+                lambda: list(BM25Index._rows(products)), generic, _arrays_equal)
+
+
+def case_tokenize() -> Case:
+    """corpora.tokenize: the byte-level batch tokenizer, or the analyzer called text by text."""
+    import corpora.tokenize as tokenize_module
+    from corpora.tokenize import tokenize
+
+    texts = _synthetic(50_000, 1).texts
+
+    def plain() -> tuple:
+        saved = tokenize_module._declared
+        tokenize_module._declared = lambda analyzer: None  # the per-text fallback
+        try:
+            result = tokenize(texts, "article")
+        finally:
+            tokenize_module._declared = saved
+        return result.offsets, result.term_ids, result.vocabulary
+
+    def fast() -> tuple:
+        result = tokenize(texts, "article")
+        return result.offsets, result.term_ids, result.vocabulary
+
+    return Case("tokenize: batch byte scan (article analyzer)", f"{len(texts):,} texts", fast, plain, _arrays_equal)
+
+
+def case_sorted_vocabulary() -> Case:
+    """corpora.tokenize._sorted_vocabulary: an ASCII vocabulary sorted as bytes by numpy, or by sorted()."""
+    from corpora.tokenize import _sorted_vocabulary
+
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(2, 12, size=300_000)
+    letters = (rng.integers(0, 26, size=int(lengths.sum()), dtype=np.uint8) + ord("a")).tobytes().decode()
+    ends = np.cumsum(lengths).tolist()
+    words = np.array(list(dict.fromkeys(letters[e - n:e] for e, n in zip(ends, lengths.tolist()))), dtype=object)
+
+    def plain() -> tuple:
+        listed = words.tolist()
+        order = np.array(sorted(range(len(listed)), key=listed.__getitem__), dtype=np.int64)
+        return order, [listed[i] for i in order.tolist()]
+
+    return Case("_sorted_vocabulary: ASCII words as bytes", f"{len(words):,} distinct words",
+                lambda: _sorted_vocabulary(words), plain, _arrays_equal)
+
+
+def case_pack_strings() -> Case:
+    """retrievers.strings: ASCII tables packed and unpacked in one piece, or word by word."""
+    from retrievers.strings import check_strings, pack_strings, unpack_strings
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(2, 12, size=500_000)
+    letters = (rng.integers(0, 26, size=int(lengths.sum()), dtype=np.uint8) + ord("a")).tobytes().decode()
+    ends = np.cumsum(lengths).tolist()
+    words = [letters[e - n:e] for e, n in zip(ends, lengths.tolist())]
+
+    def plain() -> tuple:
+        pieces = [w.encode("utf-8", "surrogatepass") for w in words]
+        offsets = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(words)), out=offsets[1:])
+        blob = np.frombuffer(b"".join(pieces), dtype=np.uint8).copy()
+        check_strings(blob, offsets)
+        data = blob.tobytes()
+        bounds = offsets.tolist()
+        back = [data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds[:-1], bounds[1:])]
+        return blob, offsets, back
+
+    def fast() -> tuple:
+        blob, offsets = pack_strings(words)
+        return blob, offsets, unpack_strings(blob, offsets)
+
+    return Case("pack_strings + unpack_strings: ASCII in one piece", f"{len(words):,} words", fast, plain,
+                _arrays_equal)
+
+
+def case_batch_metrics() -> Case:
+    """harness.batch_metrics: every query at once, or the per-query specification query by query."""
+    from corpora import Qrels, Run
+    from harness.evaluation import evaluate
+    from harness.metrics import parse_metrics
+
+    rng = np.random.default_rng(4)
+    n_queries, depth, n_docs = 2000, 100, 20_000
+    doc_ids = np.array([f"d{j}" for j in range(n_docs)], dtype=object)
+    docs = np.concatenate([rng.choice(n_docs, size=depth, replace=False) for _ in range(n_queries)]).astype(np.int64)
+    query_ids = [f"q{i}" for i in range(n_queries)]
+    run = Run(query_ids, doc_ids, np.arange(0, n_queries * depth + 1, depth), docs,
+              np.tile(np.linspace(1.0, 0.01, depth), n_queries))
+    judged = {q: {str(doc_ids[j]): int(rng.integers(0, 4))
+                  for j in np.concatenate([docs[i * depth:i * depth + 30:3], rng.choice(n_docs, size=20)]).tolist()}
+              for i, q in enumerate(query_ids)}
+    qrels = Qrels(judged)
+    metrics = parse_metrics("ndcg@10,map,recall@100,mrr,precision@10,bpref")
+    ids = [q for q in query_ids if any(g >= 1 for g in judged[q].values())]
+
+    def fast() -> np.ndarray:
+        return evaluate(run, qrels, metrics, ids)[[m.name for m in metrics]].to_numpy()
+
+    def plain() -> np.ndarray:
+        rankings = {q: run.ranking(q) for q in ids}
+        return np.array([[m.per_query(rankings[q], judged[q]) for m in metrics] for q in ids])
+
+    return Case("batch metrics: every query at once (evaluate)", f"{len(ids):,} queries x {depth}, 6 metrics",
+                fast, plain, lambda a, b: bool(np.allclose(a, b, rtol=0, atol=1e-12)))
+
+
+CASES: dict[str, Callable[[], Case]] = {
+    "as_run": case_as_run,
+    "top_k": case_top_k_sample,
+    "bm25_search": case_bm25_index_search,
+    "blocks": case_blocks,
+    "single_block": case_single_block_rows,
+    "tokenize": case_tokenize,
+    "sorted_vocabulary": case_sorted_vocabulary,
+    "pack_strings": case_pack_strings,
+    "batch_metrics": case_batch_metrics,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", default=",".join(CASES), help="comma-separated cases: " + ", ".join(CASES))
+    args = parser.parse_args()
+    print(f"# speed paths, medians of {args.repeats}; {load_note()}", flush=True)
+    rows = []
+    for name in args.only.split(","):
+        case = CASES[name.strip()]()
+        times: dict[str, list[float]] = {"fast": [], "plain": []}
+        outputs: dict[str, Any] = {}
+        for repeat in range(args.repeats):
+            for side in (("fast", "plain") if repeat % 2 == 0 else ("plain", "fast")):
+                start = time.perf_counter()
+                outputs[side] = getattr(case, side)()
+                times[side].append(time.perf_counter() - start)
+        fast, plain = median(times["fast"]), median(times["plain"])
+        speed_up = plain / fast
+        rows.append([case.path, case.size, 1000 * fast, 1000 * plain, f"{speed_up:.2f}x",
+                     case.same(outputs["fast"], outputs["plain"]), "pays" if speed_up >= 1.2 else "does not pay"])
+        print(f"# {name}: {speed_up:.2f}x", flush=True)
+    print(f"# done; {load_note()}")
+    print(markdown(["speed path", "size", "fast ms (median)", "plain ms (median)", "speed-up", "same output",
+                    ">= 20%?"], rows))
+
+
+if __name__ == "__main__":
+    main()

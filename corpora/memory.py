@@ -1,0 +1,21 @@
+"""Giving freed memory back to the operating system, between the phases of a large fit."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system.
+
+    The chunks' temporaries are a few MB each, so the C allocator serves them from its heap and,
+    once freed, keeps them: ~150 MB of resident memory at a million documents that nothing uses.
+    glibc's ``malloc_trim`` returns them; elsewhere this does nothing.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass

@@ -1,0 +1,88 @@
+"""Packed string tables: a list of strings as two numpy arrays, for cache entries without pickle.
+
+:func:`pack_strings` stores strings as their UTF-8 bytes (one ``uint8`` array) and ``int64``
+offsets; :func:`unpack_strings` reads them back after :func:`check_strings` has made sure the two
+arrays cut valid UTF-8 into whole characters (a cache file is never trusted);
+:class:`SortedStrings` looks terms up in a sorted table by binary search, without a dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+
+def pack_strings(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as (UTF-8 bytes, int64 offsets) arrays, for storing a vocabulary without pickle.
+
+    ASCII words are encoded in one piece (and read back so by :func:`unpack_strings`): 2.2x faster
+    than word by word, packed and unpacked, at 500,000 words (``benchmarks/speed_paths.py`` ``pack_strings``).
+    """
+    joined = "".join(words)
+    data = joined.encode("utf-8", "surrogatepass")
+    # ASCII: one byte per character, so the character lengths are the byte lengths
+    pieces = words if len(data) == len(joined) else [w.encode("utf-8", "surrogatepass") for w in words]
+    if pieces is not words:
+        data = b"".join(pieces)
+    offsets = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(words)), out=offsets[1:])
+    return np.frombuffer(data, dtype=np.uint8).copy(), offsets
+
+
+def unpack_strings(blob: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """Inverse of :func:`pack_strings`; ValueError when the arrays do not describe strings."""
+    check_strings(blob, offsets)
+    text = blob.tobytes().decode("utf-8", "surrogatepass")
+    bounds = offsets.tolist()
+    if len(text) == len(blob):  # ASCII: byte offsets are character offsets
+        return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    data = blob.tobytes()
+    return [data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+class SortedStrings(Mapping[str, int]):
+    """A packed, ascending string table read as ``term -> position`` by binary search.
+
+    For looking up a few query terms in a vocabulary of a million without building a dict of it.
+    UTF-8 byte order is code point order, so comparing bytes follows the table's ``sorted`` order.
+    """
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray):
+        self._data = blob.tobytes()
+        self._bounds = offsets.tolist()
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __iter__(self) -> Iterator[str]:
+        data, bounds = self._data, self._bounds
+        return (data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds[:-1], bounds[1:]))
+
+    def __getitem__(self, term: str) -> int:
+        key = term.encode("utf-8", "surrogatepass")
+        data, bounds = self._data, self._bounds
+        low, high = 0, len(bounds) - 1
+        while low < high:
+            middle = (low + high) // 2
+            if data[bounds[middle]:bounds[middle + 1]] < key:
+                low = middle + 1
+            else:
+                high = middle
+        if low < len(bounds) - 1 and data[bounds[low]:bounds[low + 1]] == key:
+            return low
+        raise KeyError(term)
+
+
+def check_strings(blob: np.ndarray, offsets: np.ndarray) -> None:
+    """ValueError unless ``offsets`` cut ``blob`` (valid UTF-8) into whole characters."""
+    if blob.ndim != 1 or offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) \
+            or (len(offsets) > 1 and np.any(np.diff(offsets) < 0)):
+        raise ValueError("damaged string table")
+    try:
+        blob.tobytes().decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        raise ValueError("damaged string table") from None
+    cuts = offsets[:-1][offsets[:-1] < len(blob)]
+    if np.any((blob[cuts] & 0xC0) == 0x80):  # a cut inside a multi-byte character
+        raise ValueError("damaged string table")

@@ -1,0 +1,199 @@
+"""The packages import one way, corpora -> retrievers -> harness -> cli, and no module imports
+itself back through others.
+
+The graph is read from the source (``ast``), not from a running interpreter, and holds every
+import statement among our own modules wherever it stands: at module level, inside a function
+(a lazy import) and under ``if TYPE_CHECKING:``. A lazy or type-only import defers or hides a
+dependency but does not remove it, and both cycles issue 12 found went through one
+(``registry -> builtin`` was lazy, ``batch_metrics -> evaluation`` type-only). Third-party
+modules are not in the graph, so deferring a heavy import (scikit-learn, torch) is never a finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("corpora", "retrievers", "harness")
+#: Which packages each package may import (besides itself); harness.cli is checked on its own.
+ALLOWED = {"corpora": set(), "retrievers": {"corpora"}, "harness": {"corpora", "retrievers"}}
+CLI = "harness.cli"
+
+
+def modules_of(root: Path, packages: Iterable[str]) -> dict[str, Path]:
+    """Dotted module name -> file, for every ``.py`` file under the packages (``pkg`` for its __init__)."""
+    found = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _absolute(module: str | None, level: int, importer: str, is_package: bool) -> str:
+    """The absolute name a (possibly relative) ``from`` import refers to."""
+    if level == 0:
+        return module or ""
+    base = importer.split(".")
+    base = base if is_package else base[:-1]
+    base = base[:len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def import_graph(root: Path, packages: Iterable[str]) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` it imports, anywhere in its source.
+
+    ``from pkg import name`` points at ``pkg.name`` when that is a module, else at ``pkg`` (its
+    ``__init__``). A parent package that Python initialises first is not an edge of its own: it is
+    not a dependency the importing code chose.
+    """
+    modules = modules_of(root, packages)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = _absolute(node.module, node.level, name, path.name == "__init__.py")
+                targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source
+                           for alias in node.names]
+            else:
+                continue
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan, without recursion), each
+    sorted, as a list sorted by its first module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return sorted(found)
+
+
+def path_within(graph: dict[str, set[str]], group: list[str]) -> list[str]:
+    """One cycle through the group's first module, for the failure message."""
+    start, members = group[0], set(group)
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        node = frontier.pop(0)
+        for child in sorted(graph[node] & members):
+            if child == start:
+                trail = [node]
+                while trail[-1] != start:
+                    trail.append(previous[trail[-1]])
+                return [start, *reversed(trail[:-1]), start] if len(trail) > 1 else [start, node, start]
+            if child not in previous:
+                previous[child] = node
+                frontier.append(child)
+    return group
+
+
+# ----- the repository ---------------------------------------------------------------------------
+
+GRAPH = import_graph(REPO, PACKAGES)
+
+
+def test_the_walk_sees_every_module_and_the_known_edges() -> None:
+    """A guard on the walker itself: it reads lazy imports too, and the packages it should."""
+    assert {"corpora", "retrievers.registry", "harness.metrics", "harness.cli.compare"} <= set(GRAPH)
+    assert "retrievers.base" in GRAPH["retrievers.registry"]
+    assert "harness.batch_metrics" in GRAPH["harness.metrics"]
+
+
+def test_no_import_cycle() -> None:
+    found = cycles(GRAPH)
+    assert found == [], "import cycles: " + "; ".join(" -> ".join(path_within(GRAPH, g)) for g in found)
+
+
+def test_layering_corpora_retrievers_harness_cli() -> None:
+    wrong = []
+    for module, imported in GRAPH.items():
+        package = module.split(".")[0]
+        for target in imported:
+            other = target.split(".")[0]
+            if other != package and other not in ALLOWED[package]:
+                wrong.append(f"{module} imports {target}")
+            if (target == CLI or target.startswith(CLI + ".")) and not (module == CLI or module.startswith(CLI + ".")):
+                wrong.append(f"{module} imports {target} (nothing outside the CLI imports it)")
+    assert wrong == []
+
+
+# ----- the walker on made-up packages ------------------------------------------------------------
+
+def _package(root: Path, files: dict[str, str]) -> None:
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+@pytest.mark.parametrize("import_b", [
+    "from pkg.a import thing",  # module level
+    "def late():\n    from pkg.a import thing\n",  # lazy, inside a function
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import thing\n",  # type-only
+    "from . import a",  # relative
+    "import pkg.a",
+])
+def test_a_cycle_is_found_however_the_import_is_written(tmp_path: Path, import_b: str) -> None:
+    _package(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "from pkg.b import other\nthing = 1\n",
+                        "pkg/b.py": import_b + "\nother = 2\n", "pkg/c.py": "from pkg import a\n"})
+    graph = import_graph(tmp_path, ["pkg"])
+    assert cycles(graph) == [["pkg.a", "pkg.b"]]
+    assert path_within(graph, ["pkg.a", "pkg.b"]) == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+def test_a_package_init_that_a_submodule_imports_back_is_a_cycle(tmp_path: Path) -> None:
+    _package(tmp_path, {"pkg/__init__.py": "from pkg.model import Thing\n",
+                        "pkg/model.py": "from pkg import helper_name\n"})
+    assert cycles(import_graph(tmp_path, ["pkg"])) == [["pkg", "pkg.model"]]
+
+
+def test_no_cycle_where_imports_run_one_way(tmp_path: Path) -> None:
+    _package(tmp_path, {"pkg/__init__.py": "from pkg.a import thing\n", "pkg/a.py": "import json\nthing = 1\n",
+                        "pkg/b.py": "def late():\n    import pkg.a\n"})
+    assert cycles(import_graph(tmp_path, ["pkg"])) == []
