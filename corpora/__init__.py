@@ -5,7 +5,7 @@ from corpora.bundled import DEFAULT_CORPUS, bundled_names
 from corpora.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
 from corpora.inspection import DatasetStats, describe, summary_line
 from corpora.loading import FORMATS, load_dataset
-from corpora.model import Corpus, Dataset, Qrels, Queries, Run
+from corpora.model import Corpus, Dataset, JudgmentArrays, Qrels, Queries, Run, is_relevant
 
 __all__ = [
     "ANALYZERS",
@@ -16,6 +16,7 @@ __all__ = [
     "Dataset",
     "DatasetStats",
     "InputFileError",
+    "JudgmentArrays",
     "ParameterError",
     "Qrels",
     "Queries",
@@ -25,6 +26,7 @@ __all__ = [
     "bundled_names",
     "describe",
     "get_analyzer",
+    "is_relevant",
     "load_dataset",
     "summary_line",
 ]

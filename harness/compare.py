@@ -182,6 +182,9 @@ def fusion_depth_messages(retrievers: Sequence[Retriever], metrics: Sequence[Met
 def _check_config(config: CompareConfig, metrics: list[Metric]) -> None:
     if config.depth < 1:
         raise RetbenchError(f"--depth must be an int >= 1. Got {config.depth} instead.")
+    if config.rel_threshold < 0:  # trec_eval -l: a negative level would make unjudged documents relevant
+        raise RetbenchError(f"--rel-threshold must be an int >= 0. Got {config.rel_threshold} instead. Fix: pass e.g. "
+                            "--rel-threshold 1 (negative grades are judged, never relevant)")
     if config.fail_rank < 1:
         raise RetbenchError(f"--fail-rank must be an int >= 1. Got {config.fail_rank} instead.")
     _check_count(config.bootstrap_samples, "--bootstrap-samples", 5000)

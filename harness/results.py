@@ -44,7 +44,8 @@ import pandas as pd
 from corpora import RetbenchError
 from harness.compare import CompareResult
 from harness.statistics import COMPARISON_COLUMNS
-from harness.trec import format_qrels, format_run_and_raw_scores, trec_eval_name
+from corpora.trec_io import format_qrels, format_run_and_raw_scores
+from harness.trec_eval import trec_eval_name
 
 DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
 QRELS_FILE = "qrels.txt"

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpora import InputFileError, Qrels, RetbenchError, Run
-from harness.trec import (format_qrels, format_raw_scores, format_run, read_qrels, read_qrels_table, read_run,
-                          read_run_file, run_from_arrays, trec_scores, write_qrels, write_run)
+from corpora.trec_io import (format_qrels, format_raw_scores, format_run, read_qrels, read_run, read_run_file,
+                             run_from_arrays, trec_scores, write_qrels, write_run)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -153,29 +153,28 @@ def test_qrels_keep_negative_grades_and_string_ids(tmp_path: Path) -> None:
     path = write(tmp_path, "qrels.txt", "# judged\n301 0 CR93E-3103#37 1\n301 0 FT1 -1\n0302 0 FT2 2\n")
     qrels = read_qrels(path)
     assert qrels.to_dict() == {"301": {"CR93E-3103#37": 1, "FT1": -1}, "0302": {"FT2": 2}}
-    table = read_qrels_table(path)
-    assert table.queries_with_relevant(1) == ["301", "0302"] and table.queries_with_relevant(2) == ["0302"]
+    assert qrels.queries_with_relevant(1) == ["301", "0302"] and qrels.queries_with_relevant(2) == ["0302"]
 
 
 def test_a_grade_that_is_not_an_integer_is_named(tmp_path: Path) -> None:
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 1.5\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 1.5\n"), read_qrels)
     assert error.line == 2 and "grade '1.5' is not an integer" in str(error)
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 yes\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 yes\n"), read_qrels)
     assert error.line == 1 and "'yes'" in str(error)
 
 
 def test_a_qrels_line_with_the_wrong_number_of_fields_is_named(tmp_path: Path) -> None:
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 d2 1\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 d2 1\n"), read_qrels)
     assert error.line == 2 and "expected 4" in str(error)
 
 
 def test_a_document_judged_twice_is_named(tmp_path: Path) -> None:
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d1 0\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d1 0\n"), read_qrels)
     assert error.line == 2 and "judged twice" in str(error)
 
 
 def test_empty_qrels_are_an_error(tmp_path: Path) -> None:
-    assert "empty" in str(read_error(write(tmp_path, "qrels.txt", ""), read_qrels_table))
+    assert "empty" in str(read_error(write(tmp_path, "qrels.txt", ""), read_qrels))
 
 
 # ----- writing --------------------------------------------------------------------------------
@@ -195,7 +194,7 @@ def test_run_and_qrels_round_trip(tmp_path: Path) -> None:
 
 
 def test_id_hashes_do_not_depend_on_the_slice_or_the_array_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import idcodes
+    from corpora import id_hashes as idcodes
 
     ids = np.array(["a", "bb", "ccc", "msmarco_v2.1_doc_00_880019750#4_1633802806", "é", ""] * 5, dtype=object)
     whole = idcodes.hash_ids(ids)
