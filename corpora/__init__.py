@@ -6,6 +6,7 @@ from corpora.errors import InputFileError, ParameterError, RetbenchError, Unknow
 from corpora.inspection import DatasetStats, describe, summary_line
 from corpora.loading import FORMATS, load_dataset
 from corpora.model import Corpus, Dataset, JudgmentArrays, Qrels, Queries, Run, is_relevant
+from corpora.trec_io import read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
     "ANALYZERS",
@@ -28,5 +29,9 @@ __all__ = [
     "get_analyzer",
     "is_relevant",
     "load_dataset",
+    "read_qrels",
+    "read_run",
     "summary_line",
+    "write_qrels",
+    "write_run",
 ]
