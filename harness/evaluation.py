@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from corpora import Qrels, Run
+from corpora import JudgmentArrays, Qrels, Run, is_relevant
 from corpora.id_hashes import group_salts, pair_hashes
-from corpora.model import JudgmentArrays, is_relevant
 from harness.batch_metrics import _first_relevant, batch_metric, first_relevant_ranks
 from harness.metrics import Metric
 

@@ -196,13 +196,13 @@ def test_run_and_qrels_round_trip(tmp_path: Path) -> None:
 
 
 def test_id_hashes_do_not_depend_on_the_slice_or_the_array_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    from corpora import id_hashes as idcodes
+    from corpora import id_hashes
 
     ids = np.array(["a", "bb", "ccc", "msmarco_v2.1_doc_00_880019750#4_1633802806", "é", ""] * 5, dtype=object)
-    whole = idcodes.hash_ids(ids)
-    monkeypatch.setattr(idcodes, "_HASH_SLICE", 4)
-    assert (idcodes.hash_ids(ids) == whole).all()
-    assert (idcodes.hash_ids(ids[:3]) == whole[:3]).all()
+    whole = id_hashes.hash_ids(ids)
+    monkeypatch.setattr(id_hashes, "_HASH_SLICE", 4)
+    assert (id_hashes.hash_ids(ids) == whole).all()
+    assert (id_hashes.hash_ids(ids[:3]) == whole[:3]).all()
     assert len(set(whole[:6].tolist())) == 6
 
 
