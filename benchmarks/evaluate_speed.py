@@ -39,9 +39,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.evaluation import QrelsTable, evaluate  # noqa: E402
+from corpora import Qrels  # noqa: E402
+from corpora.trec_io import read_run, run_from_arrays  # noqa: E402
+from harness.evaluation import evaluate  # noqa: E402
 from harness.metrics import parse_metrics  # noqa: E402
-from harness.trec import read_run, run_from_arrays  # noqa: E402
 
 MEASURES = {  # label -> each library's name for it
     "nDCG@10": {"retbench": "ndcg@10", "pytrec_eval": "ndcg_cut_10", "ir_measures": "nDCG@10", "ranx": "ndcg@10"},
@@ -99,7 +100,7 @@ def retbench_library() -> tuple[Setup, Evaluate]:
 
     def setup(w: Workload) -> object:
         run = run_from_arrays(w.run.query_id.to_numpy(), w.run.doc_id.to_numpy(), w.run.score.to_numpy())
-        qrels = QrelsTable(w.qrels.query_id.to_numpy(), w.qrels.doc_id.to_numpy(), w.qrels.relevance.to_numpy())
+        qrels = Qrels.from_arrays(w.qrels.query_id.to_numpy(), w.qrels.doc_id.to_numpy(), w.qrels.relevance.to_numpy())
         return run, qrels
 
     def run_eval(state: object) -> dict[str, float]:

@@ -4,9 +4,9 @@ A synthetic run of ``--queries`` x ``--depth`` results (default 1,000 x 1,000 = 
 scores have three decimals, so that most queries hold ties, as fusion runs do. Timed in one
 process, alternating, medians of ``--rounds``:
 
-* ``Run.to_trec``: the scores written as they are (the results store's writer before tied scores
-  were separated; trec_eval then re-sorts the ties);
-* ``format_run``: scores made strictly decreasing as floats (``harness.trec.trec_scores``);
+* ``plain``: the scores written as they are, one f-string per line (the results store's writer
+  before tied scores were separated, once ``Run.to_trec``; trec_eval then re-sorts the ties);
+* ``format_run``: scores made strictly decreasing as floats (``corpora.trec_io.trec_scores``);
 * ``format_run_and_raw_scores``: the run file and its raw scores, what a results folder now
   writes per system.
 
@@ -27,7 +27,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corpora import Run  # noqa: E402
-from harness.trec import format_run, format_run_and_raw_scores  # noqa: E402
+from corpora.trec_io import format_run, format_run_and_raw_scores  # noqa: E402
+
+
+def plain_trec(run: Run, tag: str) -> str:
+    """The writer ``format_run`` replaced: every score as it is, ties left to trec_eval's re-sort."""
+    lines = []
+    for j, q in enumerate(run.query_ids):
+        start, stop = int(run.offsets[j]), int(run.offsets[j + 1])
+        docs = run.doc_ids[run.doc_index[start:stop]]
+        for rank, (d, s) in enumerate(zip(docs, run.scores[start:stop]), 1):
+            lines.append(f"{q} Q0 {d} {rank} {float(s)!r} {tag}")
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def synthetic_run(n_queries: int, depth: int, n_docs: int, seed: int) -> Run:
@@ -48,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     run = synthetic_run(args.queries, args.depth, args.docs, args.seed)
     writers: dict[str, Callable[[], object]] = {
-        "Run.to_trec": lambda: run.to_trec("tag"),
+        "plain": lambda: plain_trec(run, "tag"),
         "format_run": lambda: format_run(run, "tag"),
         "format_run_and_raw_scores": lambda: format_run_and_raw_scores(run, "tag"),
     }

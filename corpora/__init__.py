@@ -11,7 +11,8 @@ from corpora.errors import InputFileError, ParameterError, RetbenchError, Unknow
 from corpora.facets import load_facets_file, with_facets
 from corpora.inspection import DatasetStats, describe, summary_line
 from corpora.loading import FORMATS, load_dataset
-from corpora.model import Corpus, Dataset, Qrels, Queries, Run
+from corpora.model import Corpus, Dataset, JudgmentArrays, Qrels, Queries, Run, is_relevant
+from corpora.trec_io import read_qrels, read_run, write_qrels, write_run
 
 __all__ = [
     "ANALYZERS",
@@ -22,6 +23,7 @@ __all__ = [
     "Dataset",
     "DatasetStats",
     "InputFileError",
+    "JudgmentArrays",
     "ParameterError",
     "Qrels",
     "Queries",
@@ -31,9 +33,14 @@ __all__ = [
     "bundled_names",
     "describe",
     "get_analyzer",
+    "is_relevant",
     "load_dataset",
     "load_facets_file",
     "progress",
+    "read_qrels",
+    "read_run",
     "summary_line",
     "with_facets",
+    "write_qrels",
+    "write_run",
 ]

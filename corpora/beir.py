@@ -6,9 +6,9 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.facets import scalar_facets
-from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import UniqueIds, parse_grade, read_jsonl, read_text_lines, require_id
-from corpora.trec import QrelsBuilder
+from corpora.model import Corpus, Dataset, Queries
+from corpora.readers import UniqueIds, read_jsonl, require_id
+from corpora.trec_io import QrelsRules, read_qrels_file
 
 
 def looks_like_beir(folder: Path) -> bool:
@@ -55,29 +55,9 @@ def read_queries_jsonl(path: Path) -> tuple[Queries, list[str]]:
     return Queries(ids, texts, scalars, source=str(path)), warnings
 
 
-def read_qrels_tsv(path: Path) -> tuple[Qrels, list[str]]:
-    """``query-id<TAB>corpus-id<TAB>score`` with an optional header line; returns qrels and warnings.
-
-    A pair judged twice with two grades is an error (which one would be right?); the same grade
-    twice is counted in the warnings.
-    """
-    builder = QrelsBuilder()
-    for number, line in read_text_lines(path):
-        if not line.strip():
-            continue
-        fields = line.split("\t") if "\t" in line else line.split()
-        if number == 1 and fields and fields[0].strip().lower() in ("query-id", "query_id", "qid"):
-            continue
-        if len(fields) == 4:  # TREC qrels: qid iter docid grade
-            fields = [fields[0], fields[2], fields[3]]
-        if len(fields) != 3:
-            raise InputFileError(
-                path, f"expected 3 tab-separated fields (query-id, corpus-id, score), got {len(fields)}",
-                line=number, fix="write one judgment per line: query-id<TAB>corpus-id<TAB>grade",
-            )
-        query_id, doc_id, grade = (f.strip() for f in fields)
-        builder.add(query_id, doc_id, parse_grade(path, number, grade), path, number)
-    return Qrels(builder.judgments, source=str(path)), builder.warnings(str(path))
+#: BEIR's ``qrels/<split>.tsv``: ``query-id<TAB>corpus-id<TAB>score`` (TREC's four fields accepted
+#: too), its header line optional; the same grade twice is counted, two grades are an error.
+QRELS_RULES = QrelsRules(layout="any", separator="tab", header="named", repeats="merge")
 
 
 def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> Dataset:
@@ -90,5 +70,6 @@ def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> 
         fix = f"choose one of the splits {', '.join(available)} with --split" if available else \
             "add qrels/<split>.tsv with query-id, corpus-id, score columns"
         raise InputFileError(qrels_path, "judgments file not found", fix=fix)
-    qrels, warnings = read_qrels_tsv(qrels_path)
-    return Dataset(name, corpus, queries, qrels, source=str(folder), warnings=[*facet_warnings, *warnings])
+    judgments = read_qrels_file(qrels_path, QRELS_RULES)
+    return Dataset(name, corpus, queries, judgments.qrels, source=str(folder),
+                   warnings=[*facet_warnings, *judgments.warnings])

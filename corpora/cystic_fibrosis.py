@@ -36,7 +36,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Queries, Qrels, normalise_numeric_id
 from corpora.readers import UniqueIds, read_text_lines
-from corpora.trec import QrelsBuilder
+from corpora.trec_io import QrelsBuilder
 
 DOCUMENT_TAGS = frozenset("PN RN AN AU TI SO MJ MN AB EX RF CT".split())
 QUERY_TAGS = frozenset("QN QU NR RD".split())

@@ -27,7 +27,7 @@ from corpora.inspection import reconcile
 from corpora.model import Dataset
 from corpora.smart import load_cranfield, load_smart, looks_like_cranfield, looks_like_smart
 from corpora.tabular import has_top_level_qrels, load_tabular, looks_like_tabular
-from corpora.trec import load_trec, looks_like_trec
+from corpora.trec_collection import load_trec, looks_like_trec
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,7 @@ def check_grade(value: int, path: Path | str, line: int | None, text: str | None
     """``value`` when it lies in the 64-bit range of :data:`GRADE_MIN`..:data:`GRADE_MAX`, else an error."""
     if GRADE_MIN <= value <= GRADE_MAX:
         return value
-    shown = text if text is not None else str(value)
+    shown = repr(text) if text is not None else str(value)  # as written in the file, quoted
     raise InputFileError(path, f"grade {shown} is outside the range of a 64-bit integer (-2^63 to 2^63-1)",
                          line=line, fix=_GRADE_FIX)
 

@@ -66,7 +66,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
 from corpora.readers import UniqueIds, parse_grade, read_text_lines
-from corpora.trec import QrelsBuilder
+from corpora.trec_io import QrelsBuilder
 
 _MARKER = re.compile(r"^\.([A-Z])\s*$")
 _ID_MARKER = re.compile(r"^\.I(?:\s+(\S*))?\s*$")

@@ -26,10 +26,9 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.facets import scalar_facets
-from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import (UniqueIds, csv_rows, looks_like_grade, parse_grade, read_jsonl, read_text_lines,
-                             require_id)
-from corpora.trec import QrelsBuilder
+from corpora.model import Corpus, Dataset, Queries
+from corpora.readers import UniqueIds, csv_rows, read_jsonl, require_id
+from corpora.trec_io import QrelsRules, read_qrels_file
 
 DOCUMENT_FILES = ("corpus.jsonl", "corpus.csv", "documents.jsonl", "documents.csv", "docs.jsonl", "docs.csv")
 QUERY_FILES = ("queries.jsonl", "queries.csv")
@@ -124,30 +123,12 @@ def read_queries(path: Path) -> tuple[Queries, list[str]]:
     return Queries(ids, texts, scalars, source=str(path)), warnings
 
 
-def read_judgments(path: Path) -> tuple[Qrels, list[str]]:
-    builder = QrelsBuilder()
-    first = True
-    for number, line in read_text_lines(path):
-        if not line.strip() or line.startswith("#"):
-            continue
-        header_allowed, first = first, False
-        if path.suffix.lower() == ".csv":
-            fields = line.split(",")
-        else:
-            fields = line.split("\t") if "\t" in line else line.split()
-        fields = [f.strip() for f in fields]
-        if len(fields) == 4:  # TREC: qid iter docid grade
-            fields = [fields[0], fields[2], fields[3]]
-        if len(fields) != 3:
-            raise InputFileError(path, f"expected 3 fields (query-id, doc-id, grade), got {len(fields)}",
-                                 line=number, fix="write one judgment per line: query-id<TAB>doc-id<TAB>grade")
-        query_id, doc_id, grade = fields
-        if header_allowed and not looks_like_grade(grade):
-            continue  # the header line, e.g. "query-id  corpus-id  score"
-        if not query_id or not doc_id:
-            raise InputFileError(path, "empty query id or doc id", line=number)
-        builder.add(query_id, doc_id, parse_grade(path, number, grade), path, number)
-    return Qrels(builder.judgments, source=str(path)), builder.warnings(str(path))
+def qrels_rules(path: Path) -> QrelsRules:
+    """A tabular export's judgments: ``query-id doc-id grade`` (TREC's four fields accepted too),
+    comma-separated in a ``.csv`` file, else tab-separated (or whitespace), a header line allowed;
+    the same grade twice is counted, two grades are an error."""
+    return QrelsRules(layout="any", separator="comma" if path.suffix.lower() == ".csv" else "tab",
+                      header="non-numeric", repeats="merge")
 
 
 def load_tabular(folder: Path, *, split: str = "test") -> Dataset:
@@ -160,7 +141,7 @@ def load_tabular(folder: Path, *, split: str = "test") -> Dataset:
                                  fix="name the files as listed, or force another layout with --format")
     corpus = read_documents(docs, folder.name)
     query_set, facet_warnings = read_queries(queries)
-    qrels, warnings = read_judgments(judgments)
-    dataset = Dataset(folder.name, corpus, query_set, qrels, source=str(folder), warnings=[*facet_warnings, *warnings],
-                      format="tabular")
+    read = read_qrels_file(judgments, qrels_rules(judgments))
+    dataset = Dataset(folder.name, corpus, query_set, read.qrels, source=str(folder),
+                      warnings=[*facet_warnings, *read.warnings], format="tabular")
     return dataset

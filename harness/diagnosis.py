@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from corpora import Corpus, Qrels, Queries, Run
+from corpora import Corpus, Qrels, Queries, Run, is_relevant
 
 VOCABULARY_GAP = "vocabulary gap"
 SURFACE_HOMONYMY = "surface homonymy"
@@ -81,7 +81,7 @@ def diagnose(
 
     failures = []
     for q in query_ids:
-        relevant = {d: g for d, g in qrels.get(q, {}).items() if g >= rel_threshold}
+        relevant = {d: g for d, g in qrels.get(q, {}).items() if is_relevant(g, rel_threshold)}
         ranking = run.ranking(q)
         rank = next((i for i, d in enumerate(ranking, 1) if d in relevant), None)
         if rank is not None and rank <= fail_rank:

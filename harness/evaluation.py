@@ -7,27 +7,28 @@ documents. Each batch path is tested equal to its per-query specification in
 :mod:`harness.metrics`, and to trec_eval on its own test suite.
 
 Conventions (trec_eval's): an entry is *judged* when its (query, doc) has a qrels line; it is
-*relevant* when judged with ``grade >= rel_threshold`` (and ``grade >= 0``); negative grades are
-judged but never relevant, never non-relevant for bpref, and gain nothing.
+*relevant* when :func:`~corpora.is_relevant` (judged with ``grade >= rel_threshold`` and
+``grade >= 0``); negative grades are judged but never relevant, never non-relevant for bpref, and
+gain nothing. The judgments come as :attr:`Qrels.arrays <corpora.Qrels.arrays>` and the run's doc
+ids as their hashes (``Run.doc_hashes``), both computed once and kept on the objects.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from corpora import Qrels, Run
+from corpora import JudgmentArrays, Qrels, Run, is_relevant
+from corpora.id_hashes import group_salts, pair_hashes
 from harness.batch_metrics import _first_relevant, first_relevant_ranks
-from harness.idcodes import group_salts, hashes_of, pair_hashes
 from harness.metrics import Metric, batch_metric
 from harness.ranked_grades import RankedGrades
 
-__all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "QrelsTable", "RankedGrades", "batch_metric", "evaluate",
-           "first_relevant_ranks", "mean_over_queries", "rank_grades"]
+__all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "RankedGrades", "batch_metric", "evaluate", "first_relevant_ranks",
+           "mean_over_queries", "rank_grades"]
 
 FIRST_RELEVANT_RANK = "first_relevant_rank"
 #: trec_eval's per-query counts: retrieved (after the depth cut), relevant judged, relevant retrieved.
@@ -35,66 +36,8 @@ COUNTS: tuple[str, ...] = ("num_ret", "num_rel", "num_rel_ret")
 _SLICE = 1 << 19  # run entries scanned at a time by the join
 
 
-@dataclass(frozen=True)
-class QrelsTable:
-    """Judgments as parallel arrays (query id, doc id, integer grade), coded once for evaluation.
-
-    The evaluator's fast input form, and what :func:`harness.trec.read_qrels_table` returns; converts
-    to and from :class:`~corpora.Qrels`. (query, doc) pairs are unique. Building it factorizes the
-    query ids (``query_codes``/``query_vocabulary``) and hashes the doc ids (``doc_hashes``), as
-    pytrec_eval's ``RelevanceEvaluator`` prepares its qrels once.
-    """
-
-    query_ids: np.ndarray
-    doc_ids: np.ndarray
-    grades: np.ndarray
-    source: str = "<memory>"
-    query_codes: np.ndarray = field(init=False, repr=False)
-    query_vocabulary: np.ndarray = field(init=False, repr=False)
-    doc_hashes: np.ndarray = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "query_ids", np.asarray(self.query_ids, dtype=object))
-        set_(self, "doc_ids", np.asarray(self.doc_ids, dtype=object))
-        set_(self, "grades", np.asarray(self.grades, dtype=np.int64))
-        if not len(self.query_ids) == len(self.doc_ids) == len(self.grades):
-            raise ValueError("query_ids, doc_ids and grades must have the same length")
-        query_codes, query_vocabulary = pd.factorize(self.query_ids)
-        set_(self, "query_codes", query_codes.astype(np.int64))
-        set_(self, "query_vocabulary", np.asarray(query_vocabulary, dtype=object))
-        set_(self, "doc_hashes", hashes_of(self.doc_ids))
-
-    @classmethod
-    def from_qrels(cls, qrels: Qrels | Mapping[str, Mapping[str, int]]) -> QrelsTable:
-        queries = [q for q, docs in qrels.items() for _ in docs]
-        docs = [d for judged in qrels.values() for d in judged]
-        grades = [g for judged in qrels.values() for g in judged.values()]
-        return cls(np.asarray(queries, dtype=object), np.asarray(docs, dtype=object),
-                   np.asarray(grades, dtype=np.int64), getattr(qrels, "source", "<memory>"))
-
-    def __len__(self) -> int:
-        return len(self.grades)
-
-    def to_qrels(self) -> Qrels:
-        judgments: dict[str, dict[str, int]] = {}
-        for q, d, g in zip(self.query_ids.tolist(), self.doc_ids.tolist(), self.grades.tolist()):
-            judgments.setdefault(q, {})[d] = g
-        return Qrels(judgments, source=self.source)
-
-    def query_order(self) -> list[str]:
-        """Every judged query id, in order of first appearance."""
-        return [str(q) for q in self.query_vocabulary]
-
-    def queries_with_relevant(self, rel_threshold: int = 1) -> list[str]:
-        """Query ids with a judgment ``grade >= max(rel_threshold, 0)``, in order of first appearance."""
-        has = np.zeros(len(self.query_vocabulary), dtype=bool)
-        has[self.query_codes[self.grades >= max(rel_threshold, 0)]] = True
-        return [str(q) for q in self.query_vocabulary[has]]
-
-
-def _as_table(qrels: Qrels | QrelsTable | Mapping[str, Mapping[str, int]]) -> QrelsTable:
-    return qrels if isinstance(qrels, QrelsTable) else QrelsTable.from_qrels(qrels)
+def _judgment_arrays(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> JudgmentArrays:
+    return (qrels if isinstance(qrels, Qrels) else Qrels(qrels)).arrays
 
 
 def _ranks_within_sorted_groups(rows: np.ndarray) -> np.ndarray:
@@ -161,7 +104,7 @@ def _join(run: Run, run_rows: np.ndarray, judged_rows: np.ndarray, judged_docs: 
         entries = np.flatnonzero(found >= 0)
         return entries, np.searchsorted(run.offsets, entries, side="right") - 1, found[entries]
     screen = _PairFilter(judged_pairs)
-    doc_hashes = hashes_of(run.doc_ids)
+    doc_hashes = run.doc_hashes
     salts = group_salts(run_rows)
     maybe_parts, pair_parts = [], []
     # Scan the entries in slices: the temporaries stay a few MB, reused from one slice to the next
@@ -186,7 +129,7 @@ def _join(run: Run, run_rows: np.ndarray, judged_rows: np.ndarray, judged_docs: 
     return entries[same_doc], block[same_doc], judgment[same_doc]
 
 
-def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], rel_threshold: int = 1,
+def rank_grades(run: Run, qrels: Qrels | Mapping[str, Mapping[str, int]], query_ids: Sequence[str], rel_threshold: int = 1,
                 depth: int | None = None) -> RankedGrades:
     """Join the run with the judgments of ``query_ids`` (rankings cut at ``depth``, trec_eval ``-M``)."""
     query_ids = [str(q) for q in query_ids]
@@ -194,7 +137,7 @@ def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], r
     if len(row_of) != len(query_ids):
         raise ValueError("query_ids must be unique")
     n_queries = len(query_ids)
-    table = _as_table(qrels)
+    table = _judgment_arrays(qrels)
 
     # judgments of the evaluated queries
     row_of_table_query = np.array([row_of.get(q, -1) for q in table.query_vocabulary.tolist()], dtype=np.int64)
@@ -215,7 +158,7 @@ def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], r
     keep = ranks <= kept[block]
     rows, ranks, grades = run_rows[block][keep], ranks[keep], judged_grades[judgment[keep]]
 
-    relevant = (judged_grades >= rel_threshold) & (judged_grades >= 0)
+    relevant = is_relevant(judged_grades, rel_threshold)
     n_relevant = np.bincount(judged_rows[relevant], minlength=n_queries)
     n_nonrelevant = np.bincount(judged_rows[(judged_grades >= 0) & ~relevant], minlength=n_queries)
 
@@ -227,16 +170,17 @@ def rank_grades(run: Run, qrels: Qrels | QrelsTable, query_ids: Sequence[str], r
                         _ranks_within_sorted_groups(ideal_rows), ideal_grades, rel_threshold)
 
 
-def evaluate(run: Run, qrels: Qrels | QrelsTable, metrics: Sequence[Metric], query_ids: Sequence[str] | None = None,
+def evaluate(run: Run, qrels: Qrels | Mapping[str, Mapping[str, int]], metrics: Sequence[Metric], query_ids: Sequence[str] | None = None,
              rel_threshold: int = 1, depth: int | None = None, counts: bool = False) -> pd.DataFrame:
     """Per-query values: one row per query (index ``query_id``), one column per metric name,
     plus ``first_relevant_rank`` (nullable int), and with ``counts`` trec_eval's :data:`COUNTS`.
     Queries default to those with a relevant judgment, in qrels order; a query the run misses
     scores 0 (trec_eval ``-c``), and so does a query without a relevant judgment."""
-    table = _as_table(qrels)
+    if not isinstance(qrels, Qrels):
+        qrels = Qrels(qrels)
     if query_ids is None:
-        query_ids = table.queries_with_relevant(rel_threshold)
-    data = rank_grades(run, table, query_ids, rel_threshold, depth)
+        query_ids = qrels.queries_with_relevant(rel_threshold)
+    data = rank_grades(run, qrels, query_ids, rel_threshold, depth)
     columns = {m.name: batch_metric(m, data) for m in metrics}
     frame = pd.DataFrame(columns, index=pd.Index(list(data.query_ids), name="query_id", dtype=object))
     ranks = _first_relevant(data, None)

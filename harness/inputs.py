@@ -262,9 +262,11 @@ def check_options(metrics: Sequence[Metric], *, depth: object, fail_rank: object
                             "Fix: pass e.g. --confidence 0.95 (a 95% interval, tests at alpha = 0.05)")
     if not isinstance(family, str) or family not in FAMILIES:
         raise UnknownNameError("Holm family (--family)", str(family), list(FAMILIES))
-    if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int):
-        raise RetbenchError(f"--rel-threshold must be an int (a grade). Got {rel_threshold!r} instead. "
-                            "Fix: pass e.g. --rel-threshold 1")
+    if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int) or rel_threshold < 0:
+        # trec_eval -l: a negative level would make unjudged documents relevant; here a negative
+        # grade is judged and never relevant, so a negative threshold cannot mean what it says
+        raise RetbenchError(f"--rel-threshold must be an int >= 0 (a grade). Got {rel_threshold!r} instead. "
+                            "Fix: pass e.g. --rel-threshold 1 (negative grades are judged, never relevant)")
     deepest = max((m.k for m in metrics if m.k is not None), default=0)
     if deepest > depth:  # type: ignore[operator]
         raise RetbenchError(f"a metric cuts at {deepest} but --depth is {depth}. Fix: raise --depth to {deepest}")

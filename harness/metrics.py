@@ -40,7 +40,9 @@ Judgments = Mapping[str, int]
 
 def _relevant(qrels: Judgments, rel_threshold: int) -> set[str]:
     """Judged ``grade >= rel_threshold``; a negative grade is never relevant, whatever the threshold."""
-    return {d for d, g in qrels.items() if g >= rel_threshold and g >= 0}
+    from corpora import is_relevant  # the one definition of "relevant", shared with the evaluator
+
+    return {d for d, g in qrels.items() if is_relevant(g, rel_threshold)}
 
 
 def hit(ranking: Ranking, qrels: Judgments, k: int, rel_threshold: int = 1) -> float:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from corpora import is_relevant
+
 
 @dataclass
 class RankedGrades:
@@ -42,9 +44,9 @@ class RankedGrades:
 
     @property
     def entry_relevant(self) -> np.ndarray:
-        """Per judged entry: ``grade >= rel_threshold`` and ``grade >= 0``."""
+        """Per judged entry: :func:`~corpora.is_relevant` (``grade >= rel_threshold`` and ``grade >= 0``)."""
         if "relevant" not in self._cache:
-            self._cache["relevant"] = (self.entry_grades >= self.rel_threshold) & (self.entry_grades >= 0)
+            self._cache["relevant"] = is_relevant(self.entry_grades, self.rel_threshold)
         return self._cache["relevant"]
 
     def _dense(self, values: np.ndarray, dtype: type) -> np.ndarray:

@@ -44,7 +44,8 @@ import pandas as pd
 from corpora import RetbenchError
 from harness.record import CompareRecord
 from harness.statistics import COMPARISON_COLUMNS
-from harness.trec import format_qrels, format_run_and_raw_scores, trec_eval_name
+from corpora.trec_io import format_qrels, format_run_and_raw_scores
+from harness.trec_eval import trec_eval_name
 
 
 __all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "check_out", "run_file_stem", "safe_file_name",

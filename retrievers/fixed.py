@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from corpora import Queries, Run
+from corpora import Queries
 from retrievers.base import Retriever
 
 

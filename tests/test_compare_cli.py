@@ -140,7 +140,7 @@ def test_results_folder_contract(runner, tmp_path):
     first = (folder / "runs" / "bm25.trec").read_text().splitlines()[0].split()
     assert first[:4] == ["q01", "Q0", "pricing1", "1"] and first[5] == "bm25"
     assert float(first[4]) > 0  # a plain float, readable by trec_eval
-    from harness.trec import read_run
+    from corpora.trec_io import read_run
 
     read_run(folder / "runs" / "bm25.trec")  # the results store's runs read back cleanly
 

@@ -233,7 +233,7 @@ def test_the_same_object_twice_is_refused() -> None:
         (["mrr"], {"seed": -1}, "--seed must be an int >= 0"),
         (["mrr"], {"confidence": 1.5}, "--confidence must be a number strictly between 0.5 and 1"),
         (["mrr"], {"family": "pairs"}, "unknown Holm family (--family) 'pairs'"),
-        (["mrr"], {"rel_threshold": 0.5}, "--rel-threshold must be an int (a grade). Got 0.5 instead."),
+        (["mrr"], {"rel_threshold": 0.5}, "--rel-threshold must be an int >= 0 (a grade). Got 0.5 instead."),
         (["mrr"], {"baseline": "bm25"}, "--baseline 'bm25' is not among the systems (Overlap)"),
         (["mrr"], {"split": "dev"}, "split load a dataset given by name or folder, but dataset 'tiny' is loaded"),
         (["mrr"], {"cache": 3}, "cache is a int, not True, False or a folder"),

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from corpora import Qrels, Run
 from harness.evaluation import evaluate
 from harness.metrics import METRICS, parse_metric, parse_metrics
-from harness.trec import run_from_arrays
+from corpora.trec_io import run_from_arrays
 
 DOCS = [f"d{i}" for i in range(12)] + ["D1", "d1x", "é"]
 QUERIES = [f"q{i}" for i in range(6)]

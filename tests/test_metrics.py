@@ -178,7 +178,7 @@ def test_the_join_gives_the_same_values_whatever_its_slice_size(monkeypatch: pyt
     """The evaluator scans run entries in slices; slice edges inside and between queries (and
     empty rankings) must not change a value."""
     from harness import evaluation
-    from harness.trec import run_from_arrays
+    from corpora.trec_io import run_from_arrays
 
     rng = np.random.default_rng(7)
     rows = [(f"q{q}", f"d{d}", float(rng.integers(0, 5))) for q in range(40) if q % 7

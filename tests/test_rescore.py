@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from harness.cli import main
 from harness.evaluation import evaluate
 from harness.metrics import parse_metric
-from harness.trec import read_run, trec_eval_name
+from corpora.trec_io import read_run
+from harness.trec_eval import trec_eval_name
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (the test extra) is the reference evaluator")
 

@@ -307,7 +307,7 @@ def test_the_judgments_hash_ignores_line_order() -> None:
 
 
 def test_judgments_with_ids_a_trec_file_cannot_hold_are_refused() -> None:
-    from harness.trec import format_qrels
+    from corpora.trec_io import format_qrels
 
     with pytest.raises(RetbenchError, match="document id 'my doc' cannot be written"):
         format_qrels({"q1": {"my doc": 1}})

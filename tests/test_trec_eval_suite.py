@@ -169,7 +169,7 @@ def test_the_suite_covers_every_family_and_query() -> None:
 def test_ties_are_broken_by_doc_id_descending() -> None:
     """results.test ranks disagree with its scores and holds tie groups; trec_eval re-sorts."""
     _require_suite()
-    from harness.trec import read_run
+    from corpora.trec_io import read_run
 
     run = read_run(SUITE / "results.test")
     items = run.items("301")

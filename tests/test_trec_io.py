@@ -12,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpora import InputFileError, Qrels, RetbenchError, Run
-from harness.trec import (format_qrels, format_raw_scores, format_run, read_qrels, read_qrels_table, read_run,
-                          read_run_file, run_from_arrays, trec_scores, write_qrels, write_run)
+from corpora.id_hashes import hash_ids
+from corpora.trec_io import (TREC_EVAL_QRELS, QrelsFile, QrelsRules, format_qrels, format_raw_scores, format_run,
+                             read_qrels, read_qrels_file, read_run, read_run_file, run_from_arrays, trec_scores,
+                             write_qrels, write_run)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -153,29 +155,28 @@ def test_qrels_keep_negative_grades_and_string_ids(tmp_path: Path) -> None:
     path = write(tmp_path, "qrels.txt", "# judged\n301 0 CR93E-3103#37 1\n301 0 FT1 -1\n0302 0 FT2 2\n")
     qrels = read_qrels(path)
     assert qrels.to_dict() == {"301": {"CR93E-3103#37": 1, "FT1": -1}, "0302": {"FT2": 2}}
-    table = read_qrels_table(path)
-    assert table.queries_with_relevant(1) == ["301", "0302"] and table.queries_with_relevant(2) == ["0302"]
+    assert qrels.queries_with_relevant(1) == ["301", "0302"] and qrels.queries_with_relevant(2) == ["0302"]
 
 
 def test_a_grade_that_is_not_an_integer_is_named(tmp_path: Path) -> None:
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 1.5\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d2 1.5\n"), read_qrels)
     assert error.line == 2 and "grade '1.5' is not an integer" in str(error)
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 yes\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 yes\n"), read_qrels)
     assert error.line == 1 and "'yes'" in str(error)
 
 
 def test_a_qrels_line_with_the_wrong_number_of_fields_is_named(tmp_path: Path) -> None:
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 d2 1\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 d2 1\n"), read_qrels)
     assert error.line == 2 and "expected 4" in str(error)
 
 
 def test_a_document_judged_twice_is_named(tmp_path: Path) -> None:
-    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d1 0\n"), read_qrels_table)
+    error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d1 0\n"), read_qrels)
     assert error.line == 2 and "judged twice" in str(error)
 
 
 def test_empty_qrels_are_an_error(tmp_path: Path) -> None:
-    assert "empty" in str(read_error(write(tmp_path, "qrels.txt", ""), read_qrels_table))
+    assert "empty" in str(read_error(write(tmp_path, "qrels.txt", ""), read_qrels))
 
 
 # ----- writing --------------------------------------------------------------------------------
@@ -195,13 +196,13 @@ def test_run_and_qrels_round_trip(tmp_path: Path) -> None:
 
 
 def test_id_hashes_do_not_depend_on_the_slice_or_the_array_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import idcodes
+    from corpora import id_hashes
 
     ids = np.array(["a", "bb", "ccc", "msmarco_v2.1_doc_00_880019750#4_1633802806", "é", ""] * 5, dtype=object)
-    whole = idcodes.hash_ids(ids)
-    monkeypatch.setattr(idcodes, "_HASH_SLICE", 4)
-    assert (idcodes.hash_ids(ids) == whole).all()
-    assert (idcodes.hash_ids(ids[:3]) == whole[:3]).all()
+    whole = id_hashes.hash_ids(ids)
+    monkeypatch.setattr(id_hashes, "_HASH_SLICE", 4)
+    assert (id_hashes.hash_ids(ids) == whole).all()
+    assert (id_hashes.hash_ids(ids[:3]) == whole[:3]).all()
     assert len(set(whole[:6].tolist())) == 6
 
 
@@ -304,3 +305,147 @@ def test_ids_and_tags_a_trec_file_cannot_hold_are_refused(mapping: dict, tag: st
 def test_the_run_id_is_the_tag_of_the_last_line(tmp_path: Path) -> None:
     path = write(tmp_path, "run.trec", "q1 Q0 a 1 2 first\nq1 Q0 b 2 1 last\n")
     assert read_run_file(path).run_id == "last"
+
+
+# ----- one qrels reader: trec_eval's rules, or a loader's looser ones -------------------------
+
+LOOSE = QrelsRules(layout="any", header="non-numeric", repeats="merge")
+
+
+def read_under(tmp_path: Path, text: str, rules: QrelsRules, name: str = "qrels.txt") -> QrelsFile:
+    return read_qrels_file(write(tmp_path, name, text), rules)
+
+
+def refused_under(tmp_path: Path, text: str, rules: QrelsRules, name: str = "qrels.txt") -> str:
+    with pytest.raises(InputFileError) as caught:
+        read_under(tmp_path, text, rules, name)
+    return str(caught.value)
+
+
+# (case, file text, what trec_eval's rules say, what the loose rules say): a dict is the qrels read,
+# a string a fragment of the error (at file:line)
+STRICT_AND_LOOSE = [
+    ("three fields after four", "q1 0 d1 1\nq1 d2 2\n",
+     "qrels.txt:2: expected 4 fields", {"q1": {"d1": 1, "d2": 2}}),
+    ("a header of column names", "qid iter docno rel\nq1 0 d1 1\n",
+     "qrels.txt:1: grade 'rel' is not an integer", {"q1": {"d1": 1}}),
+    ("the same judgment twice", "q1 0 d1 1\nq1 0 d1 1\n",
+     "qrels.txt:2: document 'd1' is judged twice for query 'q1' (first at line 1)", {"q1": {"d1": 1}}),
+    ("two grades for one pair", "q1 0 d1 1\nq1 0 d1 2\n",
+     "qrels.txt:2: document 'd1' is judged twice", "qrels.txt:2: query 'q1', document 'd1' is judged 2 here but 1"),
+    ("a fractional grade", "q1 0 d1 1.5\n", "qrels.txt:1: grade '1.5' is not an integer",
+     "qrels.txt:1: grade '1.5' is not an integer"),
+    ("an empty doc id", "q1\t\t1\n", "qrels.txt:1: empty query id or doc id",
+     "qrels.txt:1: empty query id or doc id"),
+    ("five fields", "q1 0 d1 1 extra\n", "qrels.txt:1: line has 5 fields", "qrels.txt:1: expected 3 fields"),
+    ("only comments", "# nothing judged\n\n", "the qrels hold no judgments", "the qrels hold no judgments"),
+]
+
+
+@pytest.mark.parametrize(("text", "strict", "loose"), [c[1:] for c in STRICT_AND_LOOSE],
+                         ids=[c[0] for c in STRICT_AND_LOOSE])
+def test_one_reader_under_trec_eval_rules_and_under_loose_rules(tmp_path: Path, text: str, strict: object,
+                                                                loose: object) -> None:
+    for rules, expected in ((TREC_EVAL_QRELS, strict), (LOOSE, loose)):
+        if isinstance(expected, dict):
+            assert read_under(tmp_path, text, rules).qrels.to_dict() == expected
+        else:
+            assert expected in refused_under(tmp_path, text, rules)
+
+
+def test_loose_rules_count_identical_repeats_in_the_warnings(tmp_path: Path) -> None:
+    read = read_under(tmp_path, "q1 0 d1 1\nq1 0 d1 1\nq1 0 d2 0\n", LOOSE)
+    assert read.qrels.to_dict() == {"q1": {"d1": 1, "d2": 0}}
+    assert read.warnings == [f"{tmp_path / 'qrels.txt'}: 1 judgment line(s) repeat an earlier (query, document) "
+                             "pair with the same grade; each pair counts once"]
+    assert read_under(tmp_path, "q1 0 d1 1\nq1 0 d2 0\n", TREC_EVAL_QRELS).warnings == []
+
+
+def test_separators_headers_and_query_id_padding_are_options(tmp_path: Path) -> None:
+    csv_rules = QrelsRules(layout="any", separator="comma", header="non-numeric", repeats="merge")
+    assert read_under(tmp_path, "query,doc,grade\nq 1, d 1 ,2\n", csv_rules, "qrels.csv").qrels.to_dict() == \
+        {"q 1": {"d 1": 2}}
+    named = QrelsRules(layout="any", separator="tab", header="named", repeats="merge")
+    assert read_under(tmp_path, "query-id\tcorpus-id\tscore\nq1\tmy doc\t1\n", named).qrels.to_dict() == \
+        {"q1": {"my doc": 1}}
+    assert "grade 'score' is not an integer" in refused_under(tmp_path, "q1\td1\t1\nquery-id\tcorpus-id\tscore\n",
+                                                              named)
+    padded = QrelsRules(layout="any", separator="whitespace", header="non-numeric", repeats="merge",
+                        normalise_query_ids=True)
+    assert read_under(tmp_path, "051 0 FT-1 1\n51 0 FT-2 0\n", padded).qrels.to_dict() == {"51": {"FT-1": 1, "FT-2": 0}}
+    assert read_under(tmp_path, "051 0 FT-1 1\n", TREC_EVAL_QRELS).qrels.to_dict() == {"051": {"FT-1": 1}}
+    with pytest.raises(ValueError, match="layout must be one of"):
+        QrelsRules(layout="csv")  # type: ignore[arg-type]
+
+
+def test_several_files_are_merged_and_a_repeat_names_the_other_file(tmp_path: Path) -> None:
+    first, second = write(tmp_path, "a.txt", "q1 0 d1 1\n"), write(tmp_path, "b.txt", "q1 0 d1 1\nq2 0 d2 2\n")
+    read = read_qrels_file([first, second], LOOSE)
+    assert read.qrels.to_dict() == {"q1": {"d1": 1}, "q2": {"d2": 2}} and len(read.warnings) == 1
+    with pytest.raises(InputFileError, match=r"b.txt:1: document 'd1' is judged twice .*first at .*a.txt:1"):
+        read_qrels_file([first, second])
+
+
+def test_gzipped_qrels_are_read(tmp_path: Path) -> None:
+    import gzip
+
+    (tmp_path / "qrels.txt.gz").write_bytes(gzip.compress(b"q1 0 d1 2\n"))
+    assert read_qrels(tmp_path / "qrels.txt.gz").to_dict() == {"q1": {"d1": 2}}
+
+
+# ----- one qrels type, and the hashes a run carries --------------------------------------------
+
+
+def test_qrels_from_a_file_and_from_a_mapping_are_the_same_judgments(tmp_path: Path) -> None:
+    path = write(tmp_path, "qrels.txt", "q2 0 b 1\nq1 0 a 2\nq2 0 c -1\n")
+    from_file = read_qrels(path)
+    from_mapping = Qrels({"q2": {"b": 1, "c": -1}, "q1": {"a": 2}})
+    assert from_file == from_mapping and list(from_file) == list(from_mapping) == ["q2", "q1"]
+    assert len(from_file) == 2 and from_file.n_judgments() == from_mapping.n_judgments() == 3
+    assert from_file.content_hash() == from_mapping.content_hash()
+    assert from_file.arrays is from_file.arrays  # built once
+    arrays = from_mapping.arrays
+    assert arrays.query_vocabulary.tolist() == ["q2", "q1"] and arrays.query_codes.tolist() == [0, 0, 1]
+    assert arrays.grades.tolist() == [1, -1, 2] and (arrays.doc_hashes == hash_ids(arrays.doc_ids)).all()
+    with pytest.raises(ValueError, match="judged twice"):
+        Qrels.from_arrays(["q", "q"], ["a", "a"], [1, 0])
+
+
+def test_a_run_read_from_a_file_carries_the_hashes_the_reader_computed(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from corpora import model
+    from harness.evaluation import evaluate
+    from harness.metrics import parse_metrics
+
+    run = read_run(write(tmp_path, "run.trec", "q1 Q0 b 1 2 t\nq1 Q0 a 2 1 t\nq2 Q0 a 1 1 t\n"))
+    qrels = read_qrels(write(tmp_path, "qrels.txt", "q1 0 a 1\nq2 0 a 2\n"))
+    assert (run.doc_hashes == hash_ids(run.doc_ids)).all()
+
+    def no_hashing(ids: np.ndarray) -> np.ndarray:
+        raise AssertionError("the evaluator hashed ids the readers had already hashed")
+
+    monkeypatch.setattr(model, "hash_ids", no_hashing)
+    frame = evaluate(run, qrels, parse_metrics("mrr"))
+    assert frame["mrr"].to_dict() == {"q1": 0.5, "q2": 1.0}
+    with pytest.raises(ValueError, match="one entry per doc id"):
+        Run(["q"], np.array(["a", "b"], dtype=object), np.array([0, 2]), np.array([0, 1]), np.array([2.0, 1.0]),
+            doc_hashes=np.zeros(1, dtype=np.uint64))
+
+
+def test_runs_read_from_files_evaluate_the_same_in_any_order(tmp_path: Path) -> None:
+    import importlib
+
+    from harness.evaluation import evaluate
+    from harness.metrics import parse_metrics
+
+    with pytest.raises(ModuleNotFoundError):  # no process-global table of hashes any more
+        importlib.import_module("harness.idcodes")
+    qrels = Qrels({"q1": {"a": 1, "c": 2}, "q2": {"b": 1}})
+    texts = {"one": "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq2 Q0 b 1 1 t\n", "two": "q1 Q0 c 1 3 t\nq2 Q0 a 1 1 t\n"}
+    metrics = parse_metrics("ndcg@2,mrr")
+    expected = {name: evaluate(Run.from_mapping(read_run(write(tmp_path, f"{name}.trec", text)).to_mapping()),
+                               qrels, metrics) for name, text in texts.items()}
+    for order in (["one", "two"], ["two", "one"]):
+        runs = {name: read_run(write(tmp_path, f"{name}.trec", texts[name])) for name in order}
+        for name in order:
+            assert evaluate(runs[name], qrels, metrics).equals(expected[name])

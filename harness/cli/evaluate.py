@@ -19,11 +19,11 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from corpora import ParameterError, RetbenchError
-from harness.evaluation import COUNTS, QrelsTable, evaluate, mean_over_queries
+from corpora import ParameterError, Qrels, RetbenchError
+from corpora.trec_io import QRELS_FORMATS, RUN_ORDERS, TRAILING_FIELDS, RunFile, read_qrels, read_run_file
+from harness.evaluation import COUNTS, evaluate, mean_over_queries
 from harness.metrics import Metric, metrics_help, parse_metrics
-from harness.trec import (QRELS_FORMATS, RUN_ORDERS, TRAILING_FIELDS, RunFile, read_qrels_table, read_run_file,
-                          trec_eval_name, trec_eval_sort_key)
+from harness.trec_eval import trec_eval_name, trec_eval_sort_key
 
 ALL = "all"
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "trec")
@@ -57,11 +57,11 @@ def _preview(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
 
 
-def select_queries(run_file: RunFile, qrels: QrelsTable, run_label: str, rel_threshold: int,
+def select_queries(run_file: RunFile, qrels: Qrels, run_label: str, rel_threshold: int,
                    run_queries_only: bool) -> tuple[list[str], list[str]]:
     """The query ids to evaluate (trec_eval order) and notes on what was left out or scores 0."""
     run = run_file.run
-    judged = qrels.query_order()
+    judged = list(qrels)  # every judged query, in order of first appearance
     judged_set = set(judged)
     in_run = [q for q in run.query_ids if q in judged_set]
     if not in_run:
@@ -86,7 +86,7 @@ def select_queries(run_file: RunFile, qrels: QrelsTable, run_label: str, rel_thr
     return _sorted_ids(counted), notes
 
 
-def score_runs(qrels: QrelsTable, runs: Sequence[tuple[str, RunFile]], metrics: Sequence[Metric],
+def score_runs(qrels: Qrels, runs: Sequence[tuple[str, RunFile]], metrics: Sequence[Metric],
                rel_threshold: int = 1, depth: int | None = None, run_queries_only: bool = False) -> list[RunScores]:
     """Evaluate each (label, run file) on its query set; see the module docstring for which queries count."""
     if not qrels.queries_with_relevant(rel_threshold):
@@ -231,7 +231,7 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
     metrics = parse_metrics(metrics_text)
     _positive("rel_threshold", rel_threshold, 0)
     _positive("depth", depth, 1)
-    qrels = read_qrels_table(qrels_path, qrels_format)  # type: ignore[arg-type]
+    qrels = read_qrels(qrels_path, qrels_format)  # type: ignore[arg-type]
     labelled = [(str(path), read_run_file(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
     scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only)
     for run in scores:

@@ -1,26 +1,21 @@
-"""String ids hashed to integers, vectorised, for joins that stay exact.
+"""String ids turned into integers, vectorised: hashes for joins that stay exact, and codes.
 
 Doc ids are strings; the evaluator joins a run with its judgments on (query, doc). Hashing millions
 of Python strings one by one (a dict, or pandas' object hash table) would dominate an evaluation, so
 ids are hashed here as fixed-width code-point arrays with one integer matrix product. Hashes only
 ever *narrow* a search: every match they suggest is confirmed on the strings themselves, so a
-collision can never merge two ids.
+collision can never merge two ids. :class:`~corpora.Run` and :class:`~corpora.Qrels` keep the
+hashes of their doc ids (computed once, by the file reader when there is one), so the join never
+hashes the same ids twice.
 """
 
 from __future__ import annotations
-
-import weakref
 
 import numpy as np
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd, so x -> x * m is a bijection modulo 2**64
 _PAIR_MULTIPLIER = np.uint64(0xBF58476D1CE4E5B9)
 _HASH_SLICE = 1 << 17  # ids hashed at a time
-
-# id(array) -> (weak reference to the array, its hashes): hashes computed while reading a run are
-# reused when the run is evaluated. The weak reference proves the array is the same object.
-_REMEMBERED: dict[int, tuple[weakref.ref, np.ndarray]] = {}
-
 
 def hash_ids(ids: np.ndarray) -> np.ndarray:
     """A uint64 per id: a polynomial over its UTF-32 code units, taken 2 at a time, mod 2**64,
@@ -56,20 +51,6 @@ def _hash_slice(ids: np.ndarray) -> np.ndarray:
     return hashed
 
 
-def remember_hashes(ids: np.ndarray, hashes: np.ndarray) -> None:
-    """Let :func:`hashes_of` return ``hashes`` for this very array (which must not change)."""
-    key = id(ids)
-    _REMEMBERED[key] = (weakref.ref(ids, lambda _: _REMEMBERED.pop(key, None)), hashes)
-
-
-def hashes_of(ids: np.ndarray) -> np.ndarray:
-    """:func:`hash_ids`, reusing the hashes remembered for this array if there are any."""
-    entry = _REMEMBERED.get(id(ids))
-    if entry is not None and entry[0]() is ids:
-        return entry[1]
-    return hash_ids(ids)
-
-
 def group_salts(groups: np.ndarray) -> np.ndarray:
     """The value :func:`pair_hashes` XORs into an id hash for each group code."""
     with np.errstate(over="ignore"):
@@ -90,7 +71,7 @@ def duplicate_pairs(group_codes: np.ndarray, ids: np.ndarray, hashes: np.ndarray
     """
     if len(ids) < 2:
         return np.empty(0, dtype=np.int64)
-    pair = pair_hashes(group_codes, hashes_of(ids) if hashes is None else hashes)
+    pair = pair_hashes(group_codes, hash_ids(ids) if hashes is None else hashes)
     ordered = np.sort(pair)
     clashing = ordered[1:][ordered[1:] == ordered[:-1]]
     if not len(clashing):
@@ -103,3 +84,25 @@ def duplicate_pairs(group_codes: np.ndarray, ids: np.ndarray, hashes: np.ndarray
             repeated.append(index)
         seen.add((group, value))
     return np.asarray(repeated, dtype=np.int64)
+
+
+def factorize_blocks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize`` (codes in order of first appearance, and the distinct values) for arrays
+    made of long runs of equal values, such as the query ids of a run or qrels file: only the first
+    value of each run is hashed. Any order is accepted; the codes equal ``pd.factorize``'s.
+
+    >>> codes, uniques = factorize_blocks(np.array(["q2", "q2", "q1", "q2"], dtype=object))
+    >>> codes.tolist(), uniques.tolist()
+    ([0, 0, 1, 0], ['q2', 'q1'])
+    """
+    import pandas as pd  # deferred: ``import corpora`` stays free of pandas
+
+    if not len(values):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=object)
+    change = np.empty(len(values), dtype=bool)
+    change[0] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    heads = np.flatnonzero(change)
+    head_codes, uniques = pd.factorize(values[heads])
+    return (np.repeat(head_codes.astype(np.int64), np.diff(np.append(heads, len(values)))),
+            np.asarray(uniques, dtype=object))

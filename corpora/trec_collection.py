@@ -17,9 +17,10 @@ Topics
     a query facet (``description``, ``narrative``, …). Topic numbers are normalised (``051`` -> ``51``)
     in topics and qrels alike, since TREC topic files pad them and qrels do not.
 Qrels
-    ``qid iter docid grade`` (whitespace separated; ``iter`` ignored). Lines starting with ``#`` are
-    comments. The same pair twice with the same grade is counted in the warnings; with different
-    grades it is an error. When several qrels files are found, those whose name contains ``split``
+    ``qid iter docid grade`` (whitespace separated; ``iter`` ignored; ``qid docid grade`` and a
+    header line accepted), read by :func:`corpora.trec_io.read_qrels_file` with :data:`QRELS_RULES`.
+    Lines starting with ``#`` are comments. The same pair twice with the same grade is counted in
+    the warnings; with different grades it is an error. When several qrels files are found, those whose name contains ``split``
     are used if any, otherwise all of them are merged (and the warnings say so).
 """
 
@@ -32,8 +33,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from corpora.errors import InputFileError
-from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
-from corpora.readers import UniqueIds, looks_like_grade, parse_grade
+from corpora.model import Corpus, Dataset, Queries, normalise_numeric_id
+from corpora.readers import UniqueIds
+from corpora.trec_io import QrelsRules, read_qrels_file
 
 _SKIP_NAMES = re.compile(r"^(readme|source|license|licence|copying)(\..*)?$|\.md$", re.I)
 _DOC_TAG = re.compile(r"<(/?)DOC>", re.I)
@@ -196,58 +198,10 @@ def read_topics(paths: list[Path]) -> Queries:
 
 
 # ----- qrels -----------------------------------------------------------------------------------
-class QrelsBuilder:
-    """Collects judgments line by line: identical repeats are counted, conflicting ones are errors."""
-
-    def __init__(self) -> None:
-        self.judgments: dict[str, dict[str, int]] = {}
-        self._first: dict[tuple[str, str], str] = {}
-        self.repeated = 0
-
-    def add(self, query_id: str, doc_id: str, grade: int, path: Path, line: int) -> None:
-        docs = self.judgments.setdefault(query_id, {})
-        if doc_id in docs:
-            if docs[doc_id] != grade:
-                raise InputFileError(
-                    path, f"query {query_id!r}, document {doc_id!r} is judged {grade} here but {docs[doc_id]} "
-                    f"at {self._first[(query_id, doc_id)]}", line=line, fix="keep one judgment per pair")
-            self.repeated += 1
-            return
-        docs[doc_id] = grade
-        self._first[(query_id, doc_id)] = f"{path}:{line}"
-
-    def warnings(self, source: str) -> list[str]:
-        if not self.repeated:
-            return []
-        return [f"{source}: {self.repeated} judgment line(s) repeat an earlier (query, document) pair "
-                "with the same grade; each pair counts once"]
-
-
-def read_qrels(paths: list[Path], *, normalise_queries: bool = True) -> tuple[Qrels, list[str]]:
-    """TREC qrels ``qid iter docid grade`` or three-column ``qid docid grade`` (a header line allowed).
-
-    Returns the judgments and warnings (repeated pairs).
-    """
-    builder = QrelsBuilder()
-    for path in paths:
-        for number, line in enumerate(read_text(path).split("\n"), 1):
-            fields = line.split()
-            if not fields or line.startswith("#"):
-                continue
-            if len(fields) == 4:
-                query_id, doc_id, grade = fields[0], fields[2], fields[3]
-            elif len(fields) == 3:
-                query_id, doc_id, grade = fields
-            else:
-                raise InputFileError(path, f"expected 4 fields (query-id iteration doc-id grade), got {len(fields)}",
-                                     line=number, fix="write one judgment per line: 'qid 0 docid grade'")
-            if number == 1 and not looks_like_grade(grade):
-                continue  # a header line such as "query-id corpus-id score"
-            if normalise_queries:
-                query_id = normalise_numeric_id(query_id)
-            builder.add(query_id, doc_id, parse_grade(path, number, grade), path, number)
-    source = ", ".join(str(p) for p in paths)
-    return Qrels(builder.judgments, source=source), builder.warnings(source)
+#: TREC collections' qrels: 4 fields (or 3), whitespace separated, a header line allowed, topic
+#: numbers unpadded like the topics, identical repeats counted.
+QRELS_RULES = QrelsRules(layout="any", separator="whitespace", header="non-numeric", repeats="merge",
+                         normalise_query_ids=True)
 
 
 # ----- the folder ------------------------------------------------------------------------------
@@ -324,7 +278,7 @@ def load_trec(folder: Path, *, split: str = "test") -> Dataset:
             warnings.append(f"merged {len(qrels_paths)} qrels files: {', '.join(p.name for p in qrels_paths)}")
     corpus = read_documents(found["documents"], folder.name)
     queries = read_topics(found["topics"])
-    qrels, qrels_warnings = read_qrels(qrels_paths)
-    dataset = Dataset(folder.name, corpus, queries, qrels, source=str(folder),
-                      warnings=warnings + qrels_warnings, format="trec")
+    judgments = read_qrels_file(qrels_paths, QRELS_RULES)
+    dataset = Dataset(folder.name, corpus, queries, judgments.qrels, source=str(folder),
+                      warnings=warnings + judgments.warnings, format="trec")
     return dataset
