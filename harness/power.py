@@ -164,9 +164,11 @@ def power_table(per_query: pd.DataFrame, comparisons: Sequence[Comparison], powe
     in the same order (``per_query.csv``); each comparison's own ``alpha`` is used.
     """
     rows = []
+    # each system's rows once (a filter per comparison and side costs more than all the power figures)
+    by_system = {system: frame for system, frame in per_query.groupby("system", sort=False)}
     for c in comparisons:
-        a = per_query.loc[per_query["system"] == c.system_a, c.metric].to_numpy(dtype=np.float64)
-        b = per_query.loc[per_query["system"] == c.system_b, c.metric].to_numpy(dtype=np.float64)
+        a = by_system[c.system_a][c.metric].to_numpy(dtype=np.float64)
+        b = by_system[c.system_b][c.metric].to_numpy(dtype=np.float64)
         if len(a) != len(b) or len(a) != c.n_queries:
             raise ValueError(f"per_query does not hold {c.n_queries} queries for both {c.system_a!r} and {c.system_b!r}")
         rows.append({"system_a": c.system_a, "system_b": c.system_b, "metric": c.metric,

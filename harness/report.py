@@ -101,13 +101,17 @@ def _facet_lines(result: CompareResult) -> list[str]:
     lines: list[str] = []
     for facet in dict.fromkeys(frame["facet"]):
         rows = []
+        previous = None
         for row in frame[frame["facet"] == facet].to_dict("records"):
             cells = []
             for name in names:
                 low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
                 bounds = "(too few queries)" if pd.isna(low) else f"[{low:.3f}, {high:.3f}]"
                 cells.append(f"{row[name]:.3f} {bounds}")
-            rows.append([str(row["value"]), str(row["n_queries"]), row["system"], *cells])
+            first = row["value"] != previous  # the value and its query count once, above its systems
+            rows.append([str(row["value"]) if first else "", str(row["n_queries"]) if first else "", row["system"],
+                         *cells])
+            previous = row["value"]
         lines.append(f"facet {facet}: mean [{level}% paired bootstrap interval] per value; under "
                      f"{MIN_QUERIES} queries, no interval:")
         lines.extend("  " + line for line in _table(["value", "queries", "system", *names], rows, right={1}))
