@@ -497,6 +497,8 @@ def test_two_versions_of_one_document_show_duplicate_versions(runner, tmp_path: 
     assert manifest["diagnosis"]["duplicates"] == {"bm25": 1}
     assert " bm25: 1 failed query, 1 with duplicate versions in the top 3" in result.output
     assert "[duplicate versions]" in result.output and "shingle Jaccard 0.931" in result.output
+    for line in readme_block(" bm25: 1 failed query"):  # the README shows this run
+        assert line in result.output.splitlines(), line
     # the library: the same failure, pairs and counts
     library = compare(["bm25"], str(corpus), "mrr", bootstrap_samples=50)
     (failure,) = library.failures
@@ -522,3 +524,30 @@ def test_the_articles_diagnosis_has_no_duplicate_versions(runner, tmp_path: Path
     assert read(folder, "duplicates.csv").empty
     assert json.loads((folder / "manifest.json").read_text())["diagnosis"]["duplicates"] == \
         {"bm25": 0, "lsa": 0, "weighted": 0, "rrf": 0}
+
+
+# ----- the README shows real runs ----------------------------------------------------------------------
+
+def readme_block(after: str) -> list[str]:
+    """The lines of the README's first fenced block that starts with ``after``."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index("```\n" + after) + 4
+    return text[start:text.index("```", start)].rstrip("\n").splitlines()
+
+
+def test_the_readmes_leaderboard_power_facet_and_risk_blocks_are_printed(runner, tmp_path: Path) -> None:
+    result, _ = run_cli(runner, tmp_path / "a", "--systems", "bm25,lsa,weighted,rrf", "--metrics",
+                        "hit@3,recall@5,mrr,ndcg@5")
+    for line in readme_block("leaderboard ("):
+        assert line in result.output.splitlines(), line
+    topics = {**{q: "billing" for q in ("q01", "q02", "q07", "q11", "q14")},
+              **{q: "data" for q in ("q03", "q05", "q10", "q13")}}
+    path = tmp_path / "topics.csv"
+    path.write_text("query_id,topic\n" + "".join(f"q{i:02d},{topics.get(f'q{i:02d}', 'product')}\n"
+                                                  for i in range(1, 15)), encoding="utf-8")
+    result, _ = run_cli(runner, tmp_path / "b", "--systems", "bm25,lsa,weighted,rrf", "--metrics", "ndcg@5,mrr",
+                        "--facets-file", str(path))
+    printed = result.output.splitlines()
+    for start in ("facet topic:", "effect size and power", "risk–coverage ("):
+        for line in readme_block(start):
+            assert line in printed, line
