@@ -160,6 +160,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
                                     allow_unmatched_judgments=bool(allow_unmatched_judgments))
         if facet_values is not None:
             data = _with_facets_file(data, facet_values, Path(facets_file))  # type: ignore[arg-type]
+        if facet_names:  # an unknown facet is an error before anything is fitted or printed
+            select_facets(data.queries, data.queries.ids, facet_names)
         if on_loaded is not None:
             on_loaded(data)
         return _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,
@@ -185,7 +187,6 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     excluded = [q for q in dataset.queries.ids if q not in counted]
     queries = dataset.queries.subset(counted)
     facet_names = list(config.facets) if config.facets is not None else None
-    select_facets(dataset.queries, query_ids, facet_names)  # an unknown facet is an error before any fit
 
     systems: list[SystemResult] = []
     frames = []
