@@ -89,7 +89,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
             allow_unmatched_judgments: bool | None = None,
             on_loaded: Callable[[Dataset], None] | None = None) -> CompareResult:
-    """Fit every system on the dataset, search its queries, score, compare and diagnose.
+    """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
+    leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.readings`).
 
     ``systems``: :class:`~retrievers.Retriever` objects (``[BM25(), RRF(BM25(), LSA())]``), a mapping
     label -> retriever that names them (the key becomes the retriever's label), or spec strings
@@ -145,8 +146,9 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         allow_unmatched_judgments=bool(allow_unmatched_judgments) if loaded else None, depth=depth,
         rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples, seed=seed, confidence=confidence,
         permutations=permutations, family=family, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
-        facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk.name,
-        confidence_from=confidence_from, cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
+        facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None,
+        risk_metric=risk.name, confidence_from=confidence_from,
+        cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
         cache=fitted_states.root is not None)
 
     # None: whatever renderer the caller's context holds (silent unless it installed one)

@@ -287,9 +287,9 @@ def resolve_risk_metric(risk_metric: str | Metric | None, metrics: Sequence[Metr
     for metric in metrics:
         if metric.name == wanted.name or (metric.base, metric.k) == (wanted.base, wanted.k):
             return metric
-    raise RetbenchError(f"--risk-metric {wanted.name!r} is not among the metrics ({', '.join(m.name for m in metrics)}); "
-                        "its per-query values are what the risk is read from. Fix: name one of them, or add it to "
-                        "--metrics")
+    names = ", ".join(m.name for m in metrics)
+    raise RetbenchError(f"--risk-metric {wanted.name!r} is not among the metrics ({names}); its per-query values are "
+                        "what the risk is read from. Fix: name one of them, or add it to --metrics")
 
 
 def check_confidence_from(confidence_from: object) -> None:

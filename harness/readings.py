@@ -24,7 +24,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from corpora import Queries, RetbenchError
+from corpora import Queries, RetbenchError, Run
 from corpora.progress import task
 from harness.facets import facet_rollup
 from harness.leaderboard import leaderboards
@@ -68,16 +68,17 @@ def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries:
     try:
         values = np.asarray(given, dtype=np.float64)
     except (TypeError, ValueError):
-        raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned a {type(given).__name__} "
-                            "that is not numbers. Fix: return one float per query, in the order of queries.ids") from None
+        raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned a "
+                            f"{type(given).__name__} that is not numbers. Fix: return one float per query, in the "
+                            "order of queries.ids") from None
     if values.shape != (len(queries),):
         raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned shape {values.shape} for "
                             f"{len(queries)} queries. Fix: return one float per query, in the order of queries.ids")
     return values, OWN_CONFIDENCE
 
 
-def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], runs: Sequence, queries: Queries,
-                    facet_queries: Queries, query_ids: Sequence[str], per_query: pd.DataFrame,
+def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], runs: Sequence[Run],
+                    queries: Queries, facet_queries: Queries, query_ids: Sequence[str], per_query: pd.DataFrame,
                     values: dict[str, dict[str, np.ndarray]], names: Sequence[str], comparisons: list[Comparison],
                     baseline: str | None, bootstrap_samples: int, seed: int, confidence: float, permutations: int,
                     family: str, facets: Sequence[str] | None, risk_metric: str, confidence_from: str) -> Readings:

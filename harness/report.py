@@ -62,8 +62,9 @@ def _leaderboard_lines(result: CompareResult) -> list[str]:
     rows = []
     previous = None
     for row in result.leaderboard.itertuples(index=False):
+        interval = f"[{_number(row.rank_ci_low)}, {_number(row.rank_ci_high)}]"
         rows.append([row.metric if row.metric != previous else "", str(row.group), row.system, f"{row.mean:.3f}",
-                     f"{row.mean_rank:.{_RANK_DECIMALS}f}", f"[{_number(row.rank_ci_low)}, {_number(row.rank_ci_high)}]"])
+                     f"{row.mean_rank:.{_RANK_DECIMALS}f}", interval])
         previous = row.metric
     pairs = "" if config.baseline is None else "; every pair compared for it"
     lines = [f"leaderboard (mean rank over {config.bootstrap_samples} bootstrap resamples; a group: its leader and "

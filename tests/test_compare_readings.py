@@ -150,7 +150,8 @@ def test_a_facets_file_on_the_bundled_corpus(runner, tmp_path: Path) -> None:
 def test_a_facets_file_changes_the_queries_hash_and_nothing_else(runner, tmp_path: Path) -> None:
     path = write_facets_file(tmp_path / "facets.csv")
     _, plain = run_cli(runner, tmp_path / "a", "--systems", "bm25", "--metrics", "mrr", *FAST)
-    _, faceted = run_cli(runner, tmp_path / "b", "--systems", "bm25", "--metrics", "mrr", *FAST, "--facets-file", str(path))
+    _, faceted = run_cli(runner, tmp_path / "b", "--systems", "bm25", "--metrics", "mrr", *FAST,
+                         "--facets-file", str(path))
     before, after = (json.loads((f / "manifest.json").read_text())["hashes"] for f in (plain, faceted))
     assert before["queries"] != after["queries"]
     assert {k: v for k, v in before.items() if k != "queries"} == {k: v for k, v in after.items() if k != "queries"}
@@ -168,7 +169,8 @@ def test_experiment_file_keys_for_facets_are_read_from_its_folder(runner, tmp_pa
     assert result.exit_code == 0, result.output
     (folder,) = list((tmp_path / "out").iterdir())
     assert set(read(folder, "facets.csv")["facet"]) == {"kind"}
-    assert read(folder, "risk_coverage_summary.csv")[["confidence", "risk_metric"]].values.tolist() == [["margin", "mrr"]]
+    summary = read(folder, "risk_coverage_summary.csv")
+    assert summary[["confidence", "risk_metric"]].values.tolist() == [["margin", "mrr"]]
 
 
 @pytest.mark.parametrize(("files", "args", "message"), [
@@ -474,7 +476,8 @@ DOCUMENTS = {
 
 def versions_corpus(folder: Path) -> Path:
     (folder / "qrels").mkdir(parents=True)
-    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": t}) + "\n" for d, t in DOCUMENTS.items()))
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "text": t}) + "\n"
+                                                 for d, t in DOCUMENTS.items()))
     (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "how many days to get my money back"}\n'
                                           '{"_id": "q2", "text": "export notebooks as markdown"}\n')
     (folder / "qrels" / "test.tsv").write_text("q1\trefund-2025\t2\nq2\texport\t1\n")

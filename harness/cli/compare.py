@@ -188,7 +188,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                    seed=seed, confidence=confidence, permutations=permutations, family=family,
                    baseline=baseline, fail_rank=fail_rank, analyzer=analyzer, facets=facets,
                    facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk_metric,
-                   confidence_from=confidence_from, cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
+                   confidence_from=confidence_from, cache_dir=str(cache_dir) if cache_dir is not None else None,
+                   cache=not no_cache)
     untouched = CompareConfig()
     for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
         # fields no option sets (confidence, cache): the file's value, unless an option changed it
