@@ -24,11 +24,13 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import combinations
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from corpora import DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_analyzer, load_dataset
+from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_analyzer, load_dataset,
+                     load_facets_file, with_facets)
 from corpora.progress import Callback, Renderer
 # under other names: compare's ``progress`` parameter would shadow the module
 from corpora.progress import rendering as _rendering
@@ -38,9 +40,12 @@ from harness.record import CompareConfig, SystemResult
 from harness.diagnosis import Failure, diagnose
 from harness.evaluation import FIRST_RELEVANT_RANK, mean_over_queries
 from harness.evaluation import evaluate as _evaluate
-from harness.inputs import (CacheChoice, Systems, check_dataset_argument, check_options, check_writable_ids,
-                            fusion_depth_messages, index_cache, resolve_metrics, resolve_systems)
+from harness.facets import select_facets
+from harness.inputs import (CacheChoice, Systems, check_confidence_from, check_dataset_argument, check_facets_file,
+                            check_options, check_writable_ids, fusion_depth_messages, index_cache, resolve_facet_names,
+                            resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.metrics import Metric
+from harness.readings import read_comparison
 from harness.statistics import compare_systems
 from retrievers import Retriever, as_run
 from retrievers.cache import IndexCache, use_cache
@@ -79,11 +84,14 @@ def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: in
 def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: str | Sequence[str | Metric], *,
             baseline: str | None = None, depth: int = 1000, rel_threshold: int = 1, bootstrap_samples: int = 5000,
             seed: int = 0, confidence: float = 0.95, permutations: int = 10_000, family: str = "metric",
-            fail_rank: int = 3, analyzer: str | None = None, cache: CacheChoice = False,
+            fail_rank: int = 3, analyzer: str | None = None, facets: str | Sequence[str] | None = None,
+            facets_file: str | PathLike[str] | None = None, risk_metric: str | Metric | None = None,
+            confidence_from: str = "score", cache: CacheChoice = False,
             progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
             allow_unmatched_judgments: bool | None = None,
             on_loaded: Callable[[Dataset], None] | None = None) -> CompareResult:
-    """Fit every system on the dataset, search its queries, score, compare and diagnose.
+    """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
+    leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.readings`).
 
     ``systems``: :class:`~retrievers.Retriever` objects (``[BM25(), RRF(BM25(), LSA())]``), a mapping
     label -> retriever that names them (the key becomes the retriever's label), or spec strings
@@ -98,7 +106,13 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     which a judgment is relevant; the paired bootstrap (``bootstrap_samples``, ``seed``,
     ``confidence``), the randomisation test (``permutations``) and Holm's ``family``; ``fail_rank``
     for the diagnosis; ``analyzer`` (default the article's) for the diagnosis's shared words and for
-    every spec string's retriever that takes one. ``cache``: False keeps fitted indexes in memory for
+    every spec string's retriever that takes one. ``facets``: the query facets to roll up (names, or
+    one comma-separated string; ``[]`` none; None: every numeric facet and every other with at most
+    20 distinct values); ``facets_file``: a side file of facets (query id + one column per facet,
+    :func:`corpora.load_facets_file`) added to the dataset's queries. ``risk_metric``: risk–coverage's
+    risk is 1 - this metric (default the first); ``confidence_from``: how a system's confidence is
+    read off its run (``"score"``, ``"margin"``) unless its retriever has a ``confidence(queries)``
+    method. ``cache``: False keeps fitted indexes in memory for
     this call, True reuses them from the user cache folder, or a folder. ``progress``: a renderer such
     as :class:`harness.Reporter` (the terminal line of ``bench compare``) or a function
     ``(label, done, total)``; None shows nothing unless the caller installed a renderer with
@@ -109,6 +123,10 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     :meth:`CompareResult.write`.
     """
     metric_list = resolve_metrics(metrics)
+    risk = resolve_risk_metric(risk_metric, metric_list)
+    check_confidence_from(confidence_from)
+    facet_names = resolve_facet_names(facets)
+    facet_values = check_facets_file(facets_file)  # read now: a mistake in it costs no loading
     check_options(metric_list, depth=depth, fail_rank=fail_rank, bootstrap_samples=bootstrap_samples,
                   permutations=permutations, seed=seed, confidence=confidence, family=family,
                   rel_threshold=rel_threshold)
@@ -129,6 +147,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         allow_unmatched_judgments=bool(allow_unmatched_judgments) if loaded else None, depth=depth,
         rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples, seed=seed, confidence=confidence,
         permutations=permutations, family=family, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
+        facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None,
+        risk_metric=risk.name, confidence_from=confidence_from,
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
         cache=fitted_states.root is not None)
 
@@ -141,10 +161,22 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             with _task(f"loading {dataset}"):
                 data = load_dataset(str(dataset), format=format, split=config.split or "test",
                                     allow_unmatched_judgments=bool(allow_unmatched_judgments))
+        if facet_values is not None:
+            data = _with_facets_file(data, facet_values, Path(facets_file))  # type: ignore[arg-type]
+        if facet_names:  # an unknown facet is an error before anything is fitted or printed
+            select_facets(data.queries, data.queries.ids, facet_names)
         if on_loaded is not None:
             on_loaded(data)
         return _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,
                     [*data.warnings, *depth_warnings], notes)
+
+
+def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], path: Path) -> Dataset:
+    """The dataset with the side file's facets; a query id the dataset lacks is an error at its line."""
+    known = set(dataset.queries.ids)
+    if any(q not in known for values in facets.values() for q in values):
+        load_facets_file(path, dataset.queries.ids)  # raises, naming the line of the first such id
+    return with_facets(dataset, facets, source=str(path))
 
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
@@ -157,6 +189,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     counted = set(query_ids)
     excluded = [q for q in dataset.queries.ids if q not in counted]
     queries = dataset.queries.subset(counted)
+    facet_names = list(config.facets) if config.facets is not None else None
 
     systems: list[SystemResult] = []
     frames = []
@@ -196,13 +229,21 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     with _task("bootstrap", config.bootstrap_samples) as task:
         comparisons = compare_systems(values, pairs, names, config.bootstrap_samples, config.seed,
                                       config.confidence, task.update, config.permutations, config.family)
+    readings = read_comparison(
+        labels=labels, retrievers=[s.retriever for s in systems], runs=[s.run for s in systems], queries=queries,
+        facet_queries=dataset.queries, query_ids=query_ids, per_query=per_query, values=values, names=names,
+        comparisons=comparisons, baseline=config.baseline, bootstrap_samples=config.bootstrap_samples,
+        seed=config.seed, confidence=config.confidence, permutations=config.permutations, family=config.family,
+        facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from)
     failures: list[Failure] = []
     analyze = get_analyzer(analyzer)
     for system in systems:
         failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
                                  analyze, query_ids, config.fail_rank, config.rel_threshold))
     return CompareResult(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
-                         comparisons, failures, analyzer, warnings, notes)
+                         comparisons, failures, analyzer, readings.leaderboard, readings.leaderboard_comparisons,
+                         readings.power, readings.facets, readings.risk_coverage, readings.risk_coverage_summary,
+                         warnings, notes)
 
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],

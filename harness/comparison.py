@@ -26,9 +26,10 @@ class CompareResult(CompareRecord):
 
     def report(self, show_failures: int | None = None, *, heading: bool = True) -> str:
         """The report ``bench compare`` prints: the dataset's summary line (unless ``heading`` is
-        False), the means, the rank of the first relevant document, the comparisons and the
-        diagnosis. ``show_failures=None`` lists every failed query (``report.txt``); a number
-        abridges the diagnosis to that many per system (the terminal's ``--show-failures``)."""
+        False), the leaderboard, the means, the rank of the first relevant document, the
+        comparisons, effect size and power, one table per facet, risk–coverage and the diagnosis.
+        ``show_failures=None`` lists every failed query (``report.txt``); a number abridges the
+        diagnosis to that many per system (the terminal's ``--show-failures``)."""
         body = render(self, show_failures)
         return f"{summary_line(self.dataset)}\n{body}" if heading else body
 

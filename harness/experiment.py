@@ -3,8 +3,8 @@
 Keys are the long options of ``bench compare`` (with dashes or underscores; the command hands its
 options to :func:`load_experiment`, so a new option is a valid key at once) and the fields of
 :class:`~harness.record.CompareConfig` that no option sets (``confidence``, ``cache``);
-``systems`` and ``metrics`` may be lists, one spec per item, written exactly as on the command
-line. Options given on the command line override the file::
+``systems``, ``metrics`` and ``facets`` may be lists, one item per spec or name, written exactly
+as on the command line. Options given on the command line override the file::
 
     corpus = "article"
     systems = ["bm25", "bm25(k1=0.9,b=0.4)", "rrf(bm25,lsa,k=60)", "weighted(bm25,dense,alpha=0.3)"]
@@ -15,9 +15,9 @@ line. Options given on the command line override the file::
 
 Called without ``options``, the keys are ``CompareConfig``'s fields and ``out``, the folder that
 receives the results folder (``bench compare`` passes its options, and turns the values into the
-objects :func:`harness.compare` takes). Relative paths in the file (``out``, ``cache_dir``, and a
-``corpus`` that is not a bundled name) are read from the file's own folder, so an experiment runs
-the same from any working directory. A UTF-8 byte-order mark at the start (as some Windows editors
+objects :func:`harness.compare` takes). Relative paths in the file (``out``, ``cache_dir``,
+``facets_file``, and a ``corpus`` that is not a bundled name) are read from the file's own folder,
+so an experiment runs the same from any working directory. A UTF-8 byte-order mark at the start (as some Windows editors
 write) is skipped.
 
 Every value is checked against the type of its field here, so a mistake names the file and line.
@@ -41,8 +41,8 @@ else:  # pragma: no cover
 
 __all__ = ["API_OPTIONS", "OptionKey", "config_keys", "load_experiment"]
 
-_LIST_KEYS = ("systems", "metrics")
-_PATH_KEYS = ("corpus", "cache_dir", "out")
+_LIST_KEYS = ("systems", "metrics", "facets")
+_PATH_KEYS = ("corpus", "cache_dir", "out", "facets_file")
 
 
 @dataclass(frozen=True)

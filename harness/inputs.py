@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Union
 
-from corpora import DEFAULT_ANALYZER, Dataset, ParameterError, RetbenchError, UnknownNameError
+from corpora import DEFAULT_ANALYZER, Dataset, InputFileError, ParameterError, RetbenchError, UnknownNameError
+from corpora.facets import load_facets_file
 from corpora.readers import check_id, id_problem
 from harness.metrics import Metric, parse_metric, parse_metrics
+from harness.risk_coverage import CONFIDENCES
 from harness.statistics import FAMILIES
 from retrievers import Retriever, build
 from retrievers.cache import IndexCache, cache_root
@@ -23,8 +25,9 @@ from retrievers.fusion import fusions_in
 from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
-__all__ = ["CacheChoice", "Systems", "build_systems", "check_dataset_argument", "check_options", "check_writable_ids",
-           "fusion_depth_messages", "index_cache", "resolve_metrics", "resolve_systems"]
+__all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument",
+           "check_facets_file", "check_options", "check_writable_ids", "fusion_depth_messages", "index_cache",
+           "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
 
 #: What ``systems`` may be: retrievers or spec strings in a sequence, a mapping label -> either, or
 #: one comma-separated string of specs.
@@ -270,6 +273,61 @@ def check_options(metrics: Sequence[Metric], *, depth: object, fail_rank: object
     deepest = max((m.k for m in metrics if m.k is not None), default=0)
     if deepest > depth:  # type: ignore[operator]
         raise RetbenchError(f"a metric cuts at {deepest} but --depth is {depth}. Fix: raise --depth to {deepest}")
+
+
+def resolve_risk_metric(risk_metric: str | Metric | None, metrics: Sequence[Metric]) -> Metric:
+    """The metric whose ``1 - value`` is risk–coverage's risk: one of ``metrics`` (by name, or by family
+    and cutoff, so ``ndcg_cut_5`` finds ``ndcg@5``); None: the first."""
+    if risk_metric is None:
+        return metrics[0]
+    wanted = risk_metric if isinstance(risk_metric, Metric) else None
+    if wanted is None:
+        if not isinstance(risk_metric, str):
+            raise RetbenchError(f"--risk-metric must be a metric name. Got {risk_metric!r} instead. "
+                                f"Fix: name one of the metrics, e.g. --risk-metric {metrics[0].name}")
+        wanted = parse_metric(risk_metric)
+    for metric in metrics:
+        if metric.name == wanted.name or (metric.base, metric.k) == (wanted.base, wanted.k):
+            return metric
+    names = ", ".join(m.name for m in metrics)
+    raise RetbenchError(f"--risk-metric {wanted.name!r} is not among the metrics ({names}); its per-query values are "
+                        "what the risk is read from. Fix: name one of them, or add it to --metrics")
+
+
+def check_confidence_from(confidence_from: object) -> None:
+    """``confidence_from`` is a key of :data:`harness.risk_coverage.CONFIDENCES`."""
+    if not isinstance(confidence_from, str) or confidence_from not in CONFIDENCES:
+        raise UnknownNameError("confidence (--confidence-from)", str(confidence_from), list(CONFIDENCES))
+
+
+def resolve_facet_names(facets: str | Sequence[str] | None) -> list[str] | None:
+    """The facets to roll up: None (the default selection), or names from a list or one comma-separated
+    string (``""`` and ``[]``: none), repeats dropped."""
+    if facets is None:
+        return None
+    if isinstance(facets, str):
+        names = [name.strip() for name in facets.split(",")]
+    elif isinstance(facets, Sequence) and all(isinstance(name, str) for name in facets):
+        names = [name.strip() for name in facets]
+    else:
+        raise RetbenchError(f"facets must be names (a list of strings or one comma-separated string). Got "
+                            f"{facets!r} instead. Fix: pass e.g. facets=['type', 'popularity']")
+    return list(dict.fromkeys(name for name in names if name))
+
+
+def check_facets_file(path: str | os.PathLike[str] | None) -> dict[str, dict[str, object]] | None:
+    """Read a facets side file (:func:`corpora.load_facets_file`) before any work: a missing file or a
+    mistake in it is an error at its line; the query ids are checked once the dataset is loaded."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise RetbenchError(f"facets_file must be a path. Got {path!r} instead. Fix: pass the file's path")
+    where = Path(path)
+    if not where.exists():
+        raise InputFileError(where, "facets file not found", fix="check the path given to --facets-file")
+    if not where.is_file():
+        raise InputFileError(where, "is not a file", fix="name a .csv, .tsv or .jsonl facets file")
+    return load_facets_file(where)
 
 
 def _check_count(value: object, option: str, default: int) -> None:

@@ -4,12 +4,14 @@ Ordering systems by their means alone overstates what a test collection shows. F
 
 Ranks over the resamples (:func:`bootstrap_ranks`)
     The bootstrap resamples of the queries (the rows of :func:`harness.statistics.bootstrap_indices`,
-    the same resamples the comparisons' intervals use for the same seed) are averaged per system;
+    the same resamples the comparisons' intervals use for the same seed, drawn once for every metric
+    of :func:`leaderboards`) are averaged per system;
     in each resample the systems are ranked by that mean, rank 1 the highest, systems whose means
     agree to 12 decimals sharing the average of their ranks (so float rounding of equal sums makes
     no order). ``mean_rank`` is a system's average rank over the resamples; ``rank_ci_low`` and
     ``rank_ci_high`` are its sorted ranks at the indices :func:`harness.statistics.percentile_interval`
-    reads (125 and 4874 of 5,000 at 95%). ``rank`` is the rank of the mean over all the queries.
+    reads (125 and 4874 of 5,000 at 95%). ``mean`` is the exactly rounded mean over all the queries
+    (``math.fsum / n``, as ``summary.csv``) and ``rank`` its rank.
 Tie groups (:func:`tie_groups`)
     Systems are ordered by mean, highest first (ties by mean rank, then as given). The first system
     leads group 1, which every other system joins unless its comparison with the leader is
@@ -24,15 +26,15 @@ Tie groups (:func:`tie_groups`)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from harness.statistics import Comparison, bootstrap_indices, percentile_interval
 
-__all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "leaderboard", "tie_groups"]
+__all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "leaderboard", "leaderboards", "tie_groups"]
 
 #: Columns of the leaderboard (``leaderboard.csv``), one row per (metric, system).
 LEADERBOARD_COLUMNS = ["metric", "group", "system", "mean", "rank", "mean_rank", "rank_ci_low", "rank_ci_high"]
@@ -40,8 +42,18 @@ _DECIMALS = 12  # means compared to this many decimals when ranking
 
 
 def _ranks(means: np.ndarray) -> np.ndarray:
-    """Rank 1 = highest mean along the last axis; equal means (to 12 decimals) share their average rank."""
-    return rankdata(-np.round(means, _DECIMALS), method="average", axis=-1)
+    """Rank 1 = highest mean along the last axis; equal means (to 12 decimals) share their average rank.
+
+    A system's rank is 1 + the systems above it + half the others level with it (scipy's ``rankdata``
+    with ``method="average"`` on the negated means; a system count is small, so all pairs are compared).
+
+    >>> _ranks(np.array([[0.2, 0.9, 0.2], [0.5, 0.1, 0.3]])).tolist()
+    [[2.5, 1.0, 2.5], [1.0, 3.0, 2.0]]
+    """
+    rounded = np.round(np.asarray(means, dtype=np.float64), _DECIMALS)
+    above = (rounded[..., None, :] > rounded[..., :, None]).sum(axis=-1)
+    level = (rounded[..., None, :] == rounded[..., :, None]).sum(axis=-1)
+    return 1.0 + above + (level - 1) / 2.0
 
 
 def bootstrap_ranks(values: np.ndarray, index_chunks: Iterable[np.ndarray]) -> np.ndarray:
@@ -97,20 +109,35 @@ def leaderboard(per_query: pd.DataFrame, metric: str, comparisons: Sequence[Comp
     queries in the same order (``per_query.csv``). ``comparisons``: those of the run (see
     :func:`tie_groups`). The resamples are ``bootstrap_indices(n_queries, n_samples, seed)``.
     """
+    return leaderboards(per_query, [metric], comparisons, n_samples, seed, confidence)
+
+
+def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: Sequence[Comparison],
+                 n_samples: int = 5000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """:func:`leaderboard` of every metric, one after the other, the resamples drawn once for them all."""
     systems = list(dict.fromkeys(per_query["system"]))
-    columns = [per_query.loc[per_query["system"] == s, metric].to_numpy(dtype=np.float64) for s in systems]
-    if len({len(c) for c in columns}) != 1:
+    by_system = [per_query[per_query["system"] == s] for s in systems]
+    if len({len(rows) for rows in by_system}) != 1:
         raise ValueError("per_query: every system must be evaluated on the same queries")
-    values = np.column_stack(columns)
-    ranks = bootstrap_ranks(values, bootstrap_indices(values.shape[0], n_samples, seed))
-    mean_rank = ranks.mean(axis=0)
-    low, high = percentile_interval(np.sort(ranks, axis=0), confidence)
-    means = values.mean(axis=0)
-    observed = _ranks(means)
-    groups = tie_groups(systems, means.tolist(), comparisons, metric, mean_rank.tolist())
-    frame = pd.DataFrame({"metric": metric, "group": [groups[s] for s in systems], "system": systems,
-                          "mean": means, "rank": observed, "mean_rank": mean_rank, "rank_ci_low": low,
-                          "rank_ci_high": high})
-    frame["_order"] = [(-round(float(m), _DECIMALS), r, i) for i, (m, r) in enumerate(zip(means, mean_rank))]
-    frame = frame.sort_values(["group", "_order"], kind="stable").drop(columns="_order")
-    return frame.reset_index(drop=True)[LEADERBOARD_COLUMNS]
+    # one contiguous (queries x systems) array per metric: the resampled rows are gathered from it
+    values = [np.column_stack([rows[m].to_numpy(dtype=np.float64) for rows in by_system]) for m in metrics]
+    blocks: list[list[np.ndarray]] = [[] for _ in metrics]
+    n_queries = len(by_system[0]) if systems else 0
+    for rows in bootstrap_indices(n_queries, n_samples, seed):
+        for k, table in enumerate(values):
+            blocks[k].append(bootstrap_ranks(table, [rows]))
+    frames = []
+    for k, metric in enumerate(metrics):
+        ranks = np.concatenate(blocks[k])
+        mean_rank = ranks.mean(axis=0)
+        low, high = percentile_interval(np.sort(ranks, axis=0), confidence)
+        means = np.array([math.fsum(column.tolist()) / len(column) for column in values[k].T])
+        groups = tie_groups(systems, means.tolist(), comparisons, metric, mean_rank.tolist())
+        frame = pd.DataFrame({"metric": metric, "group": [groups[s] for s in systems], "system": systems,
+                              "mean": means, "rank": _ranks(means), "mean_rank": mean_rank, "rank_ci_low": low,
+                              "rank_ci_high": high})
+        frame["_order"] = [(-round(float(m), _DECIMALS), r, i) for i, (m, r) in enumerate(zip(means, mean_rank))]
+        frames.append(frame.sort_values(["group", "_order"], kind="stable").drop(columns="_order"))
+    if not frames:
+        return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[LEADERBOARD_COLUMNS]

@@ -11,13 +11,14 @@ effect_size
 power of the paired t-test (:func:`paired_t_power`)
     two-sided, level alpha, n pairs, standardised effect ``d_z``: with ``df = n - 1``, noncentrality
     ``lambda = d_z * sqrt(n)`` and ``c = t_(1 - alpha/2, df)``, power = ``P(T > c) + P(T < -c)`` for T
-    noncentral t (``scipy.stats.nct``). statsmodels' ``TTestPower`` computes the same (the tests check it).
-    ``d_z = +-inf`` has power 1.
+    noncentral t with noncentrality lambda, the lower tail read as ``P(T' > c)`` for T' of noncentrality
+    ``-lambda`` (the same number; see :func:`paired_t_power`). statsmodels' ``TTestPower`` computes the
+    same (the tests check it). ``d_z = +-inf`` has power 1.
 detectable_difference
     the smallest difference, in metric units, that the test detects with probability ``power``
     (0.8) with these n queries and this paired variance: ``delta* = d_z* * sd(d)``, where ``d_z* > 0``
-    solves ``paired_t_power(d_z*, n, alpha) = power`` (Brent's method). 0 when ``sd = 0``; NaN with
-    fewer than 2 queries.
+    solves ``paired_t_power(d_z*, n, alpha) = power`` (bisection to 1e-14: power rises with d_z). 0 when
+    ``sd = 0``; NaN with fewer than 2 queries.
 queries_needed
     Sakai's (2016) topic set size design for the paired t-test, *Topic set size design*, Information
     Retrieval Journal 19(3): the smallest n >= 2 with ``paired_t_power(|mean(d)| / sd(d), n, alpha) >=
@@ -33,11 +34,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
-from scipy.stats import nct, t
+# scipy.special's distribution functions, not scipy.stats: importing scipy.stats takes about a second,
+# more than a whole comparison of the bundled corpus; scipy.stats.t reads its quantiles from stdtrit and
+# scipy.stats.nct its cdf from nctdtr
+from scipy.special import nctdtr, stdtrit
 
 from harness.statistics import Comparison
 
@@ -62,13 +66,16 @@ def paired_t_power(effect_size: float, n: int, alpha: float = 0.05) -> float:
     if math.isinf(effect_size):
         return 1.0
     df = n - 1
-    critical = float(t.isf(alpha / 2.0, df))
+    critical = -float(stdtrit(df, alpha / 2.0))  # t_(1 - alpha/2, df), by the symmetry of t
     noncentrality = effect_size * math.sqrt(n)
-    # the lower tail P(T < -c) read as P(T' > c) for T' of noncentrality -lambda: scipy's nct.cdf gives NaN far
-    # into that tail (df 3, lambda 8), its survival function does not
-    return float(nct.sf(critical, df, noncentrality) + nct.sf(critical, df, -noncentrality))
+    # the lower tail P(T < -c) read as P(T' > c) for T' of noncentrality -lambda: the noncentral t's cdf gives
+    # NaN far into that tail (df 3, lambda 8, c 3.18), while 1 - cdf at +c stays a number
+    upper = 1.0 - float(nctdtr(df, noncentrality, critical))
+    lower = 1.0 - float(nctdtr(df, -noncentrality, critical))
+    return min(1.0, max(0.0, upper) + max(0.0, lower))
 
 
+@lru_cache(maxsize=256)  # every comparison of a run shares n and alpha: solved once
 def detectable_effect(n: int, alpha: float = 0.05, power: float = POWER) -> float:
     """The standardised effect ``d_z* > 0`` the paired t-test detects with probability ``power`` with ``n`` pairs.
 
@@ -77,10 +84,17 @@ def detectable_effect(n: int, alpha: float = 0.05, power: float = POWER) -> floa
     """
     if n < 2:
         return math.nan
-    high = 1.0
+    low, high = 0.0, 1.0
     while paired_t_power(high, n, alpha) < power:
-        high *= 2.0
-    return float(brentq(lambda effect: paired_t_power(effect, n, alpha) - power, 0.0, high, xtol=1e-14, rtol=1e-14))
+        low, high = high, high * 2.0
+    # bisection: power rises with the effect, so power(low) < target <= power(high) throughout
+    while high - low > 1e-14 * max(1.0, high):
+        middle = (low + high) / 2.0
+        if paired_t_power(middle, n, alpha) < power:
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 def queries_needed(effect_size: float, alpha: float = 0.05, power: float = POWER) -> int | None:
@@ -150,9 +164,11 @@ def power_table(per_query: pd.DataFrame, comparisons: Sequence[Comparison], powe
     in the same order (``per_query.csv``); each comparison's own ``alpha`` is used.
     """
     rows = []
+    # each system's rows once (a filter per comparison and side costs more than all the power figures)
+    by_system = {system: frame for system, frame in per_query.groupby("system", sort=False)}
     for c in comparisons:
-        a = per_query.loc[per_query["system"] == c.system_a, c.metric].to_numpy(dtype=np.float64)
-        b = per_query.loc[per_query["system"] == c.system_b, c.metric].to_numpy(dtype=np.float64)
+        a = by_system[c.system_a][c.metric].to_numpy(dtype=np.float64)
+        b = by_system[c.system_b][c.metric].to_numpy(dtype=np.float64)
         if len(a) != len(b) or len(a) != c.n_queries:
             raise ValueError(f"per_query does not hold {c.n_queries} queries for both {c.system_a!r} and {c.system_b!r}")
         rows.append({"system_a": c.system_a, "system_b": c.system_b, "metric": c.metric,

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from corpora import DEFAULT_CORPUS, Dataset, Run
-from harness.diagnosis import Failure
+from harness.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.metrics import Metric
+from harness.near_duplicates import DUPLICATE_COLUMNS
 from harness.statistics import Comparison, describe_settings
 from retrievers import Retriever
 
@@ -51,6 +52,10 @@ class CompareConfig:
     baseline: str | None = None
     fail_rank: int = 3
     analyzer: str | None = None
+    facets: Sequence[str] | str | None = None  # facets to roll up; None: every numeric one and those of <= 20 values
+    facets_file: str | None = None  # a side file of query facets (query id + one column per facet)
+    risk_metric: str | None = None  # risk = 1 - this metric; None: the first metric
+    confidence_from: str = "score"  # a key of harness.risk_coverage.CONFIDENCES (a retriever's own wins)
     cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
     cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk
 
@@ -76,6 +81,16 @@ class CompareRecord:
     ``first_relevant_rank``; ``summary`` the columns ``system`` and one per metric (exactly rounded
     means over ``query_ids``). ``comparisons`` are :class:`~harness.statistics.Comparison`,
     ``failures`` :class:`~harness.diagnosis.Failure`.
+
+    The readings beyond the means, each a DataFrame with the columns of its file: ``leaderboard``
+    (:data:`harness.leaderboard.LEADERBOARD_COLUMNS`), ``power`` (``system_a``, ``system_b``,
+    ``metric`` and :data:`harness.power.POWER_COLUMNS`, one row per comparison, in order; joined to
+    the comparisons in ``comparisons.csv``), ``facets`` (:func:`harness.facets.facet_columns`),
+    ``risk_coverage`` and ``risk_coverage_summary`` (:data:`harness.risk_coverage.CURVE_COLUMNS`,
+    :data:`~harness.risk_coverage.SUMMARY_COLUMNS`); :attr:`duplicates` lists the near-duplicate
+    pairs behind the ``duplicate versions`` failures. ``leaderboard_comparisons`` are the comparisons
+    the tie groups rest on: ``comparisons`` itself with all pairs, every pair computed for the
+    leaderboard with a ``baseline``.
     """
 
     config: CompareConfig
@@ -89,8 +104,31 @@ class CompareRecord:
     comparisons: list[Comparison]
     failures: list[Failure]
     analyzer: str
+    leaderboard: pd.DataFrame
+    leaderboard_comparisons: list[Comparison]
+    power: pd.DataFrame
+    facets: pd.DataFrame
+    risk_coverage: pd.DataFrame
+    risk_coverage_summary: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
+
+    @property
+    def duplicates(self) -> pd.DataFrame:
+        """``system`` and :data:`~harness.near_duplicates.DUPLICATE_COLUMNS`: one row per near-duplicate
+        pair in the top ``fail_rank`` places of a query (``duplicates.csv``)."""
+        rows = [[f.system, f.query_id, p.doc_a, p.doc_b, p.rank_a, p.rank_b, p.jaccard]
+                for f in self.failures if f.category == DUPLICATE_VERSIONS for p in f.duplicates]
+        return pd.DataFrame(rows, columns=["system", *DUPLICATE_COLUMNS])
+
+    def duplicate_counts(self) -> dict[str, int]:
+        """System label -> queries whose top ``fail_rank`` places hold near-duplicates (``duplicate
+        versions`` failures), every system listed."""
+        counts = {s.label: 0 for s in self.systems}
+        for f in self.failures:
+            if f.category == DUPLICATE_VERSIONS:
+                counts[f.system] += 1
+        return counts
 
     def statistics_record(self) -> dict[str, object]:
         """The manifest's ``statistics``: bootstrap, which randomisation test, flips, stream, alpha,

@@ -1,6 +1,8 @@
 """Plain-text readings of a comparison, as the article prints them.
 
-:func:`render` gives the whole report (the results folder keeps it as ``report.txt``); with
+:func:`render` gives the whole report (the results folder keeps it as ``report.txt``): the
+leaderboard first, then the means, the rank of the first relevant document, the comparisons, effect
+size and power for the first metric, one table per facet, risk–coverage and the diagnosis. With
 ``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
 system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
 ("… and 37 more"), so a large collection does not print thousands of lines.
@@ -8,12 +10,21 @@ system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query,
 
 from __future__ import annotations
 
-from harness.diagnosis import Failure
+import math
+
+import pandas as pd
+
+from harness.diagnosis import DUPLICATE_VERSIONS, Failure
+from harness.facets import MIN_QUERIES
+from harness.power import POWER
 from harness.record import CompareRecord
+from harness.risk_coverage import CONFIDENCES
 from harness.statistics import EXACT_UP_TO
 
 
 __all__ = ["SHOWN_DOCUMENTS", "failure_lines", "render"]
+
+_RANK_DECIMALS = 2  # mean ranks and rank bounds (bounds are whole or half ranks; ties share the average)
 
 #: Relevant documents listed under a failed query in the abridged report (the rest are counted).
 SHOWN_DOCUMENTS = 3
@@ -34,6 +45,93 @@ def _means_table(result: CompareRecord) -> list[str]:
     names = [m.name for m in result.metrics]
     rows = [[row["system"], *(f"{row[n]:.3f}" for n in names)] for _, row in result.summary.iterrows()]
     return _table(["system", *names], rows)
+
+
+def _number(value: float) -> str:
+    """A rank bound as written: ``2`` or ``2.5``."""
+    return f"{value:g}"
+
+
+def _leaderboard_lines(result: CompareRecord) -> list[str]:
+    """Per metric, the systems by tie group then mean: mean, mean rank over the resamples, rank interval."""
+    config = result.config
+    level = round(config.confidence * 100)
+    rows = []
+    previous = None
+    for row in result.leaderboard.itertuples(index=False):
+        interval = f"[{_number(row.rank_ci_low)}, {_number(row.rank_ci_high)}]"
+        rows.append([row.metric if row.metric != previous else "", str(row.group), row.system, f"{row.mean:.3f}",
+                     f"{row.mean_rank:.{_RANK_DECIMALS}f}", interval])
+        previous = row.metric
+    pairs = "" if config.baseline is None else "; every pair compared for it"
+    lines = [f"leaderboard (mean rank over {config.bootstrap_samples} bootstrap resamples; a group: its leader and "
+             f"the systems not significantly worse{pairs}):"]
+    lines.extend("  " + line for line in _table(["metric", "group", "system", "mean", "mean rank",
+                                                  f"{level}% rank interval"], rows, right={1, 3, 4, 5}))
+    return lines
+
+
+def _power_lines(result: CompareRecord) -> list[str]:
+    """Wins/ties/losses, d_z, the detectable difference and the queries needed, for the first metric."""
+    first = result.metrics[0].name
+    table = result.power[result.power["metric"] == first]
+    if table.empty:
+        return []
+    alpha = 1 - result.config.confidence
+    rows = []
+    for row in table.itertuples(index=False):
+        needed = "--" if pd.isna(row.queries_needed) else str(int(row.queries_needed))
+        effect = "--" if math.isnan(row.effect_size) else f"{row.effect_size:+.2f}"
+        detectable = "--" if math.isnan(row.detectable_difference) else f"{row.detectable_difference:.3f}"
+        rows.append([f"{row.system_a} - {row.system_b}", f"{row.wins}/{row.ties}/{row.losses}", effect, detectable,
+                     needed])
+    lines = [f"effect size and power on {first} (paired t-test, alpha {alpha:.2g}, {POWER:.0%} power; -- = none):"]
+    lines.extend("  " + line for line in _table(["comparison", "wins/ties/losses", "d_z", "detectable diff",
+                                                  "queries needed"], rows))
+    return lines
+
+
+def _facet_lines(result: CompareRecord) -> list[str]:
+    """One table per facet: each value's queries, then per system each metric's mean and interval."""
+    frame = result.facets
+    names = [m.name for m in result.metrics]
+    level = round(result.config.confidence * 100)
+    lines: list[str] = []
+    for facet in dict.fromkeys(frame["facet"]):
+        rows = []
+        previous = None
+        for row in frame[frame["facet"] == facet].to_dict("records"):
+            cells = []
+            for name in names:
+                low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
+                bounds = "(too few queries)" if pd.isna(low) else f"[{low:.3f}, {high:.3f}]"
+                cells.append(f"{row[name]:.3f} {bounds}")
+            first = row["value"] != previous  # the value and its query count once, above its systems
+            rows.append([str(row["value"]) if first else "", str(row["n_queries"]) if first else "", row["system"],
+                         *cells])
+            previous = row["value"]
+        lines.append(f"facet {facet}: mean [{level}% paired bootstrap interval] per value; under "
+                     f"{MIN_QUERIES} queries, no interval:")
+        lines.extend("  " + line for line in _table(["value", "queries", "system", *names], rows, right={1}))
+        lines.append("")
+    return lines[:-1]
+
+
+def _risk_lines(result: CompareRecord) -> list[str]:
+    """One line per system: AURC, the oracle's, E-AURC, the random baseline and Kendall's tau."""
+    summary = result.risk_coverage_summary
+    if summary.empty:
+        return []
+    sources = sorted(set(summary["confidence"]))
+    said = "; ".join(f"{s} = {CONFIDENCES.get(s, 'its own confidence(queries)')}" for s in sources)
+    rows = [[row.system, row.confidence, f"{row.aurc:.3f}", f"{row.oracle_aurc:.3f}", f"{row.e_aurc:.3f}",
+             f"{row.random_risk:.3f}", "--" if math.isnan(row.kendall_tau) else f"{row.kendall_tau:+.3f}"]
+            for row in summary.itertuples(index=False)]
+    lines = [f"risk–coverage (risk = 1 - {summary['risk_metric'].iloc[0]}; confidence: {said}; equal confidences "
+             "enter together; lower AURC is better, E-AURC = AURC - oracle):"]
+    lines.extend("  " + line for line in _table(["system", "confidence", "AURC", "oracle", "E-AURC", "random",
+                                                  "Kendall tau"], rows, right={2, 3, 4, 5, 6}))
+    return lines
 
 
 def _rank_table(result: CompareRecord, width: int = 38) -> list[str]:
@@ -90,6 +188,10 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
     rank = f"rank {failure.rank}" if failure.rank is not None else "not found"
     first = failure.first_result or "none"
     lines = [f"  {failure.query_id} {failure.query!r} -> {rank}, first result: {first}  [{failure.category}]"]
+    if failure.duplicates:  # one line, however many pairs (at most fail_rank * (fail_rank - 1) / 2)
+        lines.append("      near-duplicates: " + "; ".join(
+            f"{p.doc_a} (rank {p.rank_a}) ~ {p.doc_b} (rank {p.rank_b}), shingle Jaccard {p.jaccard:.3f}"
+            for p in failure.duplicates))
     shared = list(failure.shared_words.items())
     for doc, words in shared[:documents]:
         shown = ", ".join(words) if words else "none"
@@ -108,6 +210,8 @@ def render(result: CompareRecord, show_failures: int | None = None) -> str:
     out.append(f"systems: {', '.join(s.label for s in result.systems)}; analyzer {result.analyzer}; depth "
                f"{result.config.depth}{pools}")
     out.append("")
+    out.extend(_leaderboard_lines(result))
+    out.append("")
     out.extend(_means_table(result))
     out.append("")
     out.append("rank of the first relevant document (-- = not found):")
@@ -118,14 +222,25 @@ def render(result: CompareRecord, show_failures: int | None = None) -> str:
         out.append(f"paired bootstrap over queries ({result.config.bootstrap_samples} resamples, seed "
                    f"{result.config.seed}; {pairs}; p from a sign-flip randomisation test):")
         out.extend("  " + line for line in _comparison_lines(result))
+        out.append("")
+        out.extend(_power_lines(result))
+    if not result.facets.empty:
+        out.append("")
+        out.extend(_facet_lines(result))
     out.append("")
-    out.append(f"diagnosis (first relevant document missing or below rank {result.config.fail_rank}):")
+    out.extend(_risk_lines(result))
+    out.append("")
+    fail_rank = result.config.fail_rank
+    out.append(f"diagnosis (first relevant document missing or below rank {fail_rank}, or near-duplicate documents "
+               f"in the top {fail_rank}):")
     by_system: dict[str, list[Failure]] = {}
     for f in result.failures:
         by_system.setdefault(f.system, []).append(f)
     for system in result.systems:
         failures = by_system.get(system.label, [])
-        out.append(f" {system.label}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}")
+        duplicated = sum(f.category == DUPLICATE_VERSIONS for f in failures)
+        out.append(f" {system.label}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}, "
+                   f"{duplicated} with duplicate versions in the top {result.config.fail_rank}")
         shown = failures if show_failures is None else failures[:show_failures]
         documents = None if show_failures is None else SHOWN_DOCUMENTS
         for f in shown:

@@ -12,8 +12,13 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | manifest.json | run id, time, command line, versions, hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
 | summary.csv | system, one column per metric as requested |
 | per_query.csv | system, query_id, one column per metric, first_relevant_rank (empty when none) |
-| comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict |
+| comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, queries_needed |
+| leaderboard.csv | metric, group, system, mean, rank, mean_rank, rank_ci_low, rank_ci_high |
+| facets.csv | system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, note |
+| risk_coverage.csv | system, coverage, risk, threshold |
+| risk_coverage_summary.csv | system, confidence, risk_metric, n_queries, aurc, oracle_aurc, e_aurc, random_risk, kendall_tau |
 | diagnosis.csv | system, query_id, category, rank, first_result, shared_words |
+| duplicates.csv | system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard |
 | qrels.txt | the judgments of the evaluated queries, TREC qrels format |
 | runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
 | runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
@@ -42,9 +47,14 @@ from pathlib import Path
 import pandas as pd
 
 from corpora import RetbenchError
-from harness.record import CompareRecord
-from harness.statistics import COMPARISON_COLUMNS
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
+from harness.diagnosis import CATEGORIES
+from harness.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
+from harness.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
+from harness.power import POWER, POWER_COLUMNS
+from harness.record import CompareRecord
+from harness.risk_coverage import CONFIDENCES
+from harness.statistics import COMPARISON_COLUMNS
 from harness.trec_eval import trec_eval_name
 
 
@@ -111,8 +121,14 @@ def _csv(frame: pd.DataFrame) -> str:
 
 
 def _comparisons_frame(result: CompareRecord) -> pd.DataFrame:
+    """The comparisons' own columns, then their effect size and power (one row each, in order)."""
     rows = [{c: getattr(comp, c) for c in COMPARISON_COLUMNS} for comp in result.comparisons]
-    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    power = result.power.reset_index(drop=True)
+    keys = ["system_a", "system_b", "metric"]
+    if len(power) != len(frame) or not frame[keys].equals(power[keys]):
+        raise ValueError("result.power does not hold one row per comparison, in the comparisons' order")
+    return pd.concat([frame, power[POWER_COLUMNS]], axis=1)
 
 
 def _diagnosis_frame(result: CompareRecord) -> pd.DataFrame:
@@ -161,7 +177,8 @@ def _configuration(result: CompareRecord, systems: list[dict]) -> dict:
     comparison except where the data and the cache live (the data are hashed by content), with the
     systems and metrics as resolved."""
     options = dataclasses.asdict(result.config)
-    for where in ("corpus", "cache_dir", "cache", "systems", "metrics"):
+    # the facets file's content is in the queries' hash; where it lies is not configuration
+    for where in ("corpus", "cache_dir", "cache", "systems", "metrics", "facets_file"):
         options.pop(where, None)
     return {**options, "analyzer": result.analyzer, "metrics": [m.name for m in result.metrics],
             "systems": [{k: s[k] for k in ("label", "class", "parameters")} for s in systems]}
@@ -239,11 +256,47 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "command": _rescore_command(result, systems),
             "note": "run inside this folder; it prints per_query.csv's values and, on the `all` rows, summary.csv's",
         },
-        "statistics": result.statistics_record(),
-        "diagnosis": {"fail_rank": config.fail_rank},
+        "statistics": {**result.statistics_record(), **_readings_record(result)},
+        "facets": {
+            "file": config.facets_file, "rolled_up": list(dict.fromkeys(result.facets["facet"])),
+            "asked": list(config.facets) if config.facets is not None else None,
+            "default": f"every numeric facet and every other with at most {MAX_VALUES} distinct values",
+            "quantile_buckets": QUANTILE_BUCKETS, "min_queries_for_an_interval": MIN_QUERIES,
+        },
+        "risk_coverage": {
+            "risk": f"1 - {config.risk_metric}",
+            "confidence": dict(zip(result.risk_coverage_summary["system"], result.risk_coverage_summary["confidence"])),
+            "confidences": {**CONFIDENCES, "retriever": "the retriever's own confidence(queries)"},
+            "ties": "queries of equal confidence enter together; AURC counts each with its group's mean risk "
+                    "(the expectation over the orders of the tied queries)",
+        },
+        "diagnosis": {
+            "fail_rank": config.fail_rank, "categories": CATEGORIES,
+            "duplicates": result.duplicate_counts(),
+            "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD},
+        },
         "warnings": result.warnings,
         "notes": result.notes,
         "loading": {"allow_unmatched_judgments": config.allow_unmatched_judgments},
+    }
+
+
+def _readings_record(result: CompareRecord) -> dict[str, object]:
+    """The manifest's record of how the leaderboard and the power figures were made."""
+    config = result.config
+    pairs = ("the run's comparisons (all pairs)" if config.baseline is None else
+             "every pair, compared for the leaderboard alone (comparisons.csv holds those with the baseline)")
+    return {
+        "leaderboard": {
+            "ranks": "each system's rank in each bootstrap resample (the comparisons' resamples; 1 = highest mean, "
+                     "equal means share the average rank); rank interval: percentile of the sorted ranks",
+            "tie_groups": "the best system not yet grouped leads the next group, joined by every remaining system "
+                          "whose comparison with it is not significant (Holm p > alpha or the interval includes 0)",
+            "comparisons": pairs,
+        },
+        "power": {"power": POWER, "test": "two-sided paired t-test at alpha",
+                  "queries_needed": "Sakai (2016) topic set size design: the smallest n with that power for the "
+                                    "observed mean difference and standard deviation"},
     }
 
 
@@ -372,7 +425,12 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
         "summary.csv": _csv(result.summary),
         "per_query.csv": _csv(result.per_query),
         "comparisons.csv": _csv(_comparisons_frame(result)),
+        "leaderboard.csv": _csv(result.leaderboard),
+        "facets.csv": _csv(result.facets),
+        "risk_coverage.csv": _csv(result.risk_coverage),
+        "risk_coverage_summary.csv": _csv(result.risk_coverage_summary),
         "diagnosis.csv": _csv(_diagnosis_frame(result)),
+        "duplicates.csv": _csv(result.duplicates),
         QRELS_FILE: format_qrels(_evaluated_qrels(result)),
     }
     if report is not None:

@@ -118,15 +118,29 @@ def test_results_folder_contract(runner, tmp_path):
     assert result.exit_code == 0, result.output
     folder = only_folder(tmp_path)
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-    assert names == ["comparisons.csv", "diagnosis.csv", "manifest.json", "per_query.csv", "qrels.txt",
-                     "report.txt", "runs/bm25.raw.tsv", "runs/bm25.trec", "runs/rrf_k=30_.raw.tsv",
+    assert names == ["comparisons.csv", "diagnosis.csv", "duplicates.csv", "facets.csv", "leaderboard.csv",
+                     "manifest.json", "per_query.csv", "qrels.txt",
+                     "report.txt", "risk_coverage.csv", "risk_coverage_summary.csv",
+                     "runs/bm25.raw.tsv", "runs/bm25.trec", "runs/rrf_k=30_.raw.tsv",
                      "runs/rrf_k=30_.trec",
                      "summary.csv"]
     assert (folder / "summary.csv").read_text().splitlines()[0] == "system,ndcg@5,P_5,mrr"
     assert (folder / "per_query.csv").read_text().splitlines()[0] == \
         "system,query_id,ndcg@5,P_5,mrr,first_relevant_rank"
     assert (folder / "comparisons.csv").read_text().splitlines()[0] == \
-        "system_a,system_b,metric,mean_diff,ci_low,ci_high,p_value,p_adjusted,n_queries,n_differing,test,verdict"
+        "system_a,system_b,metric,mean_diff,ci_low,ci_high,p_value,p_adjusted,n_queries,n_differing,test,verdict," \
+        "wins,ties,losses,effect_size,detectable_difference,queries_needed"
+    headers = {name: (folder / name).read_text().splitlines()[0] for name in
+               ("leaderboard.csv", "facets.csv", "risk_coverage.csv", "risk_coverage_summary.csv", "duplicates.csv")}
+    assert headers == {
+        "leaderboard.csv": "metric,group,system,mean,rank,mean_rank,rank_ci_low,rank_ci_high",
+        "facets.csv": "system,facet,value,n_queries,ndcg@5,ndcg@5_ci_low,ndcg@5_ci_high,P_5,P_5_ci_low,P_5_ci_high,"
+                      "mrr,mrr_ci_low,mrr_ci_high,note",
+        "risk_coverage.csv": "system,coverage,risk,threshold",
+        "risk_coverage_summary.csv": "system,confidence,risk_metric,n_queries,aurc,oracle_aurc,e_aurc,random_risk,"
+                                     "kendall_tau",
+        "duplicates.csv": "system,query_id,doc_a,doc_b,rank_a,rank_b,jaccard",
+    }
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["corpus"]["name"] == "article" and len(manifest["corpus"]["content_hash"]) == 64
     assert [s["label"] for s in manifest["systems"]] == ["bm25", "rrf(k=30)"]

@@ -64,3 +64,24 @@ def test_the_detection_table_follows_the_registry_order() -> None:
     table = text[text.index("<!-- detection order -->"):].split("\n\n")[0]
     listed = re.findall(r"^\| \d+ \| `(\w+)` \|", table, re.M)
     assert listed == list(FORMATS)
+
+
+_FACETS = re.compile(r"<!-- facets example: (?P<name>[\w.-]+) -->\n```[a-z]*\n(?P<content>.*?)^```$", re.S | re.M)
+
+
+def test_the_facets_side_file_examples_add_facets_to_the_beir_example(tmp_path: Path) -> None:
+    from corpora import load_dataset, load_facets_file, with_facets
+
+    found = {m.group("name"): m.group("content") for m in _FACETS.finditer(DOC.read_text(encoding="utf-8"))}
+    assert sorted(found) == ["topics.csv", "topics.jsonl"]
+    (_, _, files), = [e for e in EXAMPLES if e[0] == "beir"]
+    for relative, content in files.items():
+        (tmp_path / "beir" / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "beir" / relative).write_text(content, encoding="utf-8")
+    dataset = load_dataset(str(tmp_path / "beir"))
+    for name, content in found.items():
+        path = tmp_path / name
+        path.write_text(content, encoding="utf-8")
+        faceted = with_facets(dataset, load_facets_file(path, dataset.queries.ids), source=name)
+        assert faceted.queries.facets["topic"] == ["billing", "account"], name
+        assert faceted.queries.facets["popularity"] == [120, 8 if name.endswith(".csv") else None], name

@@ -90,3 +90,20 @@ def test_the_experiment_file_of_the_doc_is_valid(tmp_path, example_module) -> No
         pytest.skip("the optional extra retbench[dense] is not installed")
     labels = [r.label for r in build_systems(config["systems"])]
     assert labels == ["bm25", "bm25(k1=0.9,b=0.4)", "dense", "rrf(bm25,dense)", "Tfidf(sublinear=True)"]
+
+
+def test_a_retrievers_own_confidence_as_the_doc_shows_it(example_module: Path) -> None:
+    from harness import compare
+
+    (block,) = [b for b in blocks("python") if "class SureTfidf(Tfidf)" in b]
+    (example_module / "sure_tfidf.py").write_text(block, encoding="utf-8")
+    sys.modules.pop("sure_tfidf", None)
+    (command,) = [line for line in blocks("console")[1].splitlines() if "bench compare" in line]
+    systems = shlex.split(command)[shlex.split(command).index("--systems") + 1]
+    result = compare(systems, "article", ["ndcg@5", "mrr"], bootstrap_samples=50)
+    summary = result.risk_coverage_summary.set_index("system")
+    assert summary["confidence"].to_dict() == {"my_retriever:Tfidf": "score", "sure_tfidf:SureTfidf": "retriever"}
+    assert summary.loc["sure_tfidf:SureTfidf", "risk_metric"] == "ndcg@5"
+    # shares of known words: between 0 and 1, and 1 for a query whose every word the corpus holds
+    curve = result.risk_coverage[result.risk_coverage.system == "sure_tfidf:SureTfidf"]
+    assert ((0 <= curve["threshold"]) & (curve["threshold"] <= 1)).all() and curve["threshold"].iloc[0] == 1.0

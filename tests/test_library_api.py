@@ -144,7 +144,7 @@ def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
     compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50,
             progress=lambda label, done, total: heard.append((label, done, total)))
     assert [h for h in heard if h[1] == 0] == [("fitting Overlap", 0, None), ("searching Overlap", 0, 2),
-                                              ("bootstrap", 0, 50)]
+                                              ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None)]
     assert capsys.readouterr() == ("", "")
 
 
@@ -154,7 +154,8 @@ def test_without_a_progress_argument_the_callers_renderer_hears_the_work() -> No
     heard: list[str] = []
     with progress.rendering(lambda label, done, total: heard.append(label)):
         compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50)
-        assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap"]
+        assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap", "leaderboard",
+                                              "facets"]
         before = len(heard)
         compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50, progress=lambda *args: None)
         assert len(heard) == before  # a progress argument replaces the caller's renderer for the call

@@ -21,9 +21,10 @@ def test_the_terminal_gets_at_most_n_failed_queries_per_system_and_a_count(runne
     result = runner.invoke(main, ["compare", "--systems", "bm25,lsa", "--fail-rank", "1", "--show-failures", "1",
                                   "--out", str(tmp_path / "out"), *FAST])
     assert result.exit_code == 0, result.output
-    diagnosis = result.stdout.split("diagnosis (first relevant document missing or below rank 1):\n")[1]
+    diagnosis = result.stdout.split("diagnosis (first relevant document missing or below rank 1, or near-duplicate "
+                                    "documents in the top 1):\n")[1]
     lines = diagnosis.splitlines()
-    assert lines[0] == " bm25: 3 failed queries"
+    assert lines[0] == " bm25: 3 failed queries, 0 with duplicate versions in the top 1"
     assert lines[1].startswith("  q02 'can I get my money back' -> not found")
     assert "  … and 2 more in report.txt and diagnosis.csv" in lines
     assert lines.count("  … and 2 more in report.txt and diagnosis.csv") == 2  # bm25 and lsa, 3 each
@@ -31,7 +32,7 @@ def test_the_terminal_gets_at_most_n_failed_queries_per_system_and_a_count(runne
     report = (folder / "report.txt").read_text(encoding="utf-8").split("diagnosis (first relevant")[1]
     diagnosed = [row.split(",")[:2] for row in (folder / "diagnosis.csv").read_text().splitlines()[1:]]
     assert len(diagnosed) == 6
-    parts = re.split(r"\n (\S+): \d+ failed quer(?:y|ies)", report)
+    parts = re.split(r"\n (\S+): \d+ failed quer(?:y|ies), \d+ with duplicate versions in the top 1", report)
     section = dict(zip(parts[1::2], parts[2::2]))
     for system, query in diagnosed:  # every failure, under its system
         assert f"\n  {query} '" in section[system]
@@ -49,8 +50,10 @@ def test_show_failures_zero_prints_only_the_counts(runner, tmp_path) -> None:
     result = runner.invoke(main, ["compare", "--systems", "bm25", "--show-failures", "0", "--out",
                                   str(tmp_path / "out"), *FAST])
     assert result.exit_code == 0, result.output
-    tail = result.stdout.split("diagnosis (first relevant document missing or below rank 3):\n")[1].splitlines()
-    assert tail[:2] == [" bm25: 2 failed queries", "  … and 2 more in report.txt and diagnosis.csv"]
+    tail = result.stdout.split("diagnosis (first relevant document missing or below rank 3, or near-duplicate "
+                               "documents in the top 3):\n")[1].splitlines()
+    assert tail[:2] == [" bm25: 2 failed queries, 0 with duplicate versions in the top 3",
+                        "  … and 2 more in report.txt and diagnosis.csv"]
 
 
 def test_a_failed_query_with_many_relevant_documents_lists_a_few_and_counts_the_rest() -> None:
@@ -68,8 +71,9 @@ def test_a_large_collection_prints_a_bounded_diagnosis(runner, tmp_path, shared_
     result = runner.invoke(main, ["compare", "--corpus", str(shared_data / "cisi"), "--systems", "bm25,lsa,rrf",
                                   "--no-cache", "--bootstrap-samples", "100", "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    diagnosis = result.stdout.split("diagnosis (first relevant document missing or below rank 3):\n")[1]
-    # three systems: a heading, at most 10 failures of at most 1 + 3 + 1 lines each, and a count
-    assert len(diagnosis.splitlines()) <= 3 * (1 + 10 * 5 + 1) + 2
+    diagnosis = result.stdout.split("diagnosis (first relevant document missing or below rank 3, or near-duplicate "
+                                    "documents in the top 3):\n")[1]
+    # three systems: a heading, at most 10 failures of at most 1 + 1 (near-duplicates) + 3 + 1 lines each, and a count
+    assert len(diagnosis.splitlines()) <= 3 * (1 + 10 * 6 + 1) + 2
     report = (only_folder(tmp_path / "out") / "report.txt").read_text(encoding="utf-8")
     assert len(report.splitlines()) > 3000  # the whole diagnosis is kept

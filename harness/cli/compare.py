@@ -21,12 +21,14 @@ from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.api import compare
 from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
-from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.experiment import OptionKey, load_experiment
+from harness.facets import MAX_VALUES, MIN_QUERIES
 from harness.inputs import build_systems, resolve_metrics
 from harness.metrics import metrics_help
 from harness.progress import Reporter
+from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.results import check_out
+from harness.risk_coverage import CONFIDENCES
 from harness.statistics import EXACT_UP_TO, FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
@@ -144,6 +146,19 @@ class _Stdout:
 @click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
               help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}]. "
                    f"{describe_analyzers()}.")
+@click.option("--facets", default=None,
+              help=f"Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
+                   f"facet, in quantile buckets, and every other with at most {MAX_VALUES} values]; a cell of fewer "
+                   f"than {MIN_QUERIES} queries gets no interval.")
+@click.option("--facets-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A side file of query facets (.csv, .tsv or .jsonl: a query id column, then one column per facet) "
+                   "added to the corpus's queries.")
+@click.option("--risk-metric", default=None,
+              help="Risk-coverage reads risk as 1 - this metric, one of --metrics [default: the first].")
+@click.option("--confidence-from", type=click.Choice(list(CONFIDENCES)), default="score", show_default=True,
+              help="A system's confidence per query: " + "; ".join(f"{name} = {means}" for name, means in
+                                                                   CONFIDENCES.items())
+                   + " (a retriever with its own confidence(queries) method uses that).")
 @click.option("--config", _CONFIG_PARAMETER, type=click.Path(dir_okay=False, path_type=Path), default=None,
               is_eager=True, callback=_read_experiment,
               help="A TOML experiment file with any of these long options as keys (no_cache = true); "
@@ -161,7 +176,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             allow_unmatched_judgments: bool, systems: str, metrics: str,
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
             permutations: int, family: str, baseline: str | None,
-            fail_rank: int, analyzer: str | None, config_file: Path | None, cache_dir: Path | None,
+            fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
+            risk_metric: str | None, confidence_from: str, config_file: Path | None, cache_dir: Path | None,
             no_cache: bool, quiet: bool, show_failures: int) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
@@ -172,8 +188,10 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                    allow_unmatched_judgments=allow_unmatched_judgments,
                    depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
                    seed=seed, confidence=confidence, permutations=permutations, family=family,
-                   baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
-                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
+                   baseline=baseline, fail_rank=fail_rank, analyzer=analyzer, facets=facets,
+                   facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk_metric,
+                   confidence_from=confidence_from, cache_dir=str(cache_dir) if cache_dir is not None else None,
+                   cache=not no_cache)
     untouched = CompareConfig()
     for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
         # fields no option sets (confidence, cache): the file's value, unless an option changed it
@@ -198,7 +216,9 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, depth=config.depth,
                      rel_threshold=config.rel_threshold, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
                      confidence=config.confidence, permutations=config.permutations, family=config.family,
-                     fail_rank=config.fail_rank, analyzer=config.analyzer, cache=cache,
+                     fail_rank=config.fail_rank, analyzer=config.analyzer, facets=config.facets,
+                     facets_file=config.facets_file, risk_metric=config.risk_metric,
+                     confidence_from=config.confidence_from, cache=cache,
                      progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
                      split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
                      on_loaded=loaded)
