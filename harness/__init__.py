@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.comparison import CompareResult
     from harness.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
-    from harness.gate import GateResult, GateSide, gate
+    from harness.gate import GateResult, gate
+    from harness.gate_sides import GateSide
     from harness.metrics import Metric, metric_names, parse_metric, parse_metrics
     from harness.progress import Reporter
     from harness.record import SystemResult
@@ -32,7 +33,7 @@ _HOMES = {
     "Comparison": "harness.statistics",
     "Failure": "harness.diagnosis",
     "GateResult": "harness.gate",
-    "GateSide": "harness.gate",
+    "GateSide": "harness.gate_sides",
     "gate": "harness.gate",
     "Metric": "harness.metrics",
     "metric_names": "harness.metrics",

@@ -21,7 +21,8 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries, Run, is_relevant, read_qrels, read_run, write_qrels, write_run
 from harness import compare, parse_metric
 from harness.cli import main
-from harness.gate import VERDICTS, GateSide, gate
+from harness.gate import VERDICTS, gate
+from harness.gate_sides import GateSide
 from harness.gate_report import number_line, render_junit, render_markdown
 from harness.statistics import holm
 from retrievers import FixedRun
@@ -278,6 +279,7 @@ def test_a_candidate_run_now_on_the_baselines_corpus(runner, tmp_path: Path) -> 
     (["--system", "nope"], "unknown system in"),
     (["--margin", "-0.5"], "The 'margin' parameter of gate must be a finite number >= 0"),
     (["--fail-on", "worse"], "unknown verdict 'worse'"),
+    (["--system", "base", "--junit", "no-such-folder/gate.xml"], "no-such-folder is not a folder you can write to"),
 ])
 def test_bad_input_exits_2_with_a_message(runner, tmp_path: Path, args: list[str], message: str) -> None:
     folder = store(tmp_path, {"base": rankings(60), "better": rankings(60, BETTER)})
@@ -395,3 +397,29 @@ def test_cranfield_pushed_out_of_the_top_10_in_30_percent_of_queries_regresses(r
     same = runner.invoke(main, [args[0], args[1], str(folder / "runs" / "bm25.trec"), *args[2:]])
     assert same.exit_code == 0 and same.output.startswith("gate: UNCHANGED")
     assert math.isclose(float(re.search(r"^ndcg@10\s+unchanged\s+(\S+)", same.output, re.M)[1]), 0.3491, abs_tol=5e-5)
+
+
+# ----- the README ------------------------------------------------------------------------------------
+
+
+def _options(name: str) -> set[str]:
+    from harness.cli import COMMANDS
+    from importlib import import_module
+
+    command = import_module(f"harness.cli.{COMMANDS[name]}").command
+    return {flag for param in command.params for flag in getattr(param, "opts", [])}
+
+
+def test_the_readme_section_names_only_real_options_and_its_workflow_gates_pull_requests() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Gating a change: `bench gate`\n")[1].split("\n## ")[0]
+    workflow = section.split("```yaml\n")[1].split("```")[0]
+    commands = re.findall(r"(bench (gate|compare) [^\n]*(?:\\\n[^\n]*)*)", workflow)
+    assert {kind for _, kind in commands} == {"gate", "compare"}
+    for line, kind in commands:
+        assert set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", line)) <= _options(kind), line
+    assert "pull_request:" in workflow and "upload-artifact" in workflow and "$GITHUB_STEP_SUMMARY" in workflow
+    prose = re.sub(r"```.*?```", "", section, flags=re.S)
+    mentioned = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", prose))
+    assert mentioned <= _options("gate") | _options("compare"), mentioned - _options("gate") - _options("compare")
+    assert "| `bench gate BASELINE [CANDIDATE] --metric LIST` |" in readme.split("\n## Commands\n")[1]

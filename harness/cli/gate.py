@@ -18,7 +18,8 @@ import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
-from harness.gate import DEFAULT_MARGIN, VERDICTS, GateSide, check_options, check_same_data, data_hashes, gate
+from harness.gate import DEFAULT_MARGIN, VERDICTS, check_options, gate
+from harness.gate_sides import GateSide, check_same_data, data_hashes
 from harness.inputs import resolve_metrics
 from harness.gate_report import FORMATS, render, render_junit
 from harness.metrics import metrics_help
@@ -52,6 +53,14 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
                              run_from=str(path), qrels_from=str(qrels))
 
 
+def _check_writable(path: Path) -> None:
+    """Before any work: ``--junit`` names a file in an existing folder we can write to."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+        problem = "is a folder" if path.is_dir() else f"{folder} is not a folder you can write to"
+        raise RetbenchError(f"--junit {path}: {problem}. Fix: name a file in a folder you can write to")
+
+
 def _write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder, so a reader never
     sees half a report."""
@@ -70,7 +79,7 @@ def _write_atomically(path: Path, text: str) -> None:
 @click.argument("baseline", type=click.Path(path_type=Path))
 @click.argument("candidate", type=click.Path(path_type=Path), required=False)
 @click.option("--metric", "metrics", required=True,
-              help="The metric(s) to gate on, comma-separated; several are Holm-adjusted together. "
+              help="The metric(s) to gate on; several are Holm-adjusted together. "
                    + metrics_help())
 @click.option("--margin", type=float, default=DEFAULT_MARGIN, show_default=True,
               help="The smallest change that matters, in the metric's units (0.01 = one point of nDCG@10).")
@@ -127,6 +136,8 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     """
     resolve_metrics(metrics)  # the cheap checks first: a typo costs no loading
     check_options(margin, confidence, bootstrap_samples, seed, permutations, show_worst)
+    if junit is not None:
+        _check_writable(junit)
     if candidate is not None and systems is not None:
         raise RetbenchError("both a CANDIDATE and --systems were given. Fix: gate a stored candidate, or run one "
                             "now with --corpus and --systems, not both")
