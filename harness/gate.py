@@ -70,11 +70,12 @@ VERDICTS: dict[str, str] = {
 DEFAULT_MARGIN = 0.01
 @dataclass(frozen=True)
 class QueryChange:
-    """One query's value on both sides and the change, candidate − baseline."""
+    """One query's value on both sides and the change, candidate − baseline; its text when known."""
 
     query_id: str
     baseline: float
     candidate: float
+    text: str | None = None
 
     @property
     def difference(self) -> float:
@@ -268,13 +269,14 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
     best_adjusted = smallest_adjusted_p(p_values, smallest)
     means = differences.mean(axis=0)
 
+    texts = {**before.query_texts, **after.query_texts}
     gates = []
     for i, metric in enumerate(metric_list):
         comparison = Comparison("candidate", "baseline", metric.name, float(means[i]), float(low[i]), float(high[i]),
                                 float(p_values[i]), float(adjusted[i]), len(paired), int(differing[i]), tests[i],
                                 alpha, float(best_adjusted[i]), permutations)
         b, a = columns[i]
-        changes = sorted((QueryChange(q, float(x), float(y)) for q, x, y in zip(paired, b, a) if y < x),
+        changes = sorted((QueryChange(q, float(x), float(y), texts.get(q)) for q, x, y in zip(paired, b, a) if y < x),
                          key=lambda change: (change.difference, change.query_id))
         gates.append(MetricGate(
             metric.name, _verdict(comparison, float(equivalence_low[i]), float(equivalence_high[i]), margin),

@@ -16,6 +16,7 @@ from harness.gate import VERDICTS, GateResult, MetricGate
 __all__ = ["FORMATS", "number_line", "render", "render_junit", "render_markdown", "render_text", "verdict_line"]
 
 _LINE_WIDTH = 61  # columns of the number line (odd, so 0 has a column of its own in the middle)
+_TEXT_WIDTH = 50  # characters of a query's text shown beside a query that lost
 
 
 def _nice_extent(value: float) -> float:
@@ -131,7 +132,15 @@ def _lost_lines(m: MetricGate) -> list[str]:
     width = max(len(change.query_id) for change in m.lost_most)
     return [f"queries that lost most on {m.metric} (baseline -> candidate):",
             *(f"  {change.query_id:<{width}}  {change.baseline:.4f} -> {change.candidate:.4f}  "
-              f"({change.difference:+.4f})" for change in m.lost_most)]
+              f"({change.difference:+.4f}){_quoted(change.text)}" for change in m.lost_most)]
+
+
+def _quoted(text: str | None, width: int = _TEXT_WIDTH) -> str:
+    """A query's text, on one line, cut to ``width`` characters; nothing when unknown."""
+    if not text:
+        return ""
+    text = " ".join(text.split())
+    return f"  {text if len(text) <= width else text[:width - 1] + '…'!r}"
 
 
 def render_text(result: GateResult) -> str:
@@ -160,9 +169,9 @@ def render_markdown(result: GateResult) -> str:
         lines += ["", f"**{_cell(m.metric)}**: {m.verdict}: {_cell(m.reason)}", "", "```text", *number_line(m), "```"]
         if m.lost_most:
             lines += ["", f"Queries that lost most on {_cell(m.metric)}:", "",
-                      "| query | baseline | candidate | change |", "|---|---:|---:|---:|",
-                      *(f"| {_cell(c.query_id)} | {c.baseline:.4f} | {c.candidate:.4f} | {c.difference:+.4f} |"
-                        for c in m.lost_most)]
+                      "| query | baseline | candidate | change | text |", "|---|---:|---:|---:|---|",
+                      *(f"| {_cell(c.query_id)} | {c.baseline:.4f} | {c.candidate:.4f} | {c.difference:+.4f} | "
+                        f"{_cell(_quoted(c.text).strip())} |" for c in m.lost_most)]
     lines += ["", *(f"- {_cell(line)}" for line in [*_sources(result), *result.notes, *_rules(result)])]
     return "\n".join(lines) + "\n"
 

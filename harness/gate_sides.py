@@ -65,6 +65,8 @@ class GateSide:
     qrels_from: str = "the qrels"
     #: the results folder the side was read from: its run file is read only if a metric needs scoring
     folder: ResultsFolder | None = field(default=None, repr=False)
+    #: query id -> text, where the side knows them (a comparison run now; a results folder stores none)
+    query_texts: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_run(cls, run: Run | Mapping[str, Sequence[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],
@@ -116,7 +118,8 @@ class GateSide:
         qrels = Qrels({q: result.dataset.qrels[q] for q in result.query_ids}, result.dataset.qrels.source)
         return cls(name or f"{label} on {result.dataset.name}", label, list(result.query_ids), qrels,
                    result.config.rel_threshold, run=run, stored=stored, hashes=data_hashes(result.dataset),
-                   values_from="this run", run_from=f"the run of {label}", qrels_from="the corpus's judgments")
+                   values_from="this run", run_from=f"the run of {label}", qrels_from="the corpus's judgments",
+                   query_texts=dict(zip(result.dataset.queries.ids, result.dataset.queries.texts)))
 
     def _stored_column(self, metric: Metric) -> str | None:
         if self.stored is None:

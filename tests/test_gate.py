@@ -271,7 +271,9 @@ def test_a_candidate_run_now_on_the_baselines_corpus(runner, tmp_path: Path) -> 
     assert "candidate results: " in same.stderr
     assert len(list((tmp_path / "next").iterdir())) == 1  # --out stored the candidate as a results folder
     other = runner.invoke(main, ["gate", str(folder), "--systems", "lsa", *common])
-    assert other.exit_code == 0 and other.output.startswith("gate: INCONCLUSIVE")
+    assert other.exit_code == 0 and other.stdout.startswith("gate: INCONCLUSIVE")
+    # run now, the candidate knows the query texts: the queries that lost most show theirs
+    assert "q01  0.9502 -> 0.6697  (-0.2806)  'how much does the Pro plan cost'" in other.stdout
 
 
 @pytest.mark.parametrize("args, message", [
@@ -280,6 +282,7 @@ def test_a_candidate_run_now_on_the_baselines_corpus(runner, tmp_path: Path) -> 
     (["--margin", "-0.5"], "The 'margin' parameter of gate must be a finite number >= 0"),
     (["--fail-on", "worse"], "unknown verdict 'worse'"),
     (["--system", "base", "--junit", "no-such-folder/gate.xml"], "no-such-folder is not a folder you can write to"),
+    (["--system", "base", "--qrels", "judgments.txt"], "--qrels scores a side given as a run file, and neither"),
 ])
 def test_bad_input_exits_2_with_a_message(runner, tmp_path: Path, args: list[str], message: str) -> None:
     folder = store(tmp_path, {"base": rankings(60), "better": rankings(60, BETTER)})

@@ -150,6 +150,9 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     if out is not None and systems is None:
         raise RetbenchError("--out stores a candidate run now. Fix: drop --out, or run the candidate with --corpus "
                             "and --systems")
+    if qrels is not None and not baseline.is_file() and not (candidate is not None and candidate.is_file()):
+        raise RetbenchError("--qrels scores a side given as a run file, and neither side is one (a results folder "
+                            "carries its own qrels.txt). Fix: drop --qrels")
     before_system = baseline_system or system
     after_system = candidate_system or system
     before = _side(baseline, before_system, qrels, rel_threshold, "baseline")
