@@ -1,9 +1,10 @@
 """Metrics, evaluation, statistics, diagnosis, results store, reports and the ``bench`` CLI.
 
 The library's public names are below: :func:`compare` and :func:`evaluate` over objects, what they
-return, metric parsing, the terminal progress renderer and the error family. They are imported
-when first used (PEP 562), so ``import harness`` -- and every ``bench`` command, which lives in
-``harness.cli`` -- does not pay for the retrievers, pandas or scipy until it needs them.
+return, the regression :func:`gate` (its sides and its result), metric parsing, the terminal
+progress renderer and the error family. They are imported when first used (PEP 562), so ``import
+harness`` -- and every ``bench`` command, which lives in ``harness.cli`` -- does not pay for the
+retrievers, pandas or scipy until it needs them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.comparison import CompareResult
     from harness.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
+    from harness.gate import GateResult, gate
+    from harness.gate_sides import GateSide
     from harness.metrics import Metric, metric_names, parse_metric, parse_metrics
     from harness.progress import Reporter
     from harness.record import SystemResult
@@ -29,6 +32,9 @@ _HOMES = {
     "SystemResult": "harness.record",
     "Comparison": "harness.statistics",
     "Failure": "harness.diagnosis",
+    "GateResult": "harness.gate",
+    "GateSide": "harness.gate_sides",
+    "gate": "harness.gate",
     "Metric": "harness.metrics",
     "metric_names": "harness.metrics",
     "parse_metric": "harness.metrics",
@@ -44,6 +50,8 @@ __all__ = [
     "CompareResult",
     "Comparison",
     "Failure",
+    "GateResult",
+    "GateSide",
     "InputFileError",
     "Metric",
     "ParameterError",
@@ -53,6 +61,7 @@ __all__ = [
     "UnknownNameError",
     "compare",
     "evaluate",
+    "gate",
     "metric_names",
     "parse_metric",
     "parse_metrics",

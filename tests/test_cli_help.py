@@ -61,7 +61,7 @@ def test_the_readme_states_the_default_metrics_and_systems() -> None:
     assert f"`--systems` default `{DEFAULT_SYSTEMS}`" in README
 
 
-@pytest.mark.parametrize("command", ["compare", "evaluate"])
+@pytest.mark.parametrize("command", ["compare", "evaluate", "gate"])
 def test_metrics_help_lists_every_registered_family_and_its_trec_eval_names(runner, command: str) -> None:
     """The --metrics help is read from the registry: a family added there shows up here (the
     hand-typed help of bench compare lacked bpref and judged@k)."""

@@ -1,0 +1,206 @@
+"""``bench gate``: fail a CI job only when a candidate is worse than a stored baseline by more than a margin.
+
+A thin adapter over :func:`harness.gate.gate`. Each side is a results folder (``bench compare``'s,
+with ``--system`` when it holds several) or a TREC run file scored with ``--qrels``; or the candidate
+is run now (``--corpus`` and ``--systems``) through :func:`harness.compare` and gated against the
+stored baseline, which is refused as soon as the corpus is loaded if its hashes differ from the
+baseline's. Exit status: 0, or 1 when a metric regressed (or has a verdict named by ``--fail-on``);
+2 for an error (nothing is written then).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
+from corpora.trec_io import read_qrels, read_run_file
+from harness.gate import DEFAULT_MARGIN, VERDICTS, check_options, gate
+from harness.gate_sides import GateSide, check_same_data, data_hashes
+from harness.inputs import resolve_metrics
+from harness.gate_report import FORMATS, render, render_junit
+from harness.metrics import metrics_help
+from harness.results import QRELS_FILE
+from harness.results_reader import open_results
+
+_CAN_ALSO_FAIL = [v for v in VERDICTS if v != "regressed"]  # regressed always fails
+
+
+def _fail_on(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in (value or "").split(",") if n.strip())
+    unknown = [n for n in names if n not in VERDICTS]
+    if unknown:
+        raise click.BadParameter(f"unknown verdict {unknown[0]!r}; valid: {', '.join(_CAN_ALSO_FAIL)}")
+    return names
+
+
+def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int | None, role: str) -> GateSide:
+    """A results folder, or a run file scored with ``--qrels``."""
+    if not path.exists():
+        raise InputFileError(path, f"the {role} does not exist", fix="name a results folder of bench compare or a "
+                             "TREC run file")
+    if not path.is_file():
+        return GateSide.from_results(open_results(path), system)
+    if qrels is None:
+        raise RetbenchError(f"{role} {path} is a run file, which needs judgments to be scored. Fix: pass --qrels "
+                            f"FILE (e.g. the baseline results folder's {QRELS_FILE})")
+    run_file = read_run_file(path)
+    return GateSide.from_run(run_file.run, read_qrels(qrels), name=str(path),
+                             rel_threshold=1 if rel_threshold is None else rel_threshold,
+                             run_from=str(path), qrels_from=str(qrels))
+
+
+def _check_writable(path: Path) -> None:
+    """Before any work: ``--junit`` names a file in an existing folder we can write to."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+        problem = "is a folder" if path.is_dir() else f"{folder} is not a folder you can write to"
+        raise RetbenchError(f"--junit {path}: {problem}. Fix: name a file in a folder you can write to")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, so a reader never
+    sees half a report."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise RetbenchError(f"--junit {path}: cannot be written ({exc.strerror or exc}). Fix: name a file in a "
+                            "folder you can write to") from None
+
+
+@click.command("gate")
+@click.argument("baseline", type=click.Path(path_type=Path))
+@click.argument("candidate", type=click.Path(path_type=Path), required=False)
+@click.option("--metric", "metrics", required=True,
+              help="The metric(s) to gate on; several are Holm-adjusted together. "
+                   + metrics_help())
+@click.option("--margin", type=float, default=DEFAULT_MARGIN, show_default=True,
+              help="The smallest change that matters, in the metric's units (0.01 = one point of nDCG@10).")
+@click.option("--confidence", type=float, default=0.95, show_default=True,
+              help="Confidence of the interval; tests run at alpha = 1 - confidence, the equivalence test on the "
+                   "(1 - 2 alpha) interval.")
+@click.option("--system", default=None, help="The system to read from each side that holds several.")
+@click.option("--baseline-system", default=None, help="The baseline's system (overrides --system).")
+@click.option("--candidate-system", default=None, help="The candidate's system (overrides --system).")
+@click.option("--qrels", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Judgments (TREC or BEIR qrels) that score a side given as a TREC run file.")
+@click.option("--rel-threshold", type=click.IntRange(min=0), default=None,
+              help="Grade from which a judgment is relevant, for a run file [default: the results folder's, else 1].")
+@click.option("--corpus", default=None,
+              help="Run the candidate now on this corpus (a bundled name or a folder), with --systems.")
+@click.option("--systems", default=None, help="The candidate's retriever spec(s) when it is run now (see bench "
+                                              "retrievers); with several, --candidate-system names the candidate.")
+@click.option("--corpus-format", type=click.Choice(list(CORPUS_FORMATS)), default=None,
+              help="Force the corpus layout when the candidate is run now.")
+@click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
+              help="Analyzer for the candidate's retrievers when it is run now.")
+@click.option("--depth", type=int, default=1000, show_default=True, help="Results per query when run now.")
+@click.option("--no-cache", is_flag=True, help="Fit the candidate from scratch when it is run now.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Also store the candidate run now as a results folder here (e.g. the next baseline).")
+@click.option("--allow-different-queries", is_flag=True,
+              help="Pair the queries both sides evaluated (and say how many were dropped) instead of refusing.")
+@click.option("--fail-on", callback=_fail_on, default=None,
+              help=f"Verdicts that fail the gate besides regressed (comma-separated): {', '.join(_CAN_ALSO_FAIL)}.")
+@click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True,
+              help="text for a terminal; md: GitHub-flavoured Markdown for a CI job summary ($GITHUB_STEP_SUMMARY).")
+@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Also write a JUnit XML report: one testcase per metric, a failure when it fails the gate.")
+@click.option("--show-worst", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Queries that lost most, listed per metric.")
+@click.option("--bootstrap-samples", type=int, default=5000, show_default=True, help="Paired bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the Monte Carlo test.")
+@click.option("--permutations", type=int, default=10_000, show_default=True,
+              help="Monte Carlo sign flips when more than 20 queries differ (else the test is exact).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line while the candidate runs.")
+@click.pass_context
+def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics: str, margin: float, confidence: float,
+            system: str | None, baseline_system: str | None, candidate_system: str | None, qrels: Path | None,
+            rel_threshold: int | None, corpus: str | None, systems: str | None, corpus_format: str | None,
+            analyzer: str | None, depth: int, no_cache: bool, out: Path | None, allow_different_queries: bool,
+            fail_on: tuple[str, ...], output_format: str, junit: Path | None, show_worst: int,
+            bootstrap_samples: int, seed: int, permutations: int, quiet: bool) -> None:
+    """Gate a CANDIDATE against a stored BASELINE, paired by query: regressed (exit 1), improved,
+    unchanged (equivalent within --margin) or inconclusive (with the queries it would need).
+
+    BASELINE and CANDIDATE are results folders of bench compare or TREC run files (with --qrels);
+    without CANDIDATE, --corpus and --systems run it now. Different documents, queries or judgments
+    are refused (exit 2).
+    """
+    resolve_metrics(metrics)  # the cheap checks first: a typo costs no loading
+    check_options(margin, confidence, bootstrap_samples, seed, permutations, show_worst)
+    if junit is not None:
+        _check_writable(junit)
+    if candidate is not None and systems is not None:
+        raise RetbenchError("both a CANDIDATE and --systems were given. Fix: gate a stored candidate, or run one "
+                            "now with --corpus and --systems, not both")
+    if candidate is None and systems is None:
+        raise RetbenchError("no candidate. Fix: name a CANDIDATE (a results folder or a run file), or run one now "
+                            "with --corpus NAME --systems SPEC")
+    if systems is not None and corpus is None:
+        raise RetbenchError("--systems runs the candidate now, on a corpus that must be named. Fix: pass --corpus, "
+                            "the baseline's corpus (a bundled name or folder)")
+    if out is not None and systems is None:
+        raise RetbenchError("--out stores a candidate run now. Fix: drop --out, or run the candidate with --corpus "
+                            "and --systems")
+    if qrels is not None and not baseline.is_file() and not (candidate is not None and candidate.is_file()):
+        raise RetbenchError("--qrels scores a side given as a run file, and neither side is one (a results folder "
+                            "carries its own qrels.txt). Fix: drop --qrels")
+    before_system = baseline_system or system
+    after_system = candidate_system or system
+    before = _side(baseline, before_system, qrels, rel_threshold, "baseline")
+    if rel_threshold is not None and before.folder is not None and rel_threshold != before.rel_threshold:
+        raise RetbenchError(f"--rel-threshold {rel_threshold}, but the baseline {baseline} was scored with "
+                            f"{before.rel_threshold}. Fix: drop --rel-threshold")
+    threshold = rel_threshold if rel_threshold is not None else before.rel_threshold
+    if candidate is not None:
+        after = _side(candidate, after_system, qrels, threshold, "candidate")
+    else:
+        after = _run_candidate(before, corpus or "", systems or "", metrics, after_system, threshold,
+                               corpus_format, analyzer, depth, no_cache, out, allow_different_queries,
+                               bootstrap_samples, seed, permutations, quiet)
+    result = gate(before, after, metrics, margin=margin, confidence=confidence, bootstrap_samples=bootstrap_samples,
+                  seed=seed, permutations=permutations, allow_different_queries=allow_different_queries,
+                  lost_most=show_worst)
+    if junit is not None:
+        _write_atomically(junit, render_junit(result, fail_on))
+    click.echo(render(result, output_format), nl=False)
+    ctx.exit(result.exit_code(fail_on))
+
+
+def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, candidate_system: str | None,
+                   rel_threshold: int, corpus_format: str | None, analyzer: str | None, depth: int, no_cache: bool,
+                   out: Path | None, allow_different_queries: bool, bootstrap_samples: int, seed: int,
+                   permutations: int, quiet: bool) -> GateSide:
+    """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded."""
+    from harness.api import compare  # the retrievers load only when a candidate is run
+    from harness.inputs import build_systems
+    from harness.progress import Reporter
+    from harness.results import check_out
+
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
+    if out is not None:
+        check_out(out, warn)
+
+    def loaded(dataset: Dataset) -> None:  # before any fitting: a different corpus costs nothing
+        check_same_data(before.hashes, data_hashes(dataset), allow_different_queries=allow_different_queries)
+
+    result = compare(build_systems(systems, analyzer), corpus, metrics, depth=depth, rel_threshold=rel_threshold,
+                     bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations, analyzer=analyzer,
+                     cache=not no_cache, progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format,
+                     on_loaded=loaded)
+    for warning in result.warnings:
+        warn(warning)
+    if out is not None:
+        folder = result.write(out, say=warn)
+        click.echo(f"candidate results: {folder}", err=True)
+    return GateSide.from_compare(result, candidate_system)
