@@ -90,6 +90,14 @@ def test_bench_compare_on_irds_prints_the_articles_numbers_as_the_folder_does(ir
         assert row in table
 
 
+def test_bench_corpora_shows_and_validates_an_id(ir_datasets, runner) -> None:
+    dataset_id = _beir(ir_datasets, ARTICLE)
+    shown = runner.invoke(main, ["corpora", "validate", f"irds:{dataset_id}"])
+    assert shown.exit_code == 0, shown.output
+    assert f"{dataset_id} (irds) from irds:{dataset_id}" in shown.stdout
+    assert "\nvalid: " in shown.stdout and "judgments                     27 over 14 queries" in shown.stdout
+
+
 def test_the_library_api_takes_an_irds_id(ir_datasets) -> None:
     dataset_id = _beir(ir_datasets, ARTICLE)
     through_irds = compare(["bm25", "lsa"], f"irds:{dataset_id}", ["ndcg@5"])
