@@ -18,7 +18,8 @@ strictly decreasing scores throughout.
 
 The file formats register themselves here (:func:`register_run_file_format`): ``corpora.trec_io``
 the TREC files, ``corpora.parquet`` the Parquet ones; ``import corpora`` imports both. pandas,
-pyarrow and ranx are imported on first use, so that ``import corpora`` stays light.
+pyarrow and ranx are imported on first use, so that ``import corpora`` stays light. Just over 400
+lines: the type, its conversions and the table of file formats they dispatch through, one concept.
 """
 
 from __future__ import annotations
@@ -195,6 +196,7 @@ class Run:
         >>> Run.from_dataframe(frame).items("q1")
         [('b', 3.0), ('a', 1.0)]
         """
+        _require_frame(frame, "Run.from_dataframe")
         return run_from_table(lambda name: frame[name].to_numpy(), list(frame.columns), "DataFrame", order)
 
     def to_dataframe(self) -> pd.DataFrame:
@@ -328,6 +330,12 @@ def run_from_table(column: Callable[[str], np.ndarray], columns: Sequence[object
         raise RetbenchError(f"{owner}: row {ordered}: document {docs[ordered]!r} is ranked twice for query "
                             f"{qids[ordered]!r} (first at row {first}). Fix: keep one row per (query, document)")
     return Run.from_ordered(docs, scores, ordered)
+
+
+def _require_frame(frame: object, caller: str) -> None:
+    if not (hasattr(frame, "columns") and hasattr(frame, "__getitem__")):
+        raise RetbenchError(f"{caller}: got a {type(frame).__name__}, not a pandas DataFrame. "
+                            "Fix: pass a DataFrame (pandas.DataFrame(...))")
 
 
 def _import_ranx(caller: str) -> Any:

@@ -57,7 +57,7 @@ from corpora.model import Qrels, normalise_numeric_id
 from corpora.readers import id_problem, looks_like_grade, parse_grade
 from corpora.run import (TRAILING_FIELDS, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
                          trec_scores)
-from corpora.run_order import RUN_ORDERS, RunOrder, as_trec_eval_float, order_columns
+from corpora.run_order import RUN_ORDERS, RunOrder, order_columns
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -178,6 +178,13 @@ def test_a_dataframe_that_is_not_a_ranking_is_an_error_naming_the_row(frame, mes
 # ----- qrels -------------------------------------------------------------------------------------
 
 
+def test_something_that_is_not_a_dataframe_is_an_error() -> None:
+    with pytest.raises(RetbenchError, match="Run.from_dataframe: got a dict, not a pandas DataFrame"):
+        Run.from_dataframe({"qid": ["q"], "docno": ["d"], "score": [1.0]})
+    with pytest.raises(RetbenchError, match="Qrels.from_dataframe: got a list, not a pandas DataFrame"):
+        Qrels.from_dataframe([("q", "d", 1)])
+
+
 def test_qrels_round_trip_through_a_dataframe_in_pyterrier_columns() -> None:
     qrels = Qrels({"q1": {"a": 2, "é": 0, "b": -1}, "查询": {"c": 3}})
     frame = qrels.to_dataframe()
