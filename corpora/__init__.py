@@ -14,6 +14,10 @@ from corpora.loading import FORMATS, load_dataset
 from corpora.model import Corpus, Dataset, JudgmentArrays, Qrels, Queries, Run, is_relevant
 from corpora.trec_io import read_qrels, read_run, write_qrels, write_run
 
+# The run file formats register themselves (corpora.run.RUN_FILE_FORMATS) when imported: TREC with
+# trec_io above, Parquet here (pyarrow itself is imported only when a Parquet file is read or written).
+from corpora import parquet as _parquet  # noqa: F401
+
 __all__ = [
     "ANALYZERS",
     "DEFAULT_ANALYZER",

@@ -10,6 +10,10 @@ then passes the dataset once through :func:`corpora.inspection.reconcile` (judgm
 ids: a few are counted and skipped, more than 5% or a query losing every relevant judgment stop
 loading unless ``allow_unmatched_judgments``). ``docs/corpus-formats.md`` shows every layout with a
 minimal example folder.
+
+Besides folders, a corpus argument may name a dataset of another package by a prefix declared in
+:data:`SOURCES`: ``irds:<id>`` reads an ir_datasets id (:mod:`corpora.irds`). A source ignores no
+option silently: ``format`` and ``split`` are for folders (an ir_datasets id names its split).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from corpora.csfcube import load_csfcube, looks_like_csfcube
 from corpora.cystic_fibrosis import load_cystic_fibrosis, looks_like_cystic_fibrosis
 from corpora.errors import InputFileError, RetbenchError, UnknownNameError
 from corpora.inspection import reconcile
+from corpora.irds import PREFIX as IRDS_PREFIX
+from corpora.irds import load_irds
 from corpora.model import Dataset
 from corpora.smart import load_cranfield, load_smart, looks_like_cranfield, looks_like_smart
 from corpora.tabular import has_top_level_qrels, load_tabular, looks_like_tabular
@@ -66,6 +72,37 @@ for _format in (
     register_format(_format)
 
 
+@dataclass(frozen=True)
+class Source:
+    """Datasets named ``<prefix>:<id>`` and read by another package: ``load(id) -> Dataset``."""
+
+    prefix: str
+    load: Callable[[str], Dataset]
+    description: str
+
+
+SOURCES: dict[str, Source] = {}
+
+
+def register_source(source: Source) -> Source:
+    SOURCES[source.prefix] = source
+    return source
+
+
+register_source(Source(IRDS_PREFIX, load_irds, 'an ir_datasets id, e.g. irds:beir/scifact/test; '
+                                                'pip install "retbench[irds]"'))
+
+
+def source_of(name: str) -> tuple[Source, str] | None:
+    """(source, id) when ``name`` starts with a registered prefix and a colon, else None.
+
+    >>> source_of("irds:beir/scifact/test")[1], source_of("article")
+    ('beir/scifact/test', None)
+    """
+    prefix, colon, rest = str(name).partition(":")
+    return (SOURCES[prefix], rest) if colon and prefix in SOURCES else None
+
+
 def format_names() -> list[str]:
     """Registered format names in detection order (the ``--format`` choices)."""
     return list(FORMATS)
@@ -85,7 +122,8 @@ def resolve_corpus(name_or_path: str) -> Path:
     if not path.exists():
         raise RetbenchError(
             f"corpus {name_or_path!r}: no such folder and no bundled corpus of that name. "
-            f"Bundled: {', '.join(bundled_names())}. Fix: pass a bundled name or the path of a corpus folder."
+            f"Bundled: {', '.join(bundled_names())}. Fix: pass a bundled name, the path of a corpus folder, or "
+            + ", or ".join(f"{s.prefix}:<id> ({s.description})" for s in SOURCES.values()) + "."
         )
     return path
 
@@ -105,11 +143,23 @@ def detect_format(path: Path) -> Format:
 
 def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "test",
                  allow_unmatched_judgments: bool = False) -> Dataset:
-    """Load a bundled corpus or a folder; ``format`` forces a loader, ``split`` picks the judgments.
+    """Load a bundled corpus, a folder, or a ``<prefix>:<id>`` of :data:`SOURCES` (``irds:<id>``);
+    ``format`` forces a folder loader, ``split`` picks a folder's judgments.
 
     ``allow_unmatched_judgments`` skips (with a warning) judgments of unknown ids even when there are
     too many to skip quietly; see :func:`corpora.inspection.reconcile`.
     """
+    found = source_of(str(name_or_path))
+    if found is not None:
+        source, identifier = found
+        if format is not None:
+            raise RetbenchError(f"corpus {name_or_path!r}: --format {format} forces the layout of a folder, but "
+                                f"{source.prefix}: names a dataset of another package. Fix: drop --format")
+        if split != "test":
+            raise RetbenchError(f"corpus {name_or_path!r}: --split {split} picks the judgments of a folder, but a "
+                                f"{source.prefix}: id names its split itself. Fix: drop --split and put the split in the "
+                                f"id (e.g. {source.prefix}:beir/scifact/test)")
+        return reconcile(source.load(identifier), allow_unmatched_judgments=allow_unmatched_judgments)
     path = resolve_corpus(name_or_path)
     if format is not None:
         if format not in FORMATS:

@@ -1,22 +1,31 @@
 """The data model every other layer speaks: corpus, queries, judgments (qrels) and runs.
 
-Over 400 lines: the five types of the data model and the one rule of relevance, each small, kept
-together so that every layer imports them from one place.
+Corpus, queries, judgments, the dataset that holds them and the one rule of relevance live here;
+:class:`Run`, which grew the conversions to other tools' forms, lives in :mod:`corpora.run` and is
+imported here, so that every layer still imports the data model from one place. Over 400 lines:
+four small types and one rule, kept together on purpose.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from corpora.errors import RetbenchError
+from corpora.frames import QRELS_COLUMNS, grade_column, id_column, pick_columns
 from corpora.id_hashes import duplicate_pairs, factorize_blocks, hash_ids
+from corpora.run import Run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Corpus", "Dataset", "JudgmentArrays", "Qrels", "Queries", "Run", "is_relevant", "normalise_numeric_id"]
 
 
 def normalise_numeric_id(identifier: str) -> str:
@@ -323,6 +332,66 @@ class Qrels(Mapping[str, Mapping[str, int]]):
     def to_dict(self) -> dict[str, dict[str, int]]:
         return {q: dict(d) for q, d in self._judgments.items()}
 
+    # ----- other tools' forms -----------------------------------------------------------------
+
+    @classmethod
+    def from_dataframe(cls, frame: pd.DataFrame, source: str = "DataFrame") -> Qrels:
+        """Judgments from a DataFrame with PyTerrier's columns ``qid, docno, label`` or ir_measures'
+        ``query_id, doc_id, relevance`` (other columns are ignored).
+
+        Ids are strings (a column of integers is read as its decimal text); grades are integers (a
+        float column is accepted when every value is a whole number). A missing id, a grade that is
+        not an integer and a (query, doc) pair in two rows are errors
+        (:class:`~corpora.RetbenchError`) naming the row (counted from 0, as ``df.iloc`` counts).
+
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"qid": ["q1", "q1"], "docno": ["a", "b"], "label": [2, 0]})
+        >>> Qrels.from_dataframe(frame).to_dict()
+        {'q1': {'a': 2, 'b': 0}}
+        """
+        if not (hasattr(frame, "columns") and hasattr(frame, "__getitem__")):
+            raise RetbenchError(f"Qrels.from_dataframe: got a {type(frame).__name__}, not a pandas DataFrame. "
+                                "Fix: pass a DataFrame (pandas.DataFrame(...))")
+        return qrels_from_table(lambda name: frame[name].to_numpy(), list(frame.columns), source)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The judgments as PyTerrier holds them: columns ``qid, docno, label`` (int64), one row per
+        judgment, queries in qrels order.
+
+        >>> Qrels({"q1": {"a": 2, "b": -1}}).to_dataframe().to_dict("list")
+        {'qid': ['q1', 'q1'], 'docno': ['a', 'b'], 'label': [2, -1]}
+        """
+        import pandas as pd
+
+        arrays = self.arrays
+        return pd.DataFrame({"qid": pd.Series(arrays.query_ids, dtype=object),
+                             "docno": pd.Series(arrays.doc_ids, dtype=object), "label": arrays.grades})
+
+    @classmethod
+    def from_ranx(cls, qrels: Any) -> Qrels:
+        """Judgments from a ranx ``Qrels``, or its dict form ``{query id: {doc id: grade}}``
+        (pytrec_eval's too); grades must be integers."""
+        data = qrels.to_dict() if hasattr(qrels, "to_dict") else qrels
+        if not isinstance(data, Mapping):
+            raise RetbenchError(f"Qrels.from_ranx: got a {type(qrels).__name__}, not a ranx Qrels or a dict "
+                                "{query id: {doc id: grade}}. Fix: pass ranx.Qrels(...) or its to_dict()")
+        columns = {"qid": np.array([str(q) for q, docs in data.items() for _ in docs], dtype=object),
+                   "docno": np.array([str(d) for docs in data.values() for d in docs], dtype=object),
+                   "label": np.array([g for docs in data.values() for g in docs.values()])}
+        return qrels_from_table(columns.__getitem__, list(columns), "ranx qrels")
+
+    def to_ranx(self, name: str | None = None) -> Any:
+        """The judgments as a ranx ``Qrels`` (``name`` its name), grades as they are (negative ones
+        too: ranx counts a grade > 0 as relevant, retbench :func:`is_relevant`). Needs ranx
+        (``pip install "retbench[ranx]"``)."""
+        try:
+            import ranx
+        except ImportError:
+            raise RetbenchError("Qrels.to_ranx needs ranx, which is not installed. "
+                                'Fix: pip install "retbench[ranx]"') from None
+        data = self.to_dict()
+        return ranx.Qrels(data, name=name) if any(data.values()) else ranx.Qrels(name=name)
+
     def content_hash(self) -> str:
         """SHA-256 over every (query id, doc id, grade), sorted by query then doc id, so that the
         file's line order (which changes no number) does not change it. Memoised."""
@@ -336,6 +405,26 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         self._content_hash = digest.hexdigest()
         return self._content_hash
 
+
+
+def qrels_from_table(column: Callable[[str], np.ndarray], columns: Sequence[object], source: str) -> Qrels:
+    """The judgments of a table read a column at a time (``column(name)`` -> its values), in either
+    convention of :data:`~corpora.frames.QRELS_COLUMNS`; every problem an error naming ``source``
+    and the row."""
+    query_name, doc_name, grade_name = pick_columns(columns, QRELS_COLUMNS, source, "judgments")
+    qids = id_column(column(query_name), query_name, source)
+    docs = id_column(column(doc_name), doc_name, source)
+    grades = grade_column(column(grade_name), grade_name, source)
+    arrays = JudgmentArrays(qids, docs, grades)
+    repeated = arrays.repeated()
+    if len(repeated):
+        row = int(repeated.min())
+        first = int(np.flatnonzero((qids == qids[row]) & (docs == docs[row]))[0])
+        raise RetbenchError(f"{source}: row {row}: document {docs[row]!r} is judged twice for query "
+                            f"{qids[row]!r} (first at row {first}). Fix: keep one judgment per (query, document)")
+    qrels = Qrels({}, source)
+    qrels._data, qrels._arrays = None, arrays
+    return qrels
 
 @dataclass
 class Dataset:
@@ -356,96 +445,3 @@ class Dataset:
     #: as (query id, doc id, grade); each removal is also counted in :attr:`warnings`.
     unmatched_judgments: list[tuple[str, str, int]] = field(default_factory=list)
 
-
-class Run:
-    """Rankings: query id -> ranked (doc id, score) pairs, best first.
-
-    Array-backed: a CSR layout of ``offsets`` into flat ``doc_index`` / ``scores`` arrays, with
-    ``doc_index`` pointing into the ``doc_ids`` vocabulary. A query with an empty ranking is
-    still present (its slice is empty). ``doc_hashes`` (:func:`~corpora.id_hashes.hash_ids` of
-    ``doc_ids``, which must not change afterwards) is what the evaluator joins on: a file reader
-    hands over the hashes it computed to find repeated lines; otherwise they are computed on
-    first use. Kept because it pays: 0.7 s instead of 1.6 s to evaluate a 2M-line run file.
-
-    >>> run = Run.from_mapping({"q1": [("b", 2.0), ("a", 1.0)], "q2": []})
-    >>> run.ranking("q1"), run.ranking("q2"), len(run)
-    (['b', 'a'], [], 2)
-    """
-
-    __slots__ = ("query_ids", "doc_ids", "offsets", "doc_index", "scores", "_position", "_doc_hashes")
-
-    def __init__(
-        self,
-        query_ids: Sequence[str],
-        doc_ids: Sequence[str] | np.ndarray,
-        offsets: np.ndarray,
-        doc_index: np.ndarray,
-        scores: np.ndarray,
-        doc_hashes: np.ndarray | None = None,
-    ):
-        self.query_ids = list(query_ids)
-        self.doc_ids = np.asarray(doc_ids, dtype=object)
-        self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.doc_index = np.asarray(doc_index, dtype=np.int64)
-        self.scores = np.asarray(scores, dtype=np.float64)
-        if len(self.offsets) != len(self.query_ids) + 1:
-            raise ValueError("offsets must have one more entry than query_ids")
-        if doc_hashes is not None and len(doc_hashes) != len(self.doc_ids):
-            raise ValueError("doc_hashes must have one entry per doc id")
-        self._doc_hashes = doc_hashes
-        self._position = {q: j for j, q in enumerate(self.query_ids)}
-
-    @property
-    def doc_hashes(self) -> np.ndarray:
-        """uint64 :func:`~corpora.id_hashes.hash_ids` of :attr:`doc_ids`, computed once."""
-        if self._doc_hashes is None:
-            self._doc_hashes = hash_ids(self.doc_ids)
-        return self._doc_hashes
-
-    def __len__(self) -> int:
-        return len(self.query_ids)
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._position
-
-    def _slice(self, query_id: str) -> slice:
-        j = self._position[query_id]
-        return slice(int(self.offsets[j]), int(self.offsets[j + 1]))
-
-    def ranking(self, query_id: str) -> list[str]:
-        """Doc ids best first; empty for a query the run does not hold."""
-        if query_id not in self._position:
-            return []
-        return [str(d) for d in self.doc_ids[self.doc_index[self._slice(query_id)]]]
-
-    def items(self, query_id: str) -> list[tuple[str, float]]:
-        if query_id not in self._position:
-            return []
-        s = self._slice(query_id)
-        return [(str(d), float(x)) for d, x in zip(self.doc_ids[self.doc_index[s]], self.scores[s])]
-
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    def to_mapping(self) -> dict[str, list[tuple[str, float]]]:
-        return {q: self.items(q) for q in self.query_ids}
-
-    @classmethod
-    def from_mapping(cls, rankings: Mapping[str, Iterable[tuple[str, float]]]) -> Run:
-        """Build from query id -> ranked (doc id, score) pairs; the order given is kept."""
-        vocabulary: dict[str, int] = {}
-        offsets = [0]
-        doc_index: list[int] = []
-        scores: list[float] = []
-        for pairs in rankings.values():
-            for doc, score in pairs:
-                doc_index.append(vocabulary.setdefault(str(doc), len(vocabulary)))
-                scores.append(float(score))
-            offsets.append(len(doc_index))
-        return cls(
-            [str(q) for q in rankings],
-            np.array(list(vocabulary), dtype=object),
-            np.array(offsets),
-            np.array(doc_index, dtype=np.int64),
-            np.array(scores, dtype=np.float64),
-        )

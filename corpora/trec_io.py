@@ -26,7 +26,9 @@ token: MS MARCO v2.1 ids contain one); blank lines are skipped; ids are strings,
 Writing (:func:`format_run`) makes the scores strictly decreasing inside each query, as floats, by
 the smallest change that keeps the run's order (:func:`trec_scores`), so that trec_eval,
 pytrec_eval and :func:`read_run` rank the written file exactly as the run was ranked;
-:func:`format_raw_scores` keeps the scores as they were.
+:func:`format_raw_scores` keeps the scores as they were. :meth:`Run.write <corpora.Run.write>` (the
+TREC format this module registers in :data:`corpora.run.RUN_FILE_FORMATS`) changes only the queries
+that need it (:meth:`~corpora.Run.file_scores`), so a run read from a file is written back exactly.
 
 Reading trec_eval's files is a fast path (pandas' C tokenizer plus numpy) for well-formed files;
 when it meets anything unusual it hands over to a line-by-line parser whose only extra job is to
@@ -51,17 +53,15 @@ from typing import IO, TYPE_CHECKING, Literal
 import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
-from corpora.id_hashes import duplicate_pairs, factorize_blocks, hash_ids
-from corpora.model import Qrels, Run, normalise_numeric_id
+from corpora.model import Qrels, normalise_numeric_id
 from corpora.readers import id_problem, looks_like_grade, parse_grade
+from corpora.run import (TRAILING_FIELDS, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
+                         trec_scores)
+from corpora.run_order import RUN_ORDERS, RunOrder, order_columns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-RunOrder = Literal["trec", "file"]
-RUN_ORDERS: tuple[str, ...] = ("trec", "file")
-TrailingFields = Literal["error", "ignore"]
-TRAILING_FIELDS: tuple[str, ...] = ("error", "ignore")
 QrelsFormat = Literal["auto", "trec", "beir"]
 #: The layouts ``bench evaluate --qrels-format`` offers (trec_eval's rules, one layout per file).
 QRELS_FORMATS: tuple[str, ...] = ("auto", "trec", "beir")
@@ -155,14 +155,6 @@ def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object], usecols: 
 # ----- runs -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RunFile:
-    """A run file as read: the :class:`~corpora.Run` and trec_eval's ``runid`` (the last line's tag)."""
-
-    run: Run
-    run_id: str
-
-
 def _parse_score(path: Path, number: int, text: str) -> float:
     try:
         value = float(text)
@@ -209,54 +201,10 @@ def _careful_run(path: Path, text: str, trailing_fields: TrailingFields
     return qids, docs, np.asarray(scores, dtype=np.float64), tag
 
 
-def _trec_order(query_codes: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Permutation grouping by query (first appearance), then score descending, ties broken by doc
-    id descending in code-point order (= ``strcmp`` on UTF-8 bytes, as trec_eval does). ``scores``
-    are the keys as trec_eval compares them (:func:`as_trec_eval_float`)."""
-    n = len(scores)
-    same_query = query_codes[1:] == query_codes[:-1]
-    if bool(np.all(query_codes[1:] >= query_codes[:-1]) and np.all(~same_query | (scores[1:] <= scores[:-1]))):
-        order = np.arange(n)  # already in order, as most run files are: skip the sort
-        tied = same_query & (scores[1:] == scores[:-1])
-    else:
-        order = np.lexsort((-scores, query_codes))
-        sorted_scores, sorted_queries = scores[order], query_codes[order]
-        tied = (sorted_scores[1:] == sorted_scores[:-1]) & (sorted_queries[1:] == sorted_queries[:-1])
-    if not tied.any():
-        return order
-    # Only entries inside a tie group need the (slower) string comparison.
-    tied_to_previous = np.concatenate([[False], tied])
-    in_group = tied_to_previous.copy()
-    in_group[:-1] |= tied
-    positions = np.flatnonzero(in_group)
-    group_id = np.cumsum(~tied_to_previous[positions])
-    members = order[positions]
-    text_rank = np.argsort(np.argsort(docs[members].astype(np.str_), kind="stable"), kind="stable")
-    within = np.lexsort((-text_rank, group_id))
-    order = order.copy()
-    order[positions] = members[within]
-    return order
-
-
 def _run_or_duplicate(qids: np.ndarray, docs: np.ndarray, scores: np.ndarray, order: RunOrder) -> Run | int:
-    """The :class:`Run` of parallel columns, or the index of the first (query, doc) pair repeated.
-
-    The doc ids are kept one per entry (the run's vocabulary may list a doc once per query that
-    retrieves it); the hashes that found the repeats travel with the run (``Run.doc_hashes``), so
-    the evaluator's join does not hash the ids again (0.7 s instead of 1.6 s on 2M lines).
-    """
-    query_codes, query_vocabulary = factorize_blocks(qids)
-    hashes = hash_ids(docs)
-    repeated = duplicate_pairs(query_codes, docs, hashes)
-    if len(repeated):
-        return int(repeated.min())
-    if order == "trec":
-        permutation = _trec_order(query_codes, docs, as_trec_eval_float(scores))
-    else:
-        permutation = np.argsort(query_codes, kind="stable")
-    counts = np.bincount(query_codes, minlength=len(query_vocabulary))
-    offsets = np.concatenate([[0], np.cumsum(counts)])
-    return Run([str(q) for q in query_vocabulary], docs, offsets, permutation, scores[permutation], doc_hashes=hashes)
+    """The :class:`Run` of parallel columns, or the index of the first (query, doc) pair repeated."""
+    ordered = order_columns(qids, docs, scores, order)
+    return ordered if isinstance(ordered, int) else Run.from_ordered(docs, scores, ordered)
 
 
 def run_from_arrays(query_ids: Iterable[str], doc_ids: Iterable[str], scores: Iterable[float],
@@ -267,15 +215,7 @@ def run_from_arrays(query_ids: Iterable[str], doc_ids: Iterable[str], scores: It
     >>> run.ranking("q1")
     ['c', 'b', 'a']
     """
-    qids = np.asarray(list(query_ids) if not isinstance(query_ids, np.ndarray) else query_ids, dtype=object)
-    docs = np.asarray(list(doc_ids) if not isinstance(doc_ids, np.ndarray) else doc_ids, dtype=object)
-    values = np.asarray(scores if isinstance(scores, np.ndarray) else list(scores), dtype=np.float64)
-    if not len(qids) == len(docs) == len(values):
-        raise ValueError("query_ids, doc_ids and scores must have the same length")
-    run = _run_or_duplicate(qids, docs, values, order)
-    if isinstance(run, int):
-        raise ValueError(f"document {docs[run]!r} is ranked twice for query {qids[run]!r}")
-    return run
+    return Run.from_columns(query_ids, doc_ids, scores, order)
 
 
 def _fast_run(raw: bytes, trailing_fields: TrailingFields, order: RunOrder) -> RunFile | None:
@@ -325,79 +265,6 @@ def read_run(path: str | Path, order: RunOrder = "trec", trailing_fields: Traili
 
 
 # ----- writing runs ---------------------------------------------------------------------------
-
-_INT32_MIN = -(2**31)
-
-
-def as_trec_eval_float(scores: np.ndarray) -> np.ndarray:
-    """The scores as trec_eval compares them: it reads each into a C ``float`` (its ``TEXT_RESULTS``
-    holds ``float sim``; pytrec_eval shares that code), so two doubles that round to the same
-    single-precision value are a tie there. Values beyond float range become infinite, as in C."""
-    with np.errstate(over="ignore"):
-        return np.asarray(scores, dtype=np.float64).astype(np.float32)
-
-
-def _float32_ordinals(values: np.ndarray) -> np.ndarray:
-    """float32 -> int64, increasing with the value, consecutive floats one apart (+0 and -0 both
-    0): the value's position on the line of representable single-precision floats."""
-    bits = values.view(np.int32).astype(np.int64)
-    return np.where(bits < 0, _INT32_MIN - bits, bits)
-
-
-def _from_float32_ordinals(ordinals: np.ndarray) -> np.ndarray:
-    return np.where(ordinals < 0, _INT32_MIN - ordinals, ordinals).astype(np.int32).view(np.float32)
-
-
-def _run_error(tag: str, run: Run, entry: int, problem: str, fix: str) -> RetbenchError:
-    block = int(np.searchsorted(run.offsets, entry, side="right") - 1)
-    return RetbenchError(f"run {tag!r}: query {run.query_ids[block]!r}, document "
-                         f"{run.doc_ids[run.doc_index[entry]]!r}: {problem}. Fix: {fix}")
-
-
-def trec_scores(run: Run, tag: str = "run") -> np.ndarray:
-    """The scores to write so that every evaluator ranks the file exactly as ``run`` is ordered.
-
-    trec_eval re-sorts a run by score descending and breaks ties by doc id *descending*, comparing
-    the scores as single-precision floats (:func:`as_trec_eval_float`), while a retriever's ranking
-    breaks ties by doc id ascending (or any order it likes). Inside each query, walking down the
-    ranking with ``f`` the float a score reads as: a score whose ``f`` is below the previous written
-    one's is kept as it is; any other is replaced by the float just below, ``f(written_i) =
-    min(f(raw_i), nextafter(f(written_(i-1)), -inf))``: the smallest change that makes the scores
-    strictly decreasing where trec_eval looks (and so as doubles too, rounding being monotone).
-    Vectorised: with ``o`` the position of a float on the line of floats, ``o(f(written_i)) =
-    min_(j <= i)(o(f(raw_j)) + j) - i`` within the query. A NaN score, or a ``-inf`` that would
-    need a step below ``-inf``, is an error naming ``tag``, the query and the document.
-
-    >>> run = Run.from_mapping({"q": [("a", 2.0), ("b", 2.0), ("c", 1.0)]})
-    >>> [float(x) for x in trec_scores(run)] == [2.0, float(np.nextafter(np.float32(2), np.float32(0))), 1.0]
-    True
-    """
-    raw = np.asarray(run.scores, dtype=np.float64)
-    n = len(raw)
-    if not n:
-        return raw.copy()
-    nan = np.flatnonzero(np.isnan(raw))
-    if len(nan):
-        raise _run_error(tag, run, int(nan[0]), "the score is NaN, which cannot be ranked",
-                         "give every result a real-valued score")
-    ordinals = _float32_ordinals(as_trec_eval_float(raw))
-    starts = run.offsets[:-1][run.lengths() > 0]
-    follows = np.ones(n, dtype=bool)
-    follows[starts] = False  # an entry that has a predecessor in its own query
-    if not (follows[1:] & (ordinals[1:] >= ordinals[:-1])).any():
-        return raw.copy()  # already strictly decreasing inside every query, as floats
-    import pandas as pd
-
-    position = np.arange(n, dtype=np.int64)
-    query_of = np.repeat(np.arange(len(run.query_ids)), run.lengths())
-    written = pd.Series(ordinals + position).groupby(query_of, sort=False).cummin().to_numpy() - position
-    below = np.flatnonzero(written < _float32_ordinals(np.array([-np.inf], dtype=np.float32))[0])
-    if len(below):
-        raise _run_error(tag, run, int(below[0]), "tied at -inf, which no score can follow",
-                         "give results finite scores (or leave them out of the ranking)")
-    moved = written != ordinals
-    return np.where(moved, _from_float32_ordinals(written).astype(np.float64), raw)
-
 
 def _check_writable_ids(ids: Sequence[str], what: str, owner: str) -> None:
     """Ids a TREC file can hold (:func:`~corpora.readers.id_problem`, the loaders' rule): non-empty,
@@ -471,10 +338,10 @@ def _raw_scores_text(queries: list[str], docs: list[str], ranks: list[str], scor
                         *(f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores))])
 
 
-def _format_run(run: Run, tag: str, with_raw_scores: bool) -> tuple[str, str | None]:
+def _format_run(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: bool = False) -> tuple[str, str | None]:
     _check_tag(tag)
     queries, docs, ranks = _run_columns(run, f"run {tag!r}")
-    written = trec_scores(run, tag)
+    written = run.file_scores(tag) if keep_ordered_scores else trec_scores(run, tag)
     written_text = list(map(repr, written.tolist()))
     trec = _join_lines([f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, written_text)])
     if not with_raw_scores:
@@ -489,6 +356,27 @@ def _format_run(run: Run, tag: str, with_raw_scores: bool) -> tuple[str, str | N
 def write_run(run: Run, target: str | Path | IO[str], tag: str) -> None:
     """Write ``run`` in TREC run format (:func:`format_run`) to a path or an open text stream."""
     _write(format_run(run, tag), target)
+
+
+def _write_run_file(run: Run, path: Path, tag: str) -> None:
+    """:meth:`Run.write`'s TREC writer: the run's :meth:`~corpora.Run.file_scores` (exact wherever
+    trec_eval's order rebuilds the run from them), gzipped for a ``.gz`` name; written to a
+    temporary name and renamed, so a failed write leaves nothing half-written."""
+    text = _format_run(run, tag, with_raw_scores=False, keep_ordered_scores=True)[0].encode("utf-8")
+    data = gzip.compress(text, mtime=0) if path.suffix.lower() == ".gz" else text
+    staging = path.with_name(f".{path.name}.partial")
+    try:
+        staging.write_bytes(data)
+        staging.replace(path)
+    except OSError as exc:
+        staging.unlink(missing_ok=True)
+        raise InputFileError(path, f"cannot write the run file ({exc.strerror or exc})",
+                             fix="check that the folder exists and can be written to") from None
+
+
+register_run_file_format(RunFileFormat(
+    "trec", (".trec", ".txt", ".run", ".gz"), read_run_file, _write_run_file,
+    "TREC run lines `qid Q0 docid rank score tag`, gzipped when the name ends in .gz"))
 
 
 # ----- qrels ----------------------------------------------------------------------------------

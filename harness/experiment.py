@@ -33,6 +33,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from corpora import InputFileError, bundled_names
+from corpora.loading import source_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -156,7 +157,10 @@ def load_experiment(path: Path, options: Mapping[str, OptionKey] | None = None) 
 
 def _from_folder_of(path: Path, key: str, value: str) -> str:
     """A relative path of the file, read from the file's folder; a bundled corpus name stays a name
-    unless a folder of that name sits beside the file (an existing folder wins, as on the command line)."""
+    unless a folder of that name sits beside the file (an existing folder wins, as on the command line),
+    and a source id (``irds:<id>``) stays an id, as ``load_dataset`` reads it first."""
+    if key == "corpus" and source_of(value) is not None:
+        return value
     beside = path.parent / Path(value).expanduser()
     if key == "corpus" and value in bundled_names() and not beside.exists():
         return value

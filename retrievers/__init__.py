@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from retrievers.fusion import RRF, Fusion, Weighted
     from retrievers.lsa import LSA
     from retrievers.output import as_run
+    from retrievers.pyterrier import PyTerrierRetriever
     from retrievers.registry import available, get_class, register
     from retrievers.spec import build
 
@@ -31,6 +32,7 @@ _HOMES = {
     "Fusion": "retrievers.fusion",
     "Dense": "retrievers.dense",
     "FixedRun": "retrievers.fixed",
+    "PyTerrierRetriever": "retrievers.pyterrier",
     "Retriever": "retrievers.base",
     "RetrieverFailed": "retrievers.base",
     "ScoreRetriever": "retrievers.base",
@@ -48,6 +50,7 @@ __all__ = [
     "Dense",
     "FixedRun",
     "Fusion",
+    "PyTerrierRetriever",
     "Retriever",
     "RetrieverFailed",
     "ScoreRetriever",

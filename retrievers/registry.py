@@ -21,6 +21,7 @@ BUILTINS: dict[str, str] = {
     "bm25": "retrievers.bm25:BM25",
     "dense": "retrievers.dense:Dense",
     "lsa": "retrievers.lsa:LSA",
+    "pyterrier": "retrievers.pyterrier:PyTerrierRetriever",
     "rrf": "retrievers.fusion:RRF",
     "weighted": "retrievers.fusion:Weighted",
 }

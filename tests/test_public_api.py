@@ -50,6 +50,7 @@ PUBLIC = {
         "Dense",
         "FixedRun",
         "Fusion",
+        "PyTerrierRetriever",
         "Retriever",
         "RetrieverFailed",
         "ScoreRetriever",

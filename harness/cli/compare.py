@@ -112,7 +112,7 @@ class _Stdout:
 
 @click.command("compare")
 @click.option("--corpus", default="article", show_default=True,
-              help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
+              help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, the `irds` extra).")
 @click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
               help="Force the corpus layout instead of detecting it from the folder's files.")
 @click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")

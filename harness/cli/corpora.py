@@ -8,6 +8,7 @@ bytes, a malformed line, a duplicate id or one that cannot be written to a TREC 
 is not a 64-bit integer, no usable judgment, or more than 5% of the judgments naming unknown ids
 without ``--allow-unmatched-judgments``), 0 otherwise. The layout is detected from the folder
 (``--format`` forces one of the registered layouts); ``docs/corpus-formats.md`` describes them.
+PATH may also be an ``irds:<id>`` of the ir_datasets package, read as ``--corpus`` reads it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from corpora.model import Dataset
 @click.group("corpora", invoke_without_command=True)
 @click.pass_context
 def command(ctx: click.Context) -> None:
-    """List the bundled corpora (usable by name with --corpus); `show` or `validate` a corpus folder."""
+    """List the bundled corpora (usable by name with --corpus); `show` or `validate` a corpus folder
+    (or an ir_datasets id, irds:<id>)."""
     if ctx.invoked_subcommand is None:
         for name in bundled_names():
             default = " (default)" if name == DEFAULT_CORPUS else ""

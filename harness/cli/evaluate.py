@@ -1,4 +1,5 @@
-"""``bench evaluate``: score TREC run files against TREC or BEIR qrels, with trec_eval's semantics.
+"""``bench evaluate``: score run files (TREC, or Parquet by the ``.parquet`` suffix) against TREC or
+BEIR qrels, with trec_eval's semantics.
 
 Which queries count: by default ``trec_eval -c``: every query of the qrels, a query the run misses
 scoring 0, and so does one whose judgments are all non-relevant. ``--run-queries-only`` gives plain
@@ -20,7 +21,9 @@ import click
 import pandas as pd
 
 from corpora import ParameterError, Qrels, RetbenchError
-from corpora.trec_io import QRELS_FORMATS, RUN_ORDERS, TRAILING_FIELDS, RunFile, read_qrels, read_run_file
+from corpora.run import TRAILING_FIELDS, RunFile
+from corpora.run_order import RUN_ORDERS
+from corpora.trec_io import QRELS_FORMATS, read_qrels
 from harness.evaluation import COUNTS, evaluate, mean_over_queries
 from harness.metrics import Metric, metrics_help, parse_metrics
 from harness.trec_eval import trec_eval_name, trec_eval_sort_key
@@ -219,7 +222,8 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
               help="Evaluate only the queries in both run and qrels (plain trec_eval) instead of every query of the "
                    "qrels, missing ones and ones without a relevant judgment scoring 0 (trec_eval -c).")
 @click.option("--order", type=click.Choice(RUN_ORDERS), default="trec", show_default=True,
-              help="trec: score descending, ties by doc id descending, rank column ignored; file: as written.")
+              help="trec: score descending, ties by doc id descending, rank column ignored; file: as written "
+                   "(lines, or Parquet rows).")
 @click.option("--qrels-format", type=click.Choice(QRELS_FORMATS), default="auto", show_default=True,
               help="auto: TREC (4 fields) or BEIR (3 tab-separated fields, optional header) from the first line.")
 @click.option("--trailing-fields", type=click.Choice(TRAILING_FIELDS), default="error", show_default=True,
@@ -227,12 +231,16 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
                    "ignore them, as trec_eval does.")
 def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_format: str, rel_threshold: int,
             depth: int | None, run_queries_only: bool, order: str, qrels_format: str, trailing_fields: str) -> None:
-    """Score TREC run files against TREC or BEIR qrels (trec_eval's semantics, vectorised)."""
+    """Score run files against TREC or BEIR qrels (trec_eval's semantics, vectorised).
+
+    A RUN is a TREC run file, or a Parquet file (name ending in .parquet) with the columns qid,
+    docno, score (PyTerrier's) or query_id, doc_id, score, ranked by the same rules.
+    """
     metrics = parse_metrics(metrics_text)
     _positive("rel_threshold", rel_threshold, 0)
     _positive("depth", depth, 1)
     qrels = read_qrels(qrels_path, qrels_format)  # type: ignore[arg-type]
-    labelled = [(str(path), read_run_file(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
+    labelled = [(str(path), RunFile.read(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
     scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only)
     for run in scores:
         for note in run.notes:
