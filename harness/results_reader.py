@@ -11,6 +11,8 @@ that holds results folders instead of being one says which to name.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
@@ -23,7 +25,7 @@ from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
 from corpora.trec_io import read_qrels, read_run
 from harness.results import QRELS_FILE
 
-__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "ResultsFolder", "open_results"]
+__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "ResultsFolder", "open_results", "read_table", "results_folders"]
 
 MANIFEST_FILE = "manifest.json"
 PER_QUERY_FILE = "per_query.csv"
@@ -141,3 +143,36 @@ def open_results(path: str | PathLike[str]) -> ResultsFolder:
     if not isinstance(manifest, dict):
         raise InputFileError(manifest_path, "is not a JSON object", fix=_RESTORE)
     return ResultsFolder(folder, manifest)
+
+
+# ----- whole folders and any table of one (bench serve) ------------------------------------------
+
+
+def results_folders(root: str | PathLike[str]) -> list[Path]:
+    """The results folders directly inside ``root``, by name (run ids start with their time).
+
+    Hidden entries (a run's ``.staging-…`` folder while it writes) and symbolic links are left out,
+    so nothing outside ``root`` is ever listed.
+    """
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    return sorted(Path(e.path) for e in entries
+                  if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
+                  and os.path.isfile(os.path.join(e.path, MANIFEST_FILE))
+                  and not os.path.islink(os.path.join(e.path, MANIFEST_FILE)))
+
+
+def read_table(folder: ResultsFolder, name: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """The CSV file ``name`` of ``folder``: ``text_columns`` as strings (ids stay ids), every other
+    column parsed as numbers that read back to the bits written (``round_trip``); an empty cell is NaN.
+    A missing or malformed file is an :class:`~corpora.InputFileError` naming it."""
+    path = folder.path / name
+    try:
+        return pd.read_csv(path, dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""],
+                           float_precision="round_trip")
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found (made by an older bench compare?)", fix=_RESTORE) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
