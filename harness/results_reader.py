@@ -11,6 +11,7 @@ that holds results folders instead of being one says which to name.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -164,15 +165,30 @@ def results_folders(root: str | PathLike[str]) -> list[Path]:
                   and not os.path.islink(os.path.join(e.path, MANIFEST_FILE)))
 
 
+def _numbers(column: pd.Series, path: Path, name: str) -> pd.Series:
+    """A column of numbers as written: integers when every cell is one (empty -> None), else floats
+    parsed by Python's ``float`` (exact for every float repr; empty -> NaN)."""
+    cells = column.tolist()
+    try:
+        if all(c == "" or c.lstrip("-").isdigit() for c in cells):
+            return pd.Series([int(c) if c else None for c in cells], index=column.index, dtype=object)
+        return pd.Series([float(c) if c else math.nan for c in cells], index=column.index, dtype="float64")
+    except ValueError:
+        raise InputFileError(path, f"column {name!r} holds a value that is not a number", fix=_RESTORE) from None
+
+
 def read_table(folder: ResultsFolder, name: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
-    """The CSV file ``name`` of ``folder``: ``text_columns`` as strings (ids stay ids), every other
-    column parsed as numbers that read back to the bits written (``round_trip``); an empty cell is NaN.
+    """The CSV file ``name`` of ``folder``: ``text_columns`` as strings (ids stay ids; an empty cell
+    is ``""``), every other column as numbers that read back to the bits written (:func:`_numbers`).
     A missing or malformed file is an :class:`~corpora.InputFileError` naming it."""
     path = folder.path / name
     try:
-        return pd.read_csv(path, dtype={c: str for c in text_columns}, keep_default_na=False, na_values=[""],
-                           float_precision="round_trip")
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise InputFileError(path, "file not found (made by an older bench compare?)", fix=_RESTORE) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
+    for column in frame.columns:
+        if column not in text_columns:
+            frame[column] = _numbers(frame[column], path, column)
+    return frame

@@ -243,7 +243,7 @@ def _metrics(folder: ResultsFolder) -> dict[str, Any]:
             "intervals": _intervals(row),
             "byFacet": [{"facet": cell["facet"], "value": cell["value"], "nQueries": int(cell["n_queries"]),
                          "retrievalMetrics": _card(cell), "intervals": _intervals(cell),
-                         "note": json_value(cell["note"])} for _, cell in cells.iterrows()],
+                         "note": cell["note"] or None} for _, cell in cells.iterrows()],
             "riskCoverage": risk_coverage,
         })
     return {
@@ -274,8 +274,8 @@ def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
     first = {(s, q): json_value(r) for s, q, r in zip(ranks["system"], ranks["query_id"], ranks["first_relevant_rank"])}
     failures = read_table(folder, _DIAGNOSIS, ("system", "query_id", "category", "first_result", "shared_words"))
     diagnosis = {(f["system"], f["query_id"]): {"category": f["category"], "rank": _whole(f["rank"]),
-                                                "firstResult": json_value(f["first_result"]),
-                                                "sharedWords": json_value(f["shared_words"])}
+                                                "firstResult": f["first_result"] or None,
+                                                "sharedWords": f["shared_words"] or None}
                  for f in failures.to_dict("records")}
     cells = read_table(folder, QUERY_FACETS_FILE, ("query_id", "facet", "value"))
     facets: dict[str, dict[str, str]] = {}
