@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -155,14 +156,22 @@ def results_folders(root: str | PathLike[str]) -> list[Path]:
     Hidden entries (a run's ``.staging-…`` folder while it writes) and symbolic links are left out,
     so nothing outside ``root`` is ever listed.
     """
+    names = []
     try:
-        entries = list(os.scandir(root))
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    manifest = os.lstat(os.path.join(entry.path, MANIFEST_FILE))
+                except OSError:
+                    continue
+                if stat.S_ISREG(manifest.st_mode):  # a regular file: a link is not followed out
+                    names.append(entry.name)
     except OSError:
         return []
-    return sorted(Path(e.path) for e in entries
-                  if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)
-                  and os.path.isfile(os.path.join(e.path, MANIFEST_FILE))
-                  and not os.path.islink(os.path.join(e.path, MANIFEST_FILE)))
+    base = Path(root)
+    return [base / name for name in sorted(names)]
 
 
 def _numbers(column: pd.Series, path: Path, name: str) -> pd.Series:
