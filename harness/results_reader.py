@@ -6,6 +6,9 @@ and their run files, the metric conventions), ``per_query.csv`` (the stored per-
 ``qrels.txt`` (the judgments of the evaluated queries) and the run files under ``runs/``. Anything
 missing or malformed is an :class:`~corpora.InputFileError` naming the file and what to do; a folder
 that holds results folders instead of being one says which to name.
+
+For a tool that reads whole folders (``bench serve``): :func:`results_folders` lists the results
+folders inside a folder, and :func:`read_table` reads any CSV file of one with its numbers exact.
 """
 
 from __future__ import annotations
