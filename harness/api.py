@@ -46,6 +46,7 @@ from harness.inputs import (CacheChoice, Systems, check_confidence_from, check_d
                             resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.metrics import Metric
 from harness.readings import read_comparison
+from harness.retrieval_metrics import DEFAULT_RETRIEVAL_K, check_retrieval_k, retrieval_metrics
 from harness.statistics import compare_systems
 from retrievers import Retriever, as_run
 from retrievers.cache import IndexCache, use_cache
@@ -86,7 +87,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             seed: int = 0, confidence: float = 0.95, permutations: int = 10_000, family: str = "metric",
             fail_rank: int = 3, analyzer: str | None = None, facets: str | Sequence[str] | None = None,
             facets_file: str | PathLike[str] | None = None, risk_metric: str | Metric | None = None,
-            confidence_from: str = "score", cache: CacheChoice = False,
+            confidence_from: str = "score", retrieval_k: int = DEFAULT_RETRIEVAL_K, cache: CacheChoice = False,
             progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
             allow_unmatched_judgments: bool | None = None,
             on_loaded: Callable[[Dataset], None] | None = None) -> CompareResult:
@@ -112,7 +113,9 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     :func:`corpora.load_facets_file`) added to the dataset's queries. ``risk_metric``: risk–coverage's
     risk is 1 - this metric (default the first); ``confidence_from``: how a system's confidence is
     read off its run (``"score"``, ``"margin"``) unless its retriever has a ``confidence(queries)``
-    method. ``cache``: False keeps fitted indexes in memory for
+    method. ``retrieval_k``: the cutoff of the metrics card's ``recallAtK``, ``precisionAtK`` and
+    ``hitAtK`` (:mod:`harness.retrieval_metrics`; computed for every system whatever ``metrics`` are,
+    ``ndcgAt10`` always at 10). ``cache``: False keeps fitted indexes in memory for
     this call, True reuses them from the user cache folder, or a folder. ``progress``: a renderer such
     as :class:`harness.Reporter` (the terminal line of ``bench compare``) or a function
     ``(label, done, total)``; None shows nothing unless the caller installed a renderer with
@@ -125,6 +128,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     metric_list = resolve_metrics(metrics)
     risk = resolve_risk_metric(risk_metric, metric_list)
     check_confidence_from(confidence_from)
+    check_retrieval_k(retrieval_k)
     facet_names = resolve_facet_names(facets)
     facet_values = check_facets_file(facets_file)  # read now: a mistake in it costs no loading
     check_options(metric_list, depth=depth, fail_rank=fail_rank, bootstrap_samples=bootstrap_samples,
@@ -148,7 +152,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples, seed=seed, confidence=confidence,
         permutations=permutations, family=family, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
         facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None,
-        risk_metric=risk.name, confidence_from=confidence_from,
+        risk_metric=risk.name, confidence_from=confidence_from, retrieval_k=retrieval_k,
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
         cache=fitted_states.root is not None)
 
@@ -235,6 +239,11 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         comparisons=comparisons, baseline=config.baseline, bootstrap_samples=config.bootstrap_samples,
         seed=config.seed, confidence=config.confidence, permutations=config.permutations, family=config.family,
         facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from)
+    with _task("retrieval metrics"):
+        card = retrieval_metrics({s.label: s.run for s in systems}, dataset.qrels, query_ids, dataset.queries,
+                                 retrieval_k=config.retrieval_k, rel_threshold=config.rel_threshold,
+                                 facets=facet_names, n_samples=config.bootstrap_samples, seed=config.seed,
+                                 confidence=config.confidence)
     failures: list[Failure] = []
     analyze = get_analyzer(analyzer)
     for system in systems:
@@ -243,7 +252,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     return CompareResult(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
                          comparisons, failures, analyzer, readings.leaderboard, readings.leaderboard_comparisons,
                          readings.power, readings.facets, readings.risk_coverage, readings.risk_coverage_summary,
-                         warnings, notes)
+                         warnings, notes, card)
 
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],

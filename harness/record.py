@@ -17,6 +17,7 @@ from corpora import DEFAULT_CORPUS, Dataset, Run
 from harness.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.metrics import Metric
 from harness.near_duplicates import DUPLICATE_COLUMNS
+from harness.retrieval_metrics import DEFAULT_RETRIEVAL_K, RetrievalMetrics
 from harness.statistics import Comparison, describe_settings
 from retrievers import Retriever
 
@@ -56,6 +57,7 @@ class CompareConfig:
     facets_file: str | None = None  # a side file of query facets (query id + one column per facet)
     risk_metric: str | None = None  # risk = 1 - this metric; None: the first metric
     confidence_from: str = "score"  # a key of harness.risk_coverage.CONFIDENCES (a retriever's own wins)
+    retrieval_k: int = DEFAULT_RETRIEVAL_K  # cutoff of the metrics card's recallAtK, precisionAtK and hitAtK
     cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
     cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk
 
@@ -90,7 +92,8 @@ class CompareRecord:
     :data:`~harness.risk_coverage.SUMMARY_COLUMNS`); :attr:`duplicates` lists the near-duplicate
     pairs behind the ``duplicate versions`` failures. ``leaderboard_comparisons`` are the comparisons
     the tie groups rest on: ``comparisons`` itself with all pairs, every pair computed for the
-    leaderboard with a ``baseline``.
+    leaderboard with a ``baseline``. ``retrieval`` holds the metrics card's five numbers per system
+    and query (:mod:`harness.retrieval_metrics`), whatever ``metrics`` are, with their rollups.
     """
 
     config: CompareConfig
@@ -112,6 +115,8 @@ class CompareRecord:
     risk_coverage_summary: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
+    #: the metrics card's retrievalMetrics per (system, query) at ``config.retrieval_k``, and its rollups
+    retrieval: RetrievalMetrics | None = None
 
     @property
     def duplicates(self) -> pd.DataFrame:

@@ -23,6 +23,14 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
 | runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
 | report.txt | the report ``bench compare`` prints, with the whole diagnosis |
+| retrieval_metrics.jsonl | the metrics card's object per system and query: resultId, runId, system, queryId, retrievalMetrics {recallAtK, precisionAtK, ndcgAt10, mrr, hitAtK} |
+| retrieval_metrics_summary.csv | per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high |
+| retrieval_metrics_facets.csv | facets.csv's layout over the five card names |
+| query_facets.csv | query_id, facet, value: the cell of each evaluated query in each rolled-up facet |
+
+The card's files (:mod:`harness.retrieval_metrics`) are what ``bench serve`` answers from, so it
+never re-computes: ``retrieval_metrics.jsonl`` holds the run id, so it is written when the run id is
+claimed, beside the manifest.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from harness.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
 from harness.power import POWER, POWER_COLUMNS
 from harness.record import CompareRecord
+from harness.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import COMPARISON_COLUMNS
 from harness.trec_eval import trec_eval_name
@@ -270,6 +279,7 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "ties": "queries of equal confidence enter together; AURC counts each with its group's mean risk "
                     "(the expectation over the orders of the tied queries)",
         },
+        "retrieval_metrics": _retrieval_record(result),
         "diagnosis": {
             "fail_rank": config.fail_rank, "categories": CATEGORIES,
             "duplicates": result.duplicate_counts(),
@@ -310,6 +320,23 @@ def _jsonable(value):
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return repr(value)
+
+
+def _retrieval_record(result: CompareRecord) -> dict | None:
+    """The manifest's ``retrieval_metrics``: the card's cutoff, each card name's metric, the files."""
+    card = result.retrieval
+    if card is None:
+        return None
+    return {
+        "default_retrieval_k": card.retrieval_k,
+        "metrics": {name: metric.name for name, metric in card.metrics.items()},
+        "result_id": "first 32 hex digits of SHA-256 over JSON [hashes.documents, hashes.queries, hashes.judgments, "
+                     "hashes.configuration, system, query id]: the same on every rerun of the same inputs",
+        "intervals": "paired bootstrap percentile interval over the queries (the comparison's resamples, seed and "
+                     "confidence), every system and card name on the same resampled queries",
+        "files": {"results": RESULTS_FILE, "rollup": ROLLUP_FILE, "facets": FACETS_FILE,
+                  "query_facets": QUERY_FACETS_FILE},
+    }
 
 
 def _new_run_id(result: CompareRecord, started: datetime) -> str:
@@ -435,14 +462,22 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     }
     if report is not None:
         files["report.txt"] = report
+    if result.retrieval is not None:
+        files[ROLLUP_FILE] = _csv(result.retrieval.rollup)
+        files[FACETS_FILE] = _csv(result.retrieval.facets)
+        files[QUERY_FACETS_FILE] = _csv(result.retrieval.query_facets)
     for system, entry in zip(result.systems, systems):
         files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
                                                                                              entry["run_tag"])
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
 
     def write_manifest(run_id: str) -> None:
+        """The files that hold the run id: the manifest, and the card's per-result lines."""
         document = _manifest(result, run_id, command_line or sys.argv, started, systems)
         (staging / "manifest.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        if result.retrieval is not None:
+            lines = result_lines(result.retrieval, run_id, document["hashes"])
+            (staging / RESULTS_FILE).write_text(lines, encoding="utf-8")
 
     try:
         for relative, text in files.items():

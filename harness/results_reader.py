@@ -6,11 +6,18 @@ and their run files, the metric conventions), ``per_query.csv`` (the stored per-
 ``qrels.txt`` (the judgments of the evaluated queries) and the run files under ``runs/``. Anything
 missing or malformed is an :class:`~corpora.InputFileError` naming the file and what to do; a folder
 that holds results folders instead of being one says which to name.
+
+For a tool that reads whole folders (``bench serve``): :func:`results_folders` lists the results
+folders inside a folder, and :func:`read_table` reads any CSV file of one with its numbers exact.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
@@ -23,7 +30,7 @@ from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
 from corpora.trec_io import read_qrels, read_run
 from harness.results import QRELS_FILE
 
-__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "ResultsFolder", "open_results"]
+__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "ResultsFolder", "open_results", "read_table", "results_folders"]
 
 MANIFEST_FILE = "manifest.json"
 PER_QUERY_FILE = "per_query.csv"
@@ -141,3 +148,59 @@ def open_results(path: str | PathLike[str]) -> ResultsFolder:
     if not isinstance(manifest, dict):
         raise InputFileError(manifest_path, "is not a JSON object", fix=_RESTORE)
     return ResultsFolder(folder, manifest)
+
+
+# ----- whole folders and any table of one (bench serve) ------------------------------------------
+
+
+def results_folders(root: str | PathLike[str]) -> list[Path]:
+    """The results folders directly inside ``root``, by name (run ids start with their time).
+
+    Hidden entries (a run's ``.staging-…`` folder while it writes) and symbolic links are left out,
+    so nothing outside ``root`` is ever listed.
+    """
+    names = []
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    manifest = os.lstat(os.path.join(entry.path, MANIFEST_FILE))
+                except OSError:
+                    continue
+                if stat.S_ISREG(manifest.st_mode):  # a regular file: a link is not followed out
+                    names.append(entry.name)
+    except OSError:
+        return []
+    base = Path(root)
+    return [base / name for name in sorted(names)]
+
+
+def _numbers(column: pd.Series, path: Path, name: str) -> pd.Series:
+    """A column of numbers as written: integers when every cell is one (empty -> None), else floats
+    parsed by Python's ``float`` (exact for every float repr; empty -> NaN)."""
+    cells = column.tolist()
+    try:
+        if all(c == "" or c.lstrip("-").isdigit() for c in cells):
+            return pd.Series([int(c) if c else None for c in cells], index=column.index, dtype=object)
+        return pd.Series([float(c) if c else math.nan for c in cells], index=column.index, dtype="float64")
+    except ValueError:
+        raise InputFileError(path, f"column {name!r} holds a value that is not a number", fix=_RESTORE) from None
+
+
+def read_table(folder: ResultsFolder, name: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """The CSV file ``name`` of ``folder``: ``text_columns`` as strings (ids stay ids; an empty cell
+    is ``""``), every other column as numbers that read back to the bits written (:func:`_numbers`).
+    A missing or malformed file is an :class:`~corpora.InputFileError` naming it."""
+    path = folder.path / name
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found (made by an older bench compare?)", fix=_RESTORE) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
+    for column in frame.columns:
+        if column not in text_columns:
+            frame[column] = _numbers(frame[column], path, column)
+    return frame

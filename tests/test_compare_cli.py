@@ -119,8 +119,9 @@ def test_results_folder_contract(runner, tmp_path):
     folder = only_folder(tmp_path)
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     assert names == ["comparisons.csv", "diagnosis.csv", "duplicates.csv", "facets.csv", "leaderboard.csv",
-                     "manifest.json", "per_query.csv", "qrels.txt",
-                     "report.txt", "risk_coverage.csv", "risk_coverage_summary.csv",
+                     "manifest.json", "per_query.csv", "qrels.txt", "query_facets.csv",
+                     "report.txt", "retrieval_metrics.jsonl", "retrieval_metrics_facets.csv",
+                     "retrieval_metrics_summary.csv", "risk_coverage.csv", "risk_coverage_summary.csv",
                      "runs/bm25.raw.tsv", "runs/bm25.trec", "runs/rrf_k=30_.raw.tsv",
                      "runs/rrf_k=30_.trec",
                      "summary.csv"]
@@ -166,8 +167,12 @@ def test_same_inputs_and_seed_give_identical_files(runner, tmp_path):
     first, second = sorted(p for p in (tmp_path / "out").iterdir() if p.is_dir())
     assert first.name != second.name  # a new folder per run; the earlier one untouched
     for path in first.rglob("*"):
-        if path.is_file() and path.name != "manifest.json":
+        if path.is_file() and path.name not in ("manifest.json", "retrieval_metrics.jsonl"):
             assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path.name
+    # the card's lines hold the run id (its time) and nothing else that moves: the result ids are stable
+    lines = [(f / "retrieval_metrics.jsonl").read_text().replace(f'"runId": "{f.name}"', '"runId": ""')
+             for f in (first, second)]
+    assert lines[0] == lines[1] and lines[0].count('"runId": ""') == 3 * 14
     strip = lambda m: {k: v for k, v in m.items() if k not in ("run_id", "time", "systems")}  # noqa: E731
     m1, m2 = (json.loads((f / "manifest.json").read_text()) for f in (first, second))
     assert strip(m1) == strip(m2)

@@ -206,7 +206,7 @@ def test_compare_hands_its_progress_argument_to_dense(fake) -> None:
                                           "dense(model=fake-model,cache=False): encoding documents",
                                           "searching dense(model=fake-model,cache=False)",
                                           "dense(model=fake-model,cache=False): encoding queries", "bootstrap",
-                                          "leaderboard", "facets"]
+                                          "leaderboard", "facets", "retrieval metrics"]
 
 
 def test_rows_come_back_in_input_order_whatever_the_encoding_order(fake) -> None:

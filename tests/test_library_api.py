@@ -14,6 +14,7 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, load_dataset, summary_line
 from harness import CompareResult, compare, evaluate, parse_metric
 from harness.cli import main
+from harness.retrieval_metrics import RESULTS_FILE
 from retrievers import BM25, LSA, RRF, FixedRun, ScoreRetriever, Weighted
 
 # Four documents, three queries: q3's only judgment is non-relevant, so it is excluded.
@@ -116,9 +117,16 @@ def test_the_article_through_the_library_equals_bench_compare(runner, tmp_path: 
         files = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
         assert files == sorted(p.relative_to(cli_folder) for p in cli_folder.rglob("*") if p.is_file())
         for relative in files:
-            if relative.name != "manifest.json":
+            if relative.name not in ("manifest.json", RESULTS_FILE):
                 assert (folder / relative).read_bytes() == (cli_folder / relative).read_bytes(), relative
         ours, theirs = (_stable(json.loads((f / "manifest.json").read_text())) for f in (folder, cli_folder))
+        # the card's lines carry the run id (its time), like the manifest; the rest is the same, and the
+        # result ids too when the configuration hash is (loaded by name)
+        lines = [[json.loads(line) for line in (f / RESULTS_FILE).read_text().splitlines()] for f in (folder, cli_folder)]
+        assert {line["runId"] for line in lines[0]} == {folder.name}
+        volatile = ("runId",) if name == "name" else ("runId", "resultId")
+        assert [{k: v for k, v in line.items() if k not in volatile} for line in lines[0]] == \
+            [{k: v for k, v in line.items() if k not in volatile} for line in lines[1]]
         if name == "name":  # loaded by name, as the CLI does: the same record, the same configuration hash
             assert ours == theirs
         else:  # a Dataset object: how it was loaded is not known here, and the record says so
@@ -144,7 +152,8 @@ def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
     compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50,
             progress=lambda label, done, total: heard.append((label, done, total)))
     assert [h for h in heard if h[1] == 0] == [("fitting Overlap", 0, None), ("searching Overlap", 0, 2),
-                                              ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None)]
+                                              ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None),
+                                              ("retrieval metrics", 0, None)]
     assert capsys.readouterr() == ("", "")
 
 
@@ -155,7 +164,7 @@ def test_without_a_progress_argument_the_callers_renderer_hears_the_work() -> No
     with progress.rendering(lambda label, done, total: heard.append(label)):
         compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50)
         assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap", "leaderboard",
-                                              "facets"]
+                                              "facets", "retrieval metrics"]
         before = len(heard)
         compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50, progress=lambda *args: None)
         assert len(heard) == before  # a progress argument replaces the caller's renderer for the call

@@ -28,6 +28,7 @@ from harness.metrics import metrics_help
 from harness.progress import Reporter
 from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.results import check_out
+from harness.retrieval_metrics import DEFAULT_RETRIEVAL_K
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import EXACT_UP_TO, FAMILIES
 
@@ -159,6 +160,10 @@ class _Stdout:
               help="A system's confidence per query: " + "; ".join(f"{name} = {means}" for name, means in
                                                                    CONFIDENCES.items())
                    + " (a retriever with its own confidence(queries) method uses that).")
+@click.option("--retrieval-k", type=int, default=DEFAULT_RETRIEVAL_K, show_default=True,
+              help="Cutoff k of the metrics card's recallAtK, precisionAtK and hitAtK, written for every system "
+                   "and query to retrieval_metrics.jsonl (with mrr and ndcgAt10, exponential gain at 10) whatever "
+                   "--metrics says.")
 @click.option("--config", _CONFIG_PARAMETER, type=click.Path(dir_okay=False, path_type=Path), default=None,
               is_eager=True, callback=_read_experiment,
               help="A TOML experiment file with any of these long options as keys (no_cache = true); "
@@ -177,7 +182,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
             permutations: int, family: str, baseline: str | None,
             fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
-            risk_metric: str | None, confidence_from: str, config_file: Path | None, cache_dir: Path | None,
+            risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None, cache_dir: Path | None,
             no_cache: bool, quiet: bool, show_failures: int) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
@@ -190,7 +195,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                    seed=seed, confidence=confidence, permutations=permutations, family=family,
                    baseline=baseline, fail_rank=fail_rank, analyzer=analyzer, facets=facets,
                    facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk_metric,
-                   confidence_from=confidence_from, cache_dir=str(cache_dir) if cache_dir is not None else None,
+                   confidence_from=confidence_from, retrieval_k=retrieval_k, cache_dir=str(cache_dir) if cache_dir is not None else None,
                    cache=not no_cache)
     untouched = CompareConfig()
     for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
@@ -218,7 +223,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                      confidence=config.confidence, permutations=config.permutations, family=config.family,
                      fail_rank=config.fail_rank, analyzer=config.analyzer, facets=config.facets,
                      facets_file=config.facets_file, risk_metric=config.risk_metric,
-                     confidence_from=config.confidence_from, cache=cache,
+                     confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
                      progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
                      split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
                      on_loaded=loaded)

@@ -1,0 +1,135 @@
+"""The FastAPI application of ``bench serve``: the evals API under ``/api/v1/evals`` and the dashboard at ``/``.
+
+Read-only: every method but GET (and HEAD) is answered 405 with an ``Allow: GET, HEAD`` header,
+whatever the path. An unknown run, or a run without the file an answer needs, is a 404 whose JSON
+``detail`` says what and how to fix it. Swagger's pages are not served (they load their scripts from
+a CDN); ``/openapi.json`` is.
+
+Endpoints (``{id}`` is a run id, a results folder's name)
+    ``GET /api/v1/evals/runs`` runs, newest first, paged (``offset``, ``limit``);
+    ``GET /api/v1/evals/runs/{id}`` the manifest;
+    ``GET /api/v1/evals/runs/{id}/metrics`` per system the card's means with intervals, the facet
+    rollups and risk–coverage, and ``defaultRetrievalK``;
+    ``GET /api/v1/evals/runs/{id}/results`` the per-result objects, paged, filtered by ``system``,
+    ``query`` and ``facet`` (``NAME:VALUE``);
+    ``GET /api/v1/evals/runs/{id}/comparisons`` the paired comparisons with their verdicts.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from os import PathLike
+from typing import Any
+
+from fastapi import FastAPI, Query
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from harness.serve import dashboard
+from harness.serve.schema import ComparisonsResponse, Message, MetricsResponse, ResultsPage, RunsPage
+from harness.serve.store import NotStored, RunStore, UnknownRun, dumps, facet_filter
+
+__all__ = ["API", "MAX_LIMIT", "create_app"]
+
+API = "/api/v1/evals"
+#: The largest page a request may ask for.
+MAX_LIMIT = 1000
+_READ_METHODS = {"GET", "HEAD"}
+_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Message, "description": "no such run, or it lacks the file"}}
+
+
+class ReadOnly:
+    """ASGI middleware: any method that is not a read gets 405 before routing."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] not in _READ_METHODS:
+            method = scope["method"]
+            response = JSONResponse({"detail": f"bench serve is read-only: {method} is not allowed. Fix: use GET"},
+                                    status_code=405, headers={"Allow": "GET, HEAD"})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("retbench")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _json(answer: Any) -> Response:
+    return Response(content=answer if isinstance(answer, bytes) else dumps(answer), media_type="application/json")
+
+
+def _page(items: list[Any], offset: int, limit: int) -> dict[str, Any]:
+    return {"total": len(items), "offset": offset, "limit": limit, "items": items[offset:offset + limit]}
+
+
+def create_app(results: str | PathLike[str]) -> FastAPI:
+    """The application serving the results folders under ``results`` (listed again on every request)."""
+    store = RunStore(results)
+    app = FastAPI(title="retbench evals API", version=_version(), docs_url=None, redoc_url=None,
+                  description="The metrics card's retrievalMetrics, rolled up per run and per query facet, "
+                              "read-only over bench compare's results folders. Numbers are served as stored.")
+    app.add_middleware(ReadOnly)
+
+    @app.exception_handler(UnknownRun)
+    @app.exception_handler(NotStored)
+    async def not_found(request: Any, exc: LookupError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.get(f"{API}/runs", response_model=RunsPage, summary="The runs, newest first")
+    def runs(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1, le=MAX_LIMIT)) -> Response:
+        return _json(_page(store.runs(), offset, limit))
+
+    @app.get(f"{API}/runs/{{run_id}}", response_model=dict[str, Any], responses=_NOT_FOUND,
+             summary="The run's manifest")
+    def manifest(run_id: str) -> Response:
+        return _json(store.manifest(run_id))
+
+    @app.get(f"{API}/runs/{{run_id}}/metrics", response_model=MetricsResponse, responses=_NOT_FOUND,
+             summary="Per system: the card's retrievalMetrics with intervals, byFacet, risk–coverage")
+    def metrics(run_id: str) -> Response:
+        return _json(store.metrics_json(run_id))
+
+    @app.get(f"{API}/runs/{{run_id}}/results", response_model=ResultsPage,
+             responses={**_NOT_FOUND, 400: {"model": Message, "description": "a facet filter that is not NAME:VALUE"}},
+             summary="The per-result objects, paged and filtered")
+    def results(run_id: str, offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=MAX_LIMIT),
+                system: str | None = Query(None, description="a system label"),
+                query: str | None = Query(None, description="a query id"),
+                facet: str | None = Query(None, description="NAME:VALUE, e.g. topic:billing")) -> Response:
+        items = store.results(run_id)
+        if facet is not None:
+            try:
+                name, value = facet_filter(facet)
+            except ValueError as exc:
+                return JSONResponse({"detail": str(exc)}, status_code=400)
+            items = [i for i in items if i["facets"].get(name) == value]
+        if system is not None:
+            items = [i for i in items if i["system"] == system]
+        if query is not None:
+            items = [i for i in items if i["queryId"] == query]
+        return _json(_page(items, offset, limit))
+
+    @app.get(f"{API}/runs/{{run_id}}/comparisons", response_model=ComparisonsResponse, responses=_NOT_FOUND,
+             summary="The paired comparisons with their verdicts")
+    def comparisons(run_id: str) -> Response:
+        return _json({"runId": run_id, "comparisons": store.comparisons(run_id)})
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def runs_page(offset: int = Query(0, ge=0)) -> HTMLResponse:
+        return HTMLResponse(dashboard.runs_page(store.runs(), offset))
+
+    @app.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
+    def run_page(run_id: str, offset: int = Query(0, ge=0), system: str | None = None) -> HTMLResponse:
+        try:
+            page = dashboard.run_page(store, run_id, offset, system)
+        except (UnknownRun, NotStored) as exc:
+            return HTMLResponse(dashboard.missing_page(str(exc)), status_code=404)
+        return HTMLResponse(page)
+
+    return app

@@ -1,0 +1,302 @@
+"""The results folders under one directory, as the evals API answers about them (no web framework here).
+
+Which runs
+    Every results folder directly inside ``root`` (:func:`harness.results_reader.results_folders`:
+    hidden staging folders and symbolic links are left out), listed again on every call, so a run
+    written while the server runs appears at once; ``root`` itself when it is one results folder. A
+    run id is looked up among the names the directory lists and is never joined to a path as given,
+    so ``..``, a slash or an absolute path can only be an unknown run (:class:`UnknownRun`).
+What is read
+    Only files ``bench compare`` wrote, with :mod:`harness.results_reader`: the manifest, the card's
+    ``retrieval_metrics.jsonl`` and its rollups, ``risk_coverage*.csv``, ``comparisons.csv``,
+    ``per_query.csv`` and ``diagnosis.csv``. Nothing is re-computed: a number served is a number stored.
+Cache
+    A results folder never changes once written, so each answer is kept, keyed by the run id and
+    the manifest's modification time and size; a folder replaced under the same name is read again.
+JSON
+    Keys are camelCase, as the metrics card writes them; an empty CSV cell is ``null``, and an
+    infinite value is the string ``"inf"`` or ``"-inf"`` (JSON has no infinity; the CSV writes the same).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from corpora import InputFileError
+from harness.results_reader import MANIFEST_FILE, PER_QUERY_FILE, ResultsFolder, open_results, read_table, results_folders
+from harness.retrieval_metrics import CARD_METRICS, FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE
+
+__all__ = ["NotStored", "RunStore", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
+
+_RISK_CURVE = "risk_coverage.csv"
+_RISK_SUMMARY = "risk_coverage_summary.csv"
+_COMPARISONS = "comparisons.csv"
+_DIAGNOSIS = "diagnosis.csv"
+
+
+class UnknownRun(LookupError):
+    """No results folder of that id under the served directory."""
+
+    def __init__(self, run_id: str):
+        super().__init__(f"no run {run_id!r} under the served results folder. Fix: list the runs at /api/v1/evals/runs")
+
+
+class NotStored(LookupError):
+    """The run lacks a file the answer needs (a folder written by an older ``bench compare``, or a damaged one)."""
+
+
+def camel(name: str) -> str:
+    """``ci_low`` -> ``ciLow``; a name already camelCase is kept.
+
+    >>> camel("e_aurc"), camel("n_queries"), camel("recallAtK")
+    ('eAurc', 'nQueries', 'recallAtK')
+    """
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def json_value(value: Any) -> Any:
+    """A cell as JSON: NaN -> None, +-inf -> ``"inf"``/``"-inf"``, numpy scalars -> Python ones.
+
+    >>> json_value(float("nan")), json_value(-math.inf), json_value(np.int64(3)), json_value("x")
+    (None, '-inf', 3, 'x')
+    """
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if value is pd.NA:
+        return None
+    return value
+
+
+def _records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    columns = list(columns) if columns is not None else list(frame.columns)
+    return [{camel(c): json_value(v) for c, v in zip(columns, row)}
+            for row in frame[columns].itertuples(index=False, name=None)]
+
+
+def _card(row: pd.Series) -> dict[str, Any]:
+    return {name: (int(row[name]) if name == "hitAtK" and float(row[name]).is_integer() else json_value(row[name]))
+            for name in CARD_METRICS}
+
+
+def _intervals(row: pd.Series) -> dict[str, dict[str, Any]] | None:
+    bounds = {name: {"low": json_value(row[f"{name}_ci_low"]), "high": json_value(row[f"{name}_ci_high"])}
+              for name in CARD_METRICS}
+    return None if all(b["low"] is None for b in bounds.values()) else bounds
+
+
+class RunStore:
+    """Read-only access to the results folders under ``root`` (see the module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root)
+        self._cache: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
+
+    # ----- which runs ---------------------------------------------------------------------------
+
+    def _root_is_a_run(self) -> bool:
+        return (self.root / MANIFEST_FILE).is_file()
+
+    def _folders(self) -> list[Path]:
+        return [self.root] if self._root_is_a_run() else results_folders(self.root)
+
+    def _locate(self, run_id: str) -> Path:
+        """The folder of ``run_id``: a name the directory lists, never a path built from the request."""
+        if self._root_is_a_run():
+            if run_id == self.root.name:
+                return self.root
+            raise UnknownRun(run_id)
+        for folder in results_folders(self.root):
+            if folder.name == run_id:
+                return folder
+        raise UnknownRun(run_id)
+
+    @staticmethod
+    def _stamp(folder: Path) -> tuple[int, int]:
+        found = os.stat(os.path.join(folder, MANIFEST_FILE))  # os.path: a listing of 1,000 runs stats each
+        return found.st_mtime_ns, found.st_size
+
+    def _cached(self, folder: Path, kind: str, build: Callable[[ResultsFolder], Any]) -> Any:
+        key = (str(folder), kind)
+        try:
+            stamp = self._stamp(folder)
+        except OSError:
+            raise UnknownRun(folder.name) from None
+        held = self._cache.get(key)
+        if held is not None and held[0] == stamp:
+            return held[1]
+        try:
+            value = build(open_results(folder))
+        except InputFileError as exc:
+            raise NotStored(f"run {folder.name!r}: {exc}") from None
+        self._cache[key] = (stamp, value)
+        return value
+
+    def _answer(self, run_id: str, kind: str, build: Callable[[ResultsFolder], Any]) -> Any:
+        return self._cached(self._locate(run_id), kind, build)
+
+    # ----- the answers ----------------------------------------------------------------------------
+
+    def runs(self) -> list[dict[str, Any]]:
+        """One summary per run (id, time, corpus, systems, metrics, defaultRetrievalK), newest first."""
+        listed = []
+        for folder in self._folders():
+            try:
+                listed.append(self._cached(folder, "summary", _run_summary))
+            except (NotStored, UnknownRun):
+                continue  # a folder removed or damaged since it was listed is not a run to offer
+        return sorted(listed, key=lambda run: (run["time"] or "", run["id"]), reverse=True)
+
+    def manifest(self, run_id: str) -> dict[str, Any]:
+        """The run's ``manifest.json``, as stored."""
+        return self._answer(run_id, "manifest", lambda folder: folder.manifest)
+
+    def metrics(self, run_id: str) -> dict[str, Any]:
+        """Per system: the card's rolled-up numbers with intervals, the facet rollups and risk–coverage."""
+        return self._answer(run_id, "metrics", _metrics)
+
+    def metrics_json(self, run_id: str) -> bytes:
+        """:meth:`metrics` serialised once per run (its curve can hold a point per query and system)."""
+        return self._answer(run_id, "metrics.json", lambda folder: dumps(_metrics(folder)))
+
+    def results(self, run_id: str) -> list[dict[str, Any]]:
+        """Every stored result of the run (system by system, queries in evaluation order)."""
+        return self._answer(run_id, "results", _results)
+
+    def comparisons(self, run_id: str) -> list[dict[str, Any]]:
+        """``comparisons.csv``'s rows, verdicts included."""
+        return self._answer(run_id, "comparisons", lambda folder: _records(
+            read_table(folder, _COMPARISONS, ("system_a", "system_b", "metric", "test", "verdict"))))
+
+
+# ----- building each answer from a folder ------------------------------------------------------
+
+
+def _whole(value: Any) -> int | None:
+    value = json_value(value)
+    return int(value) if value is not None else None
+
+
+def dumps(answer: Any) -> bytes:
+    """An answer as compact UTF-8 JSON (NaN or infinity would be a bug here: :func:`json_value` maps them)."""
+    return json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _run_summary(folder: ResultsFolder) -> dict[str, Any]:
+    manifest = folder.manifest
+    card = manifest.get("retrieval_metrics") or {}
+    corpus = manifest.get("corpus") or {}
+    return {
+        "id": folder.path.name, "time": manifest.get("time"), "corpus": corpus.get("name"),
+        "queries": corpus.get("queries_evaluated"),
+        "systems": [str(s.get("label")) for s in manifest.get("systems", [])],
+        "metrics": [str(m.get("name")) for m in manifest.get("metrics", [])],
+        "defaultRetrievalK": card.get("default_retrieval_k"),
+    }
+
+
+def _settings(folder: ResultsFolder) -> dict[str, Any]:
+    card = folder.manifest.get("retrieval_metrics")
+    if not card:
+        raise InputFileError(folder.path / MANIFEST_FILE, "has no retrieval_metrics entry: the run was made by a "
+                             "bench compare before the metrics card was stored",
+                             fix="run bench compare again to store the card's numbers")
+    return card
+
+
+def _metrics(folder: ResultsFolder) -> dict[str, Any]:
+    card = _settings(folder)
+    statistics = folder.manifest.get("statistics", {})
+    rollup = read_table(folder, ROLLUP_FILE, ("system",))
+    facets = read_table(folder, FACETS_FILE, ("system", "facet", "value", "note"))
+    curve = read_table(folder, _RISK_CURVE, ("system",))
+    risk = read_table(folder, _RISK_SUMMARY, ("system", "confidence", "risk_metric"))
+    systems = []
+    for _, row in rollup.iterrows():
+        system = row["system"]
+        cells = facets[facets["system"] == system]
+        points = curve[curve["system"] == system]
+        summary = risk[risk["system"] == system]
+        risk_coverage = None
+        if len(summary):
+            (numbers,) = _records(summary.drop(columns=["system"]))
+            risk_coverage = {**numbers, "curve": {c: [json_value(v) for v in points[c]]
+                                                  for c in ("coverage", "risk", "threshold")}}
+        systems.append({
+            "system": system, "nQueries": int(row["n_queries"]), "retrievalMetrics": _card(row),
+            "intervals": _intervals(row),
+            "byFacet": [{"facet": cell["facet"], "value": cell["value"], "nQueries": int(cell["n_queries"]),
+                         "retrievalMetrics": _card(cell), "intervals": _intervals(cell),
+                         "note": cell["note"] or None} for _, cell in cells.iterrows()],
+            "riskCoverage": risk_coverage,
+        })
+    return {
+        "runId": folder.path.name,
+        "defaultRetrievalK": card["default_retrieval_k"],
+        "metricNames": card["metrics"],
+        "interval": {"confidence": statistics.get("confidence"), "bootstrapSamples": statistics.get("bootstrap_samples"),
+                     "seed": statistics.get("seed"), "method": card.get("intervals")},
+        "systems": systems,
+    }
+
+
+def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
+    _settings(folder)
+    path = folder.path / RESULTS_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix="run bench compare again to store the card's numbers") from None
+    items = []
+    for number, line in enumerate(lines, 1):
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise InputFileError(path, f"is not JSON lines ({exc.msg})", line=number,
+                                 fix="restore the file bench compare wrote") from None
+    ranks = read_table(folder, PER_QUERY_FILE, ("system", "query_id"))
+    first = {(s, q): json_value(r) for s, q, r in zip(ranks["system"], ranks["query_id"], ranks["first_relevant_rank"])}
+    failures = read_table(folder, _DIAGNOSIS, ("system", "query_id", "category", "first_result", "shared_words"))
+    diagnosis = {(f["system"], f["query_id"]): {"category": f["category"], "rank": _whole(f["rank"]),
+                                                "firstResult": f["first_result"] or None,
+                                                "sharedWords": f["shared_words"] or None}
+                 for f in failures.to_dict("records")}
+    cells = read_table(folder, QUERY_FACETS_FILE, ("query_id", "facet", "value"))
+    facets: dict[str, dict[str, str]] = {}
+    for query_id, facet, value in cells.itertuples(index=False, name=None):
+        facets.setdefault(query_id, {})[facet] = value
+    for item in items:
+        key = (item["system"], item["queryId"])
+        rank = first.get(key)
+        item["firstRelevantRank"] = _whole(rank)
+        item["diagnosis"] = diagnosis.get(key)
+        item["facets"] = facets.get(item["queryId"], {})
+    return items
+
+
+def facet_filter(text: str) -> tuple[str, str]:
+    """``name:value`` -> (name, value): the first colon splits (a value may hold colons).
+
+    >>> facet_filter("popularity:q2 [5, 12)")
+    ('popularity', 'q2 [5, 12)')
+    """
+    match = re.fullmatch(r"([^:]+):(.*)", text, flags=re.DOTALL)
+    if match is None:
+        raise ValueError(f"facet filter {text!r} is not NAME:VALUE. Fix: write e.g. facet=topic:billing")
+    return match[1], match[2]
