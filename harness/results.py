@@ -23,6 +23,7 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
 | runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
 | report.txt | the report ``bench compare`` prints, with the whole diagnosis |
+| report.html, report.md, report.tex | the reports asked for (``bench compare --report``), made from the files above |
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -70,6 +71,8 @@ _TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets anothe
 _CLAIM_ATTEMPTS = 1000
 
 Say = Callable[[str], None]
+#: Makes files from a results folder already written (its path): file name -> text.
+Derived = Callable[[Path], Mapping[str, str]]
 
 
 def _stderr(message: str) -> None:
@@ -415,9 +418,16 @@ def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str
 
 
 def write_results(result: CompareRecord, out: Path, command_line: list[str] | None = None,
-                  say: Say = _stderr, report: str | None = None) -> Path:
+                  say: Say = _stderr, report: str | None = None, derived: Derived | None = None) -> Path:
     """Write the results folder atomically under a fresh run id and return its path; ``report``
-    (the printed report, unabridged) is kept as ``report.txt``."""
+    (the printed report, unabridged) is kept as ``report.txt``.
+
+    ``derived`` makes more files from the folder itself (the HTML, Markdown and LaTeX reports): it
+    is called with the staging folder once every other file, the manifest included, is in it, and
+    the files it returns are written beside them before the folder is renamed into place, so they
+    are what a later reading of the finished folder gives. It runs again if the run id it saw was
+    taken by another run meanwhile (the manifest names the id). A name it returns that is already
+    a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's)."""
     started = datetime.now(timezone.utc)
     out = _prepare_out(out, say)
     systems = _system_entries(result)
@@ -443,6 +453,11 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     def write_manifest(run_id: str) -> None:
         document = _manifest(result, run_id, command_line or sys.argv, started, systems)
         (staging / "manifest.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        if derived is not None:
+            for relative, text in derived(staging).items():
+                if relative in files or relative == "manifest.json":
+                    raise ValueError(f"derived file {relative!r} would replace a file of the results folder")
+                (staging / relative).write_text(text, encoding="utf-8")
 
     try:
         for relative, text in files.items():

@@ -26,7 +26,8 @@ from harness.errors import RetbenchError
 
 #: sub-command name -> module of this package that defines it as ``command``
 COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate",
-            "retrievers": "retrievers"}
+            "retrievers": "retrievers",
+            "report": "report"}
 
 #: Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a process that SIGINT ended.
 EXIT_INTERRUPTED = 130
