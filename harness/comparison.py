@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corpora import summary_line
-from harness.errors import ParameterError
+from harness.errors import ParameterError, RetbenchError
 from harness.record import CompareRecord
 from harness.report import render
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, render_report, report_files
@@ -48,20 +48,21 @@ class CompareResult(CompareRecord):
         line is ``command_line`` (default ``sys.argv``), as :meth:`write` records it. ``html``
         needs the ``report`` extra (matplotlib).
         """
-        if not isinstance(format, str):
-            raise ParameterError(f"The 'format' parameter of report must be a str, one of {TEXT}, "
-                                 f"{', '.join(REPORT_FORMATS)}. Got {format!r} instead. Fix: pass the format first, "
-                                 "show_failures= by keyword")
+        if not isinstance(format, str):  # e.g. report(10) from before the format came first
+            raise ParameterError("format", "report", f"a str, one of {', '.join([TEXT, *REPORT_FORMATS])} (pass "
+                                 "show_failures by keyword)", format)
         if format == TEXT:
             body = render(self, show_failures)
             return f"{summary_line(self.dataset)}\n{body}" if heading else body
         (name,) = parse_formats([format])
         if show_failures is not None or not heading:
-            raise ParameterError(f"show_failures and heading shape the {TEXT} report only, not {name}. Fix: leave "
-                                 "them out")
+            raise RetbenchError(f"show_failures and heading shape the {TEXT} report only, not {name}. Fix: leave "
+                                "them out")
         check_formats([name])
         with tempfile.TemporaryDirectory(prefix="retbench-report-") as scratch:
-            folder = self.write(scratch, command_line=command_line, say=lambda message: None)
+            # the folder write() would store, less the run files, which no report reads
+            folder = write_results(self, Path(scratch), list(command_line) if command_line is not None else None,
+                                   say=lambda message: None, report=self.report() + "\n", runs=False)
             return render_report(folder, name)
 
     def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,

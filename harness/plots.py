@@ -181,8 +181,8 @@ def differences_svg(differences: np.ndarray, mean: float, low: float, high: floa
     evenly spaced quantiles), the mean difference as a line and its interval as a band."""
     values = np.sort(np.asarray(differences, dtype=float))
     n = len(values)
-    figure = _figure(_SMALL_WIDTH, 2.3, layout=None)
-    figure.subplots_adjust(left=0.14, right=0.98, bottom=0.2, top=0.8)
+    figure = _figure(_SMALL_WIDTH, 2.4, layout=None)
+    figure.subplots_adjust(left=0.14, right=0.98, bottom=0.19, top=0.76)
     ax = figure.add_subplot()
     ax.axhspan(low, high, color="#1f77b4", alpha=_BAND, linewidth=0)
     ax.axhline(0.0, color=_GREY, linewidth=0.8)
@@ -196,6 +196,8 @@ def differences_svg(differences: np.ndarray, mean: float, low: float, high: floa
         ax.fill_between(x, y, 0.0, where=y > 0, color="#2ca02c", linewidth=0, interpolate=True)
         ax.plot(x, y, color="#333333", linewidth=0.6)
     ax.axhline(mean, color="#1f77b4", linewidth=1.4)
+    if not np.any(values) and low == high == 0.0:  # identical on every query: a readable axis around 0
+        ax.set_ylim(-0.1, 0.1)
     ax.set_xlim(0.0, 1.0)
     ax.set_xlabel(f"share of the {n} queries, sorted by difference")
     ax.set_ylabel(f"{metric} difference")

@@ -41,12 +41,14 @@ import pandas as pd
 from harness import plots
 from harness.report_view import ComparisonRow, ReportView, number
 
-__all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "SECTIONS", "render_html"]
+__all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "SECTIONS", "render_html"]
 
 #: The first-relevant-rank table is open up to this many queries, folded beyond.
 OPEN_QUERIES = 50
 #: Up to this many comparisons every metric's are open; beyond, only the first metric's.
 OPEN_COMPARISONS = 30
+#: Characters of a system's parameters shown (the manifest holds them whole).
+PARAMETER_CHARS = 400
 #: Section id -> its heading, in the order of the page.
 SECTIONS = {
     "leaderboard": "Leaderboard",
@@ -63,13 +65,13 @@ _UP, _DOWN = "▲", "▼"
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       margin: 0 auto; max-width: 1100px; padding: 1rem 1.5rem 3rem; color: #1b1b1b; line-height: 1.4; }
+       margin: 0 auto; max-width: 1240px; padding: 1rem 1.5rem 3rem; color: #1b1b1b; line-height: 1.4; }
 h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
 h2 { font-size: 1.25rem; margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
 h3 { font-size: 1.05rem; margin-top: 1.4rem; }
 nav a { margin-right: 0.9rem; }
-table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.88rem; display: block; overflow-x: auto;
-        max-width: 100%; }
+table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.88rem; }
+.wide { overflow-x: auto; max-width: 100%; }
 th, td { padding: 0.2rem 0.55rem; border-bottom: 1px solid #e6e6e6; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -84,6 +86,7 @@ figure { margin: 0.8rem 0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 0.4rem 1rem; }
 .charts figure { margin: 0.3rem 0; }
 table.comparisons td:not(:last-child), table.comparisons th { white-space: nowrap; }
+table.comparisons td:last-child { min-width: 12rem; }
 svg { max-width: 100%; height: auto; }
 svg * { stroke-linejoin: round; stroke-linecap: butt; }
 details { margin: 0.4rem 0; }
@@ -136,12 +139,14 @@ def _cell(text: str, *, header: bool = False, numeric: bool = False, classes: Se
     return f"<{tag}{_attributes(attributes)}>{text if raw else _e(text)}</{tag}>"
 
 
-def _table(header: Sequence[str], rows: Iterable[str], *, numeric_from: int = 1, **attributes: object) -> str:
-    """A table: ``header`` cells (numeric from column ``numeric_from`` on), and rows already made
-    (each ``<tr>...</tr>``)."""
-    heads = "".join(_cell(h, header=True, numeric=i >= numeric_from) for i, h in enumerate(header))
-    return (f"<table{_attributes({k.rstrip('_').replace('_', '-'): v for k, v in attributes.items()})}>"
-            f"<thead><tr>{heads}</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>")
+def _table(header: Sequence[str], rows: Iterable[str], *, numeric_from: int = 1, text: Sequence[int] = (),
+           **attributes: object) -> str:
+    """A table: ``header`` cells (numeric from column ``numeric_from`` on, except the columns
+    ``text``), and rows already made (each ``<tr>...</tr>``)."""
+    heads = "".join(_cell(h, header=True, numeric=i >= numeric_from and i not in text) for i, h in enumerate(header))
+    names = {k.rstrip("_").replace("_", "-"): v for k, v in attributes.items()}  # class_ -> class
+    return (f'<div class="wide"><table{_attributes(names)}><thead><tr>{heads}</tr></thead><tbody>\n'
+            + "\n".join(rows) + "\n</tbody></table></div>")
 
 
 def _figure(svg: str, caption: str = "") -> str:
@@ -206,7 +211,7 @@ def _means(view: ReportView) -> str:
         cells = [_cell(system)]
         for metric in view.metrics:
             text = (f'<span class="value">{number(row[metric])}</span>{_marker(view, system, metric)}'
-                    f'<br><span class="note">[{number(row[f"{metric}_ci_low"])}, '
+                    f'\n<br><span class="note">[{number(row[f"{metric}_ci_low"])}, '
                     f'{number(row[f"{metric}_ci_high"])}]</span>')
             classes = ["best"] if system in view.best(metric) else []
             cells.append(_cell(text, numeric=True, classes=classes, raw=True, system=system, metric=metric))
@@ -255,12 +260,12 @@ def _comparisons(view: ReportView) -> str:
             f"{_e(power.get('test', 'paired t-test'))} at {power.get('power', 0.8):.0%} power. Shaded rows are "
             f"significant (Holm p &le; {view.alpha:g} and the interval excludes 0).</p>")
     header = ["comparison", "mean diff", f"{view.level} interval", "p", "Holm p", "test", "d_z", "wins/ties/losses",
-              "detectable diff", "queries needed", "verdict"]
+              "detectable", "queries needed", "verdict"]
     open_all = len(view.comparison_rows) <= OPEN_COMPARISONS
     parts = [note]
     for i, metric in enumerate(view.metrics):
         rows = [_comparison_row(view, r) for r in view.comparisons_of(metric)]
-        table = _table(header, rows, numeric_from=1, class_="comparisons", data_metric=metric)
+        table = _table(header, rows, numeric_from=1, text=(5, 10), class_="comparisons", data_metric=metric)
         parts.append(_details(f"{metric}: {len(rows)} comparisons", table, open_=open_all or i == 0))
     return _section("comparisons", "\n".join(parts))
 
@@ -275,6 +280,10 @@ def _differences(view: ReportView) -> str:
         charts = []
         for j, row in enumerate(view.comparisons_of(metric)):
             c = row.comparison
+            if c.n_differing == 0:  # a chart of zeros says nothing the verdict does not
+                charts.append(f'<figure><p class="note">{_e(c.system_a)} − {_e(c.system_b)}, {_e(metric)}: identical '
+                              "on every query, every difference 0 (no chart).</p></figure>")
+                continue
             svg = plots.differences_svg(view.differences(row), c.mean_diff, c.ci_low, c.ci_high, system_a=c.system_a,
                                         system_b=c.system_b, metric=metric, level=view.level,
                                         key=f"differences-{i}-{j}")
@@ -297,12 +306,12 @@ def _first_relevant(view: ReportView) -> str:
             rank = ranks.loc[query, system]
             text = "--" if pd.isna(rank) else str(int(rank))
             category = categories.get((system, query))
-            if category is None:
-                cells.append(_cell(text, numeric=True, system=system, query=query))
+            if category is None:  # no data attributes: the row and column say what it is, and 1,000s of rows add up
+                cells.append(_cell(text, numeric=True))
             else:
                 failed = True
                 cells.append(_cell(f'{_e(text)} <span class="category">{_e(category)}</span>', numeric=True,
-                                   classes=["failed"], raw=True, system=system, query=query, category=category))
+                                   classes=["failed"], raw=True))
         failed_any += failed
         rows.append("<tr>" + "".join(cells) + "</tr>")
     table = _table(["query", *view.systems], rows, id="first-relevant-table")
@@ -389,6 +398,15 @@ def _definition_list(items: Iterable[tuple[str, str]]) -> str:
     return "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
 
 
+def _parameters(parameters: object) -> str:
+    """A system's parameters as JSON, cut at :data:`PARAMETER_CHARS` (a fixed run's rankings are
+    parameters too, and would fill the page)."""
+    text = json.dumps(parameters, sort_keys=True)
+    if len(text) <= PARAMETER_CHARS:
+        return text
+    return f"{text[:PARAMETER_CHARS]}… ({len(text):,} characters in all: see manifest.json)"
+
+
 def _provenance(view: ReportView) -> str:
     m = view.manifest
     corpus = view.corpus
@@ -427,7 +445,7 @@ def _provenance(view: ReportView) -> str:
     ])
     systems = _table(["system", "class", "parameters", "run file", "fit s", "search s"], [
         "<tr>" + "".join([_cell(s["label"]), _cell(s.get("class", "")),
-                          _cell(f"<code>{_e(json.dumps(s.get('parameters', {}), sort_keys=True))}</code>", raw=True),
+                          _cell(f"<code>{_e(_parameters(s.get('parameters', {})))}</code>", raw=True),
                           _cell(s.get("run_file", "")), _cell(f"{s.get('fit_seconds', 0):.3f}", numeric=True),
                           _cell(f"{s.get('search_seconds', 0):.3f}", numeric=True)]) + "</tr>"
         for s in m.get("systems", [])], numeric_from=4, id="systems")

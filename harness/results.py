@@ -418,7 +418,8 @@ def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str
 
 
 def write_results(result: CompareRecord, out: Path, command_line: list[str] | None = None,
-                  say: Say = _stderr, report: str | None = None, derived: Derived | None = None) -> Path:
+                  say: Say = _stderr, report: str | None = None, derived: Derived | None = None,
+                  runs: bool = True) -> Path:
     """Write the results folder atomically under a fresh run id and return its path; ``report``
     (the printed report, unabridged) is kept as ``report.txt``.
 
@@ -427,7 +428,10 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     the files it returns are written beside them before the folder is renamed into place, so they
     are what a later reading of the finished folder gives. It runs again if the run id it saw was
     taken by another run meanwhile (the manifest names the id). A name it returns that is already
-    a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's)."""
+    a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's).
+
+    ``runs=False`` leaves the run files out (the manifest still names them): for a folder made only
+    to be read back by something that reads no run, such as a report."""
     started = datetime.now(timezone.utc)
     out = _prepare_out(out, say)
     systems = _system_entries(result)
@@ -445,7 +449,7 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     }
     if report is not None:
         files["report.txt"] = report
-    for system, entry in zip(result.systems, systems):
+    for system, entry in zip(result.systems, systems) if runs else ():
         files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
                                                                                              entry["run_tag"])
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))

@@ -47,7 +47,7 @@ def _write(path: Path, text: str) -> None:
 @click.argument("run_dir", metavar="RUN_DIR", type=click.Path(path_type=Path))
 @click.option("--format", "report_format", type=click.Choice(list(REPORT_FORMATS)), default=None,
               help="; ".join(f"{f.name}: {f.description}" for f in REPORT_FORMATS.values())
-                   + f" [default: from the suffix of -o ("
+                   + " [default: from the suffix of -o ("
                    + ", ".join(s for f in REPORT_FORMATS.values() for s in f.suffixes)
                    + f"), else {_DEFAULT}].")
 @click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path), default=None,
