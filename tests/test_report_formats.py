@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,8 +66,10 @@ def test_the_golden_markdown_says_what_the_article_found() -> None:
     assert "| bm25 | **0.857** | 0.667 | 0.821 | 0.691 |" in text  # no marker: nothing is significant on 14 queries
     assert ("- ndcg@5: lsa - rrf -0.058 [-0.120, -0.010], Holm p 0.750: too few differing queries to tell "
             "(4 of 14)") in text
-    assert "| bm25 | q04 | 0.920 | 0.850 | -0.070 |" not in text  # worst-hit is on the first metric, hit@3
+    # worst-hit queries are read on the first metric, hit@3, against its best (bm25, tied with all): none lost
+    assert "Worst-hit queries: hit@3, the 5 that lost most against bm25, per system" in text
     assert "| lsa | (none lower) |" in text
+    assert "| bm25 | 1 | 1 | 0 | 2 |" in text  # failed queries: one vocabulary gap, one surface homonymy
 
 
 def test_the_golden_latex_marks_the_best_and_states_the_conventions() -> None:
@@ -196,7 +199,7 @@ def test_markdown_too_long_for_the_limit_sheds_detail_in_steps(article_folder, l
     fewer worst-hit queries and verdicts first, then fewer systems, said so."""
     view = ReportView(open_results(article_folder))
     whole = render_markdown(view)
-    assert len(whole) > 3000
+    assert len(whole) > 3000 and "- ndcg@5: lsa - rrf" in whole and "- hit@3: lsa - bm25" in whole
     text = render_markdown(view, limit=limit)
     assert len(text) <= limit
     assert text.startswith("### retbench: article, 4 systems on 14 queries")
@@ -266,3 +269,19 @@ def test_a_process_without_matplotlib_gets_one_line_and_exit_2(article_folder, t
     assert result.stderr.splitlines() == [f"error: the html report's charts need matplotlib, which is not installed. "
                                           f"Fix: {INSTALL}"]
     assert result.stdout == ""
+
+
+def test_the_readme_shows_the_report_and_names_only_real_options() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Reports: HTML, Markdown, LaTeX\n")[1].split("\n## ")[0]
+    screenshot = REPO / "docs" / "report-screenshot.png"
+    assert "](docs/report-screenshot.png)" in section
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size < 300_000
+    assert "gh pr comment" in section and "--body-file" in section
+    from harness.cli.compare import command as compare_command
+    from harness.cli.report import command as report_command
+    options = {flag for c in (compare_command, report_command) for p in c.params for flag in getattr(p, "opts", [])}
+    named = set(re.findall(r"`(--?[a-z][a-z-]*)", section))
+    assert named and named <= options, named - options
+    commands = readme.split("\n## Commands\n")[1].split("\n## ")[0]
+    assert "| `bench report RUN_DIR [--format html\\|md\\|latex] [-o FILE]` |" in commands
