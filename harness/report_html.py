@@ -39,7 +39,7 @@ from string import Template
 import pandas as pd
 
 from harness import plots
-from harness.report_view import ComparisonRow, ReportView, number
+from harness.report_view import ComparisonRow, ReportView, counted, number
 
 __all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "SECTIONS", "render_html"]
 
@@ -462,7 +462,8 @@ def render_html(view: ReportView) -> str:
     plots.require_matplotlib("the HTML report's charts")
     corpus = view.corpus
     title = f"retbench report: {corpus.get('name')}"
-    lead = (f"<p>{len(view.systems)} systems ({_e(', '.join(view.systems))}) on {view.n_queries} queries and "
+    lead = (f"<p>{counted(len(view.systems), 'system')} ({_e(', '.join(view.systems))}) on "
+            f"{counted(view.n_queries, 'query')} and "
             f"{corpus.get('documents')} documents; metrics {_e(', '.join(view.metrics))}; run "
             f"<code>{_e(view.manifest.get('run_id', ''))}</code>.</p>")
     warnings = view.manifest.get("warnings", [])

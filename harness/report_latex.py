@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from harness.report_view import ReportView, number, short_label
+from harness.report_view import ReportView, counted, number, short_label
 
 __all__ = ["letter", "render_latex", "tex"]
 
@@ -110,7 +110,7 @@ def render_latex(view: ReportView) -> str:
     corpus = str(view.corpus.get("name", ""))
     label = re.sub(r"[^A-Za-z0-9-]+", "-", corpus).strip("-") or "results"
     lines = [
-        f"% retbench: {tex(corpus)}, {len(view.systems)} systems on {view.n_queries} queries.",
+        f"% retbench: {tex(corpus)}, {counted(len(view.systems), 'system')} on {counted(view.n_queries, 'query')}.",
         "% Compiles as it is with pdflatex; to use the table in a paper, copy the table environment",
         "% between the two marked lines (the paper's preamble needs \\usepackage{booktabs}).",
         r"\documentclass{article}",

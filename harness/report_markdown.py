@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from harness.report_view import ReportView, number, short_label
+from harness.report_view import ReportView, counted, number, short_label
 
 __all__ = ["MAX_CHARACTERS", "render_markdown"]
 
@@ -67,7 +67,8 @@ def _row(cells: Sequence[str]) -> str:
 
 def _heading(view: ReportView) -> list[str]:
     corpus = view.corpus
-    return [f"### retbench: {_md(corpus.get('name'))}, {len(view.systems)} systems on {view.n_queries} queries", ""]
+    return [f"### retbench: {_md(corpus.get('name'))}, {counted(len(view.systems), 'system')} on "
+            f"{counted(view.n_queries, 'query')}", ""]
 
 
 def _reference_phrase(view: ReportView) -> str:

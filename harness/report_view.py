@@ -33,7 +33,7 @@ import pandas as pd
 from harness.results_reader import ResultsFolder
 from harness.statistics import Comparison, bootstrap_means, percentile_interval
 
-__all__ = ["LABEL_CHARS", "ComparisonRow", "Loss", "ReportView", "number", "short_label"]
+__all__ = ["LABEL_CHARS", "ComparisonRow", "Loss", "ReportView", "counted", "number", "short_label"]
 
 #: Characters of a system label shown in a table before it is shortened (:func:`short_label`).
 LABEL_CHARS = 60
@@ -190,12 +190,14 @@ class ReportView:
     def comparisons_of(self, metric: str) -> list[ComparisonRow]:
         return [r for r in self.comparison_rows if r.comparison.metric == metric]
 
+    @cached_property
+    def _by_pair(self) -> dict[tuple[frozenset[str], str], ComparisonRow]:
+        return {(frozenset((r.comparison.system_a, r.comparison.system_b)), r.comparison.metric): r
+                for r in self.comparison_rows}
+
     def comparison(self, a: str, b: str, metric: str) -> ComparisonRow | None:
         """The stored comparison of ``a`` and ``b`` on ``metric`` in either order, or None."""
-        for row in self.comparisons_of(metric):
-            if {row.comparison.system_a, row.comparison.system_b} == {a, b}:
-                return row
-        return None
+        return self._by_pair.get((frozenset((a, b)), metric))
 
     # ----- derived: references, markers, intervals, losses ------------------------------------
 
@@ -296,6 +298,17 @@ class ReportView:
     def risk_metric(self) -> str | None:
         summary = self.folder.risk_coverage_summary
         return None if summary.empty else str(summary["risk_metric"].iloc[0])
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless n is 1: ``1 system``, ``4 systems``, ``1 query``.
+
+    >>> counted(1, "system"), counted(14, "query")
+    ('1 system', '14 queries')
+    """
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
 def number(value: float, digits: int = 3, sign: bool = False) -> str:
