@@ -27,6 +27,7 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | retrieval_metrics_summary.csv | per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high |
 | retrieval_metrics_facets.csv | facets.csv's layout over the five card names |
 | query_facets.csv | query_id, facet, value: the cell of each evaluated query in each rolled-up facet |
+| report.html, report.md, report.tex | the reports asked for (``bench compare --report``), made from the files above |
 
 The card's files (:mod:`harness.retrieval_metrics`) are what ``bench serve`` answers from, so it
 never re-computes: ``retrieval_metrics.jsonl`` holds the run id, so it is written when the run id is
@@ -47,7 +48,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -79,6 +80,8 @@ _TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets anothe
 _CLAIM_ATTEMPTS = 1000
 
 Say = Callable[[str], None]
+#: Makes files from a results folder already written (its path): file name -> text.
+Derived = Callable[[Path], Mapping[str, str]]
 
 
 def _stderr(message: str) -> None:
@@ -442,9 +445,20 @@ def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str
 
 
 def write_results(result: CompareRecord, out: Path, command_line: list[str] | None = None,
-                  say: Say = _stderr, report: str | None = None) -> Path:
+                  say: Say = _stderr, report: str | None = None, derived: Derived | None = None,
+                  runs: bool = True) -> Path:
     """Write the results folder atomically under a fresh run id and return its path; ``report``
-    (the printed report, unabridged) is kept as ``report.txt``."""
+    (the printed report, unabridged) is kept as ``report.txt``.
+
+    ``derived`` makes more files from the folder itself (the HTML, Markdown and LaTeX reports): it
+    is called with the staging folder once every other file, the manifest included, is in it, and
+    the files it returns are written beside them before the folder is renamed into place, so they
+    are what a later reading of the finished folder gives. It runs again if the run id it saw was
+    taken by another run meanwhile (the manifest names the id). A name it returns that is already
+    a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's).
+
+    ``runs=False`` leaves the run files out (the manifest still names them): for a folder made only
+    to be read back by something that reads no run, such as a report."""
     started = datetime.now(timezone.utc)
     out = _prepare_out(out, say)
     systems = _system_entries(result)
@@ -466,7 +480,7 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
         files[ROLLUP_FILE] = _csv(result.retrieval.rollup)
         files[FACETS_FILE] = _csv(result.retrieval.facets)
         files[QUERY_FACETS_FILE] = _csv(result.retrieval.query_facets)
-    for system, entry in zip(result.systems, systems):
+    for system, entry in zip(result.systems, systems) if runs else ():
         files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
                                                                                              entry["run_tag"])
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
@@ -478,6 +492,11 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
         if result.retrieval is not None:
             lines = result_lines(result.retrieval, run_id, document["hashes"])
             (staging / RESULTS_FILE).write_text(lines, encoding="utf-8")
+        if derived is not None:
+            for relative, text in derived(staging).items():
+                if relative in files or relative == "manifest.json":
+                    raise ValueError(f"derived file {relative!r} would replace a file of the results folder")
+                (staging / relative).write_text(text, encoding="utf-8")
 
     try:
         for relative, text in files.items():

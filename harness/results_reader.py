@@ -1,23 +1,23 @@
-"""Read a stored results folder back: what a later tool (``bench gate``) needs from what
-``bench compare`` wrote (:mod:`harness.results` documents the files).
+"""Read a stored results folder back: what later tools (``bench gate``, ``bench report``, the
+dashboard) need from what ``bench compare`` wrote (:mod:`harness.results` documents the files).
 
-Only four files are read, each on first use: ``manifest.json`` (the hashes of the data, the systems
-and their run files, the metric conventions), ``per_query.csv`` (the stored per-query values),
-``qrels.txt`` (the judgments of the evaluated queries) and the run files under ``runs/``. Anything
-missing or malformed is an :class:`~corpora.InputFileError` naming the file and what to do; a folder
-that holds results folders instead of being one says which to name.
+The manifest is read when the folder is opened; every other file on first use: ``per_query.csv``
+(as text, so ids stay ids and the caller parses values), ``qrels.txt``, the run files under
+``runs/``, and the tables :data:`TABLES` names (``summary.csv``, ``comparisons.csv``, ...), whose
+numbers are parsed with Python's ``float`` (correctly rounded: a stored double reads back to the
+same bits) and whose counts are integers (empty = missing). Anything missing or malformed is an
+:class:`~corpora.InputFileError` naming the file (and the line of a bad cell) and what to do; a
+folder that holds results folders instead of being one says which to name.
 
 For a tool that reads whole folders (``bench serve``): :func:`results_folders` lists the results
-folders inside a folder, and :func:`read_table` reads any CSV file of one with its numbers exact.
+folders inside a folder.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import stat
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
@@ -29,12 +29,90 @@ import pandas as pd
 from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
 from corpora.trec_io import read_qrels, read_run
 from harness.results import QRELS_FILE
+from harness.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
 
-__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "ResultsFolder", "open_results", "read_table", "results_folders"]
+__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "open_results", "read_table",
+           "results_folders"]
 
 MANIFEST_FILE = "manifest.json"
 PER_QUERY_FILE = "per_query.csv"
 _RESTORE = "restore the file bench compare wrote, or make the folder again with bench compare"
+
+
+@dataclass(frozen=True)
+class Table:
+    """How one CSV file of a results folder reads back: ``text`` columns stay strings, ``integers``
+    become nullable integers (``Int64``; an empty cell is missing), every other column is a float
+    (an empty cell is NaN). ``text`` and ``integers`` must all be present."""
+
+    file: str
+    text: tuple[str, ...]
+    integers: tuple[str, ...] = ()
+
+
+#: The tables of a results folder, by the attribute of :class:`ResultsFolder` that reads each.
+TABLES: dict[str, Table] = {
+    "summary": Table("summary.csv", ("system",)),
+    "comparisons": Table("comparisons.csv", ("system_a", "system_b", "metric", "test", "verdict"),
+                         ("n_queries", "n_differing", "wins", "ties", "losses", "queries_needed")),
+    "leaderboard": Table("leaderboard.csv", ("metric", "system"), ("group",)),
+    "facets": Table("facets.csv", ("system", "facet", "value", "note"), ("n_queries",)),
+    "risk_coverage": Table("risk_coverage.csv", ("system",)),
+    "risk_coverage_summary": Table("risk_coverage_summary.csv", ("system", "confidence", "risk_metric"),
+                                   ("n_queries",)),
+    "diagnosis": Table("diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
+                       ("rank",)),
+    "duplicates": Table("duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b")),
+    # the metrics card's stored rollups (harness.retrieval_metrics), which bench serve answers from
+    "retrieval_metrics_summary": Table(ROLLUP_FILE, ("system",), ("n_queries",)),
+    "retrieval_metrics_facets": Table(FACETS_FILE, ("system", "facet", "value", "note"), ("n_queries",)),
+    "query_facets": Table(QUERY_FACETS_FILE, ("query_id", "facet", "value")),
+}
+
+
+def _read_text_csv(path: Path) -> pd.DataFrame:
+    """A CSV file with every cell as text (``keep_default_na=False``: a system called ``NA`` stays one)."""
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix=_RESTORE) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
+
+
+def _number(cell: str, integer: bool) -> object:
+    if integer:
+        return pd.NA if cell == "" else int(cell)
+    return float("nan") if cell == "" else float(cell)
+
+
+def _parse_column(path: Path, frame: pd.DataFrame, column: str, integer: bool) -> pd.Series:
+    """One column's cells as numbers; a cell that is not one names its line (the header is line 1)."""
+    cells = frame[column].tolist()
+    try:
+        parsed = [_number(cell, integer) for cell in cells]
+    except ValueError:
+        for row, cell in enumerate(cells):  # find the first bad cell, to name its line
+            try:
+                _number(cell, integer)
+            except ValueError:
+                kind = "an integer" if integer else "a number"
+                raise InputFileError(path, f"column {column!r}: {cell!r} is not {kind}", line=row + 2,
+                                     fix=_RESTORE) from None
+        raise
+    return pd.Series(parsed, index=frame.index, dtype="Int64" if integer else "float64", name=column)
+
+
+def read_table(path: Path, table: Table) -> pd.DataFrame:
+    """``path`` read as ``table`` says (see :class:`Table`)."""
+    frame = _read_text_csv(path)
+    missing = [c for c in (*table.text, *table.integers) if c not in frame.columns]
+    if missing:
+        raise InputFileError(path, f"has no {', '.join(map(repr, missing))} column", fix=_RESTORE)
+    for column in frame.columns:
+        if column not in table.text:
+            frame[column] = _parse_column(path, frame, column, column in table.integers)
+    return frame
 
 
 @dataclass
@@ -43,6 +121,7 @@ class ResultsFolder:
 
     path: Path
     manifest: dict[str, Any] = field(repr=False)
+    _tables: dict[str, pd.DataFrame] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def _entry(self, key: str) -> Any:
         if key not in self.manifest:
@@ -101,16 +180,71 @@ class ResultsFolder:
         """``per_query.csv`` as strings (ids stay ids: ``007`` is not 7); values are parsed by the
         caller, so a stored double reads back to the same bits."""
         path = self.path / PER_QUERY_FILE
-        try:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        except FileNotFoundError:
-            raise InputFileError(path, "file not found", fix=_RESTORE) from None
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-            raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
+        frame = _read_text_csv(path)
         missing = [c for c in ("system", "query_id") if c not in frame.columns]
         if missing:
             raise InputFileError(path, f"has no {', '.join(missing)} column", fix=_RESTORE)
         return frame
+
+    @cached_property
+    def per_query_values(self) -> pd.DataFrame:
+        """``per_query.csv`` with its metric columns as floats and ``first_relevant_rank`` as a
+        nullable integer (``system`` and ``query_id`` stay text)."""
+        table = Table(PER_QUERY_FILE, ("system", "query_id"), ("first_relevant_rank",))
+        return read_table(self.path / PER_QUERY_FILE, table)
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The table ``name`` (a key of :data:`TABLES`), read and parsed once."""
+        if name not in TABLES:
+            raise UnknownNameError("results table", name, list(TABLES))
+        if name not in self._tables:
+            self._tables[name] = read_table(self.path / TABLES[name].file, TABLES[name])
+        return self._tables[name]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """``summary.csv``: ``system``, then one float column per metric."""
+        return self.table("summary")
+
+    @property
+    def comparisons(self) -> pd.DataFrame:
+        """``comparisons.csv``: the paired comparisons with their verdicts, effect sizes and power."""
+        return self.table("comparisons")
+
+    @property
+    def leaderboard(self) -> pd.DataFrame:
+        """``leaderboard.csv``: per metric, the systems by tie group then mean."""
+        return self.table("leaderboard")
+
+    @property
+    def facets(self) -> pd.DataFrame:
+        """``facets.csv``: per system, facet and value, each metric's mean and interval."""
+        return self.table("facets")
+
+    @property
+    def risk_coverage(self) -> pd.DataFrame:
+        """``risk_coverage.csv``: the risk–coverage curve of each system."""
+        return self.table("risk_coverage")
+
+    @property
+    def risk_coverage_summary(self) -> pd.DataFrame:
+        """``risk_coverage_summary.csv``: each system's AURC, oracle, E-AURC, random risk and Kendall tau."""
+        return self.table("risk_coverage_summary")
+
+    @property
+    def diagnosis(self) -> pd.DataFrame:
+        """``diagnosis.csv``: per system and failed query, its category, rank and first result."""
+        return self.table("diagnosis")
+
+    @property
+    def duplicates(self) -> pd.DataFrame:
+        """``duplicates.csv``: the near-duplicate pairs in the top places of a query."""
+        return self.table("duplicates")
+
+    @property
+    def metric_names(self) -> list[str]:
+        """The metrics, in the manifest's (``--metrics``) order."""
+        return [str(m["name"]) for m in self._entry("metrics")]
 
 
 def _results_inside(folder: Path) -> list[Path]:
@@ -175,32 +309,3 @@ def results_folders(root: str | PathLike[str]) -> list[Path]:
         return []
     base = Path(root)
     return [base / name for name in sorted(names)]
-
-
-def _numbers(column: pd.Series, path: Path, name: str) -> pd.Series:
-    """A column of numbers as written: integers when every cell is one (empty -> None), else floats
-    parsed by Python's ``float`` (exact for every float repr; empty -> NaN)."""
-    cells = column.tolist()
-    try:
-        if all(c == "" or c.lstrip("-").isdigit() for c in cells):
-            return pd.Series([int(c) if c else None for c in cells], index=column.index, dtype=object)
-        return pd.Series([float(c) if c else math.nan for c in cells], index=column.index, dtype="float64")
-    except ValueError:
-        raise InputFileError(path, f"column {name!r} holds a value that is not a number", fix=_RESTORE) from None
-
-
-def read_table(folder: ResultsFolder, name: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
-    """The CSV file ``name`` of ``folder``: ``text_columns`` as strings (ids stay ids; an empty cell
-    is ``""``), every other column as numbers that read back to the bits written (:func:`_numbers`).
-    A missing or malformed file is an :class:`~corpora.InputFileError` naming it."""
-    path = folder.path / name
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found (made by an older bench compare?)", fix=_RESTORE) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
-    for column in frame.columns:
-        if column not in text_columns:
-            frame[column] = _numbers(frame[column], path, column)
-    return frame

@@ -25,9 +25,8 @@ import click
 from harness.errors import RetbenchError
 
 #: sub-command name -> module of this package that defines it as ``command``
-COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate",
-            "retrievers": "retrievers"}
-COMMANDS["serve"] = "serve"  # the evals API and dashboard (issue 15)
+COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate", "report": "report",
+            "retrievers": "retrievers", "serve": "serve"}
 
 #: Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a process that SIGINT ended.
 EXIT_INTERRUPTED = 130

@@ -27,6 +27,7 @@ from harness.inputs import build_systems, resolve_metrics
 from harness.metrics import metrics_help
 from harness.progress import Reporter
 from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
+from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.results import check_out
 from harness.retrieval_metrics import DEFAULT_RETRIEVAL_K
 from harness.risk_coverage import CONFIDENCES
@@ -176,14 +177,18 @@ class _Stdout:
 @click.option("--show-failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="Failed queries printed per system in the diagnosis (the rest are counted); report.txt in "
                    "the results folder holds them all.")
+@click.option("--report", "reports", default="",
+              help="Also write these reports into the results folder, comma-separated: "
+                   + "; ".join(f"{f.name} = {f.file}, {f.description}" for f in REPORT_FORMATS.values())
+                   + " (the same as `bench report` on the folder).")
 @click.pass_context
 def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str,
             allow_unmatched_judgments: bool, systems: str, metrics: str,
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
             permutations: int, family: str, baseline: str | None,
             fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
-            risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None, cache_dir: Path | None,
-            no_cache: bool, quiet: bool, show_failures: int) -> None:
+            risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None,
+            cache_dir: Path | None, no_cache: bool, quiet: bool, show_failures: int, reports: str) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
@@ -195,8 +200,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                    seed=seed, confidence=confidence, permutations=permutations, family=family,
                    baseline=baseline, fail_rank=fail_rank, analyzer=analyzer, facets=facets,
                    facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk_metric,
-                   confidence_from=confidence_from, retrieval_k=retrieval_k, cache_dir=str(cache_dir) if cache_dir is not None else None,
-                   cache=not no_cache)
+                   confidence_from=confidence_from, retrieval_k=retrieval_k,
+                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
     untouched = CompareConfig()
     for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
         # fields no option sets (confidence, cache): the file's value, unless an option changed it
@@ -209,6 +214,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
         click.echo(f"warning: {message}", err=True)
 
     check_out(out, warn)  # an unusable --out is found now, not after the whole run
+    formats = parse_formats(reports)
+    check_formats(formats)  # a missing extra too
     stdout = _Stdout()
 
     def loaded(dataset: Dataset) -> None:  # printed while the systems fit: `| head -1` leaves early
@@ -227,11 +234,11 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                      progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
                      split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
                      on_loaded=loaded)
-    folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn)
+    folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
         click.echo(f"warning: {warning}", err=True)
-    stdout.echo(result.report(show_failures, heading=False))
+    stdout.echo(result.report(show_failures=show_failures, heading=False))
     stdout.echo("")
     stdout.echo(f"results: {folder}")
     if stdout.closed:  # the reader left early: the results line goes where it will be seen

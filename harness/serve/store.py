@@ -32,16 +32,10 @@ import numpy as np
 import pandas as pd
 
 from corpora import InputFileError
-from harness.results_reader import MANIFEST_FILE, PER_QUERY_FILE, ResultsFolder, open_results, read_table, results_folders
-from harness.retrieval_metrics import CARD_METRICS, FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE
+from harness.results_reader import MANIFEST_FILE, ResultsFolder, open_results, results_folders
+from harness.retrieval_metrics import CARD_METRICS, RESULTS_FILE
 
 __all__ = ["NotStored", "RunStore", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
-
-_RISK_CURVE = "risk_coverage.csv"
-_RISK_SUMMARY = "risk_coverage_summary.csv"
-_COMPARISONS = "comparisons.csv"
-_DIAGNOSIS = "diagnosis.csv"
-
 
 class UnknownRun(LookupError):
     """No results folder of that id under the served directory."""
@@ -182,7 +176,7 @@ class RunStore:
     def comparisons(self, run_id: str) -> list[dict[str, Any]]:
         """``comparisons.csv``'s rows, verdicts included."""
         return self._answer(run_id, "comparisons", lambda folder: _records(
-            read_table(folder, _COMPARISONS, ("system_a", "system_b", "metric", "test", "verdict"))))
+            folder.table("comparisons")))
 
 
 # ----- building each answer from a folder ------------------------------------------------------
@@ -223,10 +217,10 @@ def _settings(folder: ResultsFolder) -> dict[str, Any]:
 def _metrics(folder: ResultsFolder) -> dict[str, Any]:
     card = _settings(folder)
     statistics = folder.manifest.get("statistics", {})
-    rollup = read_table(folder, ROLLUP_FILE, ("system",))
-    facets = read_table(folder, FACETS_FILE, ("system", "facet", "value", "note"))
-    curve = read_table(folder, _RISK_CURVE, ("system",))
-    risk = read_table(folder, _RISK_SUMMARY, ("system", "confidence", "risk_metric"))
+    rollup = folder.table("retrieval_metrics_summary")
+    facets = folder.table("retrieval_metrics_facets")
+    curve = folder.table("risk_coverage")
+    risk = folder.table("risk_coverage_summary")
     systems = []
     for _, row in rollup.iterrows():
         system = row["system"]
@@ -270,14 +264,14 @@ def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             raise InputFileError(path, f"is not JSON lines ({exc.msg})", line=number,
                                  fix="restore the file bench compare wrote") from None
-    ranks = read_table(folder, PER_QUERY_FILE, ("system", "query_id"))
+    ranks = folder.per_query_values
     first = {(s, q): json_value(r) for s, q, r in zip(ranks["system"], ranks["query_id"], ranks["first_relevant_rank"])}
-    failures = read_table(folder, _DIAGNOSIS, ("system", "query_id", "category", "first_result", "shared_words"))
+    failures = folder.table("diagnosis")
     diagnosis = {(f["system"], f["query_id"]): {"category": f["category"], "rank": _whole(f["rank"]),
                                                 "firstResult": f["first_result"] or None,
                                                 "sharedWords": f["shared_words"] or None}
                  for f in failures.to_dict("records")}
-    cells = read_table(folder, QUERY_FACETS_FILE, ("query_id", "facet", "value"))
+    cells = folder.table("query_facets")
     facets: dict[str, dict[str, str]] = {}
     for query_id, facet, value in cells.itertuples(index=False, name=None):
         facets.setdefault(query_id, {})[facet] = value
