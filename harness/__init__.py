@@ -1,9 +1,10 @@
 """Metrics, evaluation, statistics, diagnosis, results store, reports and the ``bench`` CLI.
 
-The library's public names are below: :func:`compare` and :func:`evaluate` over objects, what they
-return, metric parsing, the terminal progress renderer and the error family. They are imported
-when first used (PEP 562), so ``import harness`` -- and every ``bench`` command, which lives in
-``harness.cli`` -- does not pay for the retrievers, pandas or scipy until it needs them.
+The library's public names are below: :func:`compare` and :func:`evaluate` over objects, :func:`tune`
+(a cross-validated parameter search), what they return, metric parsing, the terminal progress
+renderer and the error family. They are imported when first used (PEP 562), so ``import harness``
+-- and every ``bench`` command, which lives in ``harness.cli`` -- does not pay for the retrievers,
+pandas or scipy until it needs them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.progress import Reporter
     from harness.record import SystemResult
     from harness.statistics import Comparison
+    from harness.tune import TuneResult, tune
 
 #: public name -> the module that defines it
 _HOMES = {
@@ -28,6 +30,8 @@ _HOMES = {
     "CompareResult": "harness.comparison",
     "SystemResult": "harness.record",
     "Comparison": "harness.statistics",
+    "tune": "harness.tune",
+    "TuneResult": "harness.tune",
     "Failure": "harness.diagnosis",
     "Metric": "harness.metrics",
     "metric_names": "harness.metrics",
@@ -50,12 +54,14 @@ __all__ = [
     "Reporter",
     "RetbenchError",
     "SystemResult",
+    "TuneResult",
     "UnknownNameError",
     "compare",
     "evaluate",
     "metric_names",
     "parse_metric",
     "parse_metrics",
+    "tune",
 ]
 
 

@@ -292,7 +292,7 @@ def _checked(grid: Grid, max_points: int) -> Grid:
                         "e.g. bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1) or rrf(bm25,lsa,k=10|30|60)")
     size = len(grid)
     if size > max_points:
-        shape = " x ".join(f"{len(a.values)} {a.name}" for a in grid.axes)
+        shape = " x ".join(f"{a.name} {len(a.values)}" for a in grid.axes)
         raise SpecError(f"grid {_shown(grid.text)!r} has {size:,} points ({shape}), more than the {max_points:,} "
                         f"allowed. Fix: coarsen a range or shorten a list, or raise the limit (--max-points {size}; "
                         "max_points= in the library)")

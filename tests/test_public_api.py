@@ -70,12 +70,14 @@ PUBLIC = {
         "Reporter",
         "RetbenchError",
         "SystemResult",
+        "TuneResult",
         "UnknownNameError",
         "compare",
         "evaluate",
         "metric_names",
         "parse_metric",
         "parse_metrics",
+        "tune",
     ],
 }
 

@@ -25,7 +25,8 @@ import click
 from harness.errors import RetbenchError
 
 #: sub-command name -> module of this package that defines it as ``command``
-COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "retrievers": "retrievers"}
+COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "retrievers": "retrievers",
+            "tune": "tune"}
 
 #: Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a process that SIGINT ended.
 EXIT_INTERRUPTED = 130
