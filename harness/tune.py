@@ -189,6 +189,7 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
                 run = _fit_and_search(retriever, dataset, queries, search_depth, fitted_states)
             if dataset.candidates:
                 run = restrict_to_candidates(run, dataset.candidates, config.depth)
+            run = _compact(run)
             frame = _evaluate(run, dataset.qrels, [metric], query_ids, config.rel_threshold)
             values[number] = frame[metric.name].to_numpy(dtype=np.float64)
             progress.update(number + 1)
@@ -206,6 +207,13 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
     return TuneResult(config, grid, dataset, metric, labels, [grid.values(p) for p in points], query_ids, excluded,
                       grid_values, cv, default.label, default_point, default_values, estimate, versus_default, optimism,
                       search_depth, shortcut, seconds, strata, labels_order, [*dataset.warnings, *depth_warnings])
+
+
+def _compact(run: Run) -> Run:
+    """The run over only the documents it ranks: the evaluator hashes every doc id of a run, and a
+    run over the whole corpus would hash all of them again for every grid point."""
+    used, index = np.unique(run.doc_index, return_inverse=True)
+    return Run(run.query_ids, run.doc_ids[used], run.offsets, index.reshape(-1), run.scores)
 
 
 def _fit_and_search(retriever: Retriever, dataset: Dataset, queries: Queries, k: int, fitted_states: IndexCache) -> Run:

@@ -40,8 +40,8 @@ from harness.results import _claim, _host_tag, _prepare_out, _version, safe_file
 from harness.trec_eval import trec_eval_name
 from harness.tune_record import Estimate, TuneRecord
 
-__all__ = ["PER_QUERY_COLUMNS", "TUNE_COLUMNS", "per_query_table", "render_report", "summary", "tune_table",
-           "write_tune"]
+__all__ = ["PER_QUERY_COLUMNS", "TUNE_COLUMNS", "edge_notes", "per_query_table", "render_report", "summary",
+           "tune_table", "write_tune"]
 
 #: The columns of tune.csv and what each holds (the axis columns follow ``system``).
 TUNE_COLUMNS = {
@@ -99,6 +99,19 @@ def _interval(estimate: Estimate, name: str) -> dict[str, float]:
     return {name: estimate.value, "ci_low": estimate.low, "ci_high": estimate.high}
 
 
+def edge_notes(record: TuneRecord) -> list[str]:
+    """A note per axis (of three values or more) whose first or last value the final choice takes:
+    the best setting may lie beyond the grid."""
+    notes = []
+    chosen = record.point_parameters[record.cv.best]
+    for axis in record.grid.axes:
+        if len(axis.values) >= 3 and chosen[axis.name] in (axis.values[0], axis.values[-1]):
+            end = "smallest" if chosen[axis.name] == axis.values[0] else "largest"
+            notes.append(f"{axis.name}={chosen[axis.name]} is the {end} value of its axis: the best setting may "
+                         "lie beyond the grid (widen it)")
+    return notes
+
+
 def summary(record: TuneRecord) -> dict[str, object]:
     """The numbers of the search (JSON-ready): printed by :func:`render_report`, kept in the manifest."""
     cv = record.cv
@@ -115,6 +128,7 @@ def summary(record: TuneRecord) -> dict[str, object]:
         "estimate_minus_default": _interval(record.estimate_minus_default, "mean_diff"),
         "optimism": _interval(record.optimism, "mean_diff"),
         "chosen": {**best, "chosen_on": "all queries"},
+        "notes": edge_notes(record),
         "per_fold": [
             {"fold": f + 1, "queries": members[f], "training_queries": len(record.query_ids) - members[f],
              "chosen_point": point + 1, "system": record.labels[point], "parameters": record.point_parameters[point],
@@ -170,6 +184,7 @@ def render_report(record: TuneRecord) -> str:
         lines.append(f"{name:<28} {value:>6}  {bounds:<16}  {note}".rstrip())
     parameters = ", ".join(f"{k}={v}" for k, v in record.point_parameters[cv.best].items())
     lines += ["", f"chosen on all queries: {parameters} -> {best}",
+              *(f"note: {note}" for note in edge_notes(record)),
               f"{config.confidence:.0%} paired bootstrap intervals over queries ({config.bootstrap_samples:,} "
               f"resamples, seed {config.seed}); ties go to the first point in grid order"]
     return "\n".join(lines)

@@ -104,7 +104,7 @@ class BM25(ScoreRetriever):
             for setting in bm25s:
                 if setting.analyzer not in shared:
                     shared[setting.analyzer] = BM25Sweep(corpus, queries, setting.analyzer, cls.name)
-                yield shared[setting.analyzer].run(setting.k1, setting.b, k, cls.min_score, cls.threads)
+                yield shared[setting.analyzer].run(setting.k1, setting.b, k, cls.min_score)
 
         return runs()
 

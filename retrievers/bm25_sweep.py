@@ -26,8 +26,8 @@ import numpy as np
 from corpora import Corpus, Queries, Run, progress
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.cache import State, fitted_state
-from retrievers.index import BLOCK_DOCS, BM25Index, _block_postings, bm25_idf
-from retrievers.ranking import doc_id_order
+from retrievers.index import BLOCK_DOCS, _block_postings, bm25_idf
+from retrievers.ranking import doc_id_order, top_k
 from retrievers.strings import SortedStrings, check_strings, pack_strings
 
 __all__ = ["POSTINGS_KIND", "BM25Sweep", "build_postings"]
@@ -111,8 +111,18 @@ def _concatenated_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 class BM25Sweep:
-    """One corpus's shared postings, restricted to the terms of one set of queries; :meth:`run`
-    ranks the queries at one (k1, b) setting."""
+    """One corpus's shared postings, restricted to the terms of one set of queries, laid out once as
+    every query's candidate documents; :meth:`run` ranks the queries at one (k1, b) setting.
+
+    Layout, built once: the *restricted postings* (the queries' terms' postings, term by term,
+    documents ascending) with each posting's idf, term frequency and document; the *pairs* (query,
+    candidate document), sorted by query then document; and, level by level, which posting adds to
+    which pair: level 0 holds every pair's first term (in ascending term order), level 1 the second
+    of the pairs that have one, and so on. A setting then weights the restricted postings and adds
+    them to the pairs level by level, which is the order of the index's sparse product (each
+    document's weights summed from zero in ascending term order), so the scores are the same bits;
+    and ranks each query's pairs with :func:`~retrievers.ranking.top_k`, as the index's search does.
+    """
 
     def __init__(self, corpus: Corpus, queries: Queries, analyzer: str, label: str = "bm25"):
         params = {"analyzer": analyzer, "analyzer_fingerprint": analyzer_fingerprint(analyzer),
@@ -127,7 +137,7 @@ class BM25Sweep:
         self.doc_ids = np.asarray(corpus.ids, dtype=object)
         self.tie_rank = state["tie_rank"]
         indptr = state["indptr"]
-        self.block_docs = int(state["block_docs"][0])
+        block_docs = int(state["block_docs"][0])
         idf = bm25_idf(self.n_docs, np.diff(indptr, axis=1).sum(axis=0))
         # as the index computes them: the float lengths and their mean, over every document
         self.doc_lengths = state["doc_lengths"].astype(np.float64)
@@ -135,35 +145,67 @@ class BM25Sweep:
 
         offsets, terms = encode(queries.texts, SortedStrings(state["vocabulary"], state["vocabulary_offsets"]),
                                 analyzer)
-        kept = np.unique(terms)  # ascending, so renumbering keeps every query's terms in order
-        self.query_offsets = offsets
-        self.query_terms = np.searchsorted(kept, terms).astype(np.int32)
-        self.indptr = np.zeros((len(indptr), len(kept) + 1), dtype=np.int64)
-        self.docs: list[np.ndarray] = []
-        self.global_docs: list[np.ndarray] = []
-        self.frequencies: list[np.ndarray] = []
-        self.idf: list[np.ndarray] = []
+        kept = np.unique(terms)
+        # the restricted postings, term by term (blocks in order, so documents ascend within a term)
+        per_block = []
         for number in range(len(indptr)):
             starts, lengths = indptr[number, kept], indptr[number, kept + 1] - indptr[number, kept]
-            np.cumsum(lengths, out=self.indptr[number, 1:])
             take = _concatenated_ranges(starts, lengths)
-            docs = np.ascontiguousarray(state[f"docs_{number}"][take])
-            self.docs.append(docs)
-            self.global_docs.append(docs.astype(np.int64) + number * self.block_docs)
-            self.frequencies.append(state[f"tf_{number}"][take].astype(np.float64))
-            self.idf.append(np.repeat(idf[kept], lengths))
-        self.postings_weighted = int(self.indptr[:, -1].sum())
-        self.postings_total = int(indptr[:, -1].sum())
+            term_of = np.repeat(np.arange(len(kept)), lengths)
+            docs = state[f"docs_{number}"][take].astype(np.int64) + number * block_docs
+            per_block.append((term_of, docs, state[f"tf_{number}"][take]))
+        term_of = np.concatenate([t for t, _, _ in per_block])
+        order = np.argsort(term_of, kind="stable")
+        self.docs = np.concatenate([d for _, d, _ in per_block])[order]
+        self.frequencies = np.concatenate([f for _, _, f in per_block])[order].astype(np.float64)
+        self.idf = idf[kept][term_of[order]]
+        bounds = np.searchsorted(term_of[order], np.arange(len(kept) + 1))
+        self.postings_weighted, self.postings_total = len(self.docs), int(indptr[:, -1].sum())
+        del per_block, term_of, order
+        self._pairs(offsets, np.searchsorted(kept, terms), bounds)
 
-    def run(self, k1: float, b: float, k: int, min_score: float, threads: int = 1) -> Run:
+    def _pairs(self, offsets: np.ndarray, terms: np.ndarray, bounds: np.ndarray) -> None:
+        """Every (query, candidate) pair and, level by level, the postings that add to it."""
+        n_queries, n_terms, n_docs = len(offsets) - 1, max(1, len(bounds) - 1), max(1, self.n_docs)
+        # each query's distinct terms, ascending (a repeated query term counts once)
+        query_of_term = np.repeat(np.arange(n_queries, dtype=np.int64), np.diff(offsets))
+        query_of_term, terms = np.divmod(np.unique(query_of_term * n_terms + terms), n_terms)
+        lengths = bounds[terms + 1] - bounds[terms]
+        postings = _concatenated_ranges(bounds[terms], lengths)
+        key = np.repeat(query_of_term, lengths) * n_docs + self.docs[postings]
+        order = np.argsort(key, kind="stable")  # stable: a pair's postings stay in ascending term order
+        key, postings = key[order], postings[order]
+        del order, query_of_term, terms
+        first = np.ones(len(key), dtype=bool)
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        small = np.int32 if max(len(starts), len(self.docs)) < 2**31 else np.int64  # halves the gathers' memory
+        self.pair_docs = self.docs[postings[starts]]
+        self.pair_bounds = np.searchsorted(key[starts] // n_docs, np.arange(n_queries + 1))
+        self.first_postings = postings[starts].astype(small)  # level 0: every pair's first term
+        rest = np.flatnonzero(~first)
+        del key, first
+        pair_of_rest = np.searchsorted(starts, rest, side="right") - 1
+        level = rest - starts[pair_of_rest]
+        by_level = np.argsort(level, kind="stable")
+        self.levels = [(pair_of_rest[part].astype(small), postings[rest[part]].astype(small))
+                       for part in np.split(by_level, np.cumsum(np.bincount(level))[1:-1]) if len(part)]
+
+    def run(self, k1: float, b: float, k: int, min_score: float) -> Run:
         """The top ``k`` of every query at (k1, b), as BM25 with those parameters ranks them."""
         if self.avgdl > 0:  # the expressions of BM25Index's build, term for term
             norm = k1 * (1.0 - b + b * self.doc_lengths / self.avgdl)
         else:
             norm = np.full(self.n_docs, k1)
-        weights = [idf * f * (k1 + 1.0) / (f + norm[docs])
-                   for idf, f, docs in zip(self.idf, self.frequencies, self.global_docs)]
-        index = BM25Index(self.indptr, self.docs, weights, self.n_docs, self.block_docs)
-        offsets, docs, scores = index.search(self.query_offsets, self.query_terms, k, self.tie_rank, min_score,
-                                             threads=threads)
-        return Run(self.queries.ids, self.doc_ids, offsets, docs, scores)
+        f = self.frequencies
+        weights = self.idf * f * (k1 + 1.0) / (f + norm[self.docs])
+        scores = weights[self.first_postings]  # the product's sums start at 0.0, and 0.0 + w is w
+        for pairs, postings in self.levels:
+            scores[pairs] += weights[postings]
+        found = [top_k(self.pair_docs[a:z], scores[a:z], k, self.tie_rank, min_score)
+                 for a, z in zip(self.pair_bounds[:-1].tolist(), self.pair_bounds[1:].tolist())]
+        run_offsets = np.zeros(len(found) + 1, dtype=np.int64)
+        np.cumsum([len(docs) for docs, _ in found], out=run_offsets[1:])
+        docs = np.concatenate([d for d, _ in found]) if found else np.empty(0, dtype=np.int64)
+        values = np.concatenate([v for _, v in found]) if found else np.empty(0)
+        return Run(self.queries.ids, self.doc_ids, run_offsets, docs.astype(np.int64), values)

@@ -262,3 +262,14 @@ def test_the_command_prints_the_summary_and_writes_the_folder(runner, tmp_path) 
     assert list(read_table(folder, "tune.csv").columns) == ["point", "system", "alpha", "mean", "train_1", "test_1",
                                                            "train_2", "test_2"]
     assert isinstance(load_dataset("article"), Dataset)
+
+
+def test_a_choice_at_the_end_of_an_axis_says_the_best_may_lie_beyond() -> None:
+    result = tune("weighted(bm25,lsa,alpha=0:1:0.25)", "article", "ndcg@5", folds=3)
+    chosen = result.point_parameters[result.cv.best]["alpha"]
+    inside = tune("weighted(bm25,lsa,alpha=0.25:0.75:0.25)", "article", "ndcg@5", folds=3)
+    assert chosen == "0.5" and "beyond the grid" not in result.report()  # the default, inside the grid
+    assert "beyond the grid" not in inside.report()
+    edge = tune("bm25(k1=0.2:0.6:0.2)", "article", "ndcg@5", folds=2)
+    end = edge.point_parameters[edge.cv.best]["k1"]
+    assert end in ("0.2", "0.6") and f"note: k1={end} is the" in edge.report()
