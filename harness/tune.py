@@ -31,6 +31,7 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from corpora import (DEFAULT_ANALYZER, Dataset, Queries, RetbenchError, Run, get_analyzer, load_dataset,
                      load_facets_file, with_facets)
@@ -46,7 +47,7 @@ from harness.inputs import (CacheChoice, _with_default_analyzer, check_dataset_a
                             check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.metrics import Metric
 from harness.tune_record import Estimate, TuneConfig, TuneRecord
-from harness.tune_results import render_report, write_tune
+from harness.tune_results import per_query_table, render_report, summary, tune_table, write_tune
 from retrievers import Retriever, as_run, build
 from retrievers.cache import IndexCache, use_cache
 from retrievers.grid import MAX_POINTS, Grid, read_grid
@@ -64,6 +65,20 @@ class TuneResult(TuneRecord):
     def report(self) -> str:
         """The summary ``bench tune`` prints: per fold its choice, then the estimate and its neighbours."""
         return render_report(self)
+
+    def table(self) -> pd.DataFrame:
+        """tune.csv: one row per grid point with its axis values, mean, and each fold's training and
+        held-out means (:data:`harness.tune_results.TUNE_COLUMNS`)."""
+        return tune_table(self)
+
+    def per_query(self) -> pd.DataFrame:
+        """per_query.csv: each query's fold, its fold's choice and values
+        (:data:`harness.tune_results.PER_QUERY_COLUMNS`)."""
+        return per_query_table(self)
+
+    def summary(self) -> dict[str, object]:
+        """The numbers the report prints, as the manifest keeps them (JSON-ready)."""
+        return summary(self)
 
     def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,
               say: Callable[[str], None] | None = None) -> Path:

@@ -10,13 +10,14 @@ Per setting only the weights change,
     w(t, d) = idf(t) * f(t, d) * (k1 + 1) / (f(t, d) + k1 * (1 - b + b * |d| / avgdl)),
 
 and only the postings of the terms the queries hold are weighted, since ranking the queries reads
-nothing else (at 200,000 synthetic documents and 1,000 queries, 29% of the postings). They form a
-:class:`~retrievers.index.BM25Index` over those terms alone, searched by the index's own exact
-kernel: the weights come from the same expression as :meth:`BM25Index.build
-<retrievers.index.BM25Index.build>`'s and each document's are added in the same (ascending term)
-order, so every setting's run equals ``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for
-bit (``tests/test_tune.py`` pins it). Weighting every posting for each setting instead (an index
-per setting from the shared tokens) costs 0.28-0.39 s more per setting at 200,000 documents.
+nothing else (29% of the postings at 200,000 synthetic documents and 1,000 queries). The queries'
+candidates are laid out once, as (query, document) pairs with the postings that add to each
+(:class:`BM25Sweep`); a setting weights the postings, sums them into the pairs in the order the
+index's sparse product sums them, and ranks each query with the index's own
+:func:`~retrievers.ranking.top_k`. The weights come from the same expression as
+:meth:`BM25Index.build <retrievers.index.BM25Index.build>`'s, so every setting's run equals
+``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for bit (``tests/test_tune.py`` pins it).
+``benchmarks/tune_speed.py`` times it against the other ways (README, "bench tune").
 """
 
 from __future__ import annotations
