@@ -126,8 +126,9 @@ def cross_validate(values: np.ndarray, fold_of: np.ndarray) -> CrossValidation:
     members = [np.flatnonzero(fold_of == f) for f in range(folds)]
     rest = [np.flatnonzero(fold_of != f) for f in range(folds)]
     means = np.array([mean_over_queries(row) for row in values])
-    train = np.array([[mean_over_queries(row[rest[f]]) for f in range(folds)] for row in values]).reshape(n_points, folds)
-    test = np.array([[mean_over_queries(row[members[f]]) for f in range(folds)] for row in values]).reshape(n_points, folds)
+    train = np.array([[mean_over_queries(row[rest[f]]) for f in range(folds)] for row in values])
+    test = np.array([[mean_over_queries(row[members[f]]) for f in range(folds)] for row in values])
+    train, test = train.reshape(n_points, folds), test.reshape(n_points, folds)
     choices = np.array([_first_best(train[:, f]) for f in range(folds)], dtype=np.int64)
     held_out = values[choices[fold_of], np.arange(n_queries)]
     return CrossValidation(fold_of, means, train, test, choices, held_out, _first_best(means))

@@ -47,7 +47,8 @@ from harness.inputs import (CacheChoice, _with_default_analyzer, check_dataset_a
                             check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.metrics import Metric
 from harness.tune_record import Estimate, TuneConfig, TuneRecord
-from harness.tune_results import per_query_table, render_report, summary, tune_table, write_tune
+from harness.tune_results import per_query_table, render_report, tune_table, write_tune
+from harness.tune_results import summary as _summary
 from retrievers import Retriever, as_run, build
 from retrievers.cache import IndexCache, use_cache
 from retrievers.grid import MAX_POINTS, Grid, read_grid
@@ -78,7 +79,7 @@ class TuneResult(TuneRecord):
 
     def summary(self) -> dict[str, object]:
         """The numbers the report prints, as the manifest keeps them (JSON-ready)."""
-        return summary(self)
+        return _summary(self)
 
     def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,
               say: Callable[[str], None] | None = None) -> Path:
@@ -181,8 +182,10 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
         twice = next(label for label in labels if labels.count(label) > 1)
         raise RetbenchError(f"grid {grid.text!r}: two points are the same setting ({twice}). Fix: remove one value")
     default = builder.point(grid.default_spec())
-    default_point = labels.index(default.label) if default.label in labels else None
-    settings = retrievers if default_point is not None else [*retrievers, default]
+    default_label = default.label
+    default_point = labels.index(default_label) if default_label in labels else None
+    settings: list[Retriever | None] = [*retrievers, *([] if default_point is not None else [default])]
+    del retrievers, default
     plain = [build(grid.default_spec()), build(grid.spec(points[0]))]  # unshared: fusions nested in children show
     depth_warnings = list(dict.fromkeys(w for w in fusion_depth_messages(plain, [metric], config.depth)[0]))
     search_depth = len(dataset.corpus) if dataset.candidates else (metric.k or config.depth)
@@ -196,12 +199,14 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
                 f"shared children: {len(builder.children)} child retrievers fitted once for all points"
                 if builder.children else "none: every point is fitted and searched on its own")
     with _task("grid points", len(settings)) as progress:
-        for number, retriever in enumerate(settings):
+        for number in range(len(settings)):
+            retriever, settings[number] = settings[number], None  # a fitted point is let go once scored
             if runs is not None:
                 with use_cache(fitted_states):
                     run = next(runs)
             else:
                 run = _fit_and_search(retriever, dataset, queries, search_depth, fitted_states)
+            del retriever
             if dataset.candidates:
                 run = restrict_to_candidates(run, dataset.candidates, config.depth)
             run = _compact(run)
@@ -220,7 +225,7 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
     optimism = Estimate(mean_over_queries(columns[:, 2]), float(low[2]), float(high[2]))
     seconds = {"searching": round(searched - started, 6), "total": round(time.perf_counter() - started, 6)}
     return TuneResult(config, grid, dataset, metric, labels, [grid.values(p) for p in points], query_ids, excluded,
-                      grid_values, cv, default.label, default_point, default_values, estimate, versus_default, optimism,
+                      grid_values, cv, default_label, default_point, default_values, estimate, versus_default, optimism,
                       search_depth, shortcut, seconds, strata, labels_order, [*dataset.warnings, *depth_warnings])
 
 
@@ -231,7 +236,8 @@ def _compact(run: Run) -> Run:
     return Run(run.query_ids, run.doc_ids[used], run.offsets, index.reshape(-1), run.scores)
 
 
-def _fit_and_search(retriever: Retriever, dataset: Dataset, queries: Queries, k: int, fitted_states: IndexCache) -> Run:
+def _fit_and_search(retriever: Retriever, dataset: Dataset, queries: Queries, k: int,
+                    fitted_states: IndexCache) -> Run:
     """One point on its own. Its own fitted state is not kept for the next point (a fresh cache on
     the same folder, or none): only the shared children, fitted once, stay in memory."""
     own = IndexCache(fitted_states.root.parent) if fitted_states.root is not None else None

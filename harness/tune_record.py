@@ -58,8 +58,9 @@ class TuneRecord:
     the numbers next to it (see :mod:`harness.cross_validation` for what each one means).
 
     ``labels[p]`` and ``point_parameters[p]`` name point ``p`` (grid order); ``values[p, q]`` is its
-    metric on ``query_ids[q]``; ``default_point`` is the grid point that is the default setting (None when the default lies off
-    the grid and was evaluated on its own, ``default_values`` either way). ``strata`` holds each
+    metric on ``query_ids[q]``; ``default_point`` is the grid point that is the default setting
+    (None when the default lies off the grid and was evaluated on its own; ``default_values``
+    either way). ``strata`` holds each
     query's cell of the ``stratify`` facet, ``stratum_labels`` the cells in order.
     """
 

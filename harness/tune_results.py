@@ -173,7 +173,8 @@ def render_report(record: TuneRecord) -> str:
     rows = [
         ("cross-validated estimate", f"{record.estimate.value:.3f}", _bounds(record.estimate),
          "each query scored with parameters chosen on the other folds"),
-        ("in-sample best (optimistic)", f"{cv.in_sample_best:.3f}", "", f"{best}: chosen on the queries it is scored on"),
+        ("in-sample best (optimistic)", f"{cv.in_sample_best:.3f}", "",
+         f"{best}: chosen on the queries it is scored on"),
         ("default parameters", f"{default_mean:.3f}", "", record.default_label),
         ("estimate - default", _signed(record.estimate_minus_default.value),
          _bounds(record.estimate_minus_default, True), ""),

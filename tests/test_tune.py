@@ -50,7 +50,8 @@ def cranfield_runs(shared_data_module, tmp_path_factory) -> tuple[Path, Path]:
     from click.testing import CliRunner
 
     runner = CliRunner()
-    arguments = [CRANFIELD_GRID, "--corpus", str(shared_data_module / "cranfield"), "--metric", "ndcg@10", "--folds", "5"]
+    arguments = [CRANFIELD_GRID, "--corpus", str(shared_data_module / "cranfield"), "--metric", "ndcg@10",
+                 "--folds", "5"]
     first = run_tune(runner, tmp_path_factory.mktemp("first"), *arguments)
     second = run_tune(runner, tmp_path_factory.mktemp("second"), *arguments)
     return first, second
@@ -273,3 +274,18 @@ def test_a_choice_at_the_end_of_an_axis_says_the_best_may_lie_beyond() -> None:
     edge = tune("bm25(k1=0.2:0.6:0.2)", "article", "ndcg@5", folds=2)
     end = edge.point_parameters[edge.cv.best]["k1"]
     assert end in ("0.2", "0.6") and f"note: k1={end} is the" in edge.report()
+
+
+def test_the_command_stratifies_by_a_facet_from_a_side_file(runner, tmp_path) -> None:
+    ids = load_dataset("article").queries.ids
+    facets = tmp_path / "facets.csv"
+    facets.write_text("query_id,kind\n" + "".join(f"{q},{'odd' if i % 2 else 'even'}\n" for i, q in enumerate(ids)),
+                      encoding="utf-8")
+    folder = run_tune(runner, tmp_path / "out", "bm25(k1=0.6|1.2)", "--metric", "ndcg@5", "--folds", "2",
+                      "--stratify", "kind", "--facets", str(facets))
+    assert "folds stratified by kind: even 7, odd 7" in (folder / "report.txt").read_text()
+    per_query = read_table(folder, "per_query.csv")
+    kinds = {q: ("odd" if i % 2 else "even") for i, q in enumerate(ids)}
+    per_query["kind"] = per_query["query_id"].map(kinds)
+    assert per_query.groupby(["kind", "fold"]).size().tolist() in ([4, 3, 3, 4], [3, 4, 4, 3], [4, 3, 4, 3],
+                                                                   [3, 4, 3, 4])

@@ -46,7 +46,8 @@ from retrievers.grid import MAX_POINTS
 @click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
 @click.option("--allow-unmatched-judgments", is_flag=True,
               help=f"Skip judgments of unknown documents or queries with a warning even when more than "
-                   f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error otherwise).")
+                   f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error "
+                   "otherwise).")
 @click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
               help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}]. "
                    f"{describe_analyzers()}.")
