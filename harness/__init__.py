@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.progress import Reporter
     from harness.record import SystemResult
     from harness.statistics import Comparison
-    from harness.tune import TuneResult, tune
+    from harness.tuning import TuneResult, tune
 
 #: public name -> the module that defines it
 _HOMES = {
@@ -30,8 +30,8 @@ _HOMES = {
     "CompareResult": "harness.comparison",
     "SystemResult": "harness.record",
     "Comparison": "harness.statistics",
-    "tune": "harness.tune",
-    "TuneResult": "harness.tune",
+    "tune": "harness.tuning",
+    "TuneResult": "harness.tuning",
     "Failure": "harness.diagnosis",
     "Metric": "harness.metrics",
     "metric_names": "harness.metrics",

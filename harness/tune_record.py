@@ -1,7 +1,7 @@
 """What a parameter search found, as plain data: :class:`TuneRecord` and :class:`TuneConfig`.
 
-:mod:`harness.tune_results` stores and prints it; :class:`harness.tune.TuneResult` adds the methods
-that call it, so the imports run one way (tune -> tune_results -> tune_record).
+:mod:`harness.tune_results` stores and prints it; :class:`harness.tuning.TuneResult` adds the methods
+that call it, so the imports run one way (tuning -> tune_results -> tune_record).
 """
 
 from __future__ import annotations

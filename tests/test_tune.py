@@ -289,3 +289,14 @@ def test_the_command_stratifies_by_a_facet_from_a_side_file(runner, tmp_path) ->
     per_query["kind"] = per_query["query_id"].map(kinds)
     assert per_query.groupby(["kind", "fold"]).size().tolist() in ([4, 3, 3, 4], [3, 4, 4, 3], [4, 3, 4, 3],
                                                                    [3, 4, 3, 4])
+
+
+def test_harness_tune_stays_the_function_once_every_module_is_imported() -> None:
+    # a module harness/tune.py would replace the attribute with itself on import: the function lives in harness.tuning
+    import importlib
+
+    import harness
+
+    for module in ("harness.tuning", "harness.tune_results", "harness.tune_record", "harness.cli.tune"):
+        importlib.import_module(module)
+    assert callable(harness.tune) and harness.tune.__module__ == "harness.tuning"

@@ -18,7 +18,7 @@ from harness.cli import RESULTS_KEY
 from harness.metrics import metrics_help
 from harness.progress import Reporter
 from harness.results import check_out
-from harness.tune import tune
+from harness.tuning import tune
 from retrievers.grid import MAX_POINTS
 
 
