@@ -25,7 +25,8 @@ from retrievers.grid import MAX_POINTS
 @click.command("tune")
 @click.argument("grid")
 @click.option("--metric", default="ndcg@10", show_default=True,
-              help="The one metric the parameters are chosen by. " + metrics_help())
+              help="The one metric the parameters are chosen by; any of `bench compare --metrics`: "
+                   + metrics_help().split(": ", 1)[1])
 @click.option("--folds", type=int, default=5, show_default=True,
               help="Folds of the cross-validation over queries (>= 2): each fold is scored with the parameters "
                    "chosen on the others.")
