@@ -1,10 +1,10 @@
 """Metrics, evaluation, statistics, diagnosis, results store, reports and the ``bench`` CLI.
 
 The library's public names are below: :func:`compare` and :func:`evaluate` over objects, what they
-return, the regression :func:`gate` (its sides and its result), metric parsing, the terminal
-progress renderer and the error family. They are imported when first used (PEP 562), so ``import
-harness`` -- and every ``bench`` command, which lives in ``harness.cli`` -- does not pay for the
-retrievers, pandas or scipy until it needs them.
+return, the regression :func:`gate` (its sides and its result), :func:`tune` (a cross-validated
+parameter search), metric parsing, the terminal progress renderer and the error family. They are
+imported when first used (PEP 562), so ``import harness`` -- and every ``bench`` command, which lives
+in ``harness.cli`` -- does not pay for the retrievers, pandas or scipy until it needs them.
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.comparison import CompareResult
     from harness.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
-    from harness.gate import GateResult, gate
+    from harness.gating import GateResult, gate
     from harness.gate_sides import GateSide
     from harness.metrics import Metric, metric_names, parse_metric, parse_metrics
     from harness.progress import Reporter
     from harness.record import SystemResult
     from harness.statistics import Comparison
+    from harness.tuning import TuneResult, tune
 
 #: public name -> the module that defines it
 _HOMES = {
@@ -31,10 +32,12 @@ _HOMES = {
     "CompareResult": "harness.comparison",
     "SystemResult": "harness.record",
     "Comparison": "harness.statistics",
+    "tune": "harness.tuning",
+    "TuneResult": "harness.tuning",
     "Failure": "harness.diagnosis",
-    "GateResult": "harness.gate",
+    "GateResult": "harness.gating",
     "GateSide": "harness.gate_sides",
-    "gate": "harness.gate",
+    "gate": "harness.gating",
     "Metric": "harness.metrics",
     "metric_names": "harness.metrics",
     "parse_metric": "harness.metrics",
@@ -58,6 +61,7 @@ __all__ = [
     "Reporter",
     "RetbenchError",
     "SystemResult",
+    "TuneResult",
     "UnknownNameError",
     "compare",
     "evaluate",
@@ -65,6 +69,7 @@ __all__ = [
     "metric_names",
     "parse_metric",
     "parse_metrics",
+    "tune",
 ]
 
 

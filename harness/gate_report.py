@@ -1,7 +1,7 @@
 """How a gate's result is shown: plain text for a terminal, GitHub-flavoured Markdown for a CI job
 summary (``$GITHUB_STEP_SUMMARY``), and JUnit XML for CI systems that read test reports.
 
-Every form starts from the same verdict line and numbers (:class:`~harness.gate.GateResult`); the
+Every form starts from the same verdict line and numbers (:class:`~harness.gating.GateResult`); the
 interval is drawn against the margin on an ASCII number line (:func:`number_line`).
 """
 
@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from xml.etree import ElementTree
 
-from harness.gate import VERDICTS, GateResult, MetricGate
+from harness.gating import VERDICTS, GateResult, MetricGate
 
 __all__ = ["FORMATS", "number_line", "render", "render_junit", "render_markdown", "render_text", "verdict_line"]
 
@@ -204,7 +204,7 @@ def render_junit(result: GateResult, fail_on: Sequence[str] = ()) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
 
 
-#: ``bench gate --format``: name -> renderer of a :class:`~harness.gate.GateResult`.
+#: ``bench gate --format``: name -> renderer of a :class:`~harness.gating.GateResult`.
 FORMATS = {"text": render_text, "md": render_markdown}
 
 

@@ -1,4 +1,4 @@
-"""The two sides of a gate (:mod:`harness.gate`), and whether they measured the same thing.
+"""The two sides of a gate (:mod:`harness.gating`), and whether they measured the same thing.
 
 A :class:`GateSide` is one system's per-query values over the queries that count, with what they
 were computed on: from a results folder (``per_query.csv``, or its run file re-scored with its

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -127,6 +127,20 @@ class Retriever(ABC):
         The harness checks it with :func:`~retrievers.output.as_run`: unknown ids, a document twice in one ranking
         and NaN scores are errors that name this retriever.
         """
+
+    @classmethod
+    def sweep(cls, settings: Sequence[Retriever], corpus: Corpus, queries: Queries,
+              k: int) -> Iterator[Run] | None:
+        """The runs of many settings of this class at once, or None (the default): no shortcut.
+
+        ``settings``: unfitted instances of this very class (a grid's points, ``bench tune``). A
+        class whose settings share costly work (BM25's tokens and term statistics across k1 and b)
+        may return an iterator that yields, in order, what ``setting.fit(corpus).search(queries,
+        k)`` would return for each, computing the shared part once; the grid then fits none of them
+        one by one. It must give those very rankings: a subclass that changes the scoring must not
+        inherit the shortcut (check ``cls``).
+        """
+        return None
 
     @classmethod
     def unavailable_reason(cls) -> str | None:

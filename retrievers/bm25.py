@@ -13,6 +13,7 @@ identical to the analyzer's. A fitted index is reused from the active cache (:mo
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -84,6 +85,28 @@ class BM25(ScoreRetriever):
         from retrievers.index import bm25_idf
 
         return bm25_idf(self.index.n_docs, self.index.document_frequencies())
+
+    @classmethod
+    def sweep(cls, settings: Sequence[Retriever], corpus: Corpus, queries: Queries,
+              k: int) -> Iterator[Run] | None:
+        """Every setting's run, sharing tokens and term statistics (:mod:`retrievers.bm25_sweep`):
+        one ``bm25-postings`` state per analyzer, then per setting only the weights of the queries'
+        terms. Equal, bit for bit, to fitting and searching each; None for a subclass (whose scoring
+        may differ) or a setting of another class."""
+        if cls is not BM25 or any(type(setting) is not BM25 for setting in settings):
+            return None
+        from retrievers.bm25_sweep import BM25Sweep
+
+        bm25s = [setting for setting in settings if isinstance(setting, BM25)]  # all of them, checked above
+
+        def runs() -> Iterator[Run]:
+            shared: dict[str, BM25Sweep] = {}  # by analyzer, the one thing a setting may change besides k1, b
+            for setting in bm25s:
+                if setting.analyzer not in shared:
+                    shared[setting.analyzer] = BM25Sweep(corpus, queries, setting.analyzer, cls.name)
+                yield shared[setting.analyzer].run(setting.k1, setting.b, k, cls.min_score)
+
+        return runs()
 
     # ----- querying --------------------------------------------------------------------------
     def encode_queries(self, queries: Queries) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from corpora import ParameterError, RetbenchError
@@ -34,6 +35,9 @@ class Spec:
     params: dict[str, str] = field(default_factory=dict)
     called: bool = False  # parentheses were written
     label: str | None = None  # the system's name, when written as NAME=SPEC at the top level
+    #: parameters whose value was written in quotes: taken as written (a grid, :mod:`retrievers.grid`,
+    #: reads no range or list in them)
+    quoted: set[str] = field(default_factory=set, repr=False)
 
 
 class SpecError(RetbenchError):
@@ -119,6 +123,7 @@ def _parse_spec(tokens: list[str], pos: int, text: str) -> tuple[Spec, int]:
                 value = tokens[pos + 2]
                 if value[:1] in "'\"":
                     value = value[1:-1]
+                    spec.quoted.add(tokens[pos])
                 if tokens[pos] in spec.params:
                     raise SpecError(f"retriever spec {text!r}: parameter {tokens[pos]!r} of {target} is given "
                                     f"twice ({spec.params[tokens[pos]]} and {value}). Fix: keep one")
@@ -188,8 +193,12 @@ def _convert(cls: type[Retriever], name: str, raw: str, annotation: object) -> o
     raise ParameterError(name, owner, f"{'an' if expected[0] in 'aeiou' else 'a'} {expected}", raw)
 
 
-def build(spec: Spec | str) -> Retriever:
-    """Instantiate the retriever a spec describes, type-checking every parameter."""
+def build(spec: Spec | str, make_child: Callable[[Spec], Retriever] | None = None) -> Retriever:
+    """Instantiate the retriever a spec describes, type-checking every parameter.
+
+    ``make_child`` builds each child spec (default: :func:`build` itself); a grid passes one that
+    hands every point the same object for the same child (:mod:`retrievers.shared`).
+    """
     if isinstance(spec, str):
         spec = parse(spec)
     cls = get_class(spec.target)
@@ -214,7 +223,7 @@ def build(spec: Spec | str) -> Retriever:
             raise SpecError(f"{owner} has no parameter {key!r}. Its parameters: {_describe(keywords)}")
         annotation = hints.get(key, type(keywords[key].default) if keywords[key].default is not inspect.Parameter.empty else str)
         kwargs[key] = _convert(cls, key, raw, annotation)
-    children = [build(c) for c in spec.children]
+    children = [(make_child or build)(c) for c in spec.children]
     try:
         retriever = cls(*children, **kwargs)
     except TypeError as exc:  # e.g. an abstract method left out, or an __init__ that rejects children

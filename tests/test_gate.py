@@ -21,7 +21,7 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries, Run, is_relevant, read_qrels, read_run, write_qrels, write_run
 from harness import compare, parse_metric
 from harness.cli import main
-from harness.gate import VERDICTS, gate
+from harness.gating import VERDICTS, gate
 from harness.gate_sides import GateSide
 from harness.gate_report import number_line, render_junit, render_markdown
 from harness.statistics import holm

@@ -73,6 +73,7 @@ PUBLIC = {
         "Reporter",
         "RetbenchError",
         "SystemResult",
+        "TuneResult",
         "UnknownNameError",
         "compare",
         "evaluate",
@@ -80,6 +81,7 @@ PUBLIC = {
         "metric_names",
         "parse_metric",
         "parse_metrics",
+        "tune",
     ],
 }
 
@@ -98,6 +100,21 @@ def test_every_public_name_imports_in_a_fresh_interpreter(package: str) -> None:
     module = importlib.import_module(package)
     assert all(getattr(module, name) is not None for name in PUBLIC[package])
     assert set(PUBLIC[package]) <= set(dir(module))
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_no_public_name_is_shadowed_by_a_submodule_of_the_same_name(package: str) -> None:
+    """Importing ``harness.gate`` (a module) sets the attribute ``harness.gate``, hiding the lazily
+    exported function of that name; so no public name may also be a submodule's name. Checked in a
+    fresh interpreter after importing every submodule of the package."""
+    code = (f"import importlib, pkgutil, types, {package}\n"
+            f"for info in pkgutil.walk_packages({package}.__path__, '{package}.'):\n"
+            "    try:\n        importlib.import_module(info.name)\n    except ImportError:\n        pass\n"
+            f"print(sorted(n for n in {package}.__all__ if isinstance(getattr({package}, n), types.ModuleType)"
+            f" and n != 'progress'))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_the_errors_are_one_family_whichever_package_they_are_imported_from() -> None:

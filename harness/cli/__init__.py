@@ -26,7 +26,7 @@ from harness.errors import RetbenchError
 
 #: sub-command name -> module of this package that defines it as ``command``
 COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate", "report": "report",
-            "retrievers": "retrievers", "serve": "serve"}
+            "retrievers": "retrievers", "serve": "serve", "tune": "tune"}
 
 #: Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a process that SIGINT ended.
 EXIT_INTERRUPTED = 130

@@ -1,6 +1,6 @@
 """``bench gate``: fail a CI job only when a candidate is worse than a stored baseline by more than a margin.
 
-A thin adapter over :func:`harness.gate.gate`. Each side is a results folder (``bench compare``'s,
+A thin adapter over :func:`harness.gating.gate`. Each side is a results folder (``bench compare``'s,
 with ``--system`` when it holds several) or a TREC run file scored with ``--qrels``; or the candidate
 is run now (``--corpus`` and ``--systems``) through :func:`harness.compare` and gated against the
 stored baseline, which is refused as soon as the corpus is loaded if its hashes differ from the
@@ -18,7 +18,7 @@ import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
-from harness.gate import DEFAULT_MARGIN, VERDICTS, check_options, gate
+from harness.gating import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gate_sides import GateSide, check_same_data, data_hashes
 from harness.inputs import resolve_metrics
 from harness.gate_report import FORMATS, render, render_junit

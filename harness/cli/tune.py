@@ -1,0 +1,107 @@
+"""``bench tune``: search a grid of parameters, with a cross-validated estimate of the result.
+
+A thin adapter over :func:`harness.tune`: it reads the options, calls the library, writes the
+results folder (before printing, so a reader that stops early costs nothing) and prints the summary.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
+from corpora.analyzers import describe_analyzers
+from corpora.inspection import UNMATCHED_LIMIT
+from harness.cli import RESULTS_KEY
+from harness.metrics import metrics_help
+from harness.progress import Reporter
+from harness.results import check_out
+from harness.tuning import tune
+from retrievers.grid import MAX_POINTS
+
+
+@click.command("tune")
+@click.argument("grid")
+@click.option("--metric", default="ndcg@10", show_default=True,
+              help="The one metric the parameters are chosen by; any of `bench compare --metrics`: "
+                   + metrics_help().split(": ", 1)[1])
+@click.option("--folds", type=int, default=5, show_default=True,
+              help="Folds of the cross-validation over queries (>= 2): each fold is scored with the parameters "
+                   "chosen on the others.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed (>= 0) of the folds and of the bootstrap intervals.")
+@click.option("--stratify", default=None, metavar="FACET",
+              help="Deal the queries of each value of this query facet evenly over the folds (a numeric facet "
+                   "with many values in quartiles).")
+@click.option("--facets", "facets_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A facets side file (query id + one column per facet; .csv, .tsv or .jsonl) added to the "
+                   "queries, for --stratify.")
+@click.option("--max-points", type=int, default=MAX_POINTS, show_default=True,
+              help="Refuse a grid with more points than this.")
+@click.option("--corpus", default="article", show_default=True,
+              help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
+@click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
+              help="Force the corpus layout instead of detecting it from the folder's files.")
+@click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
+@click.option("--allow-unmatched-judgments", is_flag=True,
+              help=f"Skip judgments of unknown documents or queries with a warning even when more than "
+                   f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error "
+                   "otherwise).")
+@click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
+              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}]. "
+                   f"{describe_analyzers()}.")
+@click.option("--depth", type=int, default=1000, show_default=True,
+              help="Results per query for a metric without a cutoff (one with a cutoff k reads the top k).")
+@click.option("--rel-threshold", type=int, default=1, show_default=True,
+              help="Binary metrics count grade >= this as relevant.")
+@click.option("--bootstrap-samples", type=int, default=5000, show_default=True,
+              help="Resamples of the paired bootstrap intervals.")
+@click.option("--confidence", type=float, default=0.95, show_default=True,
+              help="Confidence of the bootstrap intervals, between 0.5 and 1.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
+              help="Folder that receives a new results folder per run.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of the index cache (the shared BM25 postings and fitted children are kept there for the "
+                   "next run on the same corpus) [default: $RETBENCH_CACHE_DIR, else the user cache directory].")
+@click.option("--no-cache", is_flag=True, help="Fit from scratch; read and write no cache.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress line on stderr (it only shows on a terminal; it counts grid points done).")
+@click.pass_context
+def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, stratify: str | None,
+            facets_file: Path | None, max_points: int, corpus: str, corpus_format: str | None, split: str,
+            allow_unmatched_judgments: bool, analyzer: str | None, depth: int, rel_threshold: int,
+            bootstrap_samples: int, confidence: float, out: Path, cache_dir: Path | None, no_cache: bool,
+            quiet: bool) -> None:
+    """Search GRID, a retriever spec with ranges a:b:step and lists x|y|z, e.g.
+    "bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)", "weighted(bm25,lsa,alpha=0:1:0.1)" or "rrf(bm25,lsa,k=10|30|60)".
+
+    Every grid point is scored on every query; k-fold cross-validation over queries then gives an
+    honest estimate of the tuned retriever (each query scored with parameters chosen without it),
+    printed next to the in-sample best (optimistic), the default parameters' score and the
+    parameters chosen on all queries. tune.csv in the results folder has every point's mean per fold.
+    """
+    ctx.meta[RESULTS_KEY] = None  # for the Ctrl-C message: nothing written yet
+
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
+    check_out(out, warn)  # an unusable --out is found now, not after the whole search
+
+    def loaded(dataset: Dataset) -> None:
+        click.echo(summary_line(dataset))
+
+    cache: bool | Path = False if no_cache else (cache_dir if cache_dir is not None else True)
+    result = tune(grid, corpus, metric, folds=folds, seed=seed, stratify=stratify, facets=facets_file,
+                  max_points=max_points, depth=depth, rel_threshold=rel_threshold,
+                  bootstrap_samples=bootstrap_samples, confidence=confidence, analyzer=analyzer, cache=cache,
+                  progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format, split=split,
+                  allow_unmatched_judgments=allow_unmatched_judgments, on_loaded=loaded)
+    folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn)
+    ctx.meta[RESULTS_KEY] = folder
+    for warning in result.warnings:
+        warn(warning)
+    click.echo(result.report())
+    click.echo("")
+    click.echo(f"results: {folder}")

@@ -1,0 +1,131 @@
+"""Children shared by the points of a grid: fitted once, each answer computed once.
+
+In ``weighted(bm25,lsa,alpha=0:1:0.1)`` the eleven points differ only in alpha, yet fitting each
+point as it stands would fit bm25 and lsa eleven times and score every query eleven times. A
+:class:`SharedBuilder` builds the points' spec trees so that the same child spec is the same
+object in every point: a :class:`Shared` wrapper around one retriever, which fits it once per
+corpus and keeps what it answered -- ``search(queries, k)`` (what ``rrf`` reads) and, for a score
+retriever, ``score(queries)`` (what ``weighted`` reads) -- keyed by the queries' ids and texts and
+``k``, so that the next point reads it back. A child whose own parameters are swept is a different
+spec at each of its values, so it is fitted once per value.
+
+Kept answers are made read-only, so a fusion that would change one in place fails loudly instead
+of handing the next point altered scores. They are kept up to :data:`KEEP_BYTES` per child (a dense
+score child keeps queries x documents floats); past that an answer is computed again when asked,
+which costs time, never a different number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from corpora import Corpus, Queries, Run
+from retrievers.base import Retriever, ScoreRetriever
+from retrievers.grid import spec_text
+from retrievers.spec import Spec, build
+
+__all__ = ["KEEP_BYTES", "Shared", "SharedBuilder", "SharedScores"]
+
+#: Bytes of answers one shared child keeps for the next grid point.
+KEEP_BYTES = 1 << 30
+
+
+def _frozen_size(value: Any) -> int | None:
+    """Make ``value``'s arrays read-only and return their size in bytes (None: cannot be frozen)."""
+    if isinstance(value, np.ndarray):
+        arrays = [value]
+    elif sp.issparse(value):
+        arrays = [getattr(value, name) for name in ("data", "indices", "indptr", "row", "col", "offsets")
+                  if isinstance(getattr(value, name, None), np.ndarray)]
+    elif isinstance(value, Run):
+        arrays = [value.offsets, value.doc_index, value.scores]  # doc_ids: the corpus's, shared by every run
+    else:
+        return None  # e.g. a plain mapping a plugin returned: not kept, asked again next time
+    for array in arrays:
+        array.flags.writeable = False
+    return sum(array.nbytes for array in arrays)
+
+
+class Shared(Retriever):
+    """One retriever, fitted once per corpus, whose searches are kept for the next grid point.
+
+    Its label and name are the wrapped retriever's, so a fusion labels it as before.
+    """
+
+    def __init__(self, inner: Retriever):
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]  # the wrapped class's, for the fusion's label
+        self.label = inner.label
+        self.fits = 0  # how often the wrapped retriever was fitted (once per corpus)
+        self._fitted_on: Corpus | None = None
+        self._kept: dict[tuple[Any, ...], Any] = {}
+        self._kept_bytes = 0
+
+    def fit(self, corpus: Corpus) -> Shared:
+        if self._fitted_on is not corpus:
+            self.inner.fit(corpus)
+            self.fits += 1
+            self._fitted_on = corpus
+            self._kept.clear()
+            self._kept_bytes = 0
+        Retriever.fit(self, corpus)
+        return self
+
+    def _answer(self, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+        if key in self._kept:
+            return self._kept[key]
+        value = compute()
+        size = _frozen_size(value)
+        if size is not None and self._kept_bytes + size <= KEEP_BYTES:
+            self._kept[key] = value
+            self._kept_bytes += size
+        return value
+
+    @staticmethod
+    def _key(queries: Queries) -> tuple[Any, ...]:
+        return (tuple(queries.ids), tuple(queries.texts))
+
+    def search(self, queries: Queries, k: int) -> Run | Mapping[str, list[tuple[str, float]]]:
+        return self._answer(("search", k, *self._key(queries)), lambda: self.inner.search(queries, k))
+
+
+class SharedScores(Shared, ScoreRetriever):
+    """:class:`Shared` for a score retriever: its score matrices are kept too (``weighted`` reads them)."""
+
+    def __init__(self, inner: ScoreRetriever):
+        super().__init__(inner)
+        self.min_score = inner.min_score  # type: ignore[misc]  # rank as the wrapped retriever does
+
+    def fit(self, corpus: Corpus) -> SharedScores:
+        Shared.fit(self, corpus)
+        self._tie_rank = getattr(self.inner, "_tie_rank", None)
+        return self
+
+    def score(self, queries: Queries) -> np.ndarray | sp.spmatrix:
+        inner: ScoreRetriever = self.inner  # type: ignore[assignment]
+        return self._answer(("score", *self._key(queries)), lambda: inner.score(queries))
+
+
+class SharedBuilder:
+    """Builds grid points from specs so that equal child specs are one :class:`Shared` object.
+
+    Points themselves are built fresh (each is fitted and searched once); every child, at any depth,
+    is looked up by its spec text (:func:`retrievers.grid.spec_text`) first.
+    """
+
+    def __init__(self) -> None:
+        self.children: dict[str, Shared] = {}
+
+    def point(self, spec: Spec) -> Retriever:
+        return build(spec, make_child=self._child)
+
+    def _child(self, spec: Spec) -> Retriever:
+        key = spec_text(spec)
+        if key not in self.children:
+            inner = build(spec, make_child=self._child)
+            self.children[key] = SharedScores(inner) if isinstance(inner, ScoreRetriever) else Shared(inner)
+        return self.children[key]

@@ -1,0 +1,51 @@
+"""The README's `bench tune` section shows what the code prints: the Python example on the bundled
+corpus, and the Cranfield example (when ../shared/data has Cranfield)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO.joinpath("README.md").read_text(encoding="utf-8")
+SECTION = README.split("\n## Tuning parameters: `bench tune`\n")[1].split("\n## ")[0]
+CRANFIELD = REPO.parent / "shared" / "data" / "cranfield"
+
+
+def blocks(language: str) -> list[str]:
+    return [part.split("```")[0] for part in SECTION.split(f"```{language}\n")[1:]]
+
+
+def test_the_commands_table_lists_bench_tune() -> None:
+    commands = README.split("\n## Commands\n")[1].split("\n## ")[0]
+    assert "| `bench tune GRID" in commands
+
+
+def test_the_python_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    (example,) = blocks("python")
+    assert "from harness import tune" in example
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == blocks("text")[1]
+
+
+def test_the_cranfield_example_prints_what_the_readme_shows(runner, tmp_path: Path) -> None:
+    if not CRANFIELD.is_dir():
+        pytest.skip("../shared/data/cranfield is absent (a fresh clone has no real collections)")
+    (command,) = blocks("bash")
+    words = shlex.split(command.strip())
+    assert words[:2] == ["bench", "tune"]
+    words = [str(CRANFIELD) if w == "../shared/data/cranfield" else w for w in words[2:]]
+    result = runner.invoke(main, ["tune", *words, "--out", str(tmp_path), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    printed, folder = result.stdout.split("\n\nresults: ")
+    assert printed + "\n" == blocks("text")[0] and Path(folder.strip()).parent == tmp_path
