@@ -222,6 +222,7 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "retbench": _version("retbench"), "python": platform.python_version(),
             **{p: _version(p) for p in ("numpy", "scipy", "scikit-learn", "pandas", "click")},
         },
+        "engine": result.engine,
         "corpus": {
             "name": dataset.name, "source": str(dataset.source),
             "content_hash": hashes["documents"],
