@@ -148,6 +148,9 @@ class Retriever(ABC):
 
         The default only remembers the corpus as ``self.corpus``; call it from an override.
         """
+        placement = current_placement()
+        if placement is not None and not is_sharded(self):
+            placement.fitted_here(self)  # this base fit is not guarded: a plugin may inherit it as it is
         self.corpus = corpus
         return self
 
