@@ -317,3 +317,18 @@ def test_qrels_of_a_partition_keep_the_order_of_the_whole() -> None:
     qrels = Qrels({"q2": {"b": 1, "a": 2}, "q1": {"c": 0}, "q3": {"d": 1}})
     part = _qrels_of(qrels, ["q3", "q2"])
     assert part.to_dict() == {"q2": {"b": 1, "a": 2}, "q3": {"d": 1}}
+
+
+def test_a_worker_reading_other_documents_than_the_client_stops_with_a_fix() -> None:
+    from harness.engines.shard_tasks import FolderShard, forget_loaded
+    from retrievers.sharding import shard_of
+
+    corpus = load_dataset("article").corpus
+    origin = DatasetOrigin("article", None, "test", False)
+    try:
+        assert FolderShard(origin, 3, 9, shard_of(corpus, 3, 9).content_hash()).load().ids == corpus.ids[3:9]
+        with pytest.raises(RetbenchError, match=r"corpus article: documents 3\.\.8 as a worker read them differ from "
+                                                r"the client's .* Fix: give every worker the same copy"):
+            FolderShard(origin, 3, 9, shard_of(corpus, 3, 10).content_hash()).load()
+    finally:
+        forget_loaded()

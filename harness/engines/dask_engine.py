@@ -107,7 +107,7 @@ class DaskEngine(Engine):
                                     f"start workers with `dask worker {self.scheduler}`") from None
         else:
             cluster = LocalCluster(n_workers=self.workers, processes=True, threads_per_worker=1,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+                                   dashboard_address=":0", silence_logs=logging.ERROR)
             self._owned.append(cluster)
             client = Client(cluster)
             self._owned.insert(0, client)
