@@ -63,12 +63,35 @@ class ShardIndex:
 
 
 def _document_frequencies(offsets: np.ndarray, term_ids: np.ndarray, n_terms: int) -> np.ndarray:
-    """Documents holding each term: the distinct (document, term) pairs, counted by term."""
-    # copies: sum_duplicates sorts and compacts the index arrays in place, and the tokens are kept
-    pairs = sp.csr_matrix((np.ones(len(term_ids), dtype=np.int8), term_ids.copy(), offsets.copy()),
-                          shape=(len(offsets) - 1, n_terms))
-    pairs.sum_duplicates()
-    return np.bincount(pairs.indices, minlength=n_terms).astype(np.int64)
+    """Documents holding each term: the tokens grouped by term (a counting sort in C, documents
+    ascending within a term), counting where the document changes."""
+    by_doc = sp.csr_matrix((np.ones(len(term_ids), dtype=bool), term_ids, offsets), shape=(len(offsets) - 1, n_terms))
+    by_term = by_doc.tocsc()
+    docs, bounds = by_term.indices, by_term.indptr.astype(np.int64)
+    new = np.ones(len(docs), dtype=bool)
+    np.not_equal(docs[1:], docs[:-1], out=new[1:])
+    new[bounds[:-1][bounds[:-1] < len(docs)]] = True  # each term's first token
+    counted = np.concatenate([[0], np.cumsum(new, dtype=np.int64)])
+    return counted[bounds[1:]] - counted[bounds[:-1]]
+
+
+#: Vocabularies are merged as fixed-width bytes (C sorting) when no term is longer than this; as
+#: Python strings otherwise, so one very long term cannot make every row that wide.
+_BYTES_UP_TO = 64
+
+
+def _merged_vocabulary(vocabularies: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """For the shards' vocabularies concatenated, each term's position in their sorted union."""
+    lengths = np.concatenate([np.diff(offsets) for _, offsets in vocabularies])
+    if len(lengths) and lengths.max() <= _BYTES_UP_TO:
+        words = [blob.tobytes() for blob, _ in vocabularies]
+        bounds = [offsets.tolist() for _, offsets in vocabularies]
+        rows = [data[a:b] for data, cut in zip(words, bounds) for a, b in zip(cut[:-1], cut[1:])]
+        if not any(row.endswith(b"\0") for row in rows):  # numpy's bytes drop trailing NULs
+            # UTF-8 byte order is code point order: the vocabularies' own order
+            return np.unique(np.array(rows, dtype=f"S{max(1, int(lengths.max()))}"), return_inverse=True)[1]
+    terms = np.array([w for blob, offsets in vocabularies for w in unpack_strings(blob, offsets)], dtype=object)
+    return np.unique(terms, return_inverse=True)[1]
 
 
 class BM25Sharding:
@@ -93,14 +116,13 @@ class BM25Sharding:
         """The collection's N and total length, and per shard the collection's df of its terms."""
         n_docs = sum(s.n_docs for s in statistics)
         total_length = sum(s.total_length for s in statistics)
-        words = [np.array(unpack_strings(*s.vocabulary), dtype=object) for s in statistics]
-        if not any(len(w) for w in words):
+        sizes = [len(s.vocabulary[1]) - 1 for s in statistics]
+        if not sum(sizes):
             return [CollectionStatistics(n_docs, total_length, np.zeros(0, dtype=np.int64)) for _ in statistics]
-        # np.unique sorts object arrays with Python's comparison: code point order, as the vocabularies
-        _, term = np.unique(np.concatenate(words), return_inverse=True)
+        term = _merged_vocabulary([s.vocabulary for s in statistics]).reshape(-1)
         df = np.zeros(int(term.max()) + 1, dtype=np.int64)
         np.add.at(df, term, np.concatenate([s.df for s in statistics]))
-        bounds = np.cumsum([0, *map(len, words)])
+        bounds = np.cumsum([0, *sizes])
         return [CollectionStatistics(n_docs, total_length, df[term[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
 
     def index_shard(self, state: ShardTokens, statistics: CollectionStatistics) -> ShardIndex:

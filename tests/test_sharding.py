@@ -332,3 +332,22 @@ def test_a_worker_reading_other_documents_than_the_client_stops_with_a_fix() -> 
             FolderShard(origin, 3, 9, shard_of(corpus, 3, 10).content_hash()).load()
     finally:
         forget_loaded()
+
+
+def test_a_worker_reads_its_shard_of_a_beir_folder_from_the_lines_of_corpus_jsonl(tmp_path) -> None:
+    from harness.engines.shard_tasks import FolderShard, forget_loaded
+    from retrievers.sharding import shard_of
+
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    lines = [json.dumps({"_id": f"d{n}", "title": "T" if n % 2 else "", "text": f"text {n}"}) for n in range(7)]
+    (folder / "corpus.jsonl").write_text("\n".join(lines[:3]) + "\n\n  \n" + "\n".join(lines[3:]) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": "text"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\td4\t1\n")
+    corpus = load_dataset(str(folder)).corpus
+    origin = DatasetOrigin(str(folder), None, "test", False)
+    for start, stop in ((0, 3), (2, 5), (5, 7)):  # blank lines between records 2 and 3 are not documents
+        shard = FolderShard(origin, start, stop, shard_of(corpus, start, stop).content_hash()).load()
+        assert (shard.ids, shard.texts, shard.titles) == (corpus.ids[start:stop], corpus.texts[start:stop],
+                                                          corpus.titles[start:stop])
+    forget_loaded()

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from corpora import Corpus, Queries, RetbenchError, load_dataset
+from corpora import FORMATS, Corpus, Queries, RetbenchError, load_dataset
+from corpora.beir import read_corpus_jsonl
+from corpora.loading import detect_format, resolve_corpus
 from harness.engines.base import DatasetOrigin
 from retrievers.sharding import ShardFit, ShardHits, shard_of
 
@@ -32,13 +34,15 @@ class FolderShard:
     content_hash: str
 
     def load(self) -> Corpus:
-        corpus = _LOADED.get(self.origin)
-        if corpus is None:
-            _LOADED.clear()
-            corpus = load_dataset(self.origin.location, format=self.origin.format, split=self.origin.split,
-                                  allow_unmatched_judgments=self.origin.allow_unmatched_judgments).corpus
-            _LOADED[self.origin] = corpus
-        shard = shard_of(corpus, self.start, self.stop)
+        shard = _beir_lines(self.origin, self.start, self.stop)
+        if shard is None:
+            corpus = _LOADED.get(self.origin)
+            if corpus is None:
+                _LOADED.clear()
+                corpus = load_dataset(self.origin.location, format=self.origin.format, split=self.origin.split,
+                                      allow_unmatched_judgments=self.origin.allow_unmatched_judgments).corpus
+                _LOADED[self.origin] = corpus
+            shard = shard_of(corpus, self.start, self.stop)
         if shard.content_hash() != self.content_hash:
             raise RetbenchError(
                 f"corpus {self.origin.location}: documents {self.start}..{self.stop - 1} as a worker read them differ "
@@ -55,6 +59,16 @@ class ShippedShard:
 
     def load(self) -> Corpus:
         return self.corpus
+
+
+def _beir_lines(origin: DatasetOrigin, start: int, stop: int) -> Corpus | None:
+    """The shard read straight from the lines of a BEIR folder's ``corpus.jsonl`` (the other lines are
+    not parsed), or None for another layout, which is loaded whole and cut."""
+    folder = resolve_corpus(origin.location)
+    layout = FORMATS[origin.format] if origin.format is not None else detect_format(folder)
+    if layout.name != "beir":
+        return None
+    return read_corpus_jsonl(folder / "corpus.jsonl", folder.name, start, stop)
 
 
 def forget_loaded() -> None:
