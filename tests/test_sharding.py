@@ -351,3 +351,22 @@ def test_a_worker_reads_its_shard_of_a_beir_folder_from_the_lines_of_corpus_json
         assert (shard.ids, shard.texts, shard.titles) == (corpus.ids[start:stop], corpus.texts[start:stop],
                                                           corpus.titles[start:stop])
     forget_loaded()
+
+
+def test_the_scale_out_guide_names_the_protocol_and_the_options_as_they_are(runner) -> None:
+    import re
+    from pathlib import Path
+
+    from retrievers.sharding import ShardedRetriever
+
+    repo = Path(__file__).resolve().parents[1]
+    guide = (repo / "docs" / "scale-out.md").read_text(encoding="utf-8")
+    block = re.search(r"### Your own retriever.*?```python\n(.*?)```", guide, re.S).group(1)
+    protocol = [name for name, value in vars(ShardedRetriever).items() if callable(value) and not name.startswith("_")]
+    assert re.findall(r"def (\w+)\(", block) == [*protocol, "score_shard"]
+    assert all(hasattr(BM25, name) for name in (*protocol, "score_shard"))
+    help_text = runner.invoke(main, ["compare", "--help"]).output
+    for option in sorted(set(re.findall(r"bench compare [^\n`]*", guide))):
+        for flag in re.findall(r"--[a-z-]+", option):
+            assert flag in help_text, flag
+    assert "(docs/scale-out.md)" in (repo / "README.md").read_text(encoding="utf-8")
