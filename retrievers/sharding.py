@@ -87,8 +87,16 @@ class ShardedRetriever(Protocol):
 
 
 def is_sharded(retriever: object) -> bool:
-    """Whether ``retriever`` implements :class:`ShardedRetriever`."""
-    return isinstance(retriever, ShardedRetriever)
+    """Whether ``retriever`` is fitted in shards while an engine places them: it implements
+    :class:`ShardedRetriever`, and its class does not override ``fit``, ``search`` or ``score`` of the
+    class that implements the protocol (a subclass's override would be skipped by the shards, so
+    such a subclass runs where the harness runs)."""
+    if not isinstance(retriever, ShardedRetriever):
+        return False
+    cls = type(retriever)
+    provider = next(c for c in cls.__mro__ if "search_shard" in vars(c))
+    owner = [c for c in cls.__mro__ if issubclass(c, provider) and c is not provider][-1:] or [provider]
+    return all(getattr(cls, method, None) is getattr(owner[0], method, None) for method in ("fit", "search", "score"))
 
 
 def shard_bounds(n_docs: int, n_shards: int) -> list[tuple[int, int]]:

@@ -370,3 +370,35 @@ def test_the_scale_out_guide_names_the_protocol_and_the_options_as_they_are(runn
         for flag in re.findall(r"--[a-z-]+", option):
             assert flag in help_text, flag
     assert "(docs/scale-out.md)" in (repo / "README.md").read_text(encoding="utf-8")
+
+
+class CutBM25(BM25):
+    """A subclass whose own search the shards would skip: it must run on the client."""
+
+    name = "cut-bm25-test"
+
+    def search(self, queries: Queries, k: int):
+        return super().search(queries, 1)
+
+
+class PlainBM25(BM25):
+    name = "plain-bm25-test"
+
+
+def test_a_subclass_that_overrides_search_runs_on_the_client_and_one_that_does_not_is_sharded(tmp_path) -> None:
+    assert is_sharded(PlainBM25()) and not is_sharded(CutBM25())
+    data = load_dataset("article")
+    here = compare([CutBM25(), PlainBM25()], data, ["mrr", "recall@5"])
+    placed_run = compare([CutBM25(), PlainBM25()], data, ["mrr", "recall@5"], engine=InProcessEngine())
+    assert placed_run.engine["on_client"] == ["cut-bm25-test"] and placed_run.engine["sharded"] == ["plain-bm25-test"]
+    assert here.summary.to_csv() == placed_run.summary.to_csv()
+    assert placed_run.systems[0].run.lengths().max() == 1  # its own search ran
+
+
+def test_importing_the_engines_imports_no_dask() -> None:
+    import subprocess
+
+    code = "import sys, harness.engines, harness.cli.compare\nprint(sorted({'dask', 'distributed'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
