@@ -22,7 +22,8 @@ only when each shard computes every document's score with the same floating-poin
 same order as the whole index does: a retriever opts in by implementing the protocol, and proves it
 with :func:`sharded_search` (the protocol run in this process), equal byte for byte to its own
 ``search``. A retriever without the protocol is fitted and searched where the harness runs, as
-always. The retriever is copied unfitted (:func:`unfitted_copy`) and pickled to the workers, so the
+always, and so is a subclass that overrides ``fit``, ``search`` or ``score`` of the class implementing
+the protocol (:func:`is_sharded`). The retriever is copied unfitted (:func:`unfitted_copy`) and pickled to the workers, so the
 methods must not rely on anything ``fit`` would set.
 
 While an engine runs, a :class:`Placement` is installed (:func:`placed`); the seam

@@ -28,9 +28,9 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib.util import find_spec
-from typing import Any, Callable
+from typing import Any
 
 import scipy.sparse as sp
 
@@ -121,12 +121,11 @@ class DaskEngine(Engine):
             self._client = None
         self._owned = []
 
-    def _where(self) -> str:
-        if self.scheduler is not None:
-            return self.scheduler
-        if self._owned:
+    def _where(self, client: Any) -> str:
+        """The manifest's ``scheduler``: the address joined, or that the run started its own cluster."""
+        if self.scheduler is None and self._owned:
             return "a local cluster of worker processes started for this run"
-        return str(getattr(self._client, "scheduler_info", lambda: {})().get("address", "a client given to the engine"))
+        return str(client.scheduler.address)
 
     # ----- one comparison ------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -136,7 +135,7 @@ class DaskEngine(Engine):
 
         client = self.client()
         workers = len(client.scheduler_info()["workers"])
-        record = EngineRecord(self.name, {"scheduler": self._where(), "workers": workers,
+        record = EngineRecord(self.name, {"scheduler": self._where(client), "workers": workers,
                                           "shards": self.shards or max(1, workers),
                                           "versions": {"dask": dask.__version__, "distributed": distributed.__version__},
                                           "note": "retrievers with the sharding protocol (retrievers.sharding) are "
