@@ -160,3 +160,19 @@ def test_dense_runs_on_the_client_and_gives_the_same_bytes(tmp_path, client, ass
     local, dask, engine = both(tmp_path, client, "bm25,dense,rrf(bm25,dense)", "article", ARTICLE_METRICS)
     assert_same_results(local, dask)
     assert "dense" in engine["on_client"]
+
+
+def test_an_engine_named_by_a_string_starts_a_local_cluster_and_stops_it(tmp_path, assert_same_results) -> None:
+    import gc
+
+    def running() -> set[int]:
+        gc.collect()
+        return {id(c) for c in gc.get_objects() if isinstance(c, distributed.LocalCluster) and c.status.name == "running"}
+
+    already = running()  # the module's cluster, when another test started it
+    local = compare(["bm25"], "article", ["mrr"]).write(tmp_path / "local")
+    result = compare(["bm25"], "article", ["mrr"], engine="dask", workers=2)
+    assert result.engine["scheduler"] == "a local cluster of worker processes started for this run"
+    assert result.engine["workers"] == 2
+    assert_same_results(local, result.write(tmp_path / "dask"))
+    assert running() <= already
