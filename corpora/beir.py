@@ -15,13 +15,15 @@ def looks_like_beir(folder: Path) -> bool:
     return (folder / "corpus.jsonl").is_file() and (folder / "queries.jsonl").is_file()
 
 
-def read_corpus_jsonl(path: Path, name: str) -> Corpus:
+def read_corpus_jsonl(path: Path, name: str, start: int = 0, stop: int | None = None) -> Corpus:
+    """The documents of ``corpus.jsonl``; with ``start``/``stop``, only documents ``start:stop``
+    (a worker's shard: the other lines are not parsed)."""
     ids: list[str] = []
     texts: list[str] = []
     titles: list[str] = []
     metadata: list[dict] = []
     seen = UniqueIds("document id", fix="give every document a unique id")
-    for number, record in read_jsonl(path):
+    for number, record in read_jsonl(path, start, stop):
         doc_id = require_id(path, number, record)
         seen.add(doc_id, path, number)
         ids.append(doc_id)

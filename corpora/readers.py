@@ -38,11 +38,18 @@ def read_text_lines(path: Path) -> Iterator[tuple[int, str]]:
         yield number, line.rstrip("\r")
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line of a JSON Lines file."""
+def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank line of a JSON Lines file; with ``start``/``stop``,
+    only records ``start:stop`` (counted over the non-blank lines): the others are not parsed."""
+    record_number = -1
     for number, line in read_text_lines(path):
         if not line.strip():
             continue
+        record_number += 1
+        if record_number < start:
+            continue
+        if stop is not None and record_number >= stop:
+            return
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:

@@ -31,6 +31,7 @@ import pandas as pd
 
 from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_analyzer, load_dataset,
                      load_facets_file, with_facets)
+from corpora.loading import source_of
 from corpora.progress import Callback, Renderer
 # under other names: compare's ``progress`` parameter would shadow the module
 from corpora.progress import rendering as _rendering
@@ -38,7 +39,8 @@ from corpora.progress import task as _task
 from harness.comparison import CompareResult
 from harness.record import CompareConfig, SystemResult
 from harness.diagnosis import Failure, diagnose
-from harness.evaluation import FIRST_RELEVANT_RANK, mean_over_queries
+from harness.engines import DatasetOrigin, Engine, resolve_engine
+from harness.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries
 from harness.evaluation import evaluate as _evaluate
 from harness.facets import select_facets
 from harness.inputs import (CacheChoice, Systems, check_confidence_from, check_dataset_argument, check_facets_file,
@@ -90,7 +92,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             confidence_from: str = "score", retrieval_k: int = DEFAULT_RETRIEVAL_K, cache: CacheChoice = False,
             progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
             allow_unmatched_judgments: bool | None = None,
-            on_loaded: Callable[[Dataset], None] | None = None) -> CompareResult:
+            on_loaded: Callable[[Dataset], None] | None = None, engine: str | Engine = "local",
+            scheduler: str | None = None, workers: int | None = None) -> CompareResult:
     """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
     leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.readings`).
 
@@ -120,6 +123,12 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     as :class:`harness.Reporter` (the terminal line of ``bench compare``) or a function
     ``(label, done, total)``; None shows nothing unless the caller installed a renderer with
     :func:`corpora.progress.rendering`. ``on_loaded`` hears the dataset before the first fit.
+    ``engine``: where the work runs, a name of :data:`harness.engines.ENGINES` (``"local"``, this
+    process; ``"dask"``, a Dask cluster: ``scheduler`` an address such as ``tcp://HOST:8786``, else
+    ``workers`` local processes, started and stopped by this call) or an
+    :class:`~harness.engines.Engine` object, which the caller keeps (and closes). An engine never
+    changes a number: the result is the same, and so is its folder but for the manifest's times and
+    ``engine`` record (``docs/scale-out.md``).
 
     Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
     ids), so a mistake is a :class:`~corpora.RetbenchError` before any fitting. Writes nothing: see
@@ -143,6 +152,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         raise RetbenchError(f"--baseline {baseline!r} is not among the systems ({', '.join(labels)}). "
                             "Fix: name one of them")
     check_dataset_argument(dataset, format, split, allow_unmatched_judgments)
+    runner, owned = resolve_engine(engine, scheduler, workers)
     fitted_states = index_cache(cache)
     loaded = not isinstance(dataset, Dataset)
     config = CompareConfig(
@@ -157,7 +167,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         cache=fitted_states.root is not None)
 
     # None: whatever renderer the caller's context holds (silent unless it installed one)
-    with _rendering(progress) if progress is not None else contextlib.nullcontext():
+    with _rendering(progress) if progress is not None else contextlib.nullcontext(), \
+            contextlib.closing(runner) if owned else contextlib.nullcontext():
         if isinstance(dataset, Dataset):
             data = dataset
             check_writable_ids(data)  # loaders refuse such ids at their file and line; memory went through none
@@ -171,8 +182,23 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             select_facets(data.queries, data.queries.ids, facet_names)
         if on_loaded is not None:
             on_loaded(data)
-        return _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,
-                    [*data.warnings, *depth_warnings], notes)
+        origin = _origin(dataset, format, config.split, bool(allow_unmatched_judgments)) if loaded else None
+        with runner.running(data.corpus, origin) as record:
+            result = _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,
+                          [*data.warnings, *depth_warnings], notes)
+        result.engine = record.describe()
+        return result
+
+
+def _origin(dataset: str | PathLike[str], format: str | None, split: str | None,
+            allow_unmatched_judgments: bool) -> DatasetOrigin | None:
+    """Where a worker can load the dataset itself: a folder (absolute: workers start elsewhere) or a
+    bundled name; None for a source id (``irds:``), whose documents are shipped instead."""
+    if source_of(str(dataset)) is not None:
+        return None
+    path = Path(dataset)
+    location = str(path.resolve()) if path.exists() else str(dataset)
+    return DatasetOrigin(location, format, split or "test", allow_unmatched_judgments)
 
 
 def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], path: Path) -> Dataset:
@@ -212,7 +238,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
                 run = as_run(retriever.search(queries, config.depth), dataset.corpus, queries, retriever.label)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
-        frame = _evaluate(run, dataset.qrels, metrics, query_ids, config.rel_threshold)
+        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
     names = [m.name for m in metrics]

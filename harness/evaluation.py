@@ -25,10 +25,11 @@ from corpora import JudgmentArrays, Qrels, Run, is_relevant
 from corpora.id_hashes import group_salts, pair_hashes
 from harness.batch_metrics import _first_relevant, first_relevant_ranks
 from harness.metrics import Metric, batch_metric
+from harness.parallel import current_mapper
 from harness.ranked_grades import RankedGrades
 
-__all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "RankedGrades", "batch_metric", "evaluate", "first_relevant_ranks",
-           "mean_over_queries", "rank_grades"]
+__all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "RankedGrades", "batch_metric", "evaluate", "evaluate_in_partitions",
+           "first_relevant_ranks", "mean_over_queries", "rank_grades"]
 
 FIRST_RELEVANT_RANK = "first_relevant_rank"
 #: trec_eval's per-query counts: retrieved (after the depth cut), relevant judged, relevant retrieved.
@@ -191,6 +192,52 @@ def evaluate(run: Run, qrels: Qrels | Mapping[str, Mapping[str, int]], metrics: 
         frame["num_rel"] = data.n_relevant
         frame["num_rel_ret"] = np.bincount(data.rows[data.entry_relevant], minlength=data.n_queries)
     return frame
+
+
+def evaluate_in_partitions(run: Run, qrels: Qrels, metrics: Sequence[Metric], query_ids: Sequence[str],
+                           rel_threshold: int = 1) -> pd.DataFrame:
+    """:func:`evaluate`, cut into contiguous partitions of ``query_ids`` that run on an engine's
+    workers when one is installed (:mod:`harness.parallel`); here, one call as :func:`evaluate`.
+
+    A query's values depend only on its own entries and judgments, taken in the same order in a
+    partition as in the whole, so the frame is the same bit for bit.
+    """
+    mapper = current_mapper()
+    query_ids = [str(q) for q in query_ids]
+    parts = min(mapper.partitions, len(query_ids)) if mapper is not None else 1
+    if parts <= 1:
+        return evaluate(run, qrels, metrics, query_ids, rel_threshold)
+    bounds = [len(query_ids) * p // parts for p in range(parts + 1)]
+    pieces = [query_ids[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    items = [(_run_of(run, piece), _qrels_of(qrels, piece), piece) for piece in pieces]
+    frames = mapper.map(_evaluate_partition, items, (list(metrics), rel_threshold))  # type: ignore[union-attr]
+    return pd.concat(frames)
+
+
+def _evaluate_partition(shared: tuple[list[Metric], int], item: tuple[Run, Qrels, list[str]]) -> pd.DataFrame:
+    metrics, rel_threshold = shared
+    run, qrels, query_ids = item
+    return evaluate(run, qrels, metrics, query_ids, rel_threshold)
+
+
+def _run_of(run: Run, query_ids: list[str]) -> Run:
+    """The rankings of ``query_ids`` that ``run`` holds, over only the doc ids they use (less to ship)."""
+    position = {q: j for j, q in enumerate(run.query_ids)}
+    rows = [position[q] for q in query_ids if q in position]
+    starts, stops = run.offsets[rows], run.offsets[np.array(rows, dtype=np.int64) + 1]
+    entries = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), stops.tolist())]) if rows \
+        else np.empty(0, dtype=np.int64)
+    used, doc_index = np.unique(run.doc_index[entries], return_inverse=True)
+    offsets = np.concatenate([[0], np.cumsum(stops - starts)]).astype(np.int64)
+    return Run([run.query_ids[r] for r in rows], run.doc_ids[used], offsets, doc_index.reshape(-1),
+               run.scores[entries], run.doc_hashes[used])
+
+
+def _qrels_of(qrels: Qrels, query_ids: list[str]) -> Qrels:
+    """The judgments of ``query_ids``, in the order ``qrels`` holds them."""
+    table = qrels.arrays
+    keep = np.isin(table.query_ids, np.array(query_ids, dtype=object))
+    return Qrels.from_arrays(table.query_ids[keep], table.doc_ids[keep], table.grades[keep])
 
 
 def mean_over_queries(values: Iterable[float]) -> float:

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from harness.statistics import Comparison, bootstrap_indices, percentile_interval
+from harness.statistics import Comparison, over_resamples, percentile_interval
 
 __all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "leaderboard", "leaderboards", "tie_groups"]
 
@@ -68,6 +68,11 @@ def bootstrap_ranks(values: np.ndarray, index_chunks: Iterable[np.ndarray]) -> n
     values = np.asarray(values, dtype=np.float64)
     blocks = [_ranks(values[rows].mean(axis=1)) for rows in index_chunks]
     return np.concatenate(blocks) if blocks else np.empty((0, values.shape[1]))
+
+
+def _chunk_ranks(values: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray]:
+    """Each metric's (resamples x systems) ranks over one chunk of resampled query indices."""
+    return [bootstrap_ranks(table, [rows]) for table in values]
 
 
 def _comparison(comparisons: Sequence[Comparison], metric: str, a: str, b: str) -> Comparison:
@@ -121,11 +126,9 @@ def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: S
         raise ValueError("per_query: every system must be evaluated on the same queries")
     # one contiguous (queries x systems) array per metric: the resampled rows are gathered from it
     values = [np.column_stack([rows[m].to_numpy(dtype=np.float64) for rows in by_system]) for m in metrics]
-    blocks: list[list[np.ndarray]] = [[] for _ in metrics]
     n_queries = len(by_system[0]) if systems else 0
-    for rows in bootstrap_indices(n_queries, n_samples, seed):
-        for k, table in enumerate(values):
-            blocks[k].append(bootstrap_ranks(table, [rows]))
+    chunks = over_resamples(_chunk_ranks, values, n_queries, n_samples, seed)  # here, or on an engine's workers
+    blocks = [[chunk[k] for chunk in chunks] for k in range(len(metrics))]
     frames = []
     for k, metric in enumerate(metrics):
         ranks = np.concatenate(blocks[k])

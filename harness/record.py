@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -117,6 +118,8 @@ class CompareRecord:
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
     #: the metrics card's retrievalMetrics per (system, query) at ``config.retrieval_k``, and its rollups
     retrieval: RetrievalMetrics | None = None
+    #: where the work ran (:meth:`harness.engines.EngineRecord.describe`): the manifest's ``engine``
+    engine: dict[str, Any] = field(default_factory=lambda: {"name": "local"})
 
     @property
     def duplicates(self) -> pd.DataFrame:

@@ -9,7 +9,7 @@ Everything but the manifest's times is a pure function of the inputs and the see
 
 | file | content |
 |---|---|
-| manifest.json | run id, time, command line, versions, hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
+| manifest.json | run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
 | summary.csv | system, one column per metric as requested |
 | per_query.csv | system, query_id, one column per metric, first_relevant_rank (empty when none) |
 | comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, queries_needed |
@@ -225,6 +225,7 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "retbench": _version("retbench"), "python": platform.python_version(),
             **{p: _version(p) for p in ("numpy", "scipy", "scikit-learn", "pandas", "click")},
         },
+        "engine": result.engine,
         "corpus": {
             "name": dataset.name, "source": str(dataset.source),
             "content_hash": hashes["documents"],

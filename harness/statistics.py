@@ -16,13 +16,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from harness.parallel import current_mapper
 
 _CHUNK_CELLS = 1 << 20  # resample x query cells drawn at once; bounds peak memory
 _SLICE = 1 << 16  # resample x query cells averaged at once (the temporaries fit a core's cache)
 
 Progress = Callable[[int, int], None]
+
+
+def _rows_per_chunk(n_queries: int) -> int:
+    return max(1, _CHUNK_CELLS // max(1, n_queries))
+
+
+def _draw_indices(rng: np.random.Generator, rows: int, n_queries: int) -> np.ndarray:
+    return rng.integers(0, n_queries, size=(rows, n_queries))
+
+
+def _draw_sign_bytes(rng: np.random.Generator, rows: int, n_queries: int) -> np.ndarray:
+    return rng.integers(0, 256, size=(rows, (n_queries + 7) // 8), dtype=np.uint8)
 
 
 def bootstrap_indices(n_queries: int, n_samples: int, seed: int) -> Iterator[np.ndarray]:
@@ -35,9 +50,69 @@ def bootstrap_indices(n_queries: int, n_samples: int, seed: int) -> Iterator[np.
     10,000 resamples x 10,000 queries (``benchmarks/bootstrap_speed.py``, medians of 9).
     """
     rng = np.random.default_rng(seed)
-    rows = max(1, _CHUNK_CELLS // max(1, n_queries))
+    rows = _rows_per_chunk(n_queries)
     for start in range(0, n_samples, rows):
-        yield rng.integers(0, n_queries, size=(min(rows, n_samples - start), n_queries))
+        yield _draw_indices(rng, min(rows, n_samples - start), n_queries)
+
+
+def over_stream(function: Callable[[Any, np.ndarray], Any], shared: Any, rng: np.random.Generator, n_rows: int,
+                n_queries: int, draw: Callable[[np.random.Generator, int, int], np.ndarray],
+                progress: Progress | None = None) -> list[Any]:
+    """``function(shared, chunk)`` for each chunk of ``n_rows`` rows drawn from ``rng`` by ``draw``
+    (``draw(rng, rows, n_queries)``, :data:`_CHUNK_CELLS` cells a chunk), in order.
+
+    Here, chunk after chunk. With an engine's chunk mapper (:mod:`harness.parallel`), the chunks run
+    on its workers: the generator's whole state is recorded at the start of each chunk (PCG64's
+    position and its buffered half word) and the chunk drawn past, and a worker draws the chunk again
+    from that state, the same rows bit for bit. (Jumping ahead instead is not exact: ``integers``
+    rejects a data-dependent number of words, so where chunk i starts is known only by drawing.)
+    """
+    rows = _rows_per_chunk(n_queries)
+    sizes = [min(rows, n_rows - start) for start in range(0, n_rows, rows)]
+    mapper = current_mapper()
+    if mapper is None:
+        out, done = [], 0
+        for size in sizes:
+            out.append(function(shared, draw(rng, size, n_queries)))
+            done += size
+            if progress is not None:
+                progress(done, n_rows)
+        return out
+    starts = []
+    for size in sizes:
+        starts.append((rng.bit_generator.state, size))
+        draw(rng, size, n_queries)
+    out = mapper.map(_redrawn, starts, (function, shared, draw, n_queries))
+    if progress is not None:
+        progress(n_rows, n_rows)
+    return out
+
+
+def _redrawn(shared: tuple[Callable[[Any, np.ndarray], Any], Any, Callable[..., np.ndarray], int],
+             start: tuple[dict[str, Any], int]) -> Any:
+    """One chunk of :func:`over_stream`, drawn again from the generator state at its start."""
+    function, payload, draw, n_queries = shared
+    state, size = start
+    rng = np.random.Generator(np.random.PCG64())
+    rng.bit_generator.state = state
+    return function(payload, draw(rng, size, n_queries))
+
+
+def over_resamples(function: Callable[[Any, np.ndarray], Any], shared: Any, n_queries: int, n_samples: int, seed: int,
+                   progress: Progress | None = None) -> list[Any]:
+    """``function(shared, rows)`` for each chunk ``rows`` of :func:`bootstrap_indices`, in order,
+    here or on an engine's workers (:func:`over_stream`)."""
+    return over_stream(function, shared, np.random.default_rng(seed), n_samples, n_queries, _draw_indices, progress)
+
+
+def _resampled_means(differences: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The mean of each column of ``differences`` over each row of resampled query indices."""
+    group = max(1, _SLICE // max(1, differences.shape[0]))  # rows averaged at once
+    means = np.empty((len(rows), differences.shape[1]))
+    for at in range(0, len(rows), group):
+        part = rows[at:at + group]
+        means[at:at + len(part)] = differences[part].mean(axis=1)
+    return means
 
 
 def bootstrap_means(differences: np.ndarray, n_samples: int, seed: int,
@@ -54,17 +129,8 @@ def bootstrap_means(differences: np.ndarray, n_samples: int, seed: int,
     differences = np.asarray(differences, dtype=np.float64)
     if differences.ndim == 1:
         differences = differences[:, None]
-    n_queries = differences.shape[0]
-    means = np.empty((n_samples, differences.shape[1]))
-    group = max(1, _SLICE // max(1, n_queries))  # rows averaged at once
-    done = 0
-    for rows in bootstrap_indices(n_queries, n_samples, seed):
-        for at in range(0, len(rows), group):
-            part = rows[at:at + group]
-            means[done + at:done + at + len(part)] = differences[part].mean(axis=1)
-        done += len(rows)
-        if progress is not None:
-            progress(done, n_samples)
+    chunks = over_resamples(_resampled_means, differences, differences.shape[0], n_samples, seed, progress)
+    means = np.concatenate(chunks) if chunks else np.empty((0, differences.shape[1]))
     means.sort(axis=0)
     return means
 
@@ -120,17 +186,19 @@ def randomisation_p_values(differences: np.ndarray, n_samples: int, seed: int) -
     total = differences.sum(axis=0)
     observed = np.abs(total)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-    rows = max(1, _CHUNK_CELLS // max(1, n_queries))
-    extreme = np.zeros(differences.shape[1], dtype=np.int64)
-    tolerance = _tolerance(differences)
-    for start in range(0, n_samples, rows):
-        m = min(rows, n_samples - start)
-        bits = np.unpackbits(rng.integers(0, 256, size=(m, (n_queries + 7) // 8), dtype=np.uint8), axis=1)
-        positive = bits[:, :n_queries].astype(np.float64)
-        # a flip keeps d where the bit is 1 and negates it elsewhere: sum = 2 * kept - total
-        flipped = np.abs(2.0 * (positive @ differences) - total)
-        extreme += (flipped >= observed - tolerance).sum(axis=0)
+    counts = over_stream(_extreme_flips, (differences, total, observed - _tolerance(differences)), rng, n_samples,
+                         n_queries, _draw_sign_bytes)
+    extreme = np.sum(counts, axis=0, dtype=np.int64) if counts else np.zeros(differences.shape[1], dtype=np.int64)
     return (1.0 + extreme) / (1.0 + n_samples)
+
+
+def _extreme_flips(shared: tuple[np.ndarray, np.ndarray, np.ndarray], sign_bytes: np.ndarray) -> np.ndarray:
+    """Per column, how many of a chunk's sign flips give a |sum| at least the threshold."""
+    differences, total, threshold = shared
+    positive = np.unpackbits(sign_bytes, axis=1)[:, :differences.shape[0]].astype(np.float64)
+    # a flip keeps d where the bit is 1 and negates it elsewhere: sum = 2 * kept - total
+    flipped = np.abs(2.0 * (positive @ differences) - total)
+    return (flipped >= threshold).sum(axis=0)
 
 
 def _signed_sums(values: np.ndarray) -> np.ndarray:

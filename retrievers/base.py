@@ -15,6 +15,10 @@ comes out as :class:`RetrieverFailed`, naming the retriever, the method and the 
 which stays attached as ``__cause__`` for a traceback. What ``score`` returns is checked the moment
 it returns (:func:`~retrievers.output.check_scores`), so a fusion that calls its children's ``score`` directly gets the
 same check.
+
+While an engine runs, the guard also decides where a method runs: a retriever that implements the
+sharding protocol is fitted in shards on the engine's workers and answers ``search`` and ``score``
+from them (:mod:`retrievers.sharding`); every other retriever runs here, as written.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import scipy.sparse as sp
 from corpora import Corpus, Queries, RetbenchError, Run
 from retrievers.output import check_scores
 from retrievers.ranking import doc_id_order, top_k_rows
+from retrievers.sharding import SHARDS_ATTRIBUTE, Placement, current_placement, is_sharded
 
 #: The methods of a retriever whose exceptions are reported as :class:`RetrieverFailed`.
 GUARDED_METHODS = ("fit", "search", "score")
@@ -69,7 +74,8 @@ def _guarded(function: Callable[..., Any], method: str) -> Callable[..., Any]:
     @functools.wraps(function)
     def guarded(self: Retriever, *args: Any, **kwargs: Any) -> Any:
         try:
-            result = function(self, *args, **kwargs)
+            elsewhere = _placed_call(self, method)
+            result = function(self, *args, **kwargs) if elsewhere is None else elsewhere(*args, **kwargs)
         except (RetbenchError, MemoryError):
             raise  # already a message for the user; out of memory is the machine's limit, not a bug
         except Exception as exc:
@@ -81,6 +87,33 @@ def _guarded(function: Callable[..., Any], method: str) -> Callable[..., Any]:
 
     guarded.__retbench_guarded__ = True  # type: ignore[attr-defined]
     return guarded
+
+
+def _placed_call(retriever: Retriever, method: str) -> Callable[..., Any] | None:
+    """Where an engine runs this call (:mod:`retrievers.sharding`), or None: here, as written.
+
+    A ``fit`` while an engine's placement is installed goes to it when the retriever implements the
+    sharding protocol; a ``search`` or ``score`` of a retriever fitted so goes to its shards. A ``fit``
+    here lets go of the shards of an earlier one.
+    """
+    if method == "fit":
+        retriever.__dict__.pop(SHARDS_ATTRIBUTE, None)
+        placement = current_placement()
+        if placement is None:
+            return None
+        if not is_sharded(retriever):
+            placement.fitted_here(retriever)
+            return None
+        return functools.partial(_fit_in_shards, retriever, placement)
+    shards = retriever.__dict__.get(SHARDS_ATTRIBUTE)
+    return None if shards is None else getattr(shards, method)
+
+
+def _fit_in_shards(retriever: Retriever, placement: Placement, corpus: Corpus) -> Retriever:
+    shards = placement.fit(retriever, corpus)
+    Retriever.fit(retriever, corpus)
+    retriever.__dict__[SHARDS_ATTRIBUTE] = shards
+    return retriever
 
 
 class Retriever(ABC):
@@ -115,6 +148,9 @@ class Retriever(ABC):
 
         The default only remembers the corpus as ``self.corpus``; call it from an override.
         """
+        placement = current_placement()
+        if placement is not None and not is_sharded(self):
+            placement.fitted_here(self)  # this base fit is not guarded: a plugin may inherit it as it is
         self.corpus = corpus
         return self
 

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer, progress
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.base import Retriever, ScoreRetriever
+from retrievers.bm25_shards import BM25Sharding
 from retrievers.cache import State, fitted_state
 from retrievers.index import BM25Index
 from retrievers.ranking import doc_id_order
@@ -29,8 +30,9 @@ from retrievers.strings import SortedStrings, check_strings, pack_strings, unpac
 from retrievers.validation import check_float
 
 
-class BM25(ScoreRetriever):
-    """Okapi BM25 (Lucene idf, k1 = 1.2, b = 0.75 by default) over the chosen analyzer."""
+class BM25(BM25Sharding, ScoreRetriever):
+    """Okapi BM25 (Lucene idf, k1 = 1.2, b = 0.75 by default) over the chosen analyzer; it can be
+    fitted in shards of documents on a cluster (:mod:`retrievers.bm25_shards`)."""
 
     name = "bm25"
     #: Threads that score batches of queries side by side (scipy's sparse products release the GIL;

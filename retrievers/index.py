@@ -117,6 +117,22 @@ def _block_postings(offsets: np.ndarray, term_ids: np.ndarray,
     return df, docs, tf
 
 
+@dataclass(frozen=True)
+class CollectionStatistics:
+    """What BM25 needs of the whole collection when an index holds a shard of it: ``n_docs`` (N),
+    ``total_length`` (tokens of every document) and ``df``, the document frequency in the whole
+    collection of each term of the shard's vocabulary, by the shard's term id."""
+
+    n_docs: int
+    total_length: int
+    df: np.ndarray
+
+    def average_length(self) -> float:
+        """``total_length / n_docs``: bit for bit the mean of every document's length as one index
+        takes it (a sum of integers is exact in float64 below 2^53 tokens, and one division rounds)."""
+        return float(self.total_length) / self.n_docs if self.n_docs else 0.0
+
+
 @dataclass
 class BM25Index:
     """Postings of precomputed BM25 weights, in blocks of documents (see the module docstring).
@@ -136,10 +152,15 @@ class BM25Index:
 
     @classmethod
     def build(cls, offsets: np.ndarray, term_ids: np.ndarray, n_terms: int, k1: float = 1.2, b: float = 0.75,
-              block_docs: int = BLOCK_DOCS) -> BM25Index:
-        """Index documents given as token runs: doc ``d`` is ``term_ids[offsets[d]:offsets[d + 1]]``."""
+              block_docs: int = BLOCK_DOCS, collection: CollectionStatistics | None = None) -> BM25Index:
+        """Index documents given as token runs: doc ``d`` is ``term_ids[offsets[d]:offsets[d + 1]]``.
+
+        ``collection``: when these documents are a shard of a larger collection, its statistics, used
+        for idf and length normalisation instead of the shard's own (the weights are then the whole
+        index's, bit for bit).
+        """
         handed_over = [np.asarray(offsets, dtype=np.int64), np.asarray(term_ids, dtype=np.int32)]
-        return cls._index(handed_over, n_terms, k1, b, block_docs)
+        return cls._index(handed_over, n_terms, k1, b, block_docs, collection)
 
     @classmethod
     def from_texts(cls, texts: Sequence[str], analyzer: str, k1: float = 1.2, b: float = 0.75,
@@ -158,13 +179,17 @@ class BM25Index:
         return cls._index(handed_over, len(vocabulary), k1, b, BLOCK_DOCS), vocabulary
 
     @classmethod
-    def _index(cls, handed_over: list[np.ndarray], n_terms: int, k1: float, b: float, block_docs: int) -> BM25Index:
+    def _index(cls, handed_over: list[np.ndarray], n_terms: int, k1: float, b: float, block_docs: int,
+               collection: CollectionStatistics | None = None) -> BM25Index:
         """``handed_over`` = [offsets, term ids], emptied here: it may hold the only references."""
         offsets, term_ids = handed_over
         handed_over.clear()
         n_docs = len(offsets) - 1
         doc_len = np.diff(offsets).astype(np.float64)
-        avgdl = doc_len.mean() if n_docs else 0.0
+        if collection is None:
+            avgdl = doc_len.mean() if n_docs else 0.0
+        else:
+            avgdl = collection.average_length()
         norm = k1 * (1.0 - b + b * doc_len / avgdl) if avgdl > 0 else np.full(n_docs, k1)
         del doc_len
         blocks, df = [], np.zeros(n_terms, dtype=np.int64)
@@ -175,7 +200,7 @@ class BM25Index:
             df += block_df
             blocks.append((first_doc, block_df, docs, tf))
         del offsets, term_ids
-        idf = bm25_idf(n_docs, df)
+        idf = bm25_idf(n_docs, df) if collection is None else bm25_idf(collection.n_docs, collection.df)
         indptr = np.zeros((len(blocks), n_terms + 1), dtype=np.int64)
         all_docs, all_weights = [], []
         for number in range(len(blocks)):

@@ -27,3 +27,38 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is absent (a fresh clone has no real collections); these tests need it")
     return SHARED_DATA
+
+
+#: Manifest entries that differ between two runs of the same inputs: when, how it was called, where
+#: it ran and how long it took (engines change where work runs, never a result).
+VOLATILE_MANIFEST_KEYS = ("time", "run_id", "command_line", "engine")
+VOLATILE_SYSTEM_KEYS = ("fit_seconds", "search_seconds")
+
+
+def _same_results(first: Path, second: Path) -> None:
+    """Assert that two results folders hold the same bytes in every file, but for the run id (in
+    the folder name, and the lines of retrieval_metrics.jsonl) and the manifest's volatile entries."""
+    import json
+
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    for name in files:
+        a, b = (first / name).read_bytes(), (second / name).read_bytes()
+        if name.name == "manifest.json":
+            documents = [json.loads(a), json.loads(b)]
+            for document in documents:
+                for key in VOLATILE_MANIFEST_KEYS:
+                    document.pop(key)
+                for system in document["systems"]:
+                    for key in VOLATILE_SYSTEM_KEYS:
+                        system.pop(key)
+            assert documents[0] == documents[1]
+        else:
+            a, b = a.replace(first.name.encode(), b"RUN"), b.replace(second.name.encode(), b"RUN")
+            assert a == b, f"{name} differs"
+
+
+@pytest.fixture
+def assert_same_results():
+    """``assert_same_results(folder_a, folder_b)``: see :func:`_same_results`."""
+    return _same_results

@@ -61,6 +61,15 @@ PUBLIC = {
         "get_class",
         "register",
     ],
+    "harness.engines": [
+        "ENGINES",
+        "DaskEngine",
+        "DatasetOrigin",
+        "Engine",
+        "EngineRecord",
+        "LocalEngine",
+        "resolve_engine",
+    ],
     "harness": [
         "CompareResult",
         "Comparison",

@@ -21,6 +21,7 @@ from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.api import compare
 from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
+from harness.engines import ENGINES
 from harness.experiment import OptionKey, load_experiment
 from harness.facets import MAX_VALUES, MIN_QUERIES
 from harness.inputs import build_systems, resolve_metrics
@@ -173,6 +174,14 @@ class _Stdout:
               help="Folder of the index cache, where fitted retrievers are kept for the next run on the same "
                    "corpus [default: $RETBENCH_CACHE_DIR, else the user cache directory].")
 @click.option("--no-cache", is_flag=True, help="Fit every retriever from scratch; read and write no cache.")
+@click.option("--engine", type=click.Choice(list(ENGINES)), default="local", show_default=True,
+              help="Where the work runs: " + "; ".join(f"{name} = {cls.description}" for name, cls in ENGINES.items())
+                   + ". The results are the same bytes whatever the engine (docs/scale-out.md).")
+@click.option("--scheduler", default=None,
+              help="With --engine dask: the address of a running Dask scheduler, e.g. tcp://HOST:8786.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="With --engine dask and no --scheduler: worker processes of a local cluster started for the run "
+                   "[default: one per core].")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr (it only shows on a terminal).")
 @click.option("--show-failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="Failed queries printed per system in the diagnosis (the rest are counted); report.txt in "
@@ -188,7 +197,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             permutations: int, family: str, baseline: str | None,
             fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
             risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None,
-            cache_dir: Path | None, no_cache: bool, quiet: bool, show_failures: int, reports: str) -> None:
+            cache_dir: Path | None, no_cache: bool, engine: str, scheduler: str | None, workers: int | None,
+            quiet: bool, show_failures: int, reports: str) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
@@ -233,7 +243,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                      confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
                      progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
                      split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
-                     on_loaded=loaded)
+                     on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results

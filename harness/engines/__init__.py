@@ -1,0 +1,43 @@
+"""Engines: where :func:`harness.compare` runs its work (``bench compare --engine``).
+
+Declared once in :data:`ENGINES` (name -> class); ``--engine`` choices, its help and the "unknown
+engine" error read it. ``local`` runs everything in this process; ``dask`` on a Dask cluster
+(:mod:`harness.engines.dask_engine`, the optional ``dask`` extra, imported only when used). Engines
+change where work runs, never what it computes (:mod:`harness.engines.base`).
+"""
+
+from __future__ import annotations
+
+from harness.engines.base import DatasetOrigin, Engine, EngineRecord
+from harness.engines.dask_engine import DaskEngine
+from harness.engines.local import LocalEngine
+
+__all__ = ["ENGINES", "DaskEngine", "DatasetOrigin", "Engine", "EngineRecord", "LocalEngine", "resolve_engine"]
+
+#: ``--engine`` name -> engine class.
+ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (LocalEngine, DaskEngine)}
+
+
+def resolve_engine(engine: str | Engine, scheduler: str | None = None,
+                   workers: int | None = None) -> tuple[Engine, bool]:
+    """The engine to run on, and whether the caller owns it (made here from a name: close it after).
+
+    ``engine``: a name of :data:`ENGINES` or an :class:`Engine`. ``scheduler`` and ``workers`` are the
+    Dask engine's; given with another engine, they are an error rather than ignored.
+    """
+    from corpora import RetbenchError, UnknownNameError
+
+    if isinstance(engine, Engine):
+        if scheduler is not None or workers is not None:
+            raise RetbenchError("scheduler and workers are options of an engine named by a string; an engine object "
+                                "carries its own. Fix: pass them to DaskEngine(...)")
+        return engine, False
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise UnknownNameError("engine", str(engine), list(ENGINES))
+    if engine != DaskEngine.name and (scheduler is not None or workers is not None):
+        given = "--scheduler" if scheduler is not None else "--workers"
+        raise RetbenchError(f"{given} is an option of --engine dask, and the engine is {engine!r}. "
+                            "Fix: add --engine dask, or leave it out")
+    if engine == DaskEngine.name:
+        return DaskEngine(scheduler, workers), True
+    return ENGINES[engine](), True

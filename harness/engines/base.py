@@ -1,0 +1,73 @@
+"""The engine seam: where :func:`harness.compare` runs its work. Engines change where work runs, never
+what it computes: every engine writes the same results folder, byte for byte, but for the manifest's
+times and its ``engine`` record (which the configuration hash leaves out, for that reason).
+
+An engine is used for one comparison at a time through :meth:`Engine.running`, which installs, for
+the ``with`` block, a placement for the retrievers that implement the sharding protocol
+(:mod:`retrievers.sharding`) and a chunk mapper for the statistics and the evaluation
+(:mod:`harness.parallel`), and yields an :class:`EngineRecord` that says what ran where.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from corpora import Corpus
+
+__all__ = ["DatasetOrigin", "Engine", "EngineRecord"]
+
+#: Why the configuration hash leaves the engine out (the manifest's engine record says it).
+HASH_NOTE = "not part of the configuration hash: an engine changes where work runs, never a result"
+
+
+@dataclass(frozen=True)
+class DatasetOrigin:
+    """Where a worker can load a dataset's documents itself: ``location`` is an absolute folder or a
+    bundled name, read with :func:`corpora.load_dataset` and these options."""
+
+    location: str
+    format: str | None
+    split: str
+    allow_unmatched_judgments: bool
+
+
+@dataclass
+class EngineRecord:
+    """What one comparison ran where, for the manifest's ``engine`` entry."""
+
+    name: str
+    details: dict[str, Any] = field(default_factory=dict)
+    sharded: set[str] = field(default_factory=set)  # labels of retrievers fitted in shards on the workers
+    here: set[str] = field(default_factory=set)  # labels of retrievers fitted where the harness runs
+
+    def describe(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"name": self.name, **self.details}
+        if self.sharded or self.name != "local":
+            record["sharded"] = sorted(self.sharded)
+            record["on_client"] = sorted(self.here - self.sharded)
+        record["configuration_hash"] = HASH_NOTE
+        return record
+
+
+class Engine(ABC):
+    """Where the work of :func:`harness.compare` runs. ``name`` is the key of ``--engine``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    @abstractmethod
+    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> AbstractContextManager[EngineRecord]:
+        """Run one comparison on ``corpus`` inside the ``with`` block; ``origin`` says where workers
+        can read its documents themselves (None: only here, so they are shipped)."""
+
+    def close(self) -> None:
+        """Let go of what the engine started (the default started nothing)."""
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,254 @@
+"""The Dask engine: ``bench compare --engine dask`` on a ``dask.distributed`` cluster.
+
+With ``scheduler`` (``tcp://HOST:8786``) it joins a running cluster; otherwise it starts a local one
+of ``workers`` processes (one thread each). On it:
+
+* every retriever that implements the sharding protocol (:mod:`retrievers.sharding`; BM25 does) is
+  fitted in shards of documents, one task per shard: the workers read their shard from the
+  dataset's folder themselves when it has one (:class:`~harness.engines.shard_tasks.FolderShard`),
+  else the shard's documents travel with the task; the shards' statistics come to the client, are
+  reduced once, and each shard's part goes back to be indexed; the indexes stay on the workers and
+  every search asks each shard for its top k, which the client merges (score descending, doc id
+  ascending). A retriever fitted twice with the same parameters on the same corpus (``bm25`` and
+  the ``bm25`` inside ``rrf``) is fitted once, as the index cache does here;
+* every other retriever is fitted and searched on the client, as with the local engine, and the
+  manifest's engine record lists it under ``on_client``;
+* the per-query evaluation runs in query partitions, and the bootstrap, the leaderboard's ranks and
+  the Monte Carlo sign flips in chunks, on the workers (:mod:`harness.parallel`).
+
+Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
+task again elsewhere when its worker dies, and the result is the same. The engine never changes a
+result: the folder it writes equals the local engine's, byte for byte, but for the manifest's times
+and engine record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from importlib.util import find_spec
+from typing import Any
+
+import scipy.sparse as sp
+
+from corpora import Corpus, Queries, RetbenchError
+from harness.engines import shard_tasks
+from harness.engines.base import DatasetOrigin, Engine, EngineRecord
+from harness.parallel import mapping
+from retrievers.sharding import Placement, ShardHits, Shards, placed, shard_bounds, shard_of, unfitted_copy
+
+__all__ = ["INSTALL_HINT", "DaskEngine"]
+
+INSTALL_HINT = "pip install 'retbench[dask]' (it brings dask[distributed])"
+#: Seconds to wait for a scheduler to answer, and for its first worker.
+CONNECT_TIMEOUT = 30
+
+
+def missing_dependency() -> str | None:
+    """What must be installed before the Dask engine can run, or None. Imports nothing."""
+    if find_spec("distributed") is None or find_spec("dask") is None:
+        return f"--engine dask needs dask.distributed, which is not installed. Fix: {INSTALL_HINT}"
+    return None
+
+
+class DaskEngine(Engine):
+    """Run on a Dask cluster: ``scheduler`` (an address) joins one, else ``workers`` local processes.
+
+    ``client``: an existing ``distributed.Client`` to use instead (the engine leaves it open).
+    ``shards``: shards per retriever (default: one per worker when the fit starts). Use it as a
+    context manager, or :meth:`close` it, to stop a cluster it started.
+    """
+
+    name = "dask"
+    description = "a Dask cluster: --scheduler tcp://HOST:8786, or --workers N local processes"
+
+    def __init__(self, scheduler: str | None = None, workers: int | None = None, *, shards: int | None = None,
+                 client: Any = None):
+        if scheduler is not None and workers is not None:
+            raise RetbenchError(f"--scheduler {scheduler} and --workers {workers} both given: --workers starts a "
+                                "local cluster, --scheduler joins a running one. Fix: give one of them")
+        for value, what in ((workers, "workers"), (shards, "shards")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise RetbenchError(f"The '{what}' parameter of the dask engine must be an int >= 1. Got {value!r} "
+                                    f"instead. Fix: pass e.g. {what}=2")
+        if scheduler is not None and not (isinstance(scheduler, str) and scheduler.strip()):
+            raise RetbenchError(f"--scheduler must be an address such as tcp://HOST:8786. Got {scheduler!r} instead. "
+                                "Fix: give the address the scheduler printed when it started")
+        problem = missing_dependency()
+        if problem:
+            raise RetbenchError(problem)
+        self.scheduler = scheduler
+        self.workers = workers
+        self.shards = shards
+        self._client = client
+        self._owned: list[Any] = []  # the client and cluster this engine started, closed by close()
+
+    # ----- the cluster ---------------------------------------------------------------------------
+    def client(self) -> Any:
+        """The ``distributed.Client``, connecting or starting the cluster on first use."""
+        if self._client is not None:
+            return self._client
+        from distributed import Client, LocalCluster
+
+        if self.scheduler is not None:
+            try:
+                client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
+            except (OSError, TimeoutError) as exc:
+                raise RetbenchError(f"--scheduler {self.scheduler}: no Dask scheduler answers there ({exc}). Fix: start "
+                                    "one with `dask scheduler` and give the address it prints") from None
+            self._owned.append(client)
+            try:
+                client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+            except TimeoutError:
+                raise RetbenchError(f"--scheduler {self.scheduler}: no worker joined within {CONNECT_TIMEOUT} s. Fix: "
+                                    f"start workers with `dask worker {self.scheduler}`") from None
+        else:
+            cluster = LocalCluster(n_workers=self.workers, processes=True, threads_per_worker=1,
+                                   dashboard_address=":0", silence_logs=logging.ERROR)
+            self._owned.append(cluster)
+            client = Client(cluster)
+            self._owned.insert(0, client)
+        self._client = client
+        return client
+
+    def close(self) -> None:
+        for thing in self._owned:
+            thing.close()
+        if self._owned:
+            self._client = None
+        self._owned = []
+
+    def _where(self, client: Any) -> str:
+        """The manifest's ``scheduler``: the address joined, or that the run started its own cluster."""
+        if self.scheduler is None and self._owned:
+            return "a local cluster of worker processes started for this run"
+        return str(client.scheduler.address)
+
+    # ----- one comparison ------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRecord]:
+        import dask
+        import distributed
+
+        client = self.client()
+        workers = len(client.scheduler_info()["workers"])
+        record = EngineRecord(self.name, {"scheduler": self._where(client), "workers": workers,
+                                          "shards": self.shards or max(1, workers),
+                                          "versions": {"dask": dask.__version__, "distributed": distributed.__version__},
+                                          "note": "retrievers with the sharding protocol (retrievers.sharding) are "
+                                                  "fitted in shards on the workers; the others on the client"})
+        placement = _DaskPlacement(client, corpus, origin, self.shards or max(1, workers), record)
+        try:
+            with placed(placement), mapping(_DaskMapper(client, max(1, workers))):
+                yield record
+        finally:
+            placement.release()
+
+
+class _DaskShards(Shards):
+    """A retriever's shard indexes on the workers, as futures."""
+
+    def __init__(self, client: Any, retriever: Any, corpus: Corpus, bounds: Sequence[tuple[int, int]],
+                 indexes: list[Any]):
+        super().__init__(str(retriever.label), corpus, bounds)
+        self.client = client
+        self.retriever = retriever
+        self.indexes = indexes
+        self.closed = False
+
+    def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+        if self.closed:
+            raise RetbenchError(f"retriever {self.label!r} was fitted on a Dask engine whose comparison has ended. "
+                                "Fix: fit it again (retriever.fit(corpus)) to search outside that comparison")
+        token = uuid.uuid4().hex[:12]
+        futures = [self.client.submit(task, self.retriever, index, *arguments, key=f"retbench-{what}-{n}-{token}")
+                   for n, index in enumerate(self.indexes)]
+        return self.client.gather(futures)
+
+    def search_parts(self, queries: Queries, k: int) -> list[ShardHits]:
+        return self._ask(shard_tasks.search_shard, "search-shard", queries, k)
+
+    def score_parts(self, queries: Queries) -> list[sp.csr_matrix]:
+        if not hasattr(self.retriever, "score_shard"):
+            raise RetbenchError(f"retriever {self.label!r} searches in shards but has no score_shard, which a fusion "
+                                "that normalises scores needs. Fix: implement score_shard, or fuse it with rrf")
+        return [sp.csr_matrix(part) for part in self._ask(shard_tasks.score_shard, "score-shard", queries)]
+
+    def close(self) -> None:
+        self.closed = True
+        self.indexes = []  # the last references: the scheduler lets the indexes go
+
+
+class _DaskPlacement(Placement):
+    """Fits the retrievers with the sharding protocol in shards on the cluster (module docstring)."""
+
+    def __init__(self, client: Any, corpus: Corpus, origin: DatasetOrigin | None, n_shards: int,
+                 record: EngineRecord):
+        self.client = client
+        self.corpus = corpus
+        self.origin = origin
+        self.n_shards = n_shards
+        self.record = record
+        self.fitted: dict[tuple[str, str, int], _DaskShards] = {}
+
+    def fitted_here(self, retriever: Any) -> None:
+        self.record.here.add(str(retriever.label))
+
+    def fit(self, retriever: Any, corpus: Corpus) -> Shards:
+        cls = type(retriever)
+        key = (f"{cls.__module__}.{cls.__qualname__}",
+               json.dumps(retriever.get_params(), sort_keys=True, default=repr), id(corpus))
+        self.record.sharded.add(str(retriever.label))
+        if key in self.fitted:
+            return self.fitted[key]
+        copy = unfitted_copy(retriever)
+        bounds = shard_bounds(len(corpus), self.n_shards)
+        sources = self._sources(corpus, bounds)
+        token = uuid.uuid4().hex[:12]
+        name = f"retbench-{cls.__name__.lower()}"
+        client = self.client
+        fits = [client.submit(shard_tasks.fit_shard, copy, source, key=f"{name}-fit-shard-{n}-{token}")
+                for n, source in enumerate(sources)]
+        statistics = client.gather([client.submit(shard_tasks.statistics_of, fit, key=f"{name}-statistics-{n}-{token}")
+                                    for n, fit in enumerate(fits)])
+        reduced = copy.reduce_statistics(statistics)
+        indexes = [client.submit(shard_tasks.index_shard, copy, fit, part, key=f"{name}-index-shard-{n}-{token}")
+                   for n, (fit, part) in enumerate(zip(fits, reduced))]
+        del fits  # the tokens go once the indexes exist (the scheduler keeps how to make them again)
+        for index in indexes:
+            index.result()  # wait, and raise a shard's error here, during the fit
+        if isinstance(sources[0], shard_tasks.FolderShard):
+            client.run(shard_tasks.forget_loaded)
+        shards = _DaskShards(client, copy, corpus, bounds, indexes)
+        self.fitted[key] = shards
+        return shards
+
+    def _sources(self, corpus: Corpus, bounds: list[tuple[int, int]]) -> list[Any]:
+        if self.origin is not None and corpus is self.corpus:
+            return [shard_tasks.FolderShard(self.origin, a, b, shard_of(corpus, a, b).content_hash()) for a, b in bounds]
+        return [shard_tasks.ShippedShard(shard_of(corpus, a, b)) for a, b in bounds]
+
+    def release(self) -> None:
+        for shards in self.fitted.values():
+            shards.close()
+        self.fitted = {}
+
+
+class _DaskMapper:
+    """Runs the chunks of :func:`harness.parallel.chunk_map` as tasks; the shared data is sent once."""
+
+    def __init__(self, client: Any, partitions: int):
+        self.client = client
+        self.partitions = partitions
+
+    def map(self, function: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any) -> list[Any]:
+        if not items:
+            return []
+        [common] = self.client.scatter([shared], broadcast=True, hash=False)
+        token = uuid.uuid4().hex[:12]
+        futures = self.client.map(shard_tasks.apply_chunk, list(items), function=function, shared=common,
+                                  key=[f"retbench-chunk-{n}-{token}" for n in range(len(items))])
+        return self.client.gather(futures)

@@ -1,0 +1,101 @@
+"""What an engine's workers run: pure functions of their arguments, so that a task lost with its
+worker is run again elsewhere with the same result. Imports nothing of the engine's library: a
+worker unpickles these by name.
+
+A shard's documents come either from the dataset's folder, read by the worker itself
+(:class:`FolderShard`: for folders on a file system every worker sees, and the bundled corpora), or
+with the task (:class:`ShippedShard`: a dataset that exists only in the client's memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from corpora import FORMATS, Corpus, Queries, RetbenchError, load_dataset
+from corpora.beir import read_corpus_jsonl
+from corpora.loading import detect_format, resolve_corpus
+from harness.engines.base import DatasetOrigin
+from retrievers.sharding import ShardFit, ShardHits, shard_of
+
+#: The corpus this worker process loaded last, by origin: the worker's shards of it are cut from one
+#: load. One entry, so a worker never holds two corpora.
+_LOADED: dict[DatasetOrigin, Corpus] = {}
+
+
+@dataclass(frozen=True)
+class FolderShard:
+    """Documents ``start:stop`` of the dataset at ``origin``, whose content hash the client computed."""
+
+    origin: DatasetOrigin
+    start: int
+    stop: int
+    content_hash: str
+
+    def load(self) -> Corpus:
+        shard = _beir_lines(self.origin, self.start, self.stop)
+        if shard is None:
+            corpus = _LOADED.get(self.origin)
+            if corpus is None:
+                _LOADED.clear()
+                corpus = load_dataset(self.origin.location, format=self.origin.format, split=self.origin.split,
+                                      allow_unmatched_judgments=self.origin.allow_unmatched_judgments).corpus
+                _LOADED[self.origin] = corpus
+            shard = shard_of(corpus, self.start, self.stop)
+        if shard.content_hash() != self.content_hash:
+            raise RetbenchError(
+                f"corpus {self.origin.location}: documents {self.start}..{self.stop - 1} as a worker read them differ "
+                "from the client's (the files changed during the run, or the workers see another copy). Fix: give "
+                "every worker the same copy of the folder, and leave it unchanged while bench compare runs")
+        return shard
+
+
+@dataclass(frozen=True)
+class ShippedShard:
+    """Documents that travel with the task."""
+
+    corpus: Corpus
+
+    def load(self) -> Corpus:
+        return self.corpus
+
+
+def _beir_lines(origin: DatasetOrigin, start: int, stop: int) -> Corpus | None:
+    """The shard read straight from the lines of a BEIR folder's ``corpus.jsonl`` (the other lines are
+    not parsed), or None for another layout, which is loaded whole and cut."""
+    folder = resolve_corpus(origin.location)
+    layout = FORMATS[origin.format] if origin.format is not None else detect_format(folder)
+    if layout.name != "beir":
+        return None
+    return read_corpus_jsonl(folder / "corpus.jsonl", folder.name, start, stop)
+
+
+def forget_loaded() -> None:
+    """Let go of the corpus this worker loaded (once every shard of it is indexed)."""
+    _LOADED.clear()
+
+
+def fit_shard(retriever: Any, source: FolderShard | ShippedShard) -> ShardFit:
+    return retriever.fit_shard(source.load())
+
+
+def statistics_of(fit: ShardFit) -> Any:
+    return fit.statistics
+
+
+def index_shard(retriever: Any, fit: ShardFit, statistics: Any) -> Any:
+    return retriever.index_shard(fit.state, statistics)
+
+
+def search_shard(retriever: Any, index: Any, queries: Queries, k: int) -> ShardHits:
+    return retriever.search_shard(index, queries, k)
+
+
+def score_shard(retriever: Any, index: Any, queries: Queries) -> Any:
+    return retriever.score_shard(index, queries)
+
+
+def apply_chunk(item: Any, function: Callable[[Any, Any], Any], shared: Any) -> Any:
+    """One chunk of :func:`harness.parallel.chunk_map`."""
+    return function(shared, item)

@@ -1,0 +1,278 @@
+"""The sharding protocol: a retriever fitted and searched in shards of documents, elsewhere.
+
+An engine that spreads work over a cluster (``harness.engines``) cuts the corpus into contiguous
+shards of documents, in corpus order (:func:`shard_bounds`), and runs a retriever that implements
+:class:`ShardedRetriever` in five steps:
+
+1. ``fit_shard(shard)`` on a worker, once per shard: a :class:`ShardFit` whose ``statistics`` (small)
+   go to the client and whose ``state`` stays on the worker;
+2. ``reduce_statistics([statistics of shard 0, shard 1, ...])`` on the client: one value per shard,
+   in shard order, what that shard needs to know of the whole collection (BM25: N, the average
+   length, the document frequency of each of its terms);
+3. ``index_shard(state, its value)`` on the worker holding ``state``: the shard's index, which stays there;
+4. ``search_shard(index, queries, k)`` on that worker: the shard's top ``k`` per query as
+   :class:`ShardHits` (positions within the shard, ranked by the seam's rule with the shard's own
+   tie ranks, scores at or below the retriever's ``min_score`` left out);
+5. optionally ``score_shard(index, queries)``: the shard's (n_queries x shard documents) score matrix,
+   for a fusion that normalises over every document (``weighted``).
+
+The client merges the shards' hits with the seam's rule (:func:`merge_hits`): score descending,
+then doc id ascending. The merged run is the run of ``fit(corpus)`` then ``search`` to the last bit
+only when each shard computes every document's score with the same floating-point operations in the
+same order as the whole index does: a retriever opts in by implementing the protocol, and proves it
+with :func:`sharded_search` (the protocol run in this process), equal byte for byte to its own
+``search``. A retriever without the protocol is fitted and searched where the harness runs, as
+always, and so is a subclass that overrides ``fit``, ``search`` or ``score`` of the class implementing
+the protocol (:func:`is_sharded`). The retriever is copied unfitted (:func:`unfitted_copy`) and pickled to the workers, so the
+methods must not rely on anything ``fit`` would set.
+
+While an engine runs, a :class:`Placement` is installed (:func:`placed`); the seam
+(:mod:`retrievers.base`) hands the ``fit`` of every retriever with the protocol to it, and routes
+that retriever's later ``search`` and ``score`` to the :class:`Shards` it returned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import scipy.sparse as sp
+
+from corpora import Corpus, Queries, RetbenchError, Run
+from retrievers.ranking import doc_id_order
+
+__all__ = ["Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "current_placement", "is_sharded",
+           "merge_hits", "placed", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
+
+#: The attribute of a retriever fitted in shards that holds its :class:`Shards`.
+SHARDS_ATTRIBUTE = "_retbench_shards"
+
+
+@dataclass(frozen=True)
+class ShardFit:
+    """What ``fit_shard`` returns: ``statistics`` travel to the client (keep them small), ``state``
+    stays on the worker for ``index_shard``."""
+
+    statistics: Any
+    state: Any
+
+
+@dataclass(frozen=True)
+class ShardHits:
+    """A shard's top k per query, as a CSR over queries: query ``i``'s hits are
+    ``docs[offsets[i]:offsets[i + 1]]`` (positions within the shard) with ``scores`` alongside,
+    best first (score descending, then doc id ascending)."""
+
+    offsets: np.ndarray  # int64, n_queries + 1
+    docs: np.ndarray  # int64
+    scores: np.ndarray  # float64
+
+
+@runtime_checkable
+class ShardedRetriever(Protocol):
+    """The methods a retriever implements to be fitted and searched in shards (module docstring)."""
+
+    def fit_shard(self, shard: Corpus) -> ShardFit: ...
+
+    def reduce_statistics(self, statistics: Sequence[Any]) -> list[Any]: ...
+
+    def index_shard(self, state: Any, statistics: Any) -> Any: ...
+
+    def search_shard(self, index: Any, queries: Queries, k: int) -> ShardHits: ...
+
+
+def is_sharded(retriever: object) -> bool:
+    """Whether ``retriever`` is fitted in shards while an engine places them: it implements
+    :class:`ShardedRetriever`, and its class does not override ``fit``, ``search`` or ``score`` of the
+    class that implements the protocol (a subclass's override would be skipped by the shards, so
+    such a subclass runs where the harness runs)."""
+    if not isinstance(retriever, ShardedRetriever):
+        return False
+    cls = type(retriever)
+    provider = next(c for c in cls.__mro__ if "search_shard" in vars(c))
+    owner = [c for c in cls.__mro__ if issubclass(c, provider) and c is not provider][-1:] or [provider]
+    return all(getattr(cls, method, None) is getattr(owner[0], method, None) for method in ("fit", "search", "score"))
+
+
+def shard_bounds(n_docs: int, n_shards: int) -> list[tuple[int, int]]:
+    """``n_shards`` contiguous ``(start, stop)`` ranges over ``n_docs`` documents, in order, sizes
+    differing by at most one; never an empty shard (fewer shards when there are fewer documents).
+
+    >>> shard_bounds(10, 3)
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    n_shards = max(1, min(n_shards, n_docs))
+    edges = [n_docs * s // n_shards for s in range(n_shards + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def shard_of(corpus: Corpus, start: int, stop: int) -> Corpus:
+    """Documents ``start:stop`` of ``corpus`` as a corpus of their own (ids, texts, titles, metadata)."""
+    return Corpus(corpus.ids[start:stop], corpus.texts[start:stop],
+                  corpus.titles[start:stop] if corpus.titles is not None else None,
+                  corpus.metadata[start:stop] if corpus.metadata is not None else None,
+                  name=corpus.name, source=corpus.source)
+
+
+def merge_hits(parts: Sequence[ShardHits], starts: Sequence[int], k: int,
+               tie_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The top ``k`` per query over every shard's hits: ``(offsets, doc positions, scores)``.
+
+    Shard ``s``'s positions are offset by ``starts[s]`` into the corpus; the order is score
+    descending, then ``tie_rank`` (the corpus's :func:`~retrievers.ranking.doc_id_order`) ascending,
+    the seam's rule. Exact: each shard's top k holds every document of that shard that can reach the
+    overall top k, ties at the k-th place included.
+    """
+    n_queries = len(parts[0].offsets) - 1 if parts else 0
+    rows = np.concatenate([np.repeat(np.arange(n_queries), np.diff(p.offsets)) for p in parts]) if parts \
+        else np.empty(0, dtype=np.int64)
+    docs = np.concatenate([p.docs.astype(np.int64) + start for p, start in zip(parts, starts)]) if parts \
+        else np.empty(0, dtype=np.int64)
+    scores = np.concatenate([p.scores for p in parts]) if parts else np.empty(0)
+    order = np.lexsort((tie_rank[docs], -scores, rows))
+    rows, docs, scores = rows[order], docs[order], scores[order]
+    counts = np.bincount(rows, minlength=n_queries)
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    keep = np.arange(len(rows)) - np.repeat(first, counts) < k
+    offsets = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(np.minimum(counts, k), out=offsets[1:])
+    return offsets, docs[keep], scores[keep]
+
+
+class Shards(ABC):
+    """A retriever's fitted shards, wherever they are: answers ``search`` and ``score`` as the
+    retriever fitted on the whole corpus would. Subclasses say how to ask every shard."""
+
+    def __init__(self, label: str, corpus: Corpus, bounds: Sequence[tuple[int, int]]):
+        self.label = label
+        self.corpus = corpus
+        self.bounds = list(bounds)
+        self._tie_rank: np.ndarray | None = None
+
+    @abstractmethod
+    def search_parts(self, queries: Queries, k: int) -> list[ShardHits]:
+        """Every shard's ``search_shard(index, queries, k)``, in shard order."""
+
+    @abstractmethod
+    def score_parts(self, queries: Queries) -> list[sp.csr_matrix]:
+        """Every shard's ``score_shard(index, queries)``, in shard order."""
+
+    def close(self) -> None:
+        """Let go of the shards (the default holds nothing)."""
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if self._tie_rank is None:
+            self._tie_rank = doc_id_order(self.corpus.ids)
+        offsets, docs, scores = merge_hits(self.search_parts(queries, k), [a for a, _ in self.bounds], k,
+                                           self._tie_rank)
+        return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), offsets, docs, scores)
+
+    def score(self, queries: Queries) -> sp.csr_matrix:
+        """The shards' score matrices side by side: (n_queries x n_docs), documents in corpus order."""
+        matrix = sp.hstack(self.score_parts(queries), format="csr")
+        matrix.sort_indices()
+        return matrix
+
+
+class Placement(ABC):
+    """Where the retrievers with the protocol are fitted while an engine runs (:func:`placed`)."""
+
+    @abstractmethod
+    def fit(self, retriever: Any, corpus: Corpus) -> Shards:
+        """Fit ``retriever`` (a :class:`ShardedRetriever`, left unfitted) in shards of ``corpus``."""
+
+    def fitted_here(self, retriever: Any) -> None:
+        """Hear that ``retriever``, without the protocol, is fitted where the harness runs."""
+
+
+_PLACEMENT: ContextVar[Placement | None] = ContextVar("retbench_placement", default=None)
+
+
+def current_placement() -> Placement | None:
+    """The placement installed by :func:`placed`, or None: everything is fitted here."""
+    return _PLACEMENT.get()
+
+
+@contextlib.contextmanager
+def placed(placement: Placement | None) -> Iterator[None]:
+    """Fit the retrievers with the protocol through ``placement`` inside the ``with`` block."""
+    token = _PLACEMENT.set(placement)
+    try:
+        yield
+    finally:
+        _PLACEMENT.reset(token)
+
+
+def unfitted_copy(retriever: Any) -> Any:
+    """A new object of ``retriever``'s class made with the same ``__init__`` arguments (and label):
+    what is sent to the workers, without whatever a previous ``fit`` left on the original."""
+    cls = type(retriever)
+    signature = inspect.signature(cls.__init__)
+    given = dict(retriever.__dict__.get("_init_arguments", {}))
+    given.pop(next(iter(signature.parameters)), None)  # self
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    for name, value in given.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            keywords.update(value)
+        elif kind is inspect.Parameter.POSITIONAL_ONLY:
+            positional.append(value)
+        else:
+            keywords[name] = value
+    copy = cls(*positional, **keywords)
+    if "_given_label" in retriever.__dict__:
+        copy.__dict__["_given_label"] = retriever.__dict__["_given_label"]
+    return copy
+
+
+class _InProcessShards(Shards):
+    """Shards held in this process: the protocol run step by step, for tests and plugin authors."""
+
+    def __init__(self, retriever: Any, corpus: Corpus, bounds: Sequence[tuple[int, int]], indexes: list[Any]):
+        super().__init__(str(retriever.label), corpus, bounds)
+        self.retriever = retriever
+        self.indexes = indexes
+
+    def search_parts(self, queries: Queries, k: int) -> list[ShardHits]:
+        return [self.retriever.search_shard(index, queries, k) for index in self.indexes]
+
+    def score_parts(self, queries: Queries) -> list[sp.csr_matrix]:
+        if not hasattr(self.retriever, "score_shard"):
+            raise RetbenchError(f"retriever {self.label!r} searches in shards but has no score_shard, which a "
+                                "fusion that normalises scores needs. Fix: implement score_shard, or fuse it with rrf")
+        return [sp.csr_matrix(self.retriever.score_shard(index, queries)) for index in self.indexes]
+
+
+def fit_in_process(retriever: Any, corpus: Corpus, n_shards: int) -> Shards:
+    """Run the protocol's fitting steps here, shard after shard (what an engine does on its workers)."""
+    copy = unfitted_copy(retriever)
+    bounds = shard_bounds(len(corpus), n_shards)
+    fits = [copy.fit_shard(shard_of(corpus, a, b)) for a, b in bounds]
+    reduced = copy.reduce_statistics([f.statistics for f in fits])
+    indexes = [copy.index_shard(f.state, s) for f, s in zip(fits, reduced)]
+    return _InProcessShards(copy, corpus, bounds, indexes)
+
+
+def sharded_search(retriever: Any, corpus: Corpus, queries: Queries, k: int, n_shards: int) -> Run:
+    """``retriever``'s run when fitted in ``n_shards`` shards and merged, computed in this process: a
+    retriever that implements the protocol must return the same bytes as ``fit(corpus).search(queries, k)``.
+
+    >>> from retrievers.bm25 import BM25
+    >>> corpus = Corpus(["a", "b", "c"], ["red apple", "green apple pie", "blue sky"])
+    >>> sharded_search(BM25(), corpus, Queries(["q"], ["apple pie"]), 2, n_shards=2).items("q")[0][0]
+    'b'
+    """
+    if not is_sharded(retriever):
+        raise RetbenchError(f"retriever {retriever.label!r} does not implement the sharding protocol "
+                            "(retrievers.sharding.ShardedRetriever). Fix: implement fit_shard, reduce_statistics, "
+                            "index_shard and search_shard")
+    return fit_in_process(retriever, corpus, n_shards).search(queries, k)

@@ -1,0 +1,178 @@
+"""`bench compare --engine dask` on a LocalCluster of 2 worker processes: the same bytes as one machine.
+
+Every results file equals the local engine's byte for byte (manifest times and engine record aside)
+on the bundled corpus, Cranfield and a 50,000-document synthetic corpus, for bm25, lsa, rrf and
+weighted; a worker killed in the middle of the BM25 fit changes nothing. Skipped without the
+``dask`` extra (tests/test_sharding.py covers the same seams in the plain install).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed: pip install 'retbench[dask]'")
+
+import cloudpickle  # noqa: E402  (comes with dask)
+
+from corpora import Dataset, RetbenchError, load_dataset  # noqa: E402
+from harness import compare  # noqa: E402
+from harness.cli import main  # noqa: E402
+from harness.engines import DaskEngine  # noqa: E402
+from harness.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
+from retrievers import BM25  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SYSTEMS = "bm25,lsa,weighted,rrf"
+ARTICLE_METRICS = ["hit@3", "recall@5", "mrr", "ndcg@5"]
+CRANFIELD_METRICS = ["ndcg@10", "map", "recall@100", "mrr", "P_5", "bpref", "ndcg_exp@10"]
+
+# the fault test's worker plugin is defined here: workers must unpickle it by value, not by module name
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def local_cluster() -> distributed.LocalCluster:
+    return distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
+                                    silence_logs=40)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster() as cluster, distributed.Client(cluster) as connected:
+        yield connected
+
+
+def both(tmp_path: Path, client, systems, dataset, metrics, **options) -> tuple[Path, Path, dict]:
+    """The results folders of the local and the Dask engine, and the Dask run's engine record."""
+    here = compare(systems, dataset, metrics, **options)
+    there = compare(systems, dataset, metrics, engine=DaskEngine(client=client), **options)
+    return here.write(tmp_path / "local"), there.write(tmp_path / "dask"), there.engine
+
+
+def test_bundled_corpus_read_by_the_workers_gives_the_same_bytes(tmp_path, client, assert_same_results) -> None:
+    local, dask, engine = both(tmp_path, client, SYSTEMS, "article", ARTICLE_METRICS)
+    assert_same_results(local, dask)
+    assert engine["name"] == "dask" and engine["workers"] == 2 and engine["shards"] == 2
+    assert engine["sharded"] == ["bm25"] and engine["on_client"] == ["lsa", "rrf", "weighted"]
+    manifest = json.loads((dask / "manifest.json").read_text())
+    assert manifest["engine"] == engine
+
+
+def test_a_dataset_in_memory_ships_its_shards_and_gives_the_same_bytes(tmp_path, client, assert_same_results) -> None:
+    data = load_dataset("article")
+    mine = Dataset("mine", data.corpus, data.queries, data.qrels, source="<memory>")
+    local, dask, _ = both(tmp_path, client, SYSTEMS, mine, ARTICLE_METRICS)
+    assert_same_results(local, dask)
+
+
+def test_cranfield_gives_the_same_bytes(tmp_path, client, shared_data, assert_same_results) -> None:
+    local, dask, _ = both(tmp_path, client, SYSTEMS, str(shared_data / "cranfield"), CRANFIELD_METRICS)
+    assert_same_results(local, dask)
+
+
+@pytest.fixture(scope="module")
+def synthetic_50k(tmp_path_factory) -> Path:
+    """A BEIR folder of 50,000 synthetic documents (benchmarks/synthetic.py), 100 queries."""
+    spec = importlib.util.spec_from_file_location("retbench_synthetic", REPO / "benchmarks" / "synthetic.py")
+    synthetic = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = synthetic  # its dataclass looks its module up
+    spec.loader.exec_module(synthetic)
+    data = synthetic.make(50_000, n_queries=100, seed=0, vocabulary=1 << 16, mean_length=20.0)
+    return synthetic.write_beir(data, tmp_path_factory.mktemp("synthetic") / "zipf-50k")
+
+
+@pytest.mark.slow
+def test_fifty_thousand_documents_give_the_same_bytes(tmp_path, client, synthetic_50k, assert_same_results) -> None:
+    local, dask, _ = both(tmp_path, client, SYSTEMS, str(synthetic_50k), ["ndcg@10", "recall@100", "mrr"],
+                          bootstrap_samples=1000)
+    assert_same_results(local, dask)
+
+
+def test_statistics_resampled_on_the_workers_are_the_same_bytes(client) -> None:
+    differences = np.random.default_rng(0).standard_normal((3001, 3))  # several chunks of resamples
+    here = bootstrap_means(differences, 2000, 5), randomisation_p_values(differences, 4000, 5)
+    data = load_dataset("article")
+    with DaskEngine(client=client).running(data.corpus, None):
+        there = bootstrap_means(differences, 2000, 5), randomisation_p_values(differences, 4000, 5)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(here, there))
+
+
+def test_the_cli_joins_a_running_scheduler(tmp_path, runner, client, assert_same_results) -> None:
+    address = client.scheduler.address
+    options = ["compare", "--systems", "bm25,rrf", "--metrics", "mrr,ndcg@5", "--no-cache", "-q"]
+    there = runner.invoke(main, [*options, "--engine", "dask", "--scheduler", address, "--out", str(tmp_path / "d")])
+    assert there.exit_code == 0, there.output
+    here = runner.invoke(main, [*options, "--out", str(tmp_path / "l")])
+    (dask,), (local,) = list((tmp_path / "d").iterdir()), list((tmp_path / "l").iterdir())
+    assert_same_results(local, dask)
+    assert json.loads((dask / "manifest.json").read_text())["engine"]["scheduler"] == address
+    assert here.output.splitlines()[:-1] == there.output.splitlines()[:-1]  # the report, but the results line
+
+
+def test_a_retriever_fitted_on_the_cluster_cannot_search_after_the_comparison(client) -> None:
+    data = load_dataset("article")
+    retriever = BM25()
+    compare([retriever], data, ["mrr"], engine=DaskEngine(client=client))
+    with pytest.raises(RetbenchError, match="was fitted on a Dask engine whose comparison has ended. Fix: fit it"):
+        retriever.search(data.queries, 10)
+    assert retriever.fit(data.corpus).search(data.queries, 10).query_ids == data.queries.ids
+
+
+class KillFirstIndexTask(distributed.WorkerPlugin):
+    """Kills its worker process (SIGKILL) when a shard's index task starts on it, once per marker file."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs) -> None:
+        if finish == "executing" and "index-shard" in str(key):
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_killed_in_the_middle_of_the_bm25_fit_changes_nothing(tmp_path, assert_same_results) -> None:
+    marker = tmp_path / "killed"
+    local = compare("bm25,rrf", "article", ARTICLE_METRICS).write(tmp_path / "local")
+    with local_cluster() as cluster, distributed.Client(cluster) as fresh:
+        before = set(fresh.run(os.getpid).values())
+        fresh.register_plugin(KillFirstIndexTask(str(marker)), name="kill-first-index-task")
+        # the shards' tokens of the killed worker are lost with it: Dask runs its tasks again elsewhere
+        result = compare("bm25,rrf", "article", ARTICLE_METRICS, engine=DaskEngine(client=fresh))
+        fresh.wait_for_workers(2, timeout=60)
+        after = set(fresh.run(os.getpid).values())
+    assert marker.exists()
+    assert len(before - after) == 1  # one of the two worker processes died and was replaced
+    assert_same_results(local, result.write(tmp_path / "dask"))
+
+
+def test_dense_runs_on_the_client_and_gives_the_same_bytes(tmp_path, client, assert_same_results) -> None:
+    pytest.importorskip("sentence_transformers", reason="the dense extra is not installed")
+    local, dask, engine = both(tmp_path, client, "bm25,dense,rrf(bm25,dense)", "article", ARTICLE_METRICS)
+    assert_same_results(local, dask)
+    assert "dense" in engine["on_client"]
+
+
+def test_an_engine_named_by_a_string_starts_a_local_cluster_and_stops_it(tmp_path, assert_same_results) -> None:
+    import gc
+
+    def running() -> set[int]:
+        gc.collect()
+        return {id(c) for c in gc.get_objects() if isinstance(c, distributed.LocalCluster) and c.status.name == "running"}
+
+    already = running()  # the module's cluster, when another test started it
+    local = compare(["bm25"], "article", ["mrr"]).write(tmp_path / "local")
+    result = compare(["bm25"], "article", ["mrr"], engine="dask", workers=2)
+    assert result.engine["scheduler"] == "a local cluster of worker processes started for this run"
+    assert result.engine["workers"] == 2
+    assert_same_results(local, result.write(tmp_path / "dask"))
+    assert running() <= already
