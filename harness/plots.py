@@ -475,7 +475,8 @@ def _maps(figure: Figure, cube: np.ndarray, axes, metric: str, chosen: tuple[int
             _outline(ax, chosen[-1], chosen[-2], _CHOSEN)
     for k in range(len(settings), rows * columns):
         panels[k // columns][k % columns].set_visible(False)
-    figure.colorbar(mesh, ax=panels, label=f"{metric}, mean over all queries", shrink=0.9)
+    bar = figure.colorbar(mesh, ax=panels, label=f"{metric}, mean over all queries", shrink=0.9)
+    bar.solids.set_rasterized(False)  # matplotlib embeds a long bar as a PNG; the page keeps to vectors and text
 
 
 def _profiles(figure: Figure, cube: np.ndarray, axes, metric: str, chosen: tuple[int, ...],
