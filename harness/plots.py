@@ -43,9 +43,10 @@ from corpora import RetbenchError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.collections import QuadMesh
     from matplotlib.figure import Figure
 
-__all__ = ["ANNOTATED_CELLS", "INSTALL_HINT", "MAX_PANELS", "MAX_POINTS", "categories_svg", "differences_svg",
+__all__ = ["ANNOTATED_CELLS", "GridAxes", "INSTALL_HINT", "MAX_PANELS", "MAX_POINTS", "categories_svg", "differences_svg",
            "facet_bars_svg", "inline_svg", "means_svg", "require_matplotlib", "risk_coverage_svg", "system_colors",
            "tune_grid_svg"]
 
@@ -306,9 +307,11 @@ def categories_svg(counts: pd.DataFrame, *, key: str = "categories") -> str:
 _CHOSEN = "#d62728"
 _DEFAULT = "#ff7f0e"
 _MEAN = "#1f77b4"
+#: A grid's axes: each swept parameter's name (its tune.csv column) and values, in grid order.
+GridAxes = Sequence[tuple[str, Sequence[object]]]
 
 
-def _grid_cells(frame: pd.DataFrame, axes: Sequence[tuple[str, Sequence[object]]]) -> dict[int, tuple[int, ...]]:
+def _grid_cells(frame: pd.DataFrame, axes: GridAxes) -> dict[int, tuple[int, ...]]:
     """Point number -> its cell: the position of each of its axis values among the axis's values
     (compared as text, as tune.csv and the manifest both write them)."""
     positions = [{str(v): i for i, v in enumerate(values)} for _, values in axes]
@@ -346,7 +349,7 @@ def _ticks(values: Sequence[object], limit: int = 15) -> tuple[np.ndarray, list[
     return keep, [_short(str(values[i]), 10) for i in keep]
 
 
-def _setting(axes: Sequence[tuple[str, Sequence[object]]], cell: tuple[int, ...]) -> str:
+def _setting(axes: GridAxes, cell: tuple[int, ...]) -> str:
     return ", ".join(f"{name}={values[i]}" for (name, values), i in zip(axes, cell))
 
 
@@ -362,7 +365,7 @@ def _outline(ax: Axes, column: int, row: int, color: str, dashed: bool = False) 
 
 
 def _heatmap(ax: Axes, means: np.ndarray, rows: tuple[str, Sequence[object]], columns: tuple[str, Sequence[object]],
-             low: float, high: float, annotate: bool) -> Any:
+             low: float, high: float, annotate: bool) -> QuadMesh:
     """The means of two axes as coloured cells (first axis up, second across), each cell's mean
     written in it when ``annotate``."""
     mesh = ax.pcolormesh(np.arange(means.shape[1] + 1) - 0.5, np.arange(means.shape[0] + 1) - 0.5,
@@ -400,8 +403,8 @@ def _marks_legend(figure: Figure, chosen: str, default: str | None, folds: bool,
     figure.legend(handles=handles, loc="outside lower center", ncols=1, frameon=False)
 
 
-def _line(figure: Figure, frame: pd.DataFrame, cells: dict[int, tuple[int, ...]], axes, metric: str, chosen: int,
-          default: int | None, fold_choices: Sequence[int], labels: dict[str, str]) -> None:
+def _line(figure: Figure, frame: pd.DataFrame, cells: dict[int, tuple[int, ...]], axes: GridAxes, metric: str,
+          chosen: int, default: int | None, fold_choices: Sequence[int], labels: dict[str, str]) -> None:
     """One axis: the mean over all queries as a line, each fold's held-out mean faint, the fold's
     own choice on it, the default and the chosen point marked and labelled."""
     name, values = axes[0]
@@ -447,7 +450,7 @@ def _range(means: np.ndarray) -> tuple[float, float]:
     return (low - 0.005, high + 0.005) if high - low < 1e-9 else (low, high)
 
 
-def _maps(figure: Figure, cube: np.ndarray, axes, metric: str, chosen: tuple[int, ...],
+def _maps(figure: Figure, cube: np.ndarray, axes: GridAxes, metric: str, chosen: tuple[int, ...],
           default: tuple[int, ...] | None, folds: set[tuple[int, ...]]) -> None:
     """Two axes or more: a heatmap of the last two per setting of the leading ones (one panel for
     two axes), on one colour scale."""
@@ -459,7 +462,7 @@ def _maps(figure: Figure, cube: np.ndarray, axes, metric: str, chosen: tuple[int
     cells = cube.shape[-1] * cube.shape[-2]
     annotate = cells <= (ANNOTATED_CELLS if len(settings) == 1 else ANNOTATED_CELLS // 2)
     panels = figure.subplots(rows, columns, squeeze=False)
-    mesh = None
+    mesh: QuadMesh | None = None
     for k, setting in enumerate(settings):
         ax: Axes = panels[k // columns][k % columns]
         mesh = _heatmap(ax, cube[setting], axes[-2], axes[-1], low, high, annotate)
@@ -477,9 +480,10 @@ def _maps(figure: Figure, cube: np.ndarray, axes, metric: str, chosen: tuple[int
         panels[k // columns][k % columns].set_visible(False)
     bar = figure.colorbar(mesh, ax=panels, label=f"{metric}, mean over all queries", shrink=0.9)
     bar.solids.set_rasterized(False)  # matplotlib embeds a long bar as a PNG; the page keeps to vectors and text
+    bar.solids.set_edgecolor("face")  # and, as vectors, no seams between its bands
 
 
-def _profiles(figure: Figure, cube: np.ndarray, axes, metric: str, chosen: tuple[int, ...],
+def _profiles(figure: Figure, cube: np.ndarray, axes: GridAxes, metric: str, chosen: tuple[int, ...],
               default: tuple[int, ...] | None) -> None:
     """Many axes: per axis, each value's best mean over every setting of the other axes, the
     chosen value starred and the default's diamond-marked."""
@@ -506,7 +510,7 @@ def _profiles(figure: Figure, cube: np.ndarray, axes, metric: str, chosen: tuple
 
 
 @_style
-def tune_grid_svg(tune_frame: pd.DataFrame, axes: Sequence[tuple[str, Sequence[object]]], metric: str, *,
+def tune_grid_svg(tune_frame: pd.DataFrame, axes: GridAxes, metric: str, *,
                   chosen: int, default: int | None = None, fold_choices: Sequence[int] = (),
                   key: str = "tune-grid") -> str:
     """A parameter search's metric over its grid, from ``tune.csv`` (``tune_frame``: ``point``,

@@ -273,11 +273,20 @@ def test_cranfield_3x3_html_is_offline_and_marks_the_chosen_cell(shared_data, tm
     assert (chosen["k1"], chosen["b"]) == ("1.5", "0.75")  # the README's 7 x 7 grid agrees: k1 at its largest
 
 
-def test_the_chart_is_the_same_bytes_for_the_same_search(two_axes_folder) -> None:
-    table = pd.read_csv(two_axes_folder / "tune.csv", dtype={"alpha": str, "bm25.k1": str})
-    axes = [(a["name"], a["values"]) for a in json.loads((two_axes_folder / "manifest.json").read_text())["grid"]["axes"]]
-    first = plots.tune_grid_svg(table, axes, "ndcg@5", chosen=int(chosen_row(two_axes_folder)["point"]))
-    assert first == plots.tune_grid_svg(table, axes, "ndcg@5", chosen=int(chosen_row(two_axes_folder)["point"]))
+def test_the_page_draws_the_chart_of_tune_csv_the_same_bytes_every_time(two_axes_folder) -> None:
+    manifest = json.loads((two_axes_folder / "manifest.json").read_text())
+    axes = [(a["name"], a["values"]) for a in manifest["grid"]["axes"]]
+    table = pd.read_csv(two_axes_folder / "tune.csv", dtype={name: str for name, _ in axes})
+    summary = manifest["summary"]
+
+    def chart() -> str:
+        return plots.tune_grid_svg(table, axes, "ndcg@5", chosen=summary["chosen"]["point"],
+                                   default=summary["default"]["point"],
+                                   fold_choices=[f["chosen_point"] for f in summary["per_fold"]])
+
+    first = chart()
+    assert first == chart()
+    assert plots.inline_svg(first) in (two_axes_folder / "report.html").read_text(encoding="utf-8")
 
 
 def saturated_share(png: Path, rows: int) -> float:
