@@ -18,13 +18,11 @@ from corpora import summary_line
 from harness.errors import ParameterError, RetbenchError
 from harness.record import CompareRecord
 from harness.report import render
-from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, render_report, report_files
+from harness.report_formats import (REPORT_FORMATS, TEXT, check_formats, parse_formats, render_report,
+                                    report_files)
 from harness.results import write_results
 
 __all__ = ["TEXT", "CompareResult"]
-
-#: The format of :meth:`CompareResult.report` that prints the comparison itself (``bench compare``'s text).
-TEXT = "text"
 
 
 @dataclass

@@ -1,11 +1,13 @@
 """The report formats of a results folder, declared once: what ``bench report --format``,
-``bench compare --report`` and :meth:`harness.comparison.CompareResult.report` accept, the file
-each is kept in inside a results folder, and the function that renders it.
+``bench compare --report``, ``bench tune --report``, :meth:`harness.comparison.CompareResult.report`
+and :meth:`harness.tuning.TuneResult.report` accept, the file each is kept in inside a results
+folder, and the functions that render it: one for a comparison's folder, one (or none) for a
+parameter search's (its manifest's ``kind`` is ``tune``: :func:`harness.tune_view.is_tune_folder`).
 
-Every format is a pure function of the results folder (:class:`harness.report_view.ReportView`), so
-``bench report`` on a past folder gives the same text as the report written with it. Only ``html``
-draws charts, and so needs matplotlib (the ``report`` extra): :func:`check_formats` says so before
-any work is done.
+Every format is a pure function of the results folder (:class:`harness.report_view.ReportView`, or
+:class:`harness.tune_view.TuneView` for a tune folder), so ``bench report`` on a past folder gives
+the same text as the report written with it. Only ``html`` draws charts, and so needs matplotlib
+(the ``report`` extra): :func:`check_formats` says so before any work is done.
 """
 
 from __future__ import annotations
@@ -15,22 +17,28 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-from corpora import UnknownNameError
+from corpora import RetbenchError, UnknownNameError
 from harness.plots import require_matplotlib
 from harness.report_html import render_html
 from harness.report_latex import render_latex
 from harness.report_markdown import render_markdown
+from harness.report_tune import render_tune_html, render_tune_markdown
 from harness.report_view import ReportView
 from harness.results_reader import ResultsFolder, open_results
+from harness.tune_view import TuneView, is_tune_folder
 
-__all__ = ["REPORT_FORMATS", "ReportFormat", "check_formats", "format_for_path", "parse_formats", "render_report",
-           "report_files"]
+__all__ = ["REPORT_FORMATS", "TEXT", "ReportFormat", "check_formats", "format_for_path", "parse_formats",
+           "render_report", "report_files", "tune_formats"]
+
+#: The format of a result's ``report()`` that is its printed text (``bench compare``'s or ``bench tune``'s).
+TEXT = "text"
 
 
 @dataclass(frozen=True)
 class ReportFormat:
     """One report format: its ``file`` inside a results folder, the ``suffixes`` of an output file
-    that imply it, what it is, its renderer, and whether it draws charts (needs matplotlib)."""
+    that imply it, what it is, its renderer, whether it draws charts (needs matplotlib), and its
+    renderer of a tune folder (None: the format has none)."""
 
     name: str
     file: str
@@ -38,15 +46,16 @@ class ReportFormat:
     description: str
     render: Callable[[ReportView], str]
     charts: bool = False
+    render_tune: Callable[[TuneView], str] | None = None
 
 
 #: Format name -> its declaration, in the order they are listed.
 REPORT_FORMATS: dict[str, ReportFormat] = {
     f.name: f for f in (
         ReportFormat("html", "report.html", (".html", ".htm"), "one self-contained page with charts (needs the "
-                     "report extra)", render_html, charts=True),
+                     "report extra)", render_html, charts=True, render_tune=render_tune_html),
         ReportFormat("md", "report.md", (".md", ".markdown"), "GitHub-flavoured Markdown for a pull-request "
-                     "comment", render_markdown),
+                     "comment", render_markdown, render_tune=render_tune_markdown),
         ReportFormat("latex", "report.tex", (".tex",), "a booktabs table for a paper, in a document pdflatex "
                      "compiles", render_latex),
     )
@@ -68,9 +77,22 @@ def parse_formats(formats: str | Sequence[str]) -> list[str]:
     return chosen
 
 
-def check_formats(formats: Sequence[str]) -> None:
-    """Raise now, before any work, when a format needs what is not installed (matplotlib)."""
+def tune_formats() -> list[str]:
+    """The formats that can report a tune folder."""
+    return [name for name, declared in REPORT_FORMATS.items() if declared.render_tune is not None]
+
+
+def _not_for_tune(name: str, where: str) -> RetbenchError:
+    return RetbenchError(f"{where}: the {name} report is not available for tune folders (it is a table of compared "
+                         f"systems). Fix: use {' or '.join(tune_formats())}")
+
+
+def check_formats(formats: Sequence[str], *, tune: bool = False) -> None:
+    """Raise now, before any work, when a format needs what is not installed (matplotlib), or,
+    with ``tune``, when it cannot report a tune folder."""
     for name in formats:
+        if tune and REPORT_FORMATS[name].render_tune is None:
+            raise _not_for_tune(name, f"bench tune --report {name}")
         if REPORT_FORMATS[name].charts:
             require_matplotlib(f"the {name} report's charts")
 
@@ -84,12 +106,27 @@ def format_for_path(path: str | PathLike[str]) -> str | None:
     return None
 
 
+def _renderer(results: ResultsFolder, names: Sequence[str]) -> Callable[[str], str]:
+    """Format name -> its text, from one reading of the folder, by the renderers of its kind."""
+    if is_tune_folder(results):
+        renderers: dict[str, Callable[[TuneView], str]] = {}
+        for name in names:
+            render_tune = REPORT_FORMATS[name].render_tune
+            if render_tune is None:
+                raise _not_for_tune(name, f"{results.path} (written by bench tune)")
+            renderers[name] = render_tune
+        tune_view = TuneView(results)
+        return lambda name: renderers[name](tune_view)
+    view = ReportView(results)
+    return lambda name: REPORT_FORMATS[name].render(view)
+
+
 def render_report(folder: ResultsFolder | str | PathLike[str], format: str) -> str:
     """The report of the results folder ``folder`` in ``format`` (a key of :data:`REPORT_FORMATS`)."""
     (name,) = parse_formats([format])
     check_formats([name])
     results = folder if isinstance(folder, ResultsFolder) else open_results(folder)
-    return REPORT_FORMATS[name].render(ReportView(results))
+    return _renderer(results, [name])(name)
 
 
 def report_files(folder: ResultsFolder | str | PathLike[str], formats: Sequence[str]) -> Mapping[str, str]:
@@ -97,5 +134,5 @@ def report_files(folder: ResultsFolder | str | PathLike[str], formats: Sequence[
     names = parse_formats(formats)
     check_formats(names)
     results = folder if isinstance(folder, ResultsFolder) else open_results(folder)
-    view = ReportView(results)
-    return {REPORT_FORMATS[name].file: REPORT_FORMATS[name].render(view) for name in names}
+    render = _renderer(results, names)
+    return {REPORT_FORMATS[name].file: render(name) for name in names}

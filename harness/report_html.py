@@ -31,14 +31,18 @@ cell can be checked against ``summary.csv`` and ``comparisons.csv``; each number
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Iterable, Sequence
-from html import escape
-from string import Template
 
 import pandas as pd
 
 from harness import plots
+from harness.report_parts import html_cell as _cell
+from harness.report_parts import html_definitions as _definition_list
+from harness.report_parts import html_details as _details
+from harness.report_parts import html_escape as _e
+from harness.report_parts import html_figure as _figure
+from harness.report_parts import html_table as _table
+from harness.report_parts import (html_hashes, html_metric_definitions, html_page, html_remarks, html_section,
+                                  run_facts)
 from harness.report_view import ComparisonRow, ReportView, counted, number
 
 __all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "SECTIONS", "render_html"]
@@ -63,103 +67,9 @@ SECTIONS = {
 }
 _UP, _DOWN = "▲", "▼"
 
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       margin: 0 auto; max-width: 1240px; padding: 1rem 1.5rem 3rem; color: #1b1b1b; line-height: 1.4; }
-h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
-h2 { font-size: 1.25rem; margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
-h3 { font-size: 1.05rem; margin-top: 1.4rem; }
-nav a { margin-right: 0.9rem; }
-table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.88rem; }
-.wide { overflow-x: auto; max-width: 100%; }
-th, td { padding: 0.2rem 0.55rem; border-bottom: 1px solid #e6e6e6; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.group-odd td { background: #fafafa; }
-tr.significant td { background: #eef6ee; }
-td.best { font-weight: bold; }
-.up { color: #1a7f37; } .down { color: #cf222e; }
-td.failed { background: #fff4e5; }
-.category { color: #8a4b00; font-size: 0.8rem; }
-.note, figcaption { color: #555; font-size: 0.85rem; }
-figure { margin: 0.8rem 0; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 0.4rem 1rem; }
-.charts figure { margin: 0.3rem 0; }
-table.comparisons td:not(:last-child), table.comparisons th { white-space: nowrap; }
-table.comparisons td:last-child { min-width: 12rem; }
-svg { max-width: 100%; height: auto; }
-svg * { stroke-linejoin: round; stroke-linecap: butt; }
-details { margin: 0.4rem 0; }
-summary { cursor: pointer; font-weight: 600; }
-code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.82rem; }
-pre { background: #f6f8fa; padding: 0.6rem; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
-dl { display: grid; grid-template-columns: max-content auto; gap: 0.2rem 1rem; font-size: 0.88rem; }
-dt { font-weight: 600; }
-dd { margin: 0; overflow-wrap: anywhere; }
-"""
-
-_PAGE = Template("""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="retbench $version">
-<title>$title</title>
-<style>$style</style>
-</head>
-<body>
-<header>
-<h1>$title</h1>
-$lead
-<nav>$nav</nav>
-</header>
-<main>
-$body
-</main>
-</body>
-</html>
-""")
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def _attributes(attributes: dict[str, object]) -> str:
-    return "".join(f' {name}="{_e(value)}"' for name, value in attributes.items())
-
-
-def _cell(text: str, *, header: bool = False, numeric: bool = False, classes: Sequence[str] = (),
-          raw: bool = False, **data: object) -> str:
-    """One table cell; ``data`` become ``data-*`` attributes (underscores as dashes)."""
-    tag = "th" if header else "td"
-    names = [*(["num"] if numeric else []), *classes]
-    attributes = {"class": " ".join(names)} if names else {}
-    attributes.update({f"data-{k.replace('_', '-')}": v for k, v in data.items()})
-    return f"<{tag}{_attributes(attributes)}>{text if raw else _e(text)}</{tag}>"
-
-
-def _table(header: Sequence[str], rows: Iterable[str], *, numeric_from: int = 1, text: Sequence[int] = (),
-           **attributes: object) -> str:
-    """A table: ``header`` cells (numeric from column ``numeric_from`` on, except the columns
-    ``text``), and rows already made (each ``<tr>...</tr>``)."""
-    heads = "".join(_cell(h, header=True, numeric=i >= numeric_from and i not in text) for i, h in enumerate(header))
-    names = {k.rstrip("_").replace("_", "-"): v for k, v in attributes.items()}  # class_ -> class
-    return (f'<div class="wide"><table{_attributes(names)}><thead><tr>{heads}</tr></thead><tbody>\n'
-            + "\n".join(rows) + "\n</tbody></table></div>")
-
-
-def _figure(svg: str, caption: str = "") -> str:
-    figcaption = f"<figcaption>{_e(caption)}</figcaption>" if caption else ""
-    return f"<figure>{plots.inline_svg(svg)}{figcaption}</figure>"
-
-
-def _details(summary: str, body: str, *, open_: bool) -> str:
-    return f"<details{' open' if open_ else ''}><summary>{_e(summary)}</summary>\n{body}\n</details>"
-
 
 def _section(key: str, body: str) -> str:
-    return f'<section id="{key}">\n<h2>{_e(SECTIONS[key])}</h2>\n{body}\n</section>'
+    return html_section(key, SECTIONS[key], body)
 
 
 # ----- sections ---------------------------------------------------------------------------------
@@ -394,10 +304,6 @@ def _duplicates(view: ReportView) -> str:
     return _section("duplicates", note + _details(f"{len(rows)} pairs", table, open_=len(rows) <= OPEN_QUERIES))
 
 
-def _definition_list(items: Iterable[tuple[str, str]]) -> str:
-    return "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
-
-
 def _parameters(parameters: object) -> str:
     """A system's parameters as JSON, cut at :data:`PARAMETER_CHARS` (a fixed run's rankings are
     parameters too, and would fill the page)."""
@@ -409,28 +315,14 @@ def _parameters(parameters: object) -> str:
 
 def _provenance(view: ReportView) -> str:
     m = view.manifest
-    corpus = view.corpus
     stats = view.statistics
-    excluded = corpus.get("queries_excluded", [])
     run = _definition_list([
-        ("run id", _e(m.get("run_id", ""))), ("time", _e(m.get("time", ""))),
-        ("command line", f"<code>{_e(shlex.join(str(w) for w in m.get('command_line', [])))}</code>"),
-        ("corpus", _e(f"{corpus.get('name')}: {corpus.get('documents')} documents, {corpus.get('queries')} queries "
-                      f"({corpus.get('queries_evaluated')} evaluated, {len(excluded)} excluded), "
-                      f"{corpus.get('judgments')} judgments; from {corpus.get('source')}")),
-        ("analyzer", _e(m.get("analyzer", ""))), ("depth", _e(m.get("depth", ""))),
-        ("versions", _e(", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))),
+        *run_facts(m),
         ("re-score", f"<code>{_e(m.get('rescore', {}).get('command', ''))}</code> "
                      f"<span class=\"note\">({_e(m.get('rescore', {}).get('note', ''))})</span>"),
     ])
-    definitions = m.get("hash_definitions", {})
-    hashes = _table(["hash", "SHA-256", "of"], [
-        "<tr>" + _cell(k) + _cell(f"<code>{_e(v)}</code>", raw=True) + _cell(definitions.get(k, "")) + "</tr>"
-        for k, v in m.get("hashes", {}).items()], numeric_from=99, id="hashes")
-    metrics = _table(["metric", "definition", "gain", "cutoff", "relevant from grade", "trec_eval"], [
-        "<tr>" + "".join(_cell(str(v if v is not None else "--")) for v in (
-            d["name"], d.get("definition"), d.get("gain"), d.get("cutoff"), d.get("rel_threshold"), d.get("trec_eval")))
-        + "</tr>" for d in m.get("metrics", [])], numeric_from=99, id="metric-definitions")
+    hashes = html_hashes(m)
+    metrics = html_metric_definitions(m.get("metrics", []))
     conventions = _definition_list((k, _e(v)) for k, v in m.get("conventions", {}).items())
     test = stats.get("randomisation_test", {})
     statistics = _definition_list([
@@ -449,9 +341,7 @@ def _provenance(view: ReportView) -> str:
                           _cell(s.get("run_file", "")), _cell(f"{s.get('fit_seconds', 0):.3f}", numeric=True),
                           _cell(f"{s.get('search_seconds', 0):.3f}", numeric=True)]) + "</tr>"
         for s in m.get("systems", [])], numeric_from=4, id="systems")
-    said = [*m.get("warnings", []), *m.get("notes", [])]
-    remarks = ("<h3>Warnings and notes</h3><ul>" + "".join(f"<li>{_e(w)}</li>" for w in said) + "</ul>") if said \
-        else ""
+    remarks = html_remarks(m)
     body = (f"{run}<h3>Hashes</h3>{hashes}<h3>Metrics</h3>{metrics}<h3>Conventions</h3>{conventions}"
             f"<h3>Statistics</h3>{statistics}<h3>Systems</h3>{systems}{remarks}")
     return _section("provenance", body)
@@ -473,4 +363,4 @@ def render_html(view: ReportView) -> str:
     body = "\n".join(section(view) for section in (_leaderboard, _means, _comparisons, _differences, _first_relevant,
                                                    _facets, _risk_coverage, _duplicates, _provenance))
     version = view.manifest.get("versions", {}).get("retbench", "")
-    return _PAGE.substitute(title=_e(title), lead=lead, nav=nav, body=body, style=_STYLE, version=_e(version))
+    return html_page(title=title, lead=lead, nav=nav, body=body, version=str(version))

@@ -22,12 +22,13 @@ last lists only as many systems as fit, saying how many it left out.
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
+from harness.report_parts import md_details as _details
+from harness.report_parts import md_row as _row
+from harness.report_parts import md_text as _md
 from harness.report_view import ReportView, counted, number, short_label
 
 __all__ = ["MAX_CHARACTERS", "render_markdown"]
@@ -35,15 +36,6 @@ __all__ = ["MAX_CHARACTERS", "render_markdown"]
 #: The longest report written, in characters (GitHub refuses a comment over 65,536).
 MAX_CHARACTERS = 65_000
 _UP, _DOWN = "▲", "▼"
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
-
-
-def _md(text: object) -> str:
-    """Text for a Markdown line or table cell: Markdown's punctuation backslash-escaped (so ``|``
-    cannot end a cell nor ``_`` start emphasis), and newlines as spaces."""
-    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
 def _label(system: str) -> str:
     return _md(short_label(system))
 
@@ -59,10 +51,6 @@ class _Detail:
 
 
 _STEPS = (_Detail(5, "all"), _Detail(3, "all"), _Detail(3, "first"), _Detail(0, "first"), _Detail(0, "none"))
-
-
-def _row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
 
 
 def _heading(view: ReportView) -> list[str]:
@@ -117,10 +105,6 @@ def _verdicts(view: ReportView, metrics: Sequence[str], systems: Sequence[str]) 
                else "against the best system of each metric")
     return ["", f"**Verdicts** {against} (mean difference, {view.level} paired bootstrap interval, Holm-adjusted "
                 "randomisation p):", "", *lines]
-
-
-def _details(summary: str, body: list[str]) -> list[str]:
-    return ["", f"<details><summary>{escape(summary)}</summary>", "", *body, "", "</details>"]
 
 
 def _worst_hit(view: ReportView, systems: Sequence[str], limit: int) -> list[str]:

@@ -10,10 +10,12 @@ run id, command line and seconds aside).
 | tune.csv | one row per grid point, in grid order: :data:`TUNE_COLUMNS` (below), a column per axis after ``system`` |
 | per_query.csv | one row per query: :data:`PER_QUERY_COLUMNS` |
 | report.txt | the printed summary |
+| report.html, report.md | the reports asked for (``bench tune --report``), made from the files above |
 | manifest.json | run id, time, command line, versions, corpus and hashes, the grid (axes, values, order, default, the shortcut used), the metric, the folds (stream, strata, choices), the bootstrap settings, the summary, seconds |
 
 ``tune.csv`` holds what a plot of the metric over the grid needs: the axis values and ``mean`` of
-every point, and each fold's training and held-out means (the HTML report will draw it).
+every point, and each fold's training and held-out means; the HTML report
+(:mod:`harness.report_tune`) draws it.
 """
 
 from __future__ import annotations
@@ -36,12 +38,17 @@ import pandas as pd
 from corpora import RetbenchError
 from harness.cross_validation import FOLD_STREAM
 from harness.evaluation import mean_over_queries
-from harness.results import _claim, _host_tag, _prepare_out, _version, safe_file_name
+from harness.results import Derived, _claim, _host_tag, _prepare_out, _version, safe_file_name
 from harness.trec_eval import trec_eval_name
 from harness.tune_record import Estimate, TuneRecord
 
-__all__ = ["PER_QUERY_COLUMNS", "TUNE_COLUMNS", "edge_notes", "per_query_table", "render_report", "summary",
-           "tune_table", "write_tune"]
+__all__ = ["PER_QUERY_COLUMNS", "TUNE_COLUMNS", "TUNE_FILE", "TUNE_KIND", "edge_notes", "per_query_table",
+           "render_report", "summary", "tune_table", "write_tune"]
+
+#: The manifest's ``kind`` of a tune folder: how ``bench report`` tells one from a comparison's.
+TUNE_KIND = "tune"
+#: The file of every grid point's means.
+TUNE_FILE = "tune.csv"
 
 #: The columns of tune.csv and what each holds (the axis columns follow ``system``).
 TUNE_COLUMNS = {
@@ -214,7 +221,7 @@ def _manifest(record: TuneRecord, run_id: str, command_line: list[str], started:
     if config.stratify is not None and record.strata is not None and record.stratum_labels is not None:
         strata = {"facet": config.stratify, "cells": {c: record.strata.count(c) for c in record.stratum_labels}}
     return {
-        "run_id": run_id, "kind": "tune", "time": started.isoformat(timespec="seconds"),
+        "run_id": run_id, "kind": TUNE_KIND, "time": started.isoformat(timespec="seconds"),
         "command_line": command_line,
         "versions": {"retbench": _version("retbench"), "python": platform.python_version(),
                      **{p: _version(p) for p in ("numpy", "scipy", "pandas", "click")}},
@@ -250,7 +257,7 @@ def _manifest(record: TuneRecord, run_id: str, command_line: list[str], started:
                        "interval": "percentile of sorted resampled means, paired over queries",
                        "bootstrap_stream": "numpy default_rng(seed).integers(0, n_queries), row by row"},
         "summary": summary(record),
-        "files": {"tune.csv": TUNE_COLUMNS, "per_query.csv": PER_QUERY_COLUMNS, "report.txt": "the printed summary"},
+        "files": {TUNE_FILE: TUNE_COLUMNS, "per_query.csv": PER_QUERY_COLUMNS, "report.txt": "the printed summary"},
         "warnings": record.warnings,
         "seconds": record.seconds,
     }
@@ -261,18 +268,26 @@ def _run_id(record: TuneRecord, started: datetime) -> str:
     return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(record.dataset.name)[:40]}-tune-{digest}"
 
 
-def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = None, say: Say = _stderr) -> Path:
+def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = None, say: Say = _stderr,
+               derived: Derived | None = None) -> Path:
     """Write the results folder atomically under a fresh run id (as :func:`harness.results.write_results`
-    does, with its helpers) and return its path."""
+    does, with its helpers) and return its path. ``derived`` makes more files from the staged folder
+    once its own files and manifest are in it (the HTML and Markdown reports), as ``write_results``'
+    does: they are written before the rename, so a reader never sees the folder without them."""
     started = datetime.now(timezone.utc)
     out = _prepare_out(out, say)
-    files = {"tune.csv": _csv(tune_table(record)), "per_query.csv": _csv(per_query_table(record)),
+    files = {TUNE_FILE: _csv(tune_table(record)), "per_query.csv": _csv(per_query_table(record)),
              "report.txt": render_report(record) + "\n"}
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
 
     def write_manifest(run_id: str) -> None:
         document = _manifest(record, run_id, command_line or sys.argv, started)
         (staging / "manifest.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        if derived is not None:  # again if the run id was taken meanwhile: the reports show it
+            for name, text in derived(staging).items():
+                if name in files or name == "manifest.json":
+                    raise ValueError(f"derived file {name!r} would replace a file of the results folder")
+                (staging / name).write_text(text, encoding="utf-8")
 
     try:
         for name, text in files.items():

@@ -10,7 +10,7 @@ optimistic), the default parameters' score, and the parameters finally chosen on
 
     result = tune("bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)", "article", "ndcg@5", folds=5)
     result.estimate           # Estimate(value, low, high): cross-validated, with its interval
-    result.write("results")   # tune.csv, per_query.csv, report.txt, manifest.json
+    result.write("results")   # tune.csv, per_query.csv, report.txt, manifest.json (reports="html,md": the reports too)
 
 Cheap by construction: the points share what their swept parameters do not change. A grid whose
 top retriever has a :meth:`~retrievers.Retriever.sweep` shortcut (BM25 over k1 and b: tokens and
@@ -24,6 +24,7 @@ deeper search would.
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,11 +34,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from corpora import (DEFAULT_ANALYZER, Dataset, Queries, RetbenchError, Run, get_analyzer, load_dataset,
-                     load_facets_file, with_facets)
+from corpora import (DEFAULT_ANALYZER, Dataset, ParameterError, Queries, RetbenchError, Run, get_analyzer,
+                     load_dataset, load_facets_file, with_facets)
 from corpora.progress import Callback, Renderer
 from corpora.progress import rendering as _rendering
 from corpora.progress import task as _task
+from harness import report_formats
 from harness.api import queries_that_count, restrict_to_candidates
 from harness.cross_validation import assign_folds, cross_validate, intervals
 from harness.evaluation import evaluate as _evaluate
@@ -46,6 +48,7 @@ from harness.facets import select_facets
 from harness.inputs import (CacheChoice, _with_default_analyzer, check_dataset_argument, check_options,
                             check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.metrics import Metric
+from harness.report_formats import TEXT, check_formats, parse_formats, tune_formats
 from harness.tune_record import Estimate, TuneConfig, TuneRecord
 from harness.tune_results import per_query_table, render_report, tune_table, write_tune
 from harness.tune_results import summary as _summary
@@ -63,9 +66,28 @@ GridInput = str | Mapping[str, Mapping[str, Sequence[object]]]
 class TuneResult(TuneRecord):
     """A :class:`~harness.tune_record.TuneRecord` that can print and store itself."""
 
-    def report(self) -> str:
-        """The summary ``bench tune`` prints: per fold its choice, then the estimate and its neighbours."""
-        return render_report(self)
+    def report(self, format: str = TEXT, *, command_line: Sequence[str] | None = None) -> str:
+        """A report of the search.
+
+        ``format="text"`` (the default): the summary ``bench tune`` prints (``report.txt``): per fold
+        its choice, then the estimate and its neighbours.
+
+        ``format="html"`` or ``"md"`` (:func:`harness.report_formats.tune_formats`): the report
+        ``bench report`` makes of the results folder :meth:`write` would store, made from that folder
+        (written to a temporary place and removed), so it is the same text; its command line is
+        ``command_line`` (default ``sys.argv``), as :meth:`write` records it. ``html`` needs the
+        ``report`` extra (matplotlib); ``latex`` has no tune report (an error saying so).
+        """
+        if not isinstance(format, str):
+            raise ParameterError("format", "report", f"a str, one of {', '.join([TEXT, *tune_formats()])}", format)
+        if format == TEXT:
+            return render_report(self)
+        (name,) = parse_formats([format])
+        check_formats([name], tune=True)
+        with tempfile.TemporaryDirectory(prefix="retbench-report-") as scratch:
+            folder = write_tune(self, Path(scratch), list(command_line) if command_line is not None else None,
+                                say=lambda message: None)
+            return report_formats.render_report(folder, name)
 
     def table(self) -> pd.DataFrame:
         """tune.csv: one row per grid point with its axis values, mean, and each fold's training and
@@ -82,11 +104,18 @@ class TuneResult(TuneRecord):
         return _summary(self)
 
     def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,
-              say: Callable[[str], None] | None = None) -> Path:
+              say: Callable[[str], None] | None = None, reports: Sequence[str] | str = ()) -> Path:
         """Store the search as a new results folder under ``out`` (see :mod:`harness.tune_results`)
-        and return its path. An unusable ``out`` is a :class:`~corpora.RetbenchError`."""
+        and return its path. ``reports`` (``"html,md"`` or a list of names of
+        :func:`harness.report_formats.tune_formats`) are made from the folder before it is renamed
+        into place and kept beside its files (``report.html``, ``report.md``). An unusable ``out``
+        is a :class:`~corpora.RetbenchError`."""
+        formats = parse_formats(reports)
+        check_formats(formats, tune=True)  # before anything is written
         arguments = {} if say is None else {"say": say}
-        return write_tune(self, Path(out), list(command_line) if command_line is not None else None, **arguments)
+        derived = (lambda staging: report_formats.report_files(staging, formats)) if formats else None
+        return write_tune(self, Path(out), list(command_line) if command_line is not None else None,
+                          derived=derived, **arguments)
 
 
 def _one_metric(metric: str | Metric) -> Metric:

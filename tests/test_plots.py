@@ -80,3 +80,46 @@ def test_the_risk_coverage_chart_names_each_system_with_its_aurc() -> None:
     assert "risk = 1 − ndcg@10" in svg
     assert len(svg) < 60_000  # 2 x 5,000 points drawn through 2 x MAX_POINTS
     assert plots.system_colors(["bm25", "rrf"]) == {"bm25": "#1f77b4", "rrf": "#ff7f0e"}
+
+
+def tune_frame(axes: list[tuple[str, list[str]]], seed: int = 0) -> pd.DataFrame:
+    """A tune.csv of the grid of ``axes`` (grid order: the last axis fastest), random means and one fold."""
+    import itertools
+
+    rng = np.random.default_rng(seed)
+    rows = [{"point": i + 1, "system": f"p{i + 1}", **{name: v for (name, _), v in zip(axes, values)},
+             "mean": rng.random(), "train_1": rng.random(), "test_1": rng.random()}
+            for i, values in enumerate(itertools.product(*(v for _, v in axes)))]
+    return pd.DataFrame(rows)
+
+
+@needs_matplotlib
+def test_a_grid_of_three_axes_is_mapped_per_setting_and_of_many_settings_profiled() -> None:
+    three = [("model", ["small", "large"]), ("k1", ["0.9", "1.2", "1.5"]), ("b", ["0.4", "0.75"])]
+    frame = tune_frame(three)
+    best = int(frame.loc[frame["mean"].idxmax(), "point"])
+    svg = plots.tune_grid_svg(frame, three, "mrr", chosen=best, default=1, fold_choices=[best])
+    assert ">model=small</text>" in svg and ">model=large</text>" in svg  # one map per setting of the leading axis
+    assert "over the grid: mean over all queries, per setting of model" in svg
+    assert svg == plots.tune_grid_svg(frame, three, "mrr", chosen=best, default=1, fold_choices=[best])
+    many = [("a", ["1", "2", "3", "4"]), ("b", ["x", "y", "z", "w"]), ("c", ["0.1", "0.2"]), ("d", ["5", "6"])]
+    frame = tune_frame(many)
+    best = frame.loc[frame["mean"].idxmax()]
+    svg = plots.tune_grid_svg(frame, many, "mrr", chosen=int(best["point"]))
+    assert plots.MAX_PANELS < 16
+    assert "each value's best mean over the other axes (16 settings of the leading axes: too many to map)" in svg
+    chosen = ", ".join(f"{name}={best[name]}" for name, _ in many)
+    assert f"chosen on all queries (the in-sample best): {chosen}, {best['mean']:.3f}" in svg
+
+
+@needs_matplotlib
+def test_a_grid_chart_refuses_points_it_cannot_place() -> None:
+    axes = [("alpha", ["0", "0.5", "1"])]
+    frame = tune_frame(axes)
+    with pytest.raises(RetbenchError, match=r"a marked point is not in the tune table \(chosen 9"):
+        plots.tune_grid_svg(frame, axes, "mrr", chosen=9)
+    frame.loc[1, "alpha"] = "0.25"
+    with pytest.raises(RetbenchError, match="tune table: point 2 has '0.25' off the grid's axes"):
+        plots.tune_grid_svg(frame, axes, "mrr", chosen=1)
+    with pytest.raises(RetbenchError, match="at least one swept axis"):
+        plots.tune_grid_svg(frame, [], "mrr", chosen=1)

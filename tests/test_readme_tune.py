@@ -49,3 +49,25 @@ def test_the_cranfield_example_prints_what_the_readme_shows(runner, tmp_path: Pa
     assert result.exit_code == 0, result.output
     printed, folder = result.stdout.split("\n\nresults: ")
     assert printed + "\n" == blocks("text")[0] and Path(folder.strip()).parent == tmp_path
+
+
+def test_the_section_shows_the_report_and_its_chart_of_the_cranfield_grid() -> None:
+    """The report is described with real options only, and the chart shown is the one of the
+    Cranfield search the section prints: its legend names the same choice and in-sample best."""
+    import re
+
+    from harness.cli.report import command as report_command
+    from harness.cli.tune import command as tune_command
+
+    assert "`bench report TUNE_DIR`" in SECTION and "the HTML report draws it" in SECTION
+    assert "does not draw it yet" not in README
+    options = {flag for c in (tune_command, report_command) for p in c.params for flag in getattr(p, "opts", [])}
+    named = set(re.findall(r"`(--[a-z][a-z-]*)", SECTION))
+    assert {"--report", "--format"} <= named <= options, named - options
+    (link,) = re.findall(r"\]\((docs/tune-grid\.svg)\)", SECTION)
+    chart = (REPO / link).read_text(encoding="utf-8")
+    printed = blocks("text")[0]
+    chosen = re.search(r"chosen on all queries: (k1=\S+), (b=\S+) ->", printed).groups()
+    best = re.search(r"in-sample best \(optimistic\)\s+(\d\.\d{3})", printed).group(1)
+    assert chart.startswith("<?xml") and "<image" not in chart  # vectors and text only
+    assert f"chosen on all queries (the in-sample best): {chosen[0]}, {chosen[1]}, {best}</text>" in chart

@@ -192,6 +192,12 @@ def test_the_runs_are_listed_again_on_every_request(tmp_path: Path, served: Path
     assert client.get(f"{API}/runs").json()["total"] == 3
     missing = client.get(f"{API}/runs/{old.name}/metrics")
     assert missing.status_code == 404 and "before the metrics card was stored" in missing.json()["detail"]
+    # a bench tune folder beside them is not an eval run: it is not listed, and its id answers 404
+    tune = tmp_path / "20260101-000000-article-tune-dddddddd"
+    shutil.copytree(source, tune)
+    (tune / "manifest.json").write_text(json.dumps({**manifest, "kind": "tune"}))
+    assert tune.name not in [run["id"] for run in client.get(f"{API}/runs").json()["items"]]
+    assert client.get(f"{API}/runs/{tune.name}/metrics").status_code == 404
 
 
 def test_unknown_ids_and_paths_outside_the_folder_are_404(tmp_path: Path, served: Path) -> None:

@@ -1,4 +1,5 @@
-"""``bench report``: a report of a stored results folder, as HTML, Markdown or LaTeX.
+"""``bench report``: a report of a stored results folder, as HTML, Markdown or LaTeX (a tune
+folder's as HTML or Markdown).
 
 A thin adapter over :func:`harness.report_formats.render_report`: it reads the folder, renders it
 and prints the report, or writes it to ``-o FILE`` through a temporary file in the same folder (a
@@ -53,7 +54,8 @@ def _write(path: Path, text: str) -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path), default=None,
               help="Write the report to this file instead of printing it.")
 def command(run_dir: Path, report_format: str | None, output: Path | None) -> None:
-    """Report a results folder of `bench compare` as HTML, Markdown or LaTeX.
+    """Report a results folder of `bench compare` as HTML, Markdown or LaTeX, or of `bench tune` as
+    HTML (with the metric drawn over the grid) or Markdown.
 
     RUN_DIR is the folder a run wrote (results/<run-id>). The report is made from its files alone,
     so a past folder gives the report it gave when it was written.

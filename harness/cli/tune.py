@@ -17,6 +17,7 @@ from corpora.inspection import UNMATCHED_LIMIT
 from harness.cli import RESULTS_KEY
 from harness.metrics import metrics_help
 from harness.progress import Reporter
+from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
 from harness.results import check_out
 from harness.tuning import tune
 from retrievers.grid import MAX_POINTS
@@ -68,19 +69,25 @@ from retrievers.grid import MAX_POINTS
 @click.option("--no-cache", is_flag=True, help="Fit from scratch; read and write no cache.")
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress line on stderr (it only shows on a terminal; it counts grid points done).")
+@click.option("--report", "reports", default="",
+              help="Also write these reports into the results folder, comma-separated: "
+                   + "; ".join(f"{REPORT_FORMATS[n].name} = {REPORT_FORMATS[n].file}, {REPORT_FORMATS[n].description}"
+                               for n in tune_formats())
+                   + " (the same as `bench report` on the folder; the HTML draws the metric over the grid).")
 @click.pass_context
 def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, stratify: str | None,
             facets_file: Path | None, max_points: int, corpus: str, corpus_format: str | None, split: str,
             allow_unmatched_judgments: bool, analyzer: str | None, depth: int, rel_threshold: int,
             bootstrap_samples: int, confidence: float, out: Path, cache_dir: Path | None, no_cache: bool,
-            quiet: bool) -> None:
+            quiet: bool, reports: str) -> None:
     """Search GRID, a retriever spec with ranges a:b:step and lists x|y|z, e.g.
     "bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)", "weighted(bm25,lsa,alpha=0:1:0.1)" or "rrf(bm25,lsa,k=10|30|60)".
 
     Every grid point is scored on every query; k-fold cross-validation over queries then gives an
     honest estimate of the tuned retriever (each query scored with parameters chosen without it),
     printed next to the in-sample best (optimistic), the default parameters' score and the
-    parameters chosen on all queries. tune.csv in the results folder has every point's mean per fold.
+    parameters chosen on all queries. tune.csv in the results folder has every point's mean per fold;
+    `bench report` on the folder (or --report html,md) draws the metric over the grid.
     """
     ctx.meta[RESULTS_KEY] = None  # for the Ctrl-C message: nothing written yet
 
@@ -88,6 +95,8 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
         click.echo(f"warning: {message}", err=True)
 
     check_out(out, warn)  # an unusable --out is found now, not after the whole search
+    formats = parse_formats(reports)
+    check_formats(formats, tune=True)  # a format without a tune report, or a missing extra, too
 
     def loaded(dataset: Dataset) -> None:
         click.echo(summary_line(dataset))
@@ -98,7 +107,7 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
                   bootstrap_samples=bootstrap_samples, confidence=confidence, analyzer=analyzer, cache=cache,
                   progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format, split=split,
                   allow_unmatched_judgments=allow_unmatched_judgments, on_loaded=loaded)
-    folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn)
+    folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:
         warn(warning)

@@ -136,7 +136,10 @@ class RunStore:
         if held is not None and held[0] == stamp:
             return held[1]
         try:
-            value = build(open_results(folder))
+            opened = open_results(folder)
+            if opened.manifest.get("kind", "compare") != "compare":  # e.g. a bench tune folder: not an eval run
+                raise UnknownRun(folder.name)
+            value = build(opened)
         except InputFileError as exc:
             raise NotStored(f"run {folder.name!r}: {exc}") from None
         self._cache[key] = (stamp, value)
