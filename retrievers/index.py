@@ -133,7 +133,6 @@ class BM25Index:
     n_docs: int
     block_docs: int = BLOCK_DOCS
     _matrices: list[tuple[int, sp.csr_matrix]] | None = field(default=None, repr=False, compare=False)
-    _bounds: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, offsets: np.ndarray, term_ids: np.ndarray, n_terms: int, k1: float = 1.2, b: float = 0.75,
@@ -214,22 +213,19 @@ class BM25Index:
 
     def search(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
                min_score: float = 0.0, threads: int = 1,
-               progress: Callable[[int, int], None] | None = None,
-               exhaustive: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Top ``k`` documents of each query: ``(offsets, doc indices, scores)``, a CSR over queries.
 
         Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
-        query counts once. ``progress(done, total)`` hears about every batch of queries. Safe pruning
-        (:mod:`retrievers.pruning`) skips postings that cannot reach the top k; ``exhaustive=True``
-        scores every posting instead (same documents, same scores, same order).
+        query counts once. ``progress(done, total)`` hears about every batch of queries.
         """
         n_queries = len(query_offsets) - 1
         batches = [range(a, min(n_queries, a + QUERY_BATCH)) for a in range(0, n_queries, QUERY_BATCH)]
         tally = _Tally(n_queries, progress)
-        search_batch = self._exhaustive_batch if exhaustive else self._pruned_batch
 
         def run(batch: range) -> tuple[list[np.ndarray], list[np.ndarray]]:
-            found = search_batch(query_offsets, query_terms, batch, k, tie_rank, min_score)
+            found = [top_k(docs, scores, k, tie_rank, min_score)
+                     for docs, scores in self._rows(self._products(query_offsets, query_terms, batch))]
             tally.add(len(batch))
             return [d for d, _ in found], [v for _, v in found]
 
@@ -259,38 +255,6 @@ class BM25Index:
         return matrix
 
     # ----- internals -------------------------------------------------------------------------
-    def _exhaustive_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, batch: range, k: int,
-                          tie_rank: np.ndarray, min_score: float) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [top_k(docs, scores, k, tie_rank, min_score)
-                for docs, scores in self._rows(self._products(query_offsets, query_terms, batch))]
-
-    def _pruned_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, batch: range, k: int,
-                      tie_rank: np.ndarray, min_score: float) -> list[tuple[np.ndarray, np.ndarray]]:
-        """MaxScore (:mod:`retrievers.pruning`): the essential terms of every query in one product."""
-        from retrievers import pruning
-
-        bounds, df = self.term_bounds()
-        plans = [pruning.plan(self, bounds, df, np.unique(query_terms[query_offsets[i]:query_offsets[i + 1]]).tolist(),
-                              k, min_score) for i in batch]
-        essential_offsets = np.zeros(len(plans) + 1, dtype=np.int64)
-        np.cumsum([len(p.essential) for p in plans], out=essential_offsets[1:])
-        essential = np.array([t for p in plans for t in p.essential], dtype=np.int32)
-        found = []
-        rows = self._rows(self._products(essential_offsets, essential, range(len(plans))))
-        for query, (docs, scores) in zip(plans, rows):
-            if not query.exhaustive:
-                docs, scores = pruning.finish(self, bounds, query, docs, scores, k, min_score)
-            found.append(top_k(docs, scores, k, tie_rank, min_score))
-        return found
-
-    def term_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(largest weight, document frequency)`` of every term, computed once."""
-        if self._bounds is None:
-            from retrievers.pruning import max_weights
-
-            self._bounds = (max_weights(self), self.document_frequencies())
-        return self._bounds
-
     def _products(self, query_offsets: np.ndarray, query_terms: np.ndarray,
                   batch: range) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per block, the batch's matching docs (global indices) and scores as CSR parts
