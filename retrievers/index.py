@@ -240,25 +240,26 @@ class BM25Index:
             from retrievers import pruning
 
             prune = k <= PRUNE_UP_TO_K and self.n_docs >= PRUNE_FROM_DOCS and pruning.available()
-        if prune:
-            return self._pruned_search(query_offsets, query_terms, k, tie_rank, min_score, threads, progress)
         n_queries = len(query_offsets) - 1
-        batches = [range(a, min(n_queries, a + QUERY_BATCH)) for a in range(0, n_queries, QUERY_BATCH)]
+        if prune:
+            run_batch, size = self._pruned_batch(query_offsets, query_terms, k, tie_rank, min_score), PRUNE_BATCH
+        else:
+            run_batch, size = self._exhaustive_batch(query_offsets, query_terms, k, tie_rank, min_score), QUERY_BATCH
+        batches = [range(a, min(n_queries, a + size)) for a in range(0, n_queries, size)]
         tally = _Tally(n_queries, progress)
 
-        def run(batch: range) -> tuple[list[np.ndarray], list[np.ndarray]]:
-            found = [top_k(docs, scores, k, tie_rank, min_score)
-                     for docs, scores in self._rows(self._products(query_offsets, query_terms, batch))]
+        def run(batch: range) -> list[tuple[np.ndarray, np.ndarray]]:
+            found = run_batch(batch)
             tally.add(len(batch))
-            return [d for d, _ in found], [v for _, v in found]
+            return found
 
         if threads <= 1 or len(batches) < 2:
             parts = [run(batch) for batch in batches]
         else:
             with ThreadPoolExecutor(threads) as pool:
                 parts = list(pool.map(run, batches))
-        docs = [d for part in parts for d in part[0]]
-        scores = [v for part in parts for v in part[1]]
+        docs = [d for part in parts for d, _ in part]
+        scores = [v for part in parts for _, v in part]
         offsets = np.zeros(n_queries + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, docs), dtype=np.int64, count=n_queries), out=offsets[1:])
         flat_docs = np.concatenate(docs).astype(np.int64) if docs else np.empty(0, np.int64)
@@ -278,21 +279,27 @@ class BM25Index:
         return matrix
 
     # ----- internals -------------------------------------------------------------------------
-    def _pruned_search(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
-                       min_score: float, threads: int, progress: Callable[[int, int], None] | None
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`search` through MaxScore (:func:`retrievers.pruning.candidates`), batch by batch."""
+    def _exhaustive_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
+                          min_score: float) -> Callable[[range], list[tuple[np.ndarray, np.ndarray]]]:
+        """A batch of queries' top k from one sparse product per block (every posting)."""
+        def run(batch: range) -> list[tuple[np.ndarray, np.ndarray]]:
+            return [top_k(docs, scores, k, tie_rank, min_score)
+                    for docs, scores in self._rows(self._products(query_offsets, query_terms, batch))]
+
+        return run
+
+    def _pruned_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
+                      min_score: float) -> Callable[[range], list[tuple[np.ndarray, np.ndarray]]]:
+        """A batch of queries' top k through MaxScore (:func:`retrievers.pruning.candidates`)."""
         from retrievers import pruning
 
         if self._bounds is None:
             self._bounds = pruning.max_weights(self.indptr, self.weights)
         bounds = self._bounds
-        n_queries = len(query_offsets) - 1
         distinct = sp.csr_matrix((np.ones(len(query_terms)), np.asarray(query_terms, dtype=np.int32),
-                                  np.asarray(query_offsets, dtype=np.int64)), shape=(n_queries, self.n_terms))
+                                  np.asarray(query_offsets, dtype=np.int64)),
+                                 shape=(len(query_offsets) - 1, self.n_terms))
         distinct.sum_duplicates()  # each query's distinct terms, ascending
-        batches = [range(a, min(n_queries, a + PRUNE_BATCH)) for a in range(0, n_queries, PRUNE_BATCH)]
-        tally = _Tally(n_queries, progress)
 
         def run(batch: range) -> list[tuple[np.ndarray, np.ndarray]]:
             first, last = distinct.indptr[batch.start], distinct.indptr[batch.stop]
@@ -300,22 +307,10 @@ class BM25Index:
                 self.docs, self.weights, self.indptr, self.block_docs, bounds,
                 distinct.indptr[batch.start:batch.stop + 1] - first, distinct.indices[first:last],
                 min(k, max(self.n_docs, 1)), min_score)
-            found = [top_k(docs[a:b], scores[a:b], k, tie_rank, min_score)
-                     for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
-            tally.add(len(batch))
-            return found
+            return [top_k(docs[a:b], scores[a:b], k, tie_rank, min_score)
+                    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
-        if threads <= 1 or len(batches) < 2:
-            parts = [run(batch) for batch in batches]
-        else:
-            with ThreadPoolExecutor(threads) as pool:
-                parts = list(pool.map(run, batches))
-        found = [pair for part in parts for pair in part]
-        offsets = np.zeros(n_queries + 1, dtype=np.int64)
-        np.cumsum(np.fromiter((len(d) for d, _ in found), dtype=np.int64, count=n_queries), out=offsets[1:])
-        docs = np.concatenate([d for d, _ in found]).astype(np.int64) if found else np.empty(0, np.int64)
-        scores = np.concatenate([v for _, v in found]) if found else np.empty(0)
-        return offsets, docs, scores
+        return run
 
     def _products(self, query_offsets: np.ndarray, query_terms: np.ndarray,
                   batch: range) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
