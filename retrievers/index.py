@@ -53,6 +53,9 @@ BLOCK_DOCS = 1 << 17
 #: on the small real collections (``benchmarks/speed_paths.py`` ``maxscore``).
 PRUNE_FROM_DOCS = 1_000_000
 PRUNE_UP_TO_K = 100
+#: ... and for queries of up to this many terms on average (measured with 3 to 6; the loop does work
+#: per term for every candidate, and is 10x slower than the product on CSFCube's abstract-long queries).
+PRUNE_UP_TO_TERMS = 8
 #: Queries per call of the compiled MaxScore loop (a progress step; threads share batches).
 PRUNE_BATCH = 256
 #: Postings weighted per step at build time: bounds the float64 temporaries.
@@ -234,12 +237,14 @@ class BM25Index:
         ``prune=True`` uses safe MaxScore pruning (:mod:`retrievers.pruning`; needs numba), ``False``
         scores every posting; both return the same documents, scores (bit for bit) and order. The
         default (None) prunes where it pays: from :data:`PRUNE_FROM_DOCS` documents, k up to
-        :data:`PRUNE_UP_TO_K`, numba installed.
+        :data:`PRUNE_UP_TO_K`, queries of :data:`PRUNE_UP_TO_TERMS` terms on average, numba installed.
         """
         if prune is None:
             from retrievers import pruning
 
-            prune = k <= PRUNE_UP_TO_K and self.n_docs >= PRUNE_FROM_DOCS and pruning.available()
+            n_queries = len(query_offsets) - 1
+            prune = (k <= PRUNE_UP_TO_K and self.n_docs >= PRUNE_FROM_DOCS
+                     and len(query_terms) <= PRUNE_UP_TO_TERMS * n_queries and pruning.available())
         n_queries = len(query_offsets) - 1
         if prune:
             run_batch, size = self._pruned_batch(query_offsets, query_terms, k, tie_rank, min_score), PRUNE_BATCH

@@ -116,6 +116,8 @@ def test_large_indexes_prune_small_k_by_default(monkeypatch):
     monkeypatch.setattr(index_module, "PRUNE_FROM_DOCS", 3)
     index.search(offsets, terms, 2, np.arange(3))
     index.search(offsets, terms, index_module.PRUNE_UP_TO_K + 1, np.arange(3))  # above PRUNE_UP_TO_K
+    long_offsets, long_terms = encode([" ".join(["pear"] * (index_module.PRUNE_UP_TO_TERMS + 1))], vocabulary)
+    index.search(long_offsets, long_terms, 2, np.arange(3))  # longer queries than PRUNE_UP_TO_TERMS
     assert calls == [2]
 
 
