@@ -49,8 +49,8 @@ QUERY_BATCH = 32
 #: Documents per block: scipy's per-product work arrays for a block fit a core's cache.
 BLOCK_DOCS = 1 << 17
 #: Safe pruning is the default from this many documents and up to this k, where numba is installed:
-#: 2.5x the exhaustive product at 1M documents, k = 10, 1.7x at k = 100, slower from k = 300 and
-#: on the small real collections (``benchmarks/speed_paths.py`` ``maxscore``).
+#: 2.2x the exhaustive product at 1M documents, k = 10 (``benchmarks/speed_paths.py`` ``maxscore``);
+#: about 1.7x at k = 100, no gain from k = 300, and slower on the small real collections.
 PRUNE_FROM_DOCS = 1_000_000
 PRUNE_UP_TO_K = 100
 #: ... and for queries of up to this many terms on average (measured with 3 to 6; the loop does work
