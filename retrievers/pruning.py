@@ -34,6 +34,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from corpora import progress
+
 #: What to install for the compiled loop.
 INSTALL_HINT = "pip install 'retbench[fast]' (numba)"
 
@@ -77,5 +79,11 @@ def candidates(docs: Sequence[np.ndarray], weights: Sequence[np.ndarray], indptr
     for block_docs_array, block_weights in zip(docs, weights):
         block_list.append(block_docs_array)
         weight_list.append(block_weights)
-    return maxscore(block_list, weight_list, indptr, block_docs, bounds, np.asarray(query_offsets, dtype=np.int64),
-                    np.asarray(query_terms, dtype=np.int64), k, float(min_score))
+    arguments = (block_list, weight_list, indptr, block_docs, bounds, np.asarray(query_offsets, dtype=np.int64),
+                 np.asarray(query_terms, dtype=np.int64), k, float(min_score))
+    if maxscore.signatures:
+        return maxscore(*arguments)
+    # The first call in a process compiles the loop (~12 s, once per machine) or loads it from
+    # numba's on-disk cache: say so, the wait is otherwise unexplained.
+    with progress.task("safe pruning: compiling its loop (once; numba caches it) or loading it"):
+        return maxscore(*arguments)
