@@ -23,7 +23,8 @@ What is and is not comparable (BM25 k1 = 1.2, b = 0.75 everywhere):
 - tantivy: its ``simple`` tokenizer (unicode alphanumeric runs) + lowercase + the same stop words, so
   |d| counts the same tokens except around accented words; Lucene idf, float32 scores, document
   lengths stored in one byte (lossy above 40 tokens). On-disk index in a temporary folder, one
-  writer thread, 1 GB heap; queries through ``index.parse_query`` (OR of the terms).
+  writer thread, 1 GB heap (``--tantivy-heap-mb``; tantivy's default, 128, leaves more segments and
+  a smaller peak); queries through ``index.parse_query`` (OR of the terms).
 - PISA (pyterrier-pisa): its English tokenizer, no stemmer; stop words are a query-time filter in
   PISA, so the index keeps them and |d| counts them (avgdl is ~1.7x retbench's); Robertson idf
   ``ln((N - df + 0.5) / (df + 0.5))`` floored at 1e-6, float32; block-max WAND, unquantised scores.
@@ -78,7 +79,7 @@ def _retbench(texts: list[str], queries: list[str], out: dict[str, object]) -> N
         out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
 
 
-def _tantivy(texts: list[str], queries: list[str], out: dict[str, object], folder: Path) -> None:
+def _tantivy(texts: list[str], queries: list[str], out: dict[str, object], folder: Path, heap_mb: int) -> None:
     import tantivy
 
     from corpora.analyzers import ARTICLE_STOP_WORDS
@@ -90,7 +91,7 @@ def _tantivy(texts: list[str], queries: list[str], out: dict[str, object], folde
     builder.add_text_field("body", stored=False, tokenizer_name="retbench", index_option="freq")
     index = tantivy.Index(builder.build(), path=str(folder))
     index.register_tokenizer("retbench", analyzer)
-    writer = index.writer(heap_size=1_000_000_000, num_threads=1)
+    writer = index.writer(heap_size=heap_mb * 1_000_000, num_threads=1)
     for text in texts:
         writer.add_document(tantivy.Document(body=text))
     writer.commit()
@@ -145,7 +146,7 @@ def _bm25s(texts: list[str], queries: list[str], out: dict[str, object]) -> None
         out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
 
 
-def child(system: str, docs_path: Path, queries_path: Path) -> None:
+def child(system: str, docs_path: Path, queries_path: Path, tantivy_heap_mb: int) -> None:
     texts = read_lines(docs_path)
     queries = read_lines(queries_path)
     out: dict[str, object] = {"system": system, "loaded_rss_mb": current_rss_mb(), "n_docs": len(texts)}
@@ -153,7 +154,7 @@ def child(system: str, docs_path: Path, queries_path: Path) -> None:
         if system == "retbench":
             _retbench(texts, queries, out)
         elif system == "tantivy":
-            _tantivy(texts, queries, out, Path(folder))
+            _tantivy(texts, queries, out, Path(folder), tantivy_heap_mb)
         elif system == "pisa":
             _pisa(texts, queries, out, Path(folder))
         elif system == "bm25s-numba":
@@ -181,11 +182,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--tantivy-heap-mb", type=int, default=1000,
+                        help="tantivy's indexing heap (its default is 128: more segments, less memory)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     docs_path, queries_path = texts_file(args.docs, args.queries, args.seed, query_terms=QUERY_TERMS)
     if args.child:
-        child(args.child, docs_path, queries_path)
+        child(args.child, docs_path, queries_path, args.tantivy_heap_mb)
         return
 
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -196,7 +199,8 @@ def main() -> None:
         order = systems[round_number % len(systems):] + systems[:round_number % len(systems)]
         for system in order:
             result = run_child([sys.executable, __file__, "--docs", str(args.docs), "--queries", str(args.queries),
-                                "--seed", str(args.seed), "--child", system], env={"OMP_NUM_THREADS": "1",
+                                "--seed", str(args.seed), "--tantivy-heap-mb", str(args.tantivy_heap_mb),
+                                "--child", system], env={"OMP_NUM_THREADS": "1",
                                                                                    "NUMBA_NUM_THREADS": "1"})
             results[system].append(result)
             print(f"round {round_number + 1} {system}: {result}", flush=True)
