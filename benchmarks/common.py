@@ -23,16 +23,21 @@ REPO = HERE.parent
 DEFAULT_DATA = Path(os.environ.get("RETBENCH_BENCH_DATA") or Path(tempfile.gettempdir()) / "retbench-bench")
 
 
-def texts_file(n_docs: int, n_queries: int, seed: int, folder: Path = DEFAULT_DATA) -> tuple[Path, Path]:
-    """One document per line and one query per line (built once per size and seed, then reused)."""
+def texts_file(n_docs: int, n_queries: int, seed: int, folder: Path = DEFAULT_DATA,
+               query_terms: tuple[int, int] = (2, 5)) -> tuple[Path, Path]:
+    """One document per line and one query per line (built once per size and seed, then reused).
+
+    The documents do not depend on ``query_terms`` (queries are drawn after them from the same stream).
+    """
     folder.mkdir(parents=True, exist_ok=True)
     docs = folder / f"zipf-{n_docs}-{seed}.docs.txt"
-    queries = folder / f"zipf-{n_docs}-{seed}-{n_queries}.queries.txt"
+    lengths = "" if query_terms == (2, 5) else f"-terms{query_terms[0]}to{query_terms[1]}"
+    queries = folder / f"zipf-{n_docs}-{seed}-{n_queries}{lengths}.queries.txt"
     if not (docs.is_file() and queries.is_file()):
         sys.path.insert(0, str(HERE))
         import synthetic
 
-        data = synthetic.make(n_docs, n_queries, seed)
+        data = synthetic.make(n_docs, n_queries, seed, query_terms=query_terms)
         _write_lines(docs, data.texts)
         _write_lines(queries, data.queries)
     return docs, queries

@@ -142,6 +142,27 @@ def case_blocks() -> Case:
                 lambda: whole.search(offsets, terms, 1000, tie_rank, 1e-9), _arrays_equal)
 
 
+def case_maxscore() -> Case:
+    """retrievers.pruning: safe MaxScore pruning (numba), or the exhaustive product, at 1M documents, k = 10."""
+    from corpora.tokenize import encode, tokenize
+    from retrievers.index import BM25Index
+    from retrievers.ranking import doc_id_order
+
+    import synthetic
+
+    data = synthetic.make(1_000_000, 1000, seed=0, query_terms=(3, 6))
+    tokens = tokenize(data.texts)
+    index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
+    offsets, terms = encode(data.queries, {t: i for i, t in enumerate(tokens.vocabulary)})
+    del data, tokens
+    tie_rank = doc_id_order([f"d{j}" for j in range(index.n_docs)])
+    index.search(offsets[:2], terms[:offsets[1]], 10, tie_rank, prune=True)  # compiles (or loads) the loop
+    return Case("BM25Index.search: safe pruning (PRUNE_FROM_DOCS, PRUNE_UP_TO_K)",
+                f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms, k = 10",
+                lambda: index.search(offsets, terms, 10, tie_rank, prune=True),
+                lambda: index.search(offsets, terms, 10, tie_rank, prune=False), _arrays_equal)
+
+
 def case_single_block_rows() -> Case:
     """retrievers.index.BM25Index._rows: one block's rows as slices, or concatenated like many blocks."""
     from corpora.tokenize import encode, tokenize
@@ -270,6 +291,7 @@ CASES: dict[str, Callable[[], Case]] = {
     "top_k": case_top_k_sample,
     "bm25_search": case_bm25_index_search,
     "blocks": case_blocks,
+    "maxscore": case_maxscore,
     "single_block": case_single_block_rows,
     "tokenize": case_tokenize,
     "sorted_vocabulary": case_sorted_vocabulary,

@@ -4,8 +4,8 @@ Documents draw words from a Zipf-Mandelbrot law (p(rank) ~ 1 / (rank + 2.7)) ove
 random lowercase words whose most frequent entries are the article's stop words, so stop-word
 removal does real work. Lengths are Poisson around 60 tokens. Surface forms vary the way real text
 does: a capitalised first word, commas and full stops, a few accented words (whose non-ASCII letters
-split tokens). Each query is 2 to 5 distinct non-stop words of one random document, which is its
-only relevant document (grade 1).
+split tokens). Each query is 2 to 5 distinct non-stop words of one random document (``query_terms``
+sets the range), which is its only relevant document (grade 1).
 
     python benchmarks/synthetic.py --docs 200000 --queries 1000 --out /tmp/zipf-200k
 
@@ -54,8 +54,11 @@ def _vocabulary(rng: np.random.Generator, size: int) -> np.ndarray:
 
 
 def make(n_docs: int, n_queries: int = 1000, seed: int = 0, vocabulary: int = 1 << 19,
-         mean_length: float = 60.0) -> Synthetic:
-    """Build the corpus and queries in memory; a pure function of its arguments."""
+         mean_length: float = 60.0, query_terms: tuple[int, int] = (2, 5)) -> Synthetic:
+    """Build the corpus and queries in memory; a pure function of its arguments.
+
+    A query has ``query_terms[0]`` to ``query_terms[1]`` distinct words (fewer when its document has fewer).
+    """
     rng = np.random.default_rng(seed)
     words = _vocabulary(rng, vocabulary)
     weights = 1.0 / (np.arange(1, vocabulary + 1) + 2.7)
@@ -82,7 +85,7 @@ def make(n_docs: int, n_queries: int = 1000, seed: int = 0, vocabulary: int = 1 
         content = content[content >= n_stop]
         if len(content) == 0:
             content = tokens[starts[j]:starts[j] + 1]
-        size = min(len(content), int(rng.integers(2, 6)))
+        size = min(len(content), int(rng.integers(query_terms[0], query_terms[1] + 1)))
         picked = rng.choice(content, size=size, replace=False)
         queries.append(" ".join(words[picked]))
     query_ids = [f"q{i}" for i in range(n_queries)]
