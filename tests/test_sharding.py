@@ -244,7 +244,7 @@ def test_a_dataset_in_memory_has_no_origin_and_a_folder_an_absolute_one(shared_d
     compare(["bm25"], Dataset("mine", data.corpus, data.queries, data.qrels, source="<memory>"), ["mrr"], engine=engine)
     monkeypatch.chdir(shared_data)
     compare(["bm25"], "cranfield", ["mrr"], engine=engine)
-    assert engine.origins == [None, DatasetOrigin(str(shared_data / "cranfield"), None, "test", False)]
+    assert engine.origins == [None, DatasetOrigin(str((shared_data / "cranfield").resolve()), None, "test", False)]
 
 
 def test_a_retriever_fitted_in_shards_searches_them_and_a_fit_here_lets_them_go() -> None:
