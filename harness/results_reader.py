@@ -36,7 +36,9 @@ __all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table"
 
 MANIFEST_FILE = "manifest.json"
 PER_QUERY_FILE = "per_query.csv"
-_RESTORE = "restore the file bench compare wrote, or make the folder again with bench compare"
+# bench compare and bench tune both write folders read here: the fix names neither, but where to look.
+_RESTORE = ("restore the file retbench wrote, or make the folder again with the command that wrote it "
+            "(the manifest's command line)")
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,7 @@ def test_a_tune_folder_whose_tables_disagree_is_refused(runner, small_folder, tm
     (copy / "tune.csv").unlink()
     missing = runner.invoke(main, ["report", str(copy), "--format", "md"])
     assert missing.exit_code == 2 and f"{copy / 'tune.csv'}: file not found" in missing.stderr
+    assert "bench compare" not in missing.stderr  # a tune folder is not remade with bench compare
 
 
 def test_a_failing_tune_report_leaves_no_results_folder(small_result, tmp_path) -> None:
