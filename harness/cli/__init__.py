@@ -15,9 +15,12 @@ How a run ends, whatever the command:
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import sys
 import traceback
+from collections.abc import Iterator
 from importlib import import_module
 
 import click
@@ -34,6 +37,24 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 #: ``ctx.meta`` key under which a command records the results folder it wrote (None: not yet).
 RESULTS_KEY = "retbench.results_folder"
+
+
+@contextlib.contextmanager
+def library_logs(quiet: bool) -> Iterator[None]:
+    """Under ``--quiet``, mute other libraries' informational logs for the command's work.
+
+    ir_datasets logs each file it opens or fetches at INFO on stderr (its own handler, which ignores
+    the root logger's level), so ``--quiet`` would still print progress. Warnings and errors still show.
+    """
+    if not quiet:
+        yield
+        return
+    previous = logging.root.manager.disable
+    logging.disable(logging.INFO)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
 
 
 def quiet_stdout() -> None:

@@ -20,7 +20,7 @@ from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.api import compare
-from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, quiet_stdout
+from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, library_logs, quiet_stdout
 from harness.engines import ENGINES
 from harness.experiment import OptionKey, load_experiment
 from harness.facets import MAX_VALUES, MIN_QUERIES
@@ -182,7 +182,9 @@ class _Stdout:
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="With --engine dask and no --scheduler: worker processes of a local cluster started for the run "
                    "[default: one per core].")
-@click.option("--quiet", "-q", is_flag=True, help="No progress line on stderr (it only shows on a terminal).")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress on stderr: no progress line (it only shows on a terminal) and no "
+                   "informational logs of ir_datasets.")
 @click.option("--show-failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="Failed queries printed per system in the diagnosis (the rest are counted); report.txt in "
                    "the results folder holds them all.")
@@ -235,15 +237,16 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     metric_list = resolve_metrics(config.metrics)
     retrievers = build_systems(config.systems, config.analyzer)
     cache = False if not config.cache else (Path(config.cache_dir) if config.cache_dir else True)
-    result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, depth=config.depth,
-                     rel_threshold=config.rel_threshold, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
-                     confidence=config.confidence, permutations=config.permutations, family=config.family,
-                     fail_rank=config.fail_rank, analyzer=config.analyzer, facets=config.facets,
-                     facets_file=config.facets_file, risk_metric=config.risk_metric,
-                     confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
-                     progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
-                     split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
-                     on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers)
+    with library_logs(quiet):
+        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, depth=config.depth,
+                         rel_threshold=config.rel_threshold, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
+                         confidence=config.confidence, permutations=config.permutations, family=config.family,
+                         fail_rank=config.fail_rank, analyzer=config.analyzer, facets=config.facets,
+                         facets_file=config.facets_file, risk_metric=config.risk_metric,
+                         confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
+                         progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
+                         split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
+                         on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results

@@ -25,6 +25,7 @@ from harness.gate_report import FORMATS, render, render_junit
 from harness.metrics import metrics_help
 from harness.results import QRELS_FILE
 from harness.results_reader import open_results
+from harness.cli import library_logs
 
 _CAN_ALSO_FAIL = [v for v in VERDICTS if v != "regressed"]  # regressed always fails
 
@@ -119,7 +120,8 @@ def _write_atomically(path: Path, text: str) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the Monte Carlo test.")
 @click.option("--permutations", type=int, default=10_000, show_default=True,
               help="Monte Carlo sign flips when more than 20 queries differ (else the test is exact).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress line while the candidate runs.")
+@click.option("--quiet", "-q", is_flag=True, 
+              help="No progress line and no informational logs of ir_datasets while the candidate runs.")
 @click.pass_context
 def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics: str, margin: float, confidence: float,
             system: str | None, baseline_system: str | None, candidate_system: str | None, qrels: Path | None,
@@ -194,10 +196,11 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
     def loaded(dataset: Dataset) -> None:  # before any fitting: a different corpus costs nothing
         check_same_data(before.hashes, data_hashes(dataset), allow_different_queries=allow_different_queries)
 
-    result = compare(build_systems(systems, analyzer), corpus, metrics, depth=depth, rel_threshold=rel_threshold,
-                     bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations, analyzer=analyzer,
-                     cache=not no_cache, progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format,
-                     on_loaded=loaded)
+    with library_logs(quiet):
+        result = compare(build_systems(systems, analyzer), corpus, metrics, depth=depth, rel_threshold=rel_threshold,
+                         bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations, analyzer=analyzer,
+                         cache=not no_cache, progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format,
+                         on_loaded=loaded)
     for warning in result.warnings:
         warn(warning)
     if out is not None:

@@ -14,7 +14,7 @@ import click
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
-from harness.cli import RESULTS_KEY
+from harness.cli import RESULTS_KEY, library_logs
 from harness.metrics import metrics_help
 from harness.progress import Reporter
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
@@ -68,7 +68,8 @@ from retrievers.grid import MAX_POINTS
                    "next run on the same corpus) [default: $RETBENCH_CACHE_DIR, else the user cache directory].")
 @click.option("--no-cache", is_flag=True, help="Fit from scratch; read and write no cache.")
 @click.option("--quiet", "-q", is_flag=True,
-              help="No progress line on stderr (it only shows on a terminal; it counts grid points done).")
+              help="No progress on stderr: no progress line (it only shows on a terminal; it counts grid points "
+                   "done) and no informational logs of ir_datasets.")
 @click.option("--report", "reports", default="",
               help="Also write these reports into the results folder, comma-separated: "
                    + "; ".join(f"{REPORT_FORMATS[n].name} = {REPORT_FORMATS[n].file}, {REPORT_FORMATS[n].description}"
@@ -102,11 +103,12 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
         click.echo(summary_line(dataset))
 
     cache: bool | Path = False if no_cache else (cache_dir if cache_dir is not None else True)
-    result = tune(grid, corpus, metric, folds=folds, seed=seed, stratify=stratify, facets=facets_file,
-                  max_points=max_points, depth=depth, rel_threshold=rel_threshold,
-                  bootstrap_samples=bootstrap_samples, confidence=confidence, analyzer=analyzer, cache=cache,
-                  progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format, split=split,
-                  allow_unmatched_judgments=allow_unmatched_judgments, on_loaded=loaded)
+    with library_logs(quiet):
+        result = tune(grid, corpus, metric, folds=folds, seed=seed, stratify=stratify, facets=facets_file,
+                      max_points=max_points, depth=depth, rel_threshold=rel_threshold,
+                      bootstrap_samples=bootstrap_samples, confidence=confidence, analyzer=analyzer, cache=cache,
+                      progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format, split=split,
+                      allow_unmatched_judgments=allow_unmatched_judgments, on_loaded=loaded)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:
