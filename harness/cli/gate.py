@@ -120,7 +120,7 @@ def _write_atomically(path: Path, text: str) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the Monte Carlo test.")
 @click.option("--permutations", type=int, default=10_000, show_default=True,
               help="Monte Carlo sign flips when more than 20 queries differ (else the test is exact).")
-@click.option("--quiet", "-q", is_flag=True, 
+@click.option("--quiet", "-q", is_flag=True,
               help="No progress line and no informational logs of ir_datasets while the candidate runs.")
 @click.pass_context
 def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics: str, margin: float, confidence: float,
