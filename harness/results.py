@@ -1,6 +1,7 @@
 """The results store: every ``bench compare`` writes a new folder ``<out>/<run-id>/``.
 
-Files are first written into a hidden staging folder beside it (``.staging-<host>-<pid>-…``),
+Files are first written into a hidden staging folder beside it (``.staging-<host>-<pid>-…``;
+:mod:`harness.results_folder` keeps the folder's life for every writer),
 which is renamed into place at the end, so a killed run leaves no half-written result and an
 earlier folder is never touched. The rename claims the run id: when another run took the same id
 in the same second, the next free suffix (``-2``, ``-3``, …) is claimed instead, so both results
@@ -37,7 +38,6 @@ claimed, beside the manifest.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import hashlib
 import json
 import os
@@ -45,12 +45,8 @@ import platform
 import re
 import shlex
 import shutil
-import socket
 import sys
-import tempfile
-from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
@@ -62,48 +58,21 @@ from harness.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
 from harness.power import POWER, POWER_COLUMNS
 from harness.record import CompareRecord
+from harness.results_folder import (Derived, Say, claim, new_staging, package_version, prepare_out, safe_file_name,
+                                    warn_on_stderr)
 from harness.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import COMPARISON_COLUMNS
 from harness.trec_eval import trec_eval_name
 
 
-__all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "check_out", "run_file_stem", "safe_file_name",
+__all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "run_file_stem",
            "write_results"]
 
 DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
 QRELS_FILE = "qrels.txt"
 MAX_NAME = 80  # characters of a run file's stem (file systems allow 255 bytes; keep listings readable)
 _HASH_CHARS = 12  # of the label's SHA-256 appended to a shortened stem
-_STAGING = re.compile(r"^\.staging-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
-_TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets another run (or a file) holds
-_CLAIM_ATTEMPTS = 1000
-
-Say = Callable[[str], None]
-#: Makes files from a results folder already written (its path): file name -> text.
-Derived = Callable[[Path], Mapping[str, str]]
-
-
-def _stderr(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
-
-
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def safe_file_name(label: str) -> str:
-    """A file name for a system label: ``rrf(bm25,lsa)`` -> ``rrf_bm25_lsa_``.
-
-    >>> safe_file_name("bm25(k1=0.9,b=0.4)")
-    'bm25_k1=0.9_b=0.4_'
-    """
-    return re.sub(r"[^A-Za-z0-9._=-]", "_", label)
-
-
 def run_file_stem(label: str, used: set[str]) -> str:
     """The stem of a system's run files: :func:`safe_file_name` of the label, or, when that is
     longer than :data:`MAX_NAME` or already used by another label, a readable prefix and a short
@@ -222,8 +191,8 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         "time": started.isoformat(timespec="seconds"),
         "command_line": command_line,
         "versions": {
-            "retbench": _version("retbench"), "python": platform.python_version(),
-            **{p: _version(p) for p in ("numpy", "scipy", "scikit-learn", "pandas", "click")},
+            "retbench": package_version("retbench"), "python": platform.python_version(),
+            **{p: package_version(p) for p in ("numpy", "scipy", "scikit-learn", "pandas", "click")},
         },
         "engine": result.engine,
         "corpus": {
@@ -351,102 +320,8 @@ def _new_run_id(result: CompareRecord, started: datetime) -> str:
     return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(result.dataset.name)[:MAX_NAME // 2]}-{digest}"
 
 
-# ----- the output folder ----------------------------------------------------------------------
-
-
-def _host_tag() -> str:
-    return hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:8]
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether process ``pid`` may still run (True when it cannot be told)."""
-    if os.name != "posix":
-        return True  # os.kill(pid, 0) would end the process on Windows
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # e.g. another user's process
-    return True
-
-
-def _remove_stale_staging(out: Path, say: Say = _stderr) -> list[Path]:
-    """Remove the staging folders in ``out`` left by runs of this machine that were killed while
-    writing (their process is gone), saying so. Returns the removed folders."""
-    removed = []
-    try:
-        entries = sorted(out.iterdir())
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _STAGING.match(entry.name)
-        if match and entry.is_dir():
-            if match["host"] != _host_tag() or _process_alive(int(match["pid"])):
-                continue
-            shutil.rmtree(entry, ignore_errors=True)
-            if not entry.exists():
-                removed.append(entry)
-                say(f"removed {entry}: the staging folder of a run (process {match['pid']}) killed while writing")
-    return removed
-
-
-def check_out(out: Path, say: Say = _stderr) -> Path:
-    """Prove, before any work and without creating anything, that results can be written into
-    ``out``: it is a folder we can write into, or its nearest existing parent is. Stale staging
-    folders in it are removed. An unusable folder is a :class:`~corpora.RetbenchError`."""
-    out = Path(out)
-    fix = "choose a folder you can write to with --out"
-    existing = out
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    if not existing.is_dir():
-        where = "exists and" if existing == out else f"cannot be created: {existing}"
-        raise RetbenchError(f"results folder {out}: {where} is not a folder. Fix: {fix}")
-    try:
-        handle, probe = tempfile.mkstemp(prefix=".write-test-", dir=existing)
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as exc:
-        what = "cannot be written to" if existing == out else f"cannot be created in {existing}"
-        raise RetbenchError(f"results folder {out}: {what} ({exc.strerror}). Fix: {fix}") from None
-    if existing == out:
-        _remove_stale_staging(out, say)
-    return out
-
-
-def _prepare_out(out: Path, say: Say = _stderr) -> Path:
-    """:func:`check_out`, then create the folder."""
-    out = check_out(out, say)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RetbenchError(f"results folder {out}: cannot be created ({exc.strerror}). "
-                            "Fix: choose a folder you can write to with --out") from None
-    return out
-
-
-def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str], None]) -> Path:
-    """Rename ``staging`` to ``out/<run id>``, trying ``base_id``, ``base_id-2``, … until a rename
-    succeeds: a rename fails when the target holds another run, so two runs can never share one."""
-    candidates = (base_id if n == 1 else f"{base_id}-{n}" for n in range(1, _CLAIM_ATTEMPTS + 1))
-    for run_id in candidates:
-        if (out / run_id).exists():
-            continue
-        write_manifest(run_id)
-        try:
-            os.rename(staging, out / run_id)
-        except OSError as exc:
-            if exc.errno in _TAKEN:
-                continue  # another run claimed it since we looked
-            raise
-        return out / run_id
-    raise RetbenchError(f"results folder {out}: {_CLAIM_ATTEMPTS} runs named {base_id}… already exist. "
-                        "Fix: choose another --out")
-
-
 def write_results(result: CompareRecord, out: Path, command_line: list[str] | None = None,
-                  say: Say = _stderr, report: str | None = None, derived: Derived | None = None,
+                  say: Say = warn_on_stderr, report: str | None = None, derived: Derived | None = None,
                   runs: bool = True) -> Path:
     """Write the results folder atomically under a fresh run id and return its path; ``report``
     (the printed report, unabridged) is kept as ``report.txt``.
@@ -461,7 +336,7 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     ``runs=False`` leaves the run files out (the manifest still names them): for a folder made only
     to be read back by something that reads no run, such as a report."""
     started = datetime.now(timezone.utc)
-    out = _prepare_out(out, say)
+    out = prepare_out(out, say)
     systems = _system_entries(result)
     files: dict[str, str] = {
         "summary.csv": _csv(result.summary),
@@ -484,7 +359,7 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     for system, entry in zip(result.systems, systems) if runs else ():
         files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
                                                                                              entry["run_tag"])
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
+    staging = new_staging(out)
 
     def write_manifest(run_id: str) -> None:
         """The files that hold the run id: the manifest, and the card's per-result lines."""
@@ -505,7 +380,7 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         os.chmod(staging, 0o755)
-        return _claim(staging, out, _new_run_id(result, started), write_manifest)
+        return claim(staging, out, _new_run_id(result, started), write_manifest)
     except OSError as exc:
         raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
                             "Fix: free space or choose another --out") from None

@@ -27,8 +27,6 @@ import os
 import platform
 import shutil
 import sys
-import tempfile
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -38,7 +36,8 @@ import pandas as pd
 from corpora import RetbenchError
 from harness.cross_validation import FOLD_STREAM
 from harness.evaluation import mean_over_queries
-from harness.results import Derived, _claim, _host_tag, _prepare_out, _version, safe_file_name
+from harness.results_folder import (Derived, Say, claim, new_staging, package_version, prepare_out, safe_file_name,
+                                    warn_on_stderr)
 from harness.trec_eval import trec_eval_name
 from harness.tune_record import Estimate, TuneRecord
 
@@ -69,12 +68,6 @@ PER_QUERY_COLUMNS = {
     "best": "the metric of the point chosen on all queries (the in-sample best averages these)",
     "default": "the metric of the default parameters",
 }
-
-Say = Callable[[str], None]
-
-
-def _stderr(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
 
 
 def _csv(frame: pd.DataFrame) -> str:
@@ -223,8 +216,8 @@ def _manifest(record: TuneRecord, run_id: str, command_line: list[str], started:
     return {
         "run_id": run_id, "kind": TUNE_KIND, "time": started.isoformat(timespec="seconds"),
         "command_line": command_line,
-        "versions": {"retbench": _version("retbench"), "python": platform.python_version(),
-                     **{p: _version(p) for p in ("numpy", "scipy", "pandas", "click")}},
+        "versions": {"retbench": package_version("retbench"), "python": platform.python_version(),
+                     **{p: package_version(p) for p in ("numpy", "scipy", "pandas", "click")}},
         "corpus": {"name": dataset.name, "source": str(dataset.source), "documents": len(dataset.corpus),
                    "queries": len(dataset.queries), "judgments": dataset.qrels.n_judgments(),
                    "queries_evaluated": len(record.query_ids), "queries_excluded": record.excluded_query_ids},
@@ -268,17 +261,17 @@ def _run_id(record: TuneRecord, started: datetime) -> str:
     return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(record.dataset.name)[:40]}-tune-{digest}"
 
 
-def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = None, say: Say = _stderr,
+def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = None, say: Say = warn_on_stderr,
                derived: Derived | None = None) -> Path:
     """Write the results folder atomically under a fresh run id (as :func:`harness.results.write_results`
     does, with its helpers) and return its path. ``derived`` makes more files from the staged folder
     once its own files and manifest are in it (the HTML and Markdown reports), as ``write_results``'
     does: they are written before the rename, so a reader never sees the folder without them."""
     started = datetime.now(timezone.utc)
-    out = _prepare_out(out, say)
+    out = prepare_out(out, say)
     files = {TUNE_FILE: _csv(tune_table(record)), "per_query.csv": _csv(per_query_table(record)),
              "report.txt": render_report(record) + "\n"}
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{_host_tag()}-{os.getpid()}-", dir=out))
+    staging = new_staging(out)
 
     def write_manifest(run_id: str) -> None:
         document = _manifest(record, run_id, command_line or sys.argv, started)
@@ -293,7 +286,7 @@ def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = N
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8")
         os.chmod(staging, 0o755)
-        return _claim(staging, out, _run_id(record, started), write_manifest)
+        return claim(staging, out, _run_id(record, started), write_manifest)
     except OSError as exc:
         raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
                             "Fix: free space or choose another --out") from None

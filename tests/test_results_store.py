@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import harness.results as results
+import harness.results_folder as results_folder
 from corpora import RetbenchError
 from harness.cli import main
 from harness import CompareResult, compare
@@ -152,14 +153,14 @@ def test_a_folder_that_refuses_files_is_refused_before_any_work(tmp_path: Path,
     """What a read-only folder does to a non-root user, for the runs that are root."""
     locked = tmp_path / "locked"
     locked.mkdir()
-    real_mkstemp = results.tempfile.mkstemp
+    real_mkstemp = results_folder.tempfile.mkstemp
 
     def refuse(*args, dir=None, **kwargs):  # noqa: ANN002, ANN003, A002 - mkstemp's signature
         if Path(dir) == locked:
             raise PermissionError(13, "Permission denied")
         return real_mkstemp(*args, dir=dir, **kwargs)
 
-    monkeypatch.setattr(results.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(results_folder.tempfile, "mkstemp", refuse)
     assert "cannot be written to (Permission denied)" in _refused_before_work(tmp_path, locked, monkeypatch)
 
 
@@ -223,7 +224,7 @@ def test_the_next_write_removes_what_a_killed_run_left(result: CompareResult, tm
         writer.wait()
     (left,) = [p for p in out.iterdir() if p.name.startswith(".")]
     assert (left / "summary.csv").is_file()  # a whole staged result, never renamed into place
-    alive = out / f".staging-{results._host_tag()}-{os.getpid()}-writing"  # this process: still writing
+    alive = out / f".staging-{results_folder.host_tag()}-{os.getpid()}-writing"  # this process: still writing
     alive.mkdir()
     said: list[str] = []
     folder = results.write_results(result, out, ["bench"], said.append)
@@ -236,7 +237,7 @@ def test_bench_compare_says_on_stderr_what_it_removed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = out / f".staging-{results._host_tag()}-{dead.pid}-abc123"
+    stale = out / f".staging-{results_folder.host_tag()}-{dead.pid}-abc123"
     stale.mkdir(parents=True)
     outcome = CliRunner().invoke(main, ["compare", "--systems", "bm25", "--metrics", "mrr", "--bootstrap-samples",
                                         "10", "--no-cache", "--out", str(out), "--quiet"])

@@ -29,7 +29,7 @@ from harness.metrics import metrics_help
 from harness.progress import Reporter
 from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats
-from harness.results import check_out
+from harness.results_folder import check_out
 from harness.retrieval_metrics import DEFAULT_RETRIEVAL_K
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import EXACT_UP_TO, FAMILIES

@@ -185,7 +185,7 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
     from harness.api import compare  # the retrievers load only when a candidate is run
     from harness.inputs import build_systems
     from harness.progress import Reporter
-    from harness.results import check_out
+    from harness.results_folder import check_out
 
     def warn(message: str) -> None:
         click.echo(f"warning: {message}", err=True)

@@ -18,7 +18,7 @@ from harness.cli import RESULTS_KEY, library_logs
 from harness.metrics import metrics_help
 from harness.progress import Reporter
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
-from harness.results import check_out
+from harness.results_folder import check_out
 from harness.tuning import tune
 from retrievers.grid import MAX_POINTS
 
