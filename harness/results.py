@@ -40,26 +40,22 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import platform
 import re
 import shlex
-import shutil
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
 
-from corpora import RetbenchError
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
 from harness.diagnosis import CATEGORIES
 from harness.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
 from harness.power import POWER, POWER_COLUMNS
 from harness.record import CompareRecord
-from harness.results_folder import (Derived, Say, claim, new_staging, package_version, prepare_out, safe_file_name,
-                                    warn_on_stderr)
+from harness.results_folder import Derived, Say, package_version, safe_file_name, warn_on_stderr, write_folder
 from harness.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import COMPARISON_COLUMNS
@@ -336,7 +332,6 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     ``runs=False`` leaves the run files out (the manifest still names them): for a folder made only
     to be read back by something that reads no run, such as a report."""
     started = datetime.now(timezone.utc)
-    out = prepare_out(out, say)
     systems = _system_entries(result)
     files: dict[str, str] = {
         "summary.csv": _csv(result.summary),
@@ -359,31 +354,13 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     for system, entry in zip(result.systems, systems) if runs else ():
         files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
                                                                                              entry["run_tag"])
-    staging = new_staging(out)
 
-    def write_manifest(run_id: str) -> None:
+    def identified(run_id: str) -> dict[str, str]:
         """The files that hold the run id: the manifest, and the card's per-result lines."""
         document = _manifest(result, run_id, command_line or sys.argv, started, systems)
-        (staging / "manifest.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        named = {"manifest.json": json.dumps(document, indent=2) + "\n"}
         if result.retrieval is not None:
-            lines = result_lines(result.retrieval, run_id, document["hashes"])
-            (staging / RESULTS_FILE).write_text(lines, encoding="utf-8")
-        if derived is not None:
-            for relative, text in derived(staging).items():
-                if relative in files or relative == "manifest.json":
-                    raise ValueError(f"derived file {relative!r} would replace a file of the results folder")
-                (staging / relative).write_text(text, encoding="utf-8")
+            named[RESULTS_FILE] = result_lines(result.retrieval, run_id, document["hashes"])
+        return named
 
-    try:
-        for relative, text in files.items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        os.chmod(staging, 0o755)
-        return claim(staging, out, _new_run_id(result, started), write_manifest)
-    except OSError as exc:
-        raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
-                            "Fix: free space or choose another --out") from None
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    return write_folder(out, files, _new_run_id(result, started), identified, derived, say)

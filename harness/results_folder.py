@@ -26,7 +26,7 @@ from pathlib import Path
 from corpora import RetbenchError
 
 __all__ = ["Derived", "Say", "check_out", "claim", "host_tag", "new_staging", "package_version", "prepare_out",
-           "safe_file_name", "warn_on_stderr"]
+           "safe_file_name", "warn_on_stderr", "write_folder"]
 
 _STAGING = re.compile(r"^\.staging-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
 _TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets another run (or a file) holds
@@ -154,3 +154,41 @@ def claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str]
         return out / run_id
     raise RetbenchError(f"results folder {out}: {_CLAIM_ATTEMPTS} runs named {base_id}… already exist. "
                         "Fix: choose another --out")
+
+
+def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: Callable[[str], Mapping[str, str]],
+                 derived: Derived | None = None, say: Say = warn_on_stderr) -> Path:
+    """Write a results folder atomically as ``out/<run id>`` and return its path.
+
+    ``files`` (relative name -> text) are staged first; ``identified(run_id)`` gives the files that
+    hold the run id (the manifest, ...), written for each id tried by :func:`claim`; then
+    ``derived`` (if any) makes more files from the staged folder, which is then complete, so they
+    show the run id too. A derived name that is already a file of the folder is a ``ValueError``
+    (the caller's mistake, not the user's). A failed write keeps nothing and is a RetbenchError.
+    """
+    out = prepare_out(out, say)
+    staging = new_staging(out)
+
+    def write_identified(run_id: str) -> None:
+        named = identified(run_id)
+        for name, text in named.items():
+            (staging / name).write_text(text, encoding="utf-8")
+        if derived is not None:  # again if the run id was taken meanwhile: what it makes shows the id
+            for name, text in derived(staging).items():
+                if name in files or name in named:
+                    raise ValueError(f"derived file {name!r} would replace a file of the results folder")
+                (staging / name).write_text(text, encoding="utf-8")
+
+    try:
+        for relative, text in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        os.chmod(staging, 0o755)
+        return claim(staging, out, base_id, write_identified)
+    except OSError as exc:
+        raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
+                            "Fix: free space or choose another --out") from None
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)

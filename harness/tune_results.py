@@ -23,9 +23,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import platform
-import shutil
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -33,11 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from corpora import RetbenchError
 from harness.cross_validation import FOLD_STREAM
 from harness.evaluation import mean_over_queries
-from harness.results_folder import (Derived, Say, claim, new_staging, package_version, prepare_out, safe_file_name,
-                                    warn_on_stderr)
+from harness.results_folder import Derived, Say, package_version, safe_file_name, warn_on_stderr, write_folder
 from harness.trec_eval import trec_eval_name
 from harness.tune_record import Estimate, TuneRecord
 
@@ -263,33 +259,15 @@ def _run_id(record: TuneRecord, started: datetime) -> str:
 
 def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = None, say: Say = warn_on_stderr,
                derived: Derived | None = None) -> Path:
-    """Write the results folder atomically under a fresh run id (as :func:`harness.results.write_results`
-    does, with its helpers) and return its path. ``derived`` makes more files from the staged folder
-    once its own files and manifest are in it (the HTML and Markdown reports), as ``write_results``'
-    does: they are written before the rename, so a reader never sees the folder without them."""
+    """Write the results folder atomically under a fresh run id and return its path
+    (:func:`harness.results_folder.write_folder`). ``derived`` makes more files from the staged
+    folder once its own files and manifest are in it (the HTML and Markdown reports): they are
+    written before the rename, so a reader never sees the folder without them."""
     started = datetime.now(timezone.utc)
-    out = prepare_out(out, say)
     files = {TUNE_FILE: _csv(tune_table(record)), "per_query.csv": _csv(per_query_table(record)),
              "report.txt": render_report(record) + "\n"}
-    staging = new_staging(out)
+    def identified(run_id: str) -> dict[str, str]:
+        return {"manifest.json": json.dumps(_manifest(record, run_id, command_line or sys.argv, started), indent=2)
+                + "\n"}
 
-    def write_manifest(run_id: str) -> None:
-        document = _manifest(record, run_id, command_line or sys.argv, started)
-        (staging / "manifest.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        if derived is not None:  # again if the run id was taken meanwhile: the reports show it
-            for name, text in derived(staging).items():
-                if name in files or name == "manifest.json":
-                    raise ValueError(f"derived file {name!r} would replace a file of the results folder")
-                (staging / name).write_text(text, encoding="utf-8")
-
-    try:
-        for name, text in files.items():
-            (staging / name).write_text(text, encoding="utf-8")
-        os.chmod(staging, 0o755)
-        return claim(staging, out, _run_id(record, started), write_manifest)
-    except OSError as exc:
-        raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
-                            "Fix: free space or choose another --out") from None
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+    return write_folder(out, files, _run_id(record, started), identified, derived, say)
