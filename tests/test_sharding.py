@@ -30,6 +30,7 @@ from harness.metrics import parse_metrics
 from harness.parallel import mapping
 from harness.statistics import bootstrap_means, randomisation_p_values
 from retrievers import BM25, LSA, RRF, Retriever, Weighted
+from retrievers.dense import Dense
 from retrievers.index import BM25Index, CollectionStatistics
 from retrievers.sharding import (Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded, merge_hits,
                                  placed, shard_bounds, sharded_search, unfitted_copy)
@@ -384,8 +385,12 @@ def test_the_scale_out_guide_names_the_protocol_and_the_options_as_they_are(runn
     guide = (repo / "docs" / "scale-out.md").read_text(encoding="utf-8")
     block = re.search(r"### Your own retriever.*?```python\n(.*?)```", guide, re.S).group(1)
     protocol = [name for name, value in vars(ShardedRetriever).items() if callable(value) and not name.startswith("_")]
-    assert re.findall(r"def (\w+)\(", block) == [*protocol, "score_shard"]
+    optional = ["score_shard", "prepare_queries"]
+    assert re.findall(r"def (\w+)\(", block) == [*protocol, *optional]
     assert all(hasattr(BM25, name) for name in (*protocol, "score_shard"))
+    assert all(hasattr(Dense, name) for name in (*protocol, *optional, "shard_unit"))
+    assert re.findall(r"^(\w+): int = 1 ", block, re.M) == ["shard_unit"]
+    assert getattr(BM25(), "shard_unit", 1) == 1  # the default the engines take
     help_text = runner.invoke(main, ["compare", "--help"]).output
     for option in sorted(set(re.findall(r"bench compare [^\n`]*", guide))):
         for flag in re.findall(r"--[a-z-]+", option):
