@@ -69,17 +69,26 @@ def block_scores(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs:
     """Cosines (the vectors are unit), (n_queries x n_docs) float64, each cell from the float32 product
     of its chunk of ``query_rows`` query vectors (counted from the first) and its block of
     ``block_docs`` documents, on one BLAS thread."""
+    with _one_blas_thread():
+        return _products(query_vectors, doc_vectors, block_docs, query_rows)
+
+
+def _one_blas_thread() -> Any:
+    """BLAS on one thread inside the ``with`` block: OpenBLAS splits a product among its threads in
+    ways that change the last bits (6% of the scores, 1 thread vs 2, module docstring), and a Dask
+    worker runs with one thread."""
     from threadpoolctl import threadpool_limits
 
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _products(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs: int, query_rows: int) -> np.ndarray:
     queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
     docs = np.ascontiguousarray(doc_vectors, dtype=np.float32)
     out = np.empty((len(queries), len(docs)), dtype=np.float64)
-    # One thread: OpenBLAS splits a product among its threads in ways that change the last bits
-    # (6% of the scores, 1 thread vs 2, module docstring), and a Dask worker runs with one thread.
-    with threadpool_limits(limits=1, user_api="blas"):
-        for q in range(0, len(queries), query_rows):
-            for d in range(0, len(docs), block_docs):
-                out[q:q + query_rows, d:d + block_docs] = queries[q:q + query_rows] @ docs[d:d + block_docs].T
+    for q in range(0, len(queries), query_rows):
+        for d in range(0, len(docs), block_docs):
+            out[q:q + query_rows, d:d + block_docs] = queries[q:q + query_rows] @ docs[d:d + block_docs].T
     return out
 
 
@@ -90,29 +99,29 @@ def block_search(query_vectors: np.ndarray, doc_vectors: np.ndarray, tie_rank: n
     :data:`RANK_CELLS` scores at a time: each chunk of queries is ranked against groups of whole
     blocks and the groups' top k are merged, which is exact (each group's top k holds every one of
     its documents that can reach the overall top k)."""
-    n_docs = len(doc_vectors)
     group = block_docs * max(1, RANK_CELLS // (query_rows * block_docs))
-    offsets = [np.zeros(1, dtype=np.int64)]
-    docs: list[np.ndarray] = []
-    scores: list[np.ndarray] = []
-    for q in range(0, len(query_vectors), query_rows):
-        chunk = query_vectors[q:q + query_rows]
-        parts, starts = [], []
-        for first in range(0, max(n_docs, 1), group):
-            matrix = block_scores(chunk, doc_vectors[first:first + group], block_docs, query_rows)
-            idx, val = top_k_rows(matrix, k, tie_rank[first:first + group], min_score)
-            part_offsets = np.zeros(len(chunk) + 1, dtype=np.int64)
-            np.cumsum([len(i) for i in idx], out=part_offsets[1:])
-            parts.append(ShardHits(part_offsets, _joined(idx, np.int64), _joined(val, np.float64)))
-            starts.append(first)
-        if len(parts) == 1:
-            hits = parts[0]
-        else:
-            hits = ShardHits(*merge_hits(parts, starts, k, tie_rank))
-        offsets.append(hits.offsets[1:] + offsets[-1][-1])
-        docs.append(hits.docs)
-        scores.append(hits.scores)
-    return ShardHits(np.concatenate(offsets), _joined(docs, np.int64), _joined(scores, np.float64))
+    with _one_blas_thread():
+        chunks = [_rank_chunk(query_vectors[q:q + query_rows], doc_vectors, tie_rank, k, min_score, block_docs,
+                              query_rows, group) for q in range(0, len(query_vectors), query_rows)]
+    offsets = np.zeros(len(query_vectors) + 1, dtype=np.int64)
+    if chunks:
+        np.cumsum(np.concatenate([np.diff(c.offsets) for c in chunks]), out=offsets[1:])
+    return ShardHits(offsets, _joined([c.docs for c in chunks], np.int64),
+                     _joined([c.scores for c in chunks], np.float64))
+
+
+def _rank_chunk(chunk: np.ndarray, doc_vectors: np.ndarray, tie_rank: np.ndarray, k: int, min_score: float,
+                block_docs: int, query_rows: int, group: int) -> ShardHits:
+    """One chunk of queries' top k: per group of ``group`` documents, then merged."""
+    parts, starts = [], []
+    for first in range(0, max(len(doc_vectors), 1), group):
+        matrix = _products(chunk, doc_vectors[first:first + group], block_docs, query_rows)
+        idx, val = top_k_rows(matrix, k, tie_rank[first:first + group], min_score)
+        offsets = np.zeros(len(chunk) + 1, dtype=np.int64)
+        np.cumsum([len(i) for i in idx], out=offsets[1:])
+        parts.append(ShardHits(offsets, _joined(idx, np.int64), _joined(val, np.float64)))
+        starts.append(first)
+    return parts[0] if len(parts) == 1 else ShardHits(*merge_hits(parts, starts, k, tie_rank))
 
 
 def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
