@@ -15,7 +15,8 @@ fitted in shards of whole blocks on a cluster's workers (``bench compare --engin
 same run, byte for byte.
 
 Document embeddings are cached as entries of :mod:`retrievers.cache`, keyed by the corpus digest,
-the model (its path and its files' sizes and times, or its name) and the maximum sequence length:
+the model (its path and its files' sizes and times, or its name), the maximum sequence length and
+the block size:
 in the cache that the harness made active (``--cache-dir``), else under ``$RETBENCH_CACHE_DIR``, else
 the user cache dir that platformdirs gives for ``retbench``. A damaged or inconsistent entry
 (checksums, shape, non-finite values) is ignored with a note on stderr and rewritten.
