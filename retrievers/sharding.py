@@ -1,8 +1,8 @@
 """The sharding protocol: a retriever fitted and searched in shards of documents, elsewhere.
 
 An engine that spreads work over a cluster (``harness.engines``) cuts the corpus into contiguous
-shards of documents, in corpus order (:func:`shard_bounds`), and runs a retriever that implements
-:class:`ShardedRetriever` in five steps:
+shards of documents, in corpus order (:func:`bounds_for`: at multiples of the retriever's optional
+``shard_unit`` documents), and runs a retriever that implements :class:`ShardedRetriever` in five steps:
 
 1. ``fit_shard(shard)`` on a worker, once per shard: a :class:`ShardFit` whose ``statistics`` (small)
    go to the client and whose ``state`` stays on the worker;
@@ -14,7 +14,13 @@ shards of documents, in corpus order (:func:`shard_bounds`), and runs a retrieve
    :class:`ShardHits` (positions within the shard, ranked by the seam's rule with the shard's own
    tie ranks, scores at or below the retriever's ``min_score`` left out);
 5. optionally ``score_shard(index, queries)``: the shard's (n_queries x shard documents) score matrix,
-   for a fusion that normalises over every document (``weighted``).
+   sparse or a numpy array, for a fusion that normalises over every document (``weighted``).
+
+Two optional members adapt the steps: ``shard_unit`` (an int attribute, default 1) makes every shard
+but the last a multiple of that many documents (``dense`` encodes and scores in fixed blocks of
+documents, :mod:`retrievers.dense_blocks`); ``prepare_queries(queries)``, run once where the harness
+runs, gives what ``search_shard`` and ``score_shard`` receive in place of the queries (``dense``: the
+query vectors, encoded once rather than on every shard).
 
 The client merges the shards' hits with the seam's rule (:func:`merge_hits`): score descending,
 then doc id ascending. The merged run is the run of ``fit(corpus)`` then ``search`` to the last bit
@@ -47,8 +53,8 @@ import scipy.sparse as sp
 from corpora import Corpus, Queries, RetbenchError, Run
 from retrievers.ranking import doc_id_order
 
-__all__ = ["Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "current_placement", "is_sharded",
-           "merge_hits", "placed", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
+__all__ = ["Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "bounds_for", "current_placement",
+           "is_sharded", "merge_hits", "placed", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
 
 #: The attribute of a retriever fitted in shards that holds its :class:`Shards`.
 SHARDS_ATTRIBUTE = "_retbench_shards"
@@ -100,16 +106,30 @@ def is_sharded(retriever: object) -> bool:
     return all(getattr(cls, method, None) is getattr(owner[0], method, None) for method in ("fit", "search", "score"))
 
 
-def shard_bounds(n_docs: int, n_shards: int) -> list[tuple[int, int]]:
-    """``n_shards`` contiguous ``(start, stop)`` ranges over ``n_docs`` documents, in order, sizes
-    differing by at most one; never an empty shard (fewer shards when there are fewer documents).
+def shard_bounds(n_docs: int, n_shards: int, unit: int = 1) -> list[tuple[int, int]]:
+    """``n_shards`` contiguous ``(start, stop)`` ranges over ``n_docs`` documents, in order, made of
+    whole units of ``unit`` documents (the last unit may be short), their numbers of units differing
+    by at most one; never an empty shard (fewer shards when there are fewer units).
 
     >>> shard_bounds(10, 3)
     [(0, 3), (3, 6), (6, 10)]
+    >>> shard_bounds(10, 3, unit=4)
+    [(0, 4), (4, 8), (8, 10)]
     """
-    n_shards = max(1, min(n_shards, n_docs))
-    edges = [n_docs * s // n_shards for s in range(n_shards + 1)]
+    units = -(-n_docs // unit)
+    n_shards = max(1, min(n_shards, units))
+    edges = [min(n_docs, unit * (units * s // n_shards)) for s in range(n_shards + 1)]
     return list(zip(edges[:-1], edges[1:]))
+
+
+def bounds_for(retriever: Any, n_docs: int, n_shards: int) -> list[tuple[int, int]]:
+    """The shards of ``n_docs`` documents for ``retriever``: :func:`shard_bounds` at multiples of its
+    ``shard_unit`` (1 when it has none)."""
+    unit = getattr(retriever, "shard_unit", 1)
+    if isinstance(unit, bool) or not isinstance(unit, int) or unit < 1:
+        raise RetbenchError(f"retriever {retriever.label!r}: shard_unit must be an int >= 1, got {unit!r}. "
+                            "Fix: set shard_unit to the number of documents a shard's size must be a multiple of")
+    return shard_bounds(n_docs, n_shards, unit)
 
 
 def shard_of(corpus: Corpus, start: int, stop: int) -> Corpus:
@@ -149,19 +169,28 @@ class Shards(ABC):
     """A retriever's fitted shards, wherever they are: answers ``search`` and ``score`` as the
     retriever fitted on the whole corpus would. Subclasses say how to ask every shard."""
 
-    def __init__(self, label: str, corpus: Corpus, bounds: Sequence[tuple[int, int]]):
-        self.label = label
+    def __init__(self, retriever: Any, corpus: Corpus, bounds: Sequence[tuple[int, int]]):
+        self.retriever = retriever  # the unfitted copy whose methods the shards run
+        self.label = str(retriever.label)
         self.corpus = corpus
         self.bounds = list(bounds)
         self._tie_rank: np.ndarray | None = None
 
     @abstractmethod
-    def search_parts(self, queries: Queries, k: int) -> list[ShardHits]:
-        """Every shard's ``search_shard(index, queries, k)``, in shard order."""
+    def search_parts(self, queries: Any, k: int) -> list[ShardHits]:
+        """Every shard's ``search_shard(index, queries, k)``, in shard order (``queries`` as
+        :meth:`prepared` made them)."""
 
     @abstractmethod
-    def score_parts(self, queries: Queries) -> list[sp.csr_matrix]:
-        """Every shard's ``score_shard(index, queries)``, in shard order."""
+    def score_parts(self, queries: Any) -> list[sp.csr_matrix | np.ndarray]:
+        """Every shard's ``score_shard(index, queries)``, in shard order (``queries`` as :meth:`prepared`
+        made them)."""
+
+    def prepared(self, queries: Queries) -> Any:
+        """What the shards receive for ``queries``: the retriever's ``prepare_queries(queries)``,
+        computed here once, or the queries themselves."""
+        prepare = getattr(self.retriever, "prepare_queries", None)
+        return queries if prepare is None else prepare(queries)
 
     def close(self) -> None:
         """Let go of the shards (the default holds nothing)."""
@@ -169,13 +198,17 @@ class Shards(ABC):
     def search(self, queries: Queries, k: int) -> Run:
         if self._tie_rank is None:
             self._tie_rank = doc_id_order(self.corpus.ids)
-        offsets, docs, scores = merge_hits(self.search_parts(queries, k), [a for a, _ in self.bounds], k,
-                                           self._tie_rank)
+        offsets, docs, scores = merge_hits(self.search_parts(self.prepared(queries), k),
+                                           [a for a, _ in self.bounds], k, self._tie_rank)
         return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), offsets, docs, scores)
 
-    def score(self, queries: Queries) -> sp.csr_matrix:
-        """The shards' score matrices side by side: (n_queries x n_docs), documents in corpus order."""
-        matrix = sp.hstack(self.score_parts(queries), format="csr")
+    def score(self, queries: Queries) -> sp.csr_matrix | np.ndarray:
+        """The shards' score matrices side by side: (n_queries x n_docs), documents in corpus order;
+        a numpy array when every shard gave one (a dense retriever's zeros are scores)."""
+        parts = self.score_parts(self.prepared(queries))
+        if parts and all(isinstance(part, np.ndarray) for part in parts):
+            return np.hstack(parts)
+        matrix = sp.hstack([sp.csr_matrix(part) for part in parts], format="csr")
         matrix.sort_indices()
         return matrix
 
@@ -238,24 +271,28 @@ class _InProcessShards(Shards):
     """Shards held in this process: the protocol run step by step, for tests and plugin authors."""
 
     def __init__(self, retriever: Any, corpus: Corpus, bounds: Sequence[tuple[int, int]], indexes: list[Any]):
-        super().__init__(str(retriever.label), corpus, bounds)
-        self.retriever = retriever
+        super().__init__(retriever, corpus, bounds)
         self.indexes = indexes
 
-    def search_parts(self, queries: Queries, k: int) -> list[ShardHits]:
+    def search_parts(self, queries: Any, k: int) -> list[ShardHits]:
         return [self.retriever.search_shard(index, queries, k) for index in self.indexes]
 
-    def score_parts(self, queries: Queries) -> list[sp.csr_matrix]:
+    def score_parts(self, queries: Any) -> list[sp.csr_matrix | np.ndarray]:
         if not hasattr(self.retriever, "score_shard"):
             raise RetbenchError(f"retriever {self.label!r} searches in shards but has no score_shard, which a "
                                 "fusion that normalises scores needs. Fix: implement score_shard, or fuse it with rrf")
-        return [sp.csr_matrix(self.retriever.score_shard(index, queries)) for index in self.indexes]
+        return [_matrix(self.retriever.score_shard(index, queries)) for index in self.indexes]
+
+
+def _matrix(part: Any) -> sp.csr_matrix | np.ndarray:
+    """A shard's score matrix as a numpy array (kept whole) or a CSR matrix."""
+    return part if isinstance(part, np.ndarray) else sp.csr_matrix(part)
 
 
 def fit_in_process(retriever: Any, corpus: Corpus, n_shards: int) -> Shards:
     """Run the protocol's fitting steps here, shard after shard (what an engine does on its workers)."""
     copy = unfitted_copy(retriever)
-    bounds = shard_bounds(len(corpus), n_shards)
+    bounds = bounds_for(copy, len(corpus), n_shards)
     fits = [copy.fit_shard(shard_of(corpus, a, b)) for a, b in bounds]
     reduced = copy.reduce_statistics([f.statistics for f in fits])
     indexes = [copy.index_shard(f.state, s) for f, s in zip(fits, reduced)]

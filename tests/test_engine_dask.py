@@ -2,7 +2,8 @@
 
 Every results file equals the local engine's byte for byte (manifest times and engine record aside)
 on the bundled corpus, Cranfield and a 50,000-document synthetic corpus, for bm25, lsa, rrf and
-weighted; a worker killed in the middle of the BM25 fit changes nothing. Skipped without the
+weighted, and for dense (encoded and searched on the workers, in shards of whole blocks) where the
+``dense`` extra is installed; a worker killed in the middle of the BM25 fit changes nothing. Skipped without the
 ``dask`` extra (tests/test_sharding.py covers the same seams in the plain install).
 """
 
@@ -27,7 +28,8 @@ from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.engines import DaskEngine  # noqa: E402
 from harness.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
-from retrievers import BM25  # noqa: E402
+from retrievers import BM25, RRF, Weighted  # noqa: E402
+from retrievers.dense import Dense  # noqa: E402  (imports no torch until it is fitted)
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = "bm25,lsa,weighted,rrf"
@@ -155,11 +157,56 @@ def test_a_worker_killed_in_the_middle_of_the_bm25_fit_changes_nothing(tmp_path,
     assert_same_results(local, result.write(tmp_path / "dask"))
 
 
-def test_dense_runs_on_the_client_and_gives_the_same_bytes(tmp_path, client, assert_same_results) -> None:
+class SmallBlocksDense(Dense):
+    """dense in blocks small enough that a small corpus makes several shards (the default's 4096
+    documents make one shard of the bundled corpus and of Cranfield); pickled to the workers by value."""
+
+    block_docs = 4
+
+
+def encoders_loaded() -> int:
+    """On a worker: the models its process has loaded."""
+    from retrievers import dense
+
+    return len(dense._ENCODERS)
+
+
+def dense_systems(block_docs: int) -> list:
+    small = type("SmallBlocksDense", (SmallBlocksDense,), {"block_docs": block_docs})
+    return [BM25(), small(), RRF(BM25(), small()), Weighted(BM25(), small(), alpha=0.3)]
+
+
+def test_dense_is_encoded_and_searched_on_the_workers_with_the_same_bytes(tmp_path, client,
+                                                                           assert_same_results) -> None:
     pytest.importorskip("sentence_transformers", reason="the dense extra is not installed")
-    local, dask, engine = both(tmp_path, client, "bm25,dense,rrf(bm25,dense)", "article", ARTICLE_METRICS)
+    local, dask, engine = both(tmp_path, client, "bm25,dense,rrf(bm25,dense),weighted(bm25,dense,alpha=0.3)",
+                               "article", ARTICLE_METRICS)
     assert_same_results(local, dask)
-    assert "dense" in engine["on_client"]
+    assert engine["sharded"] == ["bm25", "dense"]
+    assert engine["on_client"] == ["rrf(bm25,dense)", "weighted(bm25,dense,alpha=0.3)"]
+
+
+def test_dense_in_shards_of_whole_blocks_on_two_workers_gives_the_same_bytes(tmp_path, client,
+                                                                              assert_same_results) -> None:
+    pytest.importorskip("sentence_transformers", reason="the dense extra is not installed")
+    local = compare(dense_systems(4), "article", ARTICLE_METRICS).write(tmp_path / "local")
+    there = compare(dense_systems(4), "article", ARTICLE_METRICS, engine=DaskEngine(client=client))
+    assert_same_results(local, there.write(tmp_path / "dask"))
+    assert there.engine["sharded"] == ["bm25", "dense"]
+    # the model is loaded once per worker process, whatever the number of tasks it ran there
+    assert max(client.run(encoders_loaded).values()) == 1
+
+
+@pytest.mark.slow
+def test_dense_on_cranfield_in_shards_of_whole_blocks_gives_the_same_bytes(tmp_path, client, shared_data,
+                                                                           assert_same_results) -> None:
+    pytest.importorskip("sentence_transformers", reason="the dense extra is not installed")
+    cranfield = str(shared_data / "cranfield")
+    # 1,400 documents: 6 blocks of 256, 2 shards of 3 blocks; bm25, dense, rrf(bm25,dense)
+    local = compare(dense_systems(256)[:3], cranfield, CRANFIELD_METRICS).write(tmp_path / "local")
+    there = compare(dense_systems(256)[:3], cranfield, CRANFIELD_METRICS, engine=DaskEngine(client=client))
+    assert_same_results(local, there.write(tmp_path / "dask"))
+    assert there.engine["sharded"] == ["bm25", "dense"] and there.engine["on_client"] == ["rrf(bm25,dense)"]
 
 
 def test_an_engine_named_by_a_string_starts_a_local_cluster_and_stops_it(tmp_path, assert_same_results) -> None:

@@ -30,9 +30,10 @@ from harness.metrics import parse_metrics
 from harness.parallel import mapping
 from harness.statistics import bootstrap_means, randomisation_p_values
 from retrievers import BM25, LSA, RRF, Retriever, Weighted
+from retrievers.dense import Dense
 from retrievers.index import BM25Index, CollectionStatistics
-from retrievers.sharding import (Placement, ShardHits, Shards, fit_in_process, is_sharded, merge_hits, placed,
-                                 shard_bounds, sharded_search, unfitted_copy)
+from retrievers.sharding import (Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded, merge_hits,
+                                 placed, shard_bounds, sharded_search, unfitted_copy)
 
 
 def same_run(a, b) -> bool:
@@ -96,6 +97,27 @@ def test_shard_bounds_cover_the_corpus_in_order_without_empty_shards() -> None:
             assert all(a < b for a, b in bounds) and all(b == c for (_, b), (c, _) in zip(bounds, bounds[1:]))
             sizes = [b - a for a, b in bounds]
             assert max(sizes) - min(sizes) <= 1 and len(bounds) == min(n_docs, n_shards)
+
+
+def test_shards_of_whole_units_start_at_multiples_of_the_unit_and_only_the_last_is_short() -> None:
+    for n_docs in (1, 5, 28, 1001, 4097):
+        for unit in (1, 4, 256, 4096):
+            for n_shards in (1, 2, 3, 8):
+                bounds = shard_bounds(n_docs, n_shards, unit)
+                units = -(-n_docs // unit)
+                assert bounds[0][0] == 0 and bounds[-1][1] == n_docs and len(bounds) == min(units, n_shards)
+                assert all(b == c for (_, b), (c, _) in zip(bounds, bounds[1:]))
+                assert all(a % unit == 0 and a < b for a, b in bounds)
+                whole_units = [-(-(b - a) // unit) for a, b in bounds]
+                assert max(whole_units) - min(whole_units) <= 1
+    assert shard_bounds(10, 3, 4) == [(0, 4), (4, 8), (8, 10)]
+
+
+def test_a_shard_unit_that_is_not_a_positive_int_is_a_clear_error() -> None:
+    retriever = BM25()
+    retriever.shard_unit = 0
+    with pytest.raises(RetbenchError, match="shard_unit must be an int >= 1, got 0. Fix:"):
+        bounds_for(retriever, 10, 2)
 
 
 def test_merging_breaks_ties_across_shards_by_doc_id_and_cuts_at_k() -> None:
@@ -363,8 +385,12 @@ def test_the_scale_out_guide_names_the_protocol_and_the_options_as_they_are(runn
     guide = (repo / "docs" / "scale-out.md").read_text(encoding="utf-8")
     block = re.search(r"### Your own retriever.*?```python\n(.*?)```", guide, re.S).group(1)
     protocol = [name for name, value in vars(ShardedRetriever).items() if callable(value) and not name.startswith("_")]
-    assert re.findall(r"def (\w+)\(", block) == [*protocol, "score_shard"]
+    optional = ["score_shard", "prepare_queries"]
+    assert re.findall(r"def (\w+)\(", block) == [*protocol, *optional]
     assert all(hasattr(BM25, name) for name in (*protocol, "score_shard"))
+    assert all(hasattr(Dense, name) for name in (*protocol, *optional, "shard_unit"))
+    assert re.findall(r"^(\w+): int = 1 ", block, re.M) == ["shard_unit"]
+    assert getattr(BM25(), "shard_unit", 1) == 1  # the default the engines take
     help_text = runner.invoke(main, ["compare", "--help"]).output
     for option in sorted(set(re.findall(r"bench compare [^\n`]*", guide))):
         for flag in re.findall(r"--[a-z-]+", option):

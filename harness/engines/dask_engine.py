@@ -32,13 +32,14 @@ from collections.abc import Callable, Iterator, Sequence
 from importlib.util import find_spec
 from typing import Any
 
+import numpy as np
 import scipy.sparse as sp
 
-from corpora import Corpus, Queries, RetbenchError
+from corpora import Corpus, RetbenchError
 from harness.engines import shard_tasks
 from harness.engines.base import DatasetOrigin, Engine, EngineRecord
 from harness.parallel import mapping
-from retrievers.sharding import Placement, ShardHits, Shards, placed, shard_bounds, shard_of, unfitted_copy
+from retrievers.sharding import Placement, ShardHits, Shards, bounds_for, placed, shard_of, unfitted_copy
 
 __all__ = ["INSTALL_HINT", "DaskEngine"]
 
@@ -153,9 +154,8 @@ class _DaskShards(Shards):
 
     def __init__(self, client: Any, retriever: Any, corpus: Corpus, bounds: Sequence[tuple[int, int]],
                  indexes: list[Any]):
-        super().__init__(str(retriever.label), corpus, bounds)
+        super().__init__(retriever, corpus, bounds)
         self.client = client
-        self.retriever = retriever
         self.indexes = indexes
         self.closed = False
 
@@ -168,14 +168,16 @@ class _DaskShards(Shards):
                    for n, index in enumerate(self.indexes)]
         return self.client.gather(futures)
 
-    def search_parts(self, queries: Queries, k: int) -> list[ShardHits]:
+    def search_parts(self, queries: Any, k: int) -> list[ShardHits]:
         return self._ask(shard_tasks.search_shard, "search-shard", queries, k)
 
-    def score_parts(self, queries: Queries) -> list[sp.csr_matrix]:
+    def score_parts(self, queries: Any) -> list[sp.csr_matrix | np.ndarray]:
         if not hasattr(self.retriever, "score_shard"):
             raise RetbenchError(f"retriever {self.label!r} searches in shards but has no score_shard, which a fusion "
                                 "that normalises scores needs. Fix: implement score_shard, or fuse it with rrf")
-        return [sp.csr_matrix(part) for part in self._ask(shard_tasks.score_shard, "score-shard", queries)]
+        # a numpy array stays one: a dense retriever's zeros are scores, not missing matches
+        return [part if isinstance(part, np.ndarray) else sp.csr_matrix(part)
+                for part in self._ask(shard_tasks.score_shard, "score-shard", queries)]
 
     def close(self) -> None:
         self.closed = True
@@ -205,7 +207,7 @@ class _DaskPlacement(Placement):
         if key in self.fitted:
             return self.fitted[key]
         copy = unfitted_copy(retriever)
-        bounds = shard_bounds(len(corpus), self.n_shards)
+        bounds = bounds_for(copy, len(corpus), self.n_shards)
         sources = self._sources(corpus, bounds)
         token = uuid.uuid4().hex[:12]
         name = f"retbench-{cls.__name__.lower()}"

@@ -1,0 +1,178 @@
+"""dense in fixed blocks of documents, and in shards of whole blocks: the same bits wherever it runs.
+
+A float32 matrix product's last bits depend on the shapes it is computed in, and numpy's BLAS's on
+its thread count too. Measured with numpy's OpenBLAS (32 to 300 query vectors of 384 dimensions
+against 10,000 documents): cutting the documents into blocks changes 3% of the scores, a different
+number of query rows per product 6%, one BLAS thread instead of two 6%. The encoder is the same
+kind of computation: with all-MiniLM-L6-v2 on CPU, encoding 256 documents in batches made of other
+documents changed 31% of the vectors' components (by at most 8e-8), while torch's thread count (1
+or 2) changed none. So :class:`~retrievers.dense.Dense` computes everything in fixed pieces, and
+the pieces are the same whether the corpus is whole or cut in shards:
+
+* **encoding**: documents in blocks of ``block_docs`` consecutive documents in corpus order; inside
+  a block, longest first, in chunks of ``4 * batch_size`` texts (less padding per batch). A
+  document's vector depends only on its block (:func:`encode_in_blocks`);
+* **scoring**: a score is a cell of ``Q[c] @ D[b].T`` for a chunk ``c`` of ``query_rows``
+  consecutive query vectors and a block ``b`` of documents, computed by BLAS on one thread and
+  widened to float64 (:func:`block_scores`);
+* **ranking**: the top k per query, exact, score descending then doc id ascending (the seam's rule),
+  however the scores are grouped (:func:`block_search`).
+
+A shard made of whole blocks (the sharding protocol's ``shard_unit``: only the corpus's last block
+may be short, and it ends the last shard) therefore encodes every document and computes every score
+with the very operations of the whole corpus; the client encodes the queries once and sends the
+vectors (``prepare_queries``); each shard returns its exact top k and the client merges them with
+the same rule (:func:`retrievers.sharding.merge_hits`): the run of ``fit(corpus)`` then ``search``.
+:class:`DenseSharding` is that protocol, mixed into ``Dense``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from corpora import Corpus, Queries
+from retrievers.ranking import doc_id_order, top_k_rows
+from retrievers.sharding import ShardFit, ShardHits, merge_hits
+
+#: Query x document cells held at once while ranking (as :attr:`ScoreRetriever.batch_cells`).
+RANK_CELLS = 1 << 24
+
+
+def encode_in_blocks(encode: Callable[[list[str]], np.ndarray], texts: Sequence[str], dimension: int,
+                     block_docs: int, chunk: int, done: Callable[[int], None] | None = None) -> np.ndarray:
+    """Unit float32 vectors of ``texts``, rows in input order, encoded block by block.
+
+    Texts ``[i * block_docs, (i + 1) * block_docs)`` form block ``i``; each block is sorted longest
+    first (stable) and handed to ``encode`` ``chunk`` texts at a time, so a text's vector depends on
+    its own block only. ``done(n)`` hears the number of texts encoded so far.
+    """
+    vectors = np.zeros((len(texts), dimension), dtype=np.float32)
+    encoded = 0
+    for first in range(0, len(texts), block_docs):
+        block = texts[first:first + block_docs]
+        order = np.argsort([-len(t) for t in block], kind="stable")
+        for start in range(0, len(block), chunk):
+            rows = order[start:start + chunk]
+            vectors[first + rows] = np.asarray(encode([block[i] for i in rows]), dtype=np.float32)
+            encoded += len(rows)
+            if done is not None:
+                done(encoded)
+    return vectors
+
+
+def block_scores(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs: int,
+                 query_rows: int) -> np.ndarray:
+    """Cosines (the vectors are unit), (n_queries x n_docs) float64, each cell from the float32 product
+    of its chunk of ``query_rows`` query vectors (counted from the first) and its block of
+    ``block_docs`` documents, on one BLAS thread."""
+    with _one_blas_thread():
+        return _products(query_vectors, doc_vectors, block_docs, query_rows)
+
+
+def _one_blas_thread() -> Any:
+    """BLAS on one thread inside the ``with`` block: OpenBLAS splits a product among its threads in
+    ways that change the last bits (6% of the scores, 1 thread vs 2, module docstring), and a Dask
+    worker runs with one thread."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _products(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs: int, query_rows: int) -> np.ndarray:
+    queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
+    docs = np.ascontiguousarray(doc_vectors, dtype=np.float32)
+    out = np.empty((len(queries), len(docs)), dtype=np.float64)
+    for q in range(0, len(queries), query_rows):
+        for d in range(0, len(docs), block_docs):
+            out[q:q + query_rows, d:d + block_docs] = queries[q:q + query_rows] @ docs[d:d + block_docs].T
+    return out
+
+
+def block_search(query_vectors: np.ndarray, doc_vectors: np.ndarray, tie_rank: np.ndarray, k: int,
+                 min_score: float, block_docs: int, query_rows: int) -> ShardHits:
+    """The top ``k`` documents per query by :func:`block_scores` (score descending, ``tie_rank``
+    ascending, scores at or below ``min_score`` left out), holding at most about
+    :data:`RANK_CELLS` scores at a time: each chunk of queries is ranked against groups of whole
+    blocks and the groups' top k are merged, which is exact (each group's top k holds every one of
+    its documents that can reach the overall top k)."""
+    group = block_docs * max(1, RANK_CELLS // (query_rows * block_docs))
+    with _one_blas_thread():
+        chunks = [_rank_chunk(query_vectors[q:q + query_rows], doc_vectors, tie_rank, k, min_score, block_docs,
+                              query_rows, group) for q in range(0, len(query_vectors), query_rows)]
+    offsets = np.zeros(len(query_vectors) + 1, dtype=np.int64)
+    if chunks:
+        np.cumsum(np.concatenate([np.diff(c.offsets) for c in chunks]), out=offsets[1:])
+    return ShardHits(offsets, _joined([c.docs for c in chunks], np.int64),
+                     _joined([c.scores for c in chunks], np.float64))
+
+
+def _rank_chunk(chunk: np.ndarray, doc_vectors: np.ndarray, tie_rank: np.ndarray, k: int, min_score: float,
+                block_docs: int, query_rows: int, group: int) -> ShardHits:
+    """One chunk of queries' top k: per group of ``group`` documents, then merged."""
+    parts, starts = [], []
+    for first in range(0, max(len(doc_vectors), 1), group):
+        matrix = _products(chunk, doc_vectors[first:first + group], block_docs, query_rows)
+        idx, val = top_k_rows(matrix, k, tie_rank[first:first + group], min_score)
+        offsets = np.zeros(len(chunk) + 1, dtype=np.int64)
+        np.cumsum([len(i) for i in idx], out=offsets[1:])
+        parts.append(ShardHits(offsets, _joined(idx, np.int64), _joined(val, np.float64)))
+        starts.append(first)
+    return parts[0] if len(parts) == 1 else ShardHits(*merge_hits(parts, starts, k, tie_rank))
+
+
+def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.empty(0, dtype=dtype)
+
+
+@dataclass(frozen=True)
+class DenseShard:
+    """A shard's document vectors (float32, unit rows, shard order) and its doc id order; they stay
+    on the worker that encoded them."""
+
+    vectors: np.ndarray
+    tie_rank: np.ndarray
+
+
+class DenseSharding:
+    """The sharding protocol (:mod:`retrievers.sharding`) for :class:`~retrievers.dense.Dense`, which
+    it is mixed into; it reads ``block_docs``, ``query_rows``, ``min_score`` and ``encode``.
+
+    1. ``fit_shard``: encode the shard's documents in blocks (the encoder is loaded once per worker
+       process, :func:`retrievers.dense.load_encoder`); no statistics: a cosine needs none;
+    2. ``reduce_statistics`` / ``index_shard``: nothing to reduce; the vectors are the index;
+    3. ``prepare_queries`` (on the client): the query vectors, encoded once for every shard;
+    4. ``search_shard`` / ``score_shard``: :func:`block_search` / :func:`block_scores` on the shard.
+    """
+
+    block_docs: ClassVar[int]
+    query_rows: ClassVar[int]
+    min_score: float
+    encode: Callable[[list[str], str], np.ndarray]
+
+    @property
+    def shard_unit(self) -> int:
+        """Shards are cut at multiples of this many documents: whole blocks."""
+        return self.block_docs
+
+    def fit_shard(self, shard: Corpus) -> ShardFit:
+        return ShardFit(None, DenseShard(self.encode(shard.full_texts, "documents"), doc_id_order(shard.ids)))
+
+    def reduce_statistics(self, statistics: Sequence[Any]) -> list[None]:
+        return [None for _ in statistics]
+
+    def index_shard(self, state: DenseShard, statistics: None) -> DenseShard:
+        return state
+
+    def prepare_queries(self, queries: Queries) -> np.ndarray:
+        return self.encode(queries.texts, "queries")
+
+    def search_shard(self, index: DenseShard, queries: np.ndarray, k: int) -> ShardHits:
+        return block_search(queries, index.vectors, index.tie_rank, k, self.min_score, self.block_docs,
+                            self.query_rows)
+
+    def score_shard(self, index: DenseShard, queries: np.ndarray) -> np.ndarray:
+        return block_scores(queries, index.vectors, self.block_docs, self.query_rows)
