@@ -63,6 +63,7 @@ def test_bundled_corpus_read_by_the_workers_gives_the_same_bytes(tmp_path, clien
     assert_same_results(local, dask)
     assert engine["name"] == "dask" and engine["workers"] == 2 and engine["shards"] == 2
     assert engine["sharded"] == ["bm25"] and engine["on_client"] == ["lsa", "rrf", "weighted"]
+    assert engine["shards_used"] == {"bm25": 2}
     manifest = json.loads((dask / "manifest.json").read_text())
     assert manifest["engine"] == engine
 
@@ -184,6 +185,8 @@ def test_dense_is_encoded_and_searched_on_the_workers_with_the_same_bytes(tmp_pa
     assert_same_results(local, dask)
     assert engine["sharded"] == ["bm25", "dense"]
     assert engine["on_client"] == ["rrf(bm25,dense)", "weighted(bm25,dense,alpha=0.3)"]
+    # 28 documents are one block of dense's 4,096: one shard, whatever the workers; the record says so
+    assert engine["shards"] == 2 and engine["shards_used"] == {"bm25": 2, "dense": 1}
 
 
 def test_dense_in_shards_of_whole_blocks_on_two_workers_gives_the_same_bytes(tmp_path, client,
@@ -192,7 +195,7 @@ def test_dense_in_shards_of_whole_blocks_on_two_workers_gives_the_same_bytes(tmp
     local = compare(dense_systems(4), "article", ARTICLE_METRICS).write(tmp_path / "local")
     there = compare(dense_systems(4), "article", ARTICLE_METRICS, engine=DaskEngine(client=client))
     assert_same_results(local, there.write(tmp_path / "dask"))
-    assert there.engine["sharded"] == ["bm25", "dense"]
+    assert there.engine["sharded"] == ["bm25", "dense"] and there.engine["shards_used"] == {"bm25": 2, "dense": 2}
     # the model is loaded once per worker process, whatever the number of tasks it ran there
     assert max(client.run(encoders_loaded).values()) == 1
 

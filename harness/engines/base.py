@@ -42,12 +42,17 @@ class EngineRecord:
     details: dict[str, Any] = field(default_factory=dict)
     sharded: set[str] = field(default_factory=set)  # labels of retrievers fitted in shards on the workers
     here: set[str] = field(default_factory=set)  # labels of retrievers fitted where the harness runs
+    # label -> the shards it was cut into: fewer than asked when a retriever shards in whole units
+    # (dense's blocks) and the corpus holds fewer units, so the manifest must not claim the request
+    shard_counts: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         record: dict[str, Any] = {"name": self.name, **self.details}
         if self.sharded or self.name != "local":
             record["sharded"] = sorted(self.sharded)
             record["on_client"] = sorted(self.here - self.sharded)
+        if self.shard_counts:
+            record["shards_used"] = dict(sorted(self.shard_counts.items()))
         record["configuration_hash"] = HASH_NOTE
         return record
 

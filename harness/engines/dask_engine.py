@@ -205,9 +205,11 @@ class _DaskPlacement(Placement):
                json.dumps(retriever.get_params(), sort_keys=True, default=repr), id(corpus))
         self.record.sharded.add(str(retriever.label))
         if key in self.fitted:
+            self.record.shard_counts[str(retriever.label)] = len(self.fitted[key].bounds)
             return self.fitted[key]
         copy = unfitted_copy(retriever)
         bounds = bounds_for(copy, len(corpus), self.n_shards)
+        self.record.shard_counts[str(retriever.label)] = len(bounds)
         sources = self._sources(corpus, bounds)
         token = uuid.uuid4().hex[:12]
         name = f"retbench-{cls.__name__.lower()}"
