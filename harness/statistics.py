@@ -10,6 +10,9 @@ differ, else Monte Carlo with its own number of flips and its own random stream,
 size never moves a p-value. Holm adjusts within a declared family (:data:`FAMILIES`); alpha is
 1 - confidence; a comparison whose most extreme outcome could not reach alpha after Holm says
 "too few ... to tell" (:func:`smallest_adjusted_p`).
+
+One module (over 400 lines) because the bootstrap, the two tests and Holm share one resampling
+stream machinery and fill one :class:`Comparison`; split, each half would import the other.
 """
 
 from __future__ import annotations
