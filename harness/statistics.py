@@ -11,8 +11,8 @@ size never moves a p-value. Holm adjusts within a declared family (:data:`FAMILI
 1 - confidence; a comparison whose most extreme outcome could not reach alpha after Holm says
 "too few ... to tell" (:func:`smallest_adjusted_p`).
 
-One module (over 400 lines) because the bootstrap, the two tests and Holm share one resampling
-stream machinery and fill one :class:`Comparison`; split, each half would import the other.
+One module (over 400 lines): the bootstrap, the two tests and Holm are the steps of one paired
+comparison (:class:`Comparison`, :func:`compare_systems`) and share its resampling streams.
 """
 
 from __future__ import annotations
