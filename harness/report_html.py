@@ -136,8 +136,8 @@ def _means(view: ReportView) -> str:
 
 
 def _comparison_row(view: ReportView, row: ComparisonRow) -> str:
-    c = row.comparison
-    needed = "--" if row.queries_needed is None else str(row.queries_needed)
+    c, power = row.comparison, row.power
+    needed = "--" if power.queries_needed is None else str(power.queries_needed)
     keys = {"system_a": c.system_a, "system_b": c.system_b, "metric": c.metric}
     cells = [
         _cell(f"{c.system_a} − {c.system_b}"),
@@ -147,9 +147,9 @@ def _comparison_row(view: ReportView, row: ComparisonRow) -> str:
         _cell(number(c.p_value), numeric=True, field="p_value", **keys),
         _cell(number(c.p_adjusted), numeric=True, field="p_adjusted", **keys),
         _cell(c.test),
-        _cell(number(row.effect_size, 2, sign=True), numeric=True, field="effect_size", **keys),
-        _cell(f"{row.wins}/{row.ties}/{row.losses}", numeric=True),
-        _cell(number(row.detectable_difference), numeric=True, field="detectable_difference", **keys),
+        _cell(number(power.effect_size, 2, sign=True), numeric=True, field="effect_size", **keys),
+        _cell(f"{power.wins}/{power.ties}/{power.losses}", numeric=True),
+        _cell(number(power.detectable_difference), numeric=True, field="detectable_difference", **keys),
         _cell(needed, numeric=True, field="queries_needed", **keys),
         _cell(row.verdict, field="verdict", **keys),
     ]

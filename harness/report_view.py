@@ -30,6 +30,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from harness.power import PowerAnalysis
 from harness.results_reader import ResultsFolder
 from harness.statistics import Comparison, bootstrap_means, percentile_interval
 
@@ -61,12 +62,7 @@ class ComparisonRow:
 
     comparison: Comparison
     verdict: str
-    wins: int
-    ties: int
-    losses: int
-    effect_size: float
-    detectable_difference: float
-    queries_needed: int | None
+    power: PowerAnalysis
 
     @property
     def significant(self) -> bool:
@@ -182,9 +178,9 @@ class ReportView:
             comparison = Comparison(str(r["system_a"]), str(r["system_b"]), str(r["metric"]), r["mean_diff"],
                                     r["ci_low"], r["ci_high"], r["p_value"], r["p_adjusted"], int(r["n_queries"]),
                                     int(r["n_differing"]), str(r["test"]), self.alpha)
-            rows.append(ComparisonRow(comparison, str(r["verdict"]), int(r["wins"]), int(r["ties"]),
-                                      int(r["losses"]), r["effect_size"], r["detectable_difference"],
-                                      _optional_int(r["queries_needed"])))
+            power = PowerAnalysis(int(r["wins"]), int(r["ties"]), int(r["losses"]), r["effect_size"],
+                                  r["detectable_difference"], _optional_int(r["queries_needed"]))
+            rows.append(ComparisonRow(comparison, str(r["verdict"]), power))
         return rows
 
     def comparisons_of(self, metric: str) -> list[ComparisonRow]:
