@@ -22,10 +22,14 @@ import sys
 import traceback
 from collections.abc import Iterator
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 import click
 
 from harness.errors import RetbenchError
+
+if TYPE_CHECKING:
+    from harness.progress import Reporter
 
 #: sub-command name -> module of this package that defines it as ``command``
 COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate", "report": "report",
@@ -40,19 +44,21 @@ RESULTS_KEY = "retbench.results_folder"
 
 
 @contextlib.contextmanager
-def library_logs(quiet: bool) -> Iterator[None]:
-    """Under ``--quiet``, mute other libraries' informational logs for the command's work.
-
-    ir_datasets logs each file it opens or fetches at INFO on stderr (its own handler, which ignores
-    the root logger's level), so ``--quiet`` would still print progress. Warnings and errors still show.
+def progress_shown(quiet: bool) -> Iterator[Reporter]:
+    """The progress renderer of a command's work: a line on stderr when it is a terminal, nothing
+    under ``--quiet``. ``--quiet`` also mutes other libraries' informational logs for as long:
+    ir_datasets logs each file it opens at INFO through its own stderr handler, which ignores the
+    root logger's level. Warnings and errors still show.
     """
+    from harness.progress import Reporter  # the renderer only where a command shows progress
+
     if not quiet:
-        yield
+        yield Reporter()
         return
     previous = logging.root.manager.disable
     logging.disable(logging.INFO)
     try:
-        yield
+        yield Reporter(enabled=False)
     finally:
         logging.disable(previous)
 

@@ -20,13 +20,12 @@ from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.api import compare
-from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, library_logs, quiet_stdout
+from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, progress_shown, quiet_stdout
 from harness.engines import ENGINES
 from harness.experiment import OptionKey, load_experiment
 from harness.facets import MAX_VALUES, MIN_QUERIES
 from harness.inputs import build_systems, resolve_metrics
 from harness.metrics import metrics_help
-from harness.progress import Reporter
 from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.results_folder import check_out
@@ -237,14 +236,14 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     metric_list = resolve_metrics(config.metrics)
     retrievers = build_systems(config.systems, config.analyzer)
     cache = False if not config.cache else (Path(config.cache_dir) if config.cache_dir else True)
-    with library_logs(quiet):
+    with progress_shown(quiet) as progress:
         result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, depth=config.depth,
                          rel_threshold=config.rel_threshold, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
                          confidence=config.confidence, permutations=config.permutations, family=config.family,
                          fail_rank=config.fail_rank, analyzer=config.analyzer, facets=config.facets,
                          facets_file=config.facets_file, risk_metric=config.risk_metric,
                          confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
-                         progress=Reporter(enabled=False) if quiet else Reporter(), format=config.format,
+                         progress=progress, format=config.format,
                          split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
                          on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)

@@ -25,7 +25,7 @@ from harness.gate_report import FORMATS, render, render_junit
 from harness.metrics import metrics_help
 from harness.results import QRELS_FILE
 from harness.results_reader import open_results
-from harness.cli import library_logs
+from harness.cli import progress_shown
 
 _CAN_ALSO_FAIL = [v for v in VERDICTS if v != "regressed"]  # regressed always fails
 
@@ -184,7 +184,6 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
     """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded."""
     from harness.api import compare  # the retrievers load only when a candidate is run
     from harness.inputs import build_systems
-    from harness.progress import Reporter
     from harness.results_folder import check_out
 
     def warn(message: str) -> None:
@@ -196,10 +195,10 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
     def loaded(dataset: Dataset) -> None:  # before any fitting: a different corpus costs nothing
         check_same_data(before.hashes, data_hashes(dataset), allow_different_queries=allow_different_queries)
 
-    with library_logs(quiet):
+    with progress_shown(quiet) as progress:
         result = compare(build_systems(systems, analyzer), corpus, metrics, depth=depth, rel_threshold=rel_threshold,
                          bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations, analyzer=analyzer,
-                         cache=not no_cache, progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format,
+                         cache=not no_cache, progress=progress, format=corpus_format,
                          on_loaded=loaded)
     for warning in result.warnings:
         warn(warning)

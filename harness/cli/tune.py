@@ -14,9 +14,8 @@ import click
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
-from harness.cli import RESULTS_KEY, library_logs
+from harness.cli import RESULTS_KEY, progress_shown
 from harness.metrics import metrics_help
-from harness.progress import Reporter
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
 from harness.results_folder import check_out
 from harness.tuning import tune
@@ -103,11 +102,11 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
         click.echo(summary_line(dataset))
 
     cache: bool | Path = False if no_cache else (cache_dir if cache_dir is not None else True)
-    with library_logs(quiet):
+    with progress_shown(quiet) as progress:
         result = tune(grid, corpus, metric, folds=folds, seed=seed, stratify=stratify, facets=facets_file,
                       max_points=max_points, depth=depth, rel_threshold=rel_threshold,
                       bootstrap_samples=bootstrap_samples, confidence=confidence, analyzer=analyzer, cache=cache,
-                      progress=Reporter(enabled=False) if quiet else Reporter(), format=corpus_format, split=split,
+                      progress=progress, format=corpus_format, split=split,
                       allow_unmatched_judgments=allow_unmatched_judgments, on_loaded=loaded)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
