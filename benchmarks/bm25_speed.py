@@ -33,6 +33,7 @@ from common import (  # noqa: E402
     report,
     run_child,
     texts_file,
+    workload_arguments,
 )
 
 SYSTEMS = ("retbench", "bm25s-numpy", "bm25s-numba", "rank-bm25")
@@ -103,10 +104,7 @@ def child(system: str, docs_path: Path, queries_path: Path, k: int, max_queries:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
+    workload_arguments(parser, docs=1_000_000)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--systems", default="retbench,bm25s-numpy,bm25s-numba")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)

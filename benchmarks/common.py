@@ -7,6 +7,8 @@ JSON object as its last stdout line, its own peak RSS (``VmHWM``) included.
 
 from __future__ import annotations
 
+import argparse
+
 import json
 import os
 import resource
@@ -141,3 +143,14 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def workload_arguments(parser: argparse.ArgumentParser, docs: int = 200_000, queries: int = 1000,
+                       rounds: int | None = 3) -> None:
+    """The options every benchmark shares: the synthetic workload's size and seed, and the rounds
+    whose medians are reported (``rounds=None``: a script without rounds)."""
+    parser.add_argument("--docs", type=int, default=docs, help="synthetic documents")
+    parser.add_argument("--queries", type=int, default=queries, help="synthetic queries")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic text")
+    if rounds is not None:
+        parser.add_argument("--rounds", type=int, default=rounds, help="rounds; medians are reported")

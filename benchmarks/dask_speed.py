@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import beir_folder, load_note, markdown, median  # noqa: E402
+from common import beir_folder, load_note, markdown, median, workload_arguments  # noqa: E402
 from whole_process import BENCH, timed  # noqa: E402
 
 WAYS = {
@@ -68,10 +68,7 @@ def sizing(corpus_folder: Path, k: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=200_000)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
+    workload_arguments(parser)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--sizing", action="store_true", help="measure shard sizes instead of timing runs")
     args = parser.parse_args()

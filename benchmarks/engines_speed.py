@@ -54,6 +54,7 @@ from common import (  # noqa: E402
     report,
     run_child,
     texts_file,
+    workload_arguments,
 )
 
 SYSTEMS = ("retbench", "tantivy", "pisa", "bm25s-numba")
@@ -177,10 +178,7 @@ def _version(system: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=1_000_000)
-    parser.add_argument("--queries", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
+    workload_arguments(parser, docs=1_000_000, queries=2000)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--tantivy-heap-mb", type=int, default=1000,
                         help="tantivy's indexing heap (its default is 128: more segments, less memory)")

@@ -110,10 +110,10 @@ def write_beir(data: Synthetic, folder: Path) -> Path:
 
 
 def main() -> None:
+    from common import workload_arguments  # common imports this module lazily too
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=200_000)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
+    workload_arguments(parser, rounds=None)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     folder = write_beir(make(args.docs, args.queries, args.seed), args.out)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import beir_folder, load_note, markdown, median, report, run_child  # noqa: E402
+from common import beir_folder, load_note, markdown, median, report, run_child, workload_arguments  # noqa: E402
 
 GRID = "bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)"
 METRIC = "ndcg@10"
@@ -122,10 +122,7 @@ def _all_postings_runs(dataset):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=200_000)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
+    workload_arguments(parser)
     parser.add_argument("--plain-rounds", type=int, default=1, help="rounds of the plain approach (~49 fits each)")
     parser.add_argument("--child", nargs=2, metavar=("SYSTEM", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()

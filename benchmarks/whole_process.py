@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, beir_folder, load_note, markdown, median  # noqa: E402
+from common import REPO, beir_folder, load_note, markdown, median, workload_arguments  # noqa: E402
 
 BENCH = [sys.executable, "-c", "import sys; from harness.cli import main; sys.argv[0] = 'bench'; main()"]
 
@@ -53,10 +53,7 @@ def fit_seconds(out: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=200_000)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--rounds", type=int, default=3)
+    workload_arguments(parser)
     args = parser.parse_args()
     # built in a child, so this parent stays small (a child's peak RSS starts from its parent's)
     subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
