@@ -276,6 +276,11 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             first = int(repeated[0])
             raise ValueError(f"document {arrays.doc_ids[first]!r} is judged twice for query "
                              f"{arrays.query_ids[first]!r}")
+        return cls._of_arrays(arrays, source)
+
+    @classmethod
+    def _of_arrays(cls, arrays: JudgmentArrays, source: str) -> Qrels:
+        """Judgments held as checked arrays (no repeated pair); the mapping is built only if asked."""
         qrels = cls({}, source)
         qrels._data, qrels._arrays = None, arrays
         return qrels
@@ -422,9 +427,7 @@ def qrels_from_table(column: Callable[[str], np.ndarray], columns: Sequence[obje
         first = int(np.flatnonzero((qids == qids[row]) & (docs == docs[row]))[0])
         raise RetbenchError(f"{source}: row {row}: document {docs[row]!r} is judged twice for query "
                             f"{qids[row]!r} (first at row {first}). Fix: keep one judgment per (query, document)")
-    qrels = Qrels({}, source)
-    qrels._data, qrels._arrays = None, arrays
-    return qrels
+    return Qrels._of_arrays(arrays, source)
 
 @dataclass
 class Dataset:
