@@ -10,16 +10,16 @@ distinct words, one thread throughout, and reports:
 - index: from raw text (one line per document) to a searchable index, the engine's own tokenizer;
 - q/s at top-10 and at top-1000: every query, query parsing and result lists included, each after an
   untimed warm-up call (for bm25s-numba ``compile`` is the JIT time its warm-ups pay; for retbench
-  ``first search`` is its top-10 warm-up, which computes the pruning bounds and loads the compiled
-  loop, compiling it when numba's on-disk cache is empty);
+  ``first search`` is its top-10 warm-up, which starts numba and loads the compiled loop, compiling
+  it when numba's on-disk cache is empty);
 - peak RSS of the child (texts + index + queries + results).
 
 What is and is not comparable (BM25 k1 = 1.2, b = 0.75 everywhere):
 
 - retbench: lowercase, ``[a-z0-9]+`` tokens (a non-ASCII letter splits a word), the article's stop
   words removed before counting |d|; Lucene idf ``ln(1 + (N - df + 0.5) / (df + 0.5))``, float64; exact
-  top k (ties by doc id), safe MaxScore pruning at top-10 where numba is installed (the ``fast``
-  extra), every posting scored at top-1000. Its index is built in memory (``BM25().fit``, no cache).
+  top k (ties by doc id), every posting scored, in the compiled loop where numba is installed (the
+  ``fast`` extra), else scipy's sparse products. Its index is built in memory (``BM25().fit``, no cache).
 - tantivy: its ``simple`` tokenizer (unicode alphanumeric runs) + lowercase + the same stop words, so
   |d| counts the same tokens except around accented words; Lucene idf, float32 scores, document
   lengths stored in one byte (lossy above 40 tokens). On-disk index in a temporary folder, one
@@ -72,7 +72,7 @@ def _retbench(texts: list[str], queries: list[str], out: dict[str, object]) -> N
     retriever = BM25().fit(corpus)
     out["index_s"] = time.perf_counter() - start
     for k in CUTOFFS:
-        start = time.perf_counter()  # the first top-10 search computes pruning's bounds, loads the loop
+        start = time.perf_counter()  # the first search starts numba and loads the compiled loop
         retriever.search(Queries(["warm"], [queries[0]]), k)
         out[f"first_search_s_{k}"] = time.perf_counter() - start
         start = time.perf_counter()

@@ -142,25 +142,69 @@ def case_blocks() -> Case:
                 lambda: whole.search(offsets, terms, 1000, tie_rank, 1e-9), _arrays_equal)
 
 
-def case_maxscore() -> Case:
-    """retrievers.pruning: safe MaxScore pruning (numba), or the exhaustive product, at 1M documents, k = 10."""
+def _million_doc_index():
+    """The engines benchmark's workload: 1M synthetic documents, 2,000 queries of 3-6 terms."""
     from corpora.tokenize import encode, tokenize
     from retrievers.index import BM25Index
     from retrievers.ranking import doc_id_order
 
     import synthetic
 
-    data = synthetic.make(1_000_000, 1000, seed=0, query_terms=(3, 6))
+    data = synthetic.make(1_000_000, 2000, seed=0, query_terms=(3, 6))
     tokens = tokenize(data.texts)
     index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
     offsets, terms = encode(data.queries, {t: i for i, t in enumerate(tokens.vocabulary)})
-    del data, tokens
-    tie_rank = doc_id_order([f"d{j}" for j in range(index.n_docs)])
-    index.search(offsets[:2], terms[:offsets[1]], 10, tie_rank, prune=True)  # compiles (or loads) the loop
-    return Case("BM25Index.search: safe pruning (PRUNE_FROM_DOCS, PRUNE_UP_TO_K)",
-                f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms, k = 10",
-                lambda: index.search(offsets, terms, 10, tie_rank, prune=True),
-                lambda: index.search(offsets, terms, 10, tie_rank, prune=False), _arrays_equal)
+    return index, offsets, terms, doc_id_order([f"d{j}" for j in range(index.n_docs)])
+
+
+def _case_compiled(k: int) -> Case:
+    index, offsets, terms, tie_rank = _million_doc_index()
+    index.search(offsets[:2], terms[:offsets[1]], k, tie_rank, compiled=True)  # compiles (or loads) the loop
+    return Case(f"BM25Index.search: the compiled loop (COMPILED_FROM_DOCS), k = {k}",
+                f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms",
+                lambda: index.search(offsets, terms, k, tie_rank, compiled=True),
+                lambda: index.search(offsets, terms, k, tie_rank, compiled=False), _arrays_equal)
+
+
+def case_compiled_10() -> Case:
+    """retrievers.compiled: the compiled loop (numba), or scipy's sparse products, at 1M documents, k = 10."""
+    return _case_compiled(10)
+
+
+def case_compiled_1000() -> Case:
+    """retrievers.compiled: the same at k = 1000."""
+    return _case_compiled(1000)
+
+
+def case_sorted_strings() -> Case:
+    """retrievers.strings.SortedStrings: lookups narrowed by 8-byte heads, or a binary search over all."""
+    from retrievers.strings import SortedStrings, pack_strings
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(3, 12, size=1_000_000)
+    letters = (rng.integers(0, 26, size=int(lengths.sum()), dtype=np.uint8) + ord("a")).tobytes().decode()
+    ends = np.cumsum(lengths).tolist()
+    words = sorted({letters[e - n:e] for e, n in zip(ends, lengths.tolist())})
+    table = SortedStrings(*pack_strings(words))
+    asked = [words[j] for j in rng.integers(0, len(words), size=6500)] + ["absent"] * 100
+    data, bounds = table._data, table._bounds
+
+    def plain() -> list:
+        found = []
+        for term in asked:
+            key = term.encode("utf-8", "surrogatepass")
+            low, high = 0, len(bounds) - 1
+            while low < high:
+                middle = (low + high) // 2
+                if data[bounds[middle]:bounds[middle + 1]] < key:
+                    low = middle + 1
+                else:
+                    high = middle
+            found.append(low if low < len(bounds) - 1 and data[bounds[low]:bounds[low + 1]] == key else None)
+        return found
+
+    return Case("SortedStrings: lookups narrowed by 8-byte heads", f"{len(asked):,} lookups in {len(words):,} terms",
+                lambda: [table.get(term) for term in asked], plain, _arrays_equal)
 
 
 def case_single_block_rows() -> Case:
@@ -291,11 +335,13 @@ CASES: dict[str, Callable[[], Case]] = {
     "top_k": case_top_k_sample,
     "bm25_search": case_bm25_index_search,
     "blocks": case_blocks,
-    "maxscore": case_maxscore,
+    "compiled": case_compiled_10,
+    "compiled_1000": case_compiled_1000,
     "single_block": case_single_block_rows,
     "tokenize": case_tokenize,
     "sorted_vocabulary": case_sorted_vocabulary,
     "pack_strings": case_pack_strings,
+    "sorted_strings": case_sorted_strings,
     "batch_metrics": case_batch_metrics,
 }
 

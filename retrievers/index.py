@@ -25,10 +25,10 @@ candidates gives a lower bound of the k-th best score (the k-th best of a subset
 which discards most of them before ``np.partition``. No JIT; ``threads=2`` scores two batches side
 by side.
 
-Where numba is installed (the ``fast`` extra), a large index answers small-k searches with safe
-MaxScore pruning instead (:mod:`retrievers.pruning`): a compiled document-at-a-time loop that skips
-what cannot reach the top k and returns exactly what the exhaustive product returns, scores bit for
-bit.
+Where numba is installed (the ``fast`` extra), a large index is searched by a compiled loop instead
+(:mod:`retrievers.compiled`): the same additions in the same order into a dense array of a block's
+scores, and a running k-th best that discards most candidates on the spot; it returns exactly what
+the product returns, scores bit for bit.
 """
 
 from __future__ import annotations
@@ -48,16 +48,14 @@ from retrievers.ranking import top_k
 QUERY_BATCH = 32
 #: Documents per block: scipy's per-product work arrays for a block fit a core's cache.
 BLOCK_DOCS = 1 << 17
-#: Safe pruning is the default from this many documents and up to this k, where numba is installed:
-#: 2.2x the exhaustive product at 1M documents, k = 10 (``benchmarks/speed_paths.py`` ``maxscore``);
-#: about 1.7x at k = 100, no gain from k = 300, and slower on the small real collections.
-PRUNE_FROM_DOCS = 1_000_000
-PRUNE_UP_TO_K = 100
-#: ... and for queries of up to this many terms on average (measured with 3 to 6; the loop does work
-#: per term for every candidate, and is 10x slower than the product on CSFCube's abstract-long queries).
-PRUNE_UP_TO_TERMS = 8
-#: Queries per call of the compiled MaxScore loop (a progress step; threads share batches).
-PRUNE_BATCH = 256
+#: The compiled loop is the default from this many documents, where numba is installed. At 1M
+#: documents, 2,000 queries: 2.3x the product at k = 10, 1.3x at k = 1000 (``benchmarks/speed_paths.py``
+#: ``compiled``, ``compiled_1000``). It is faster at k = 10 from 20,000 documents, even at k = 1000 at
+#: 100,000, but its first call in a process costs about 1.5 s (numba's start-up and typed list),
+#: which a smaller index does not earn back.
+COMPILED_FROM_DOCS = 1_000_000
+#: Queries per call of the compiled loop (a progress step; threads share batches).
+COMPILED_BATCH = 256
 #: Postings weighted per step at build time: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
 
@@ -164,7 +162,6 @@ class BM25Index:
     n_docs: int
     block_docs: int = BLOCK_DOCS
     _matrices: list[tuple[int, sp.csr_matrix]] | None = field(default=None, repr=False, compare=False)
-    _bounds: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, offsets: np.ndarray, term_ids: np.ndarray, n_terms: int, k1: float = 1.2, b: float = 0.75,
@@ -254,25 +251,23 @@ class BM25Index:
 
     def search(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
                min_score: float = 0.0, threads: int = 1, progress: Callable[[int, int], None] | None = None,
-               prune: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               compiled: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Top ``k`` documents of each query: ``(offsets, doc indices, scores)``, a CSR over queries.
 
         Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
         query counts once. ``progress(done, total)`` hears about every batch of queries.
-        ``prune=True`` uses safe MaxScore pruning (:mod:`retrievers.pruning`; needs numba), ``False``
-        scores every posting; both return the same documents, scores (bit for bit) and order. The
-        default (None) prunes where it pays: from :data:`PRUNE_FROM_DOCS` documents, k up to
-        :data:`PRUNE_UP_TO_K`, queries of :data:`PRUNE_UP_TO_TERMS` terms on average, numba installed.
+        ``compiled=True`` searches with the compiled loop (:mod:`retrievers.compiled`; needs numba),
+        ``False`` with scipy's sparse products; both return the same documents, scores (bit for bit)
+        and order. The default (None) compiles where it pays: from :data:`COMPILED_FROM_DOCS`
+        documents, numba installed.
         """
-        if prune is None:
-            from retrievers import pruning
+        if compiled is None:
+            from retrievers import compiled as compiled_module
 
-            n_queries = len(query_offsets) - 1
-            prune = (k <= PRUNE_UP_TO_K and self.n_docs >= PRUNE_FROM_DOCS
-                     and len(query_terms) <= PRUNE_UP_TO_TERMS * n_queries and pruning.available())
+            compiled = self.n_docs >= COMPILED_FROM_DOCS and compiled_module.available()
         n_queries = len(query_offsets) - 1
-        if prune:
-            run_batch, size = self._pruned_batch(query_offsets, query_terms, k, tie_rank, min_score), PRUNE_BATCH
+        if compiled:
+            run_batch, size = self._compiled_batch(query_offsets, query_terms, k, tie_rank, min_score), COMPILED_BATCH
         else:
             run_batch, size = self._exhaustive_batch(query_offsets, query_terms, k, tie_rank, min_score), QUERY_BATCH
         batches = [range(a, min(n_queries, a + size)) for a in range(0, n_queries, size)]
@@ -318,14 +313,11 @@ class BM25Index:
 
         return run
 
-    def _pruned_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
-                      min_score: float) -> Callable[[range], list[tuple[np.ndarray, np.ndarray]]]:
-        """A batch of queries' top k through MaxScore (:func:`retrievers.pruning.candidates`)."""
-        from retrievers import pruning
+    def _compiled_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
+                        min_score: float) -> Callable[[range], list[tuple[np.ndarray, np.ndarray]]]:
+        """A batch of queries' top k through the compiled loop (:func:`retrievers.compiled.top_k`)."""
+        from retrievers import compiled
 
-        if self._bounds is None:
-            self._bounds = pruning.max_weights(self.indptr, self.weights)
-        bounds = self._bounds
         distinct = sp.csr_matrix((np.ones(len(query_terms)), np.asarray(query_terms, dtype=np.int32),
                                   np.asarray(query_offsets, dtype=np.int64)),
                                  shape=(len(query_offsets) - 1, self.n_terms))
@@ -333,12 +325,11 @@ class BM25Index:
 
         def run(batch: range) -> list[tuple[np.ndarray, np.ndarray]]:
             first, last = distinct.indptr[batch.start], distinct.indptr[batch.stop]
-            offsets, docs, scores = pruning.candidates(
-                self.docs, self.weights, self.indptr, self.block_docs, bounds,
+            offsets, docs, scores = compiled.top_k(
+                self.docs, self.weights, self.indptr, self.block_docs,
                 distinct.indptr[batch.start:batch.stop + 1] - first, distinct.indices[first:last],
-                min(k, max(self.n_docs, 1)), min_score)
-            return [top_k(docs[a:b], scores[a:b], k, tie_rank, min_score)
-                    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+                min(k, max(self.n_docs, 1)), min_score, tie_rank)
+            return [(docs[a:b], scores[a:b]) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
         return run
 

@@ -46,11 +46,16 @@ class SortedStrings(Mapping[str, int]):
 
     For looking up a few query terms in a vocabulary of a million without building a dict of it.
     UTF-8 byte order is code point order, so comparing bytes follows the table's ``sorted`` order.
+    Each string's first 8 bytes, as a big-endian integer padded with zero bytes, keep that order
+    (a proper prefix sorts first either way), so ``np.searchsorted`` over those integers narrows a
+    lookup to the few strings sharing them before any string is compared: 2.2x faster at 6,600
+    lookups in 893,229 terms (``benchmarks/speed_paths.py`` ``sorted_strings``), for 8 bytes a term.
     """
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray):
         self._data = blob.tobytes()
         self._bounds = offsets.tolist()
+        self._heads = _heads(blob, offsets)
 
     def __len__(self) -> int:
         return len(self._bounds) - 1
@@ -62,7 +67,11 @@ class SortedStrings(Mapping[str, int]):
     def __getitem__(self, term: str) -> int:
         key = term.encode("utf-8", "surrogatepass")
         data, bounds = self._data, self._bounds
-        low, high = 0, len(bounds) - 1
+        heads = self._heads
+        head = np.uint64(int.from_bytes(key[:8].ljust(8, b"\0"), "big"))
+        low = high = int(heads.searchsorted(head))  # the method: np.searchsorted's dispatch costs 3 us more
+        while high < len(heads) and heads[high] == head:  # the strings sharing those 8 bytes: few
+            high += 1
         while low < high:
             middle = (low + high) // 2
             if data[bounds[middle]:bounds[middle + 1]] < key:
@@ -72,6 +81,18 @@ class SortedStrings(Mapping[str, int]):
         if low < len(bounds) - 1 and data[bounds[low]:bounds[low + 1]] == key:
             return low
         raise KeyError(term)
+
+
+def _heads(blob: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Each string's first 8 bytes as a big-endian ``uint64``, zero-padded (ascending with the strings)."""
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    heads = np.zeros(len(starts), dtype=np.uint64)
+    for byte in range(8):
+        present = lengths > byte
+        values = np.zeros(len(starts), dtype=np.uint64)
+        values[present] = blob[starts[present] + byte]
+        heads |= values << np.uint64(8 * (7 - byte))
+    return heads
 
 
 def check_strings(blob: np.ndarray, offsets: np.ndarray) -> None:

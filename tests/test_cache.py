@@ -197,3 +197,16 @@ def test_sorted_strings_find_every_term_and_only_those():
     assert [table[w] for w in words] == list(range(len(words)))
     for absent in ("aa", "abcd", "c", "zzz", "\U0001f601"):
         assert table.get(absent) is None
+
+
+def test_sorted_strings_find_terms_sharing_their_first_eight_bytes():
+    """Lookups narrow by each term's first 8 bytes; terms alike in those are told apart by the rest."""
+    rng = np.random.default_rng(0)
+    words = {"abcdefgh", "abcdefg", "abcdefghi", "abcdefghij", "abcdefgi", "abcdefgh\u00e9", "\u00e9t\u00e9s\u00e9t\u00e9s",
+             "\u00e9t\u00e9s\u00e9t\u00e9s\u00e9"}
+    words |= {"".join(rng.choice(list("ab\u00e9"), size=rng.integers(1, 12))) for _ in range(2000)}
+    words = sorted(words)
+    table = SortedStrings(*pack_strings(words))
+    assert [table[w] for w in words] == list(range(len(words)))
+    for absent in ("abcdef", "abcdefghh", "abcdefghijk", "abcdefgh\u00e8", "\u00e9t\u00e9s\u00e9t\u00e9", "c"):
+        assert absent not in words and table.get(absent) is None

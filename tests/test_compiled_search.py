@@ -1,6 +1,6 @@
-"""Safe pruning (MaxScore) returns exactly what exhaustive scoring returns: the same documents, the
-same order (ties by doc id), the same score bits — on real collections, on a Zipfian corpus in many
-blocks, at ties on the k-th place and with k larger than the matches."""
+"""The compiled search loop returns exactly what scipy's sparse products return: the same documents,
+the same order (ties by doc id), the same score bits — on real collections, on a Zipfian corpus in
+many blocks, at ties on the k-th place and with k larger than the matches."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 import retrievers.index as index_module
 from corpora import Corpus, load_dataset
 from corpora.tokenize import encode, tokenize
-from retrievers import pruning
+from retrievers import compiled
 from retrievers.bm25 import BM25
 from retrievers.index import BM25Index
 from retrievers.ranking import doc_id_order
 
-needs_numba = pytest.mark.skipif(not pruning.available(), reason="safe pruning needs numba: pip install 'retbench[fast]'")
+needs_numba = pytest.mark.skipif(not compiled.available(), reason="the compiled loop needs numba: pip install 'retbench[fast]'")
 WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
 
@@ -30,10 +30,10 @@ def _index(texts: list[str], block_docs: int = index_module.BLOCK_DOCS) -> tuple
     return BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), block_docs=block_docs), vocabulary
 
 
-def _assert_pruned_is_exhaustive(index: BM25Index, offsets: np.ndarray, terms: np.ndarray, k: int,
+def _assert_compiled_is_exhaustive(index: BM25Index, offsets: np.ndarray, terms: np.ndarray, k: int,
                                  tie_rank: np.ndarray, min_score: float = 0.0, threads: int = 1) -> None:
-    expected = index.search(offsets, terms, k, tie_rank, min_score, prune=False)
-    got = index.search(offsets, terms, k, tie_rank, min_score, threads=threads, prune=True)
+    expected = index.search(offsets, terms, k, tie_rank, min_score, compiled=False)
+    got = index.search(offsets, terms, k, tie_rank, min_score, threads=threads, compiled=True)
     np.testing.assert_array_equal(got[0], expected[0])  # as many results per query
     np.testing.assert_array_equal(got[1], expected[1])  # the same documents in the same order
     np.testing.assert_array_equal(got[2].view(np.int64), expected[2].view(np.int64))  # the same bits
@@ -43,12 +43,12 @@ def _assert_pruned_is_exhaustive(index: BM25Index, offsets: np.ndarray, terms: n
 @needs_numba
 @pytest.mark.parametrize("name", ["vaswani", "cranfield", "cisi", "med", "cystic_fibrosis", "adi"])
 @pytest.mark.parametrize("analyzer", ["article", "english"])
-def test_pruned_search_is_the_exhaustive_search_on_real_collections(shared_data, name, analyzer):
+def test_compiled_search_is_the_product_search_on_real_collections(shared_data, name, analyzer):
     dataset = load_dataset(str(shared_data / name))
     bm25 = BM25(analyzer=analyzer).fit(dataset.corpus)
     offsets, terms = bm25.encode_queries(dataset.queries)
     for k in (1, 10, 100, 1000, len(dataset.corpus) + 1):  # the last: more than any query matches
-        _assert_pruned_is_exhaustive(bm25.index, offsets, terms, k, bm25._tie_rank)
+        _assert_compiled_is_exhaustive(bm25.index, offsets, terms, k, bm25._tie_rank)
 
 
 def _zipfian(n_docs: int, n_queries: int) -> tuple[list[str], list[str]]:
@@ -61,18 +61,18 @@ def _zipfian(n_docs: int, n_queries: int) -> tuple[list[str], list[str]]:
 
 @needs_numba
 @pytest.mark.parametrize("block_docs", [4096, index_module.BLOCK_DOCS])
-def test_pruned_search_is_the_exhaustive_search_on_a_zipfian_corpus(block_docs):
+def test_compiled_search_is_the_product_search_on_a_zipfian_corpus(block_docs):
     """The benchmark's generator (3 to 6 terms a query) in 5 blocks or one; doc ids in shuffled order."""
     texts, queries = _zipfian(20_000, 300)
     index, vocabulary = _index(texts, block_docs=block_docs)
     offsets, terms = encode(queries, vocabulary)
     tie_rank = np.random.default_rng(1).permutation(len(texts))
     for k in (1, 10, 100, 1000, 50_000):
-        _assert_pruned_is_exhaustive(index, offsets, terms, k, tie_rank, threads=2 if k == 10 else 1)
+        _assert_compiled_is_exhaustive(index, offsets, terms, k, tie_rank, threads=2 if k == 10 else 1)
 
 
 @needs_numba
-def test_ties_at_the_kth_place_are_broken_by_doc_id_as_without_pruning():
+def test_ties_at_the_kth_place_are_broken_by_doc_id_as_by_the_product():
     """Ten identical documents tie exactly; k = 3 cuts through them, and only doc ids decide."""
     texts = ["apple pear"] * 10 + ["apple"] * 5 + ["pear plum fig"] * 4 + ["kiwi"] * 30
     ids = [f"doc{j:02d}" for j in range(len(texts))]
@@ -82,10 +82,27 @@ def test_ties_at_the_kth_place_are_broken_by_doc_id_as_without_pruning():
     index, vocabulary = _index(texts, block_docs=7)
     offsets, terms = encode(["apple pear", "pear", "apple kiwi", "lime"], vocabulary)
     for k in (1, 3, 10, 11, 15, 100):
-        _assert_pruned_is_exhaustive(index, offsets, terms, k, tie_rank)
-    run_offsets, docs, _ = index.search(offsets, terms, 3, tie_rank, prune=True)
+        _assert_compiled_is_exhaustive(index, offsets, terms, k, tie_rank)
+    run_offsets, docs, _ = index.search(offsets, terms, 3, tie_rank, compiled=True)
     tied = sorted(range(10), key=lambda j: ids[j])
     assert docs[:3].tolist() == tied[:3]  # the three smallest ids of the ten tied documents
+
+
+@needs_numba
+@pytest.mark.parametrize("block_docs", [7, 64, index_module.BLOCK_DOCS])
+@pytest.mark.parametrize("k", [65, 70, 100, 250])
+def test_large_k_cut_back_by_quickselect_is_the_product_search_on_many_ties(block_docs, k):
+    """Above the heap's k (HEAP_UP_TO_K = 64) candidates gather and are cut back to the best k
+    whenever 2k have gathered; 1,500 documents of at most 4 of 6 words tie by the hundred."""
+    from retrievers._compiled_kernel import HEAP_UP_TO_K
+
+    assert k > HEAP_UP_TO_K
+    rng = np.random.default_rng(k + block_docs)
+    texts = [" ".join(rng.choice(WORDS, size=rng.integers(1, 5))) for _ in range(1500)]
+    index, vocabulary = _index(texts, block_docs=block_docs)
+    offsets, terms = encode(["apple", "apple pear", "fig kiwi lime", " ".join(WORDS), "plum absent"], vocabulary)
+    for min_score in (0.0, 0.5):
+        _assert_compiled_is_exhaustive(index, offsets, terms, k, rng.permutation(len(texts)), min_score)
 
 
 DOCS = st.lists(st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join), min_size=1, max_size=40)
@@ -96,52 +113,53 @@ QUERIES = st.lists(st.lists(st.sampled_from(WORDS + ["absent"]), max_size=5).map
 @settings(max_examples=150, deadline=None)
 @given(DOCS, QUERIES, st.integers(1, 45), st.randoms(use_true_random=False), st.sampled_from([1, 3, 8, 1 << 17]),
        st.sampled_from([0.0, 1e-9, 0.5, -np.inf]))
-def test_pruned_search_is_the_exhaustive_search_on_many_ties(texts, queries, k, random, block_docs, min_score):
+def test_compiled_search_is_the_product_search_on_many_ties(texts, queries, k, random, block_docs, min_score):
     index, vocabulary = _index(texts, block_docs=block_docs)
     ids = [f"doc{j}" for j in range(len(texts))]
     random.shuffle(ids)
     offsets, terms = encode(queries, vocabulary)
-    _assert_pruned_is_exhaustive(index, offsets, terms, k, doc_id_order(ids), min_score)
+    _assert_compiled_is_exhaustive(index, offsets, terms, k, doc_id_order(ids), min_score)
 
 
 @needs_numba
-def test_large_indexes_prune_small_k_by_default(monkeypatch):
+def test_large_indexes_search_compiled_by_default(monkeypatch):
     index, vocabulary = _index(["apple pear", "pear plum", "fig"])
     offsets, terms = encode(["pear apple"], vocabulary)
     calls = []
-    real = pruning.candidates
-    monkeypatch.setattr(pruning, "candidates", lambda *args: calls.append(args[-2]) or real(*args))
-    index.search(offsets, terms, 2, np.arange(3))  # 3 documents: below PRUNE_FROM_DOCS
+    real = compiled.top_k
+    monkeypatch.setattr(compiled, "top_k", lambda *args: calls.append(args[-3]) or real(*args))
+    index.search(offsets, terms, 2, np.arange(3))  # 3 documents: below COMPILED_FROM_DOCS
     assert calls == []
-    monkeypatch.setattr(index_module, "PRUNE_FROM_DOCS", 3)
+    monkeypatch.setattr(index_module, "COMPILED_FROM_DOCS", 3)
     index.search(offsets, terms, 2, np.arange(3))
-    index.search(offsets, terms, index_module.PRUNE_UP_TO_K + 1, np.arange(3))  # above PRUNE_UP_TO_K
-    long_offsets, long_terms = encode([" ".join(["pear"] * (index_module.PRUNE_UP_TO_TERMS + 1))], vocabulary)
-    index.search(long_offsets, long_terms, 2, np.arange(3))  # longer queries than PRUNE_UP_TO_TERMS
-    assert calls == [2]
+    index.search(offsets, terms, 1000, np.arange(3))  # any k: k is capped at the index's documents
+    long_offsets, long_terms = encode([" ".join(["pear", "apple", "fig", "plum"] * 5)], vocabulary)
+    index.search(long_offsets, long_terms, 2, np.arange(3))  # and any query length
+    assert calls == [2, 3, 2]
 
 
-def test_without_numba_search_is_exhaustive_and_pruning_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(pruning, "available", lambda: False)
-    monkeypatch.setattr(index_module, "PRUNE_FROM_DOCS", 0)
+def test_without_numba_search_is_the_product_and_the_loop_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(compiled, "available", lambda: False)
+    monkeypatch.setattr(index_module, "COMPILED_FROM_DOCS", 0)
     index, vocabulary = _index(["apple pear", "pear plum", "fig"])
     offsets, terms = encode(["pear apple", "fig"], vocabulary)
     run_offsets, docs, scores = index.search(offsets, terms, 2, np.arange(3))
     assert run_offsets.tolist() == [0, 2, 3] and docs.tolist() == [0, 1, 2]
     with pytest.raises(ImportError, match=r"retbench\[fast\]"):
-        index.search(offsets, terms, 2, np.arange(3), prune=True)
+        index.search(offsets, terms, 2, np.arange(3), compiled=True)
 
 
-def test_bm25_search_through_the_retriever_is_unchanged_by_pruning(monkeypatch):
+def test_bm25_search_through_the_retriever_is_unchanged_by_the_compiled_loop(monkeypatch):
     corpus = Corpus([f"d{j}" for j in range(6)], ["red apple pie", "green apple", "apple apple tart", "blue sky",
                                                   "red sky at night", "apple"])
     from corpora import Queries
 
-    queries = Queries(["q1", "q2"], ["red apple", "sky apple"])
+    queries = Queries(["q1", "q2", "q3"], ["red apple", "sky apple", "absent"])
     expected = BM25().fit(corpus).search(queries, 3)
-    if not pruning.available():
-        pytest.skip("safe pruning needs numba: pip install 'retbench[fast]'")
-    monkeypatch.setattr(index_module, "PRUNE_FROM_DOCS", 0)
+    if not compiled.available():
+        pytest.skip("the compiled loop needs numba: pip install 'retbench[fast]'")
+    monkeypatch.setattr(index_module, "COMPILED_FROM_DOCS", 0)
     got = BM25().fit(corpus).search(queries, 3)
-    assert got.ranking("q1") == expected.ranking("q1") and got.ranking("q2") == expected.ranking("q2")
+    for query in ("q1", "q2", "q3"):
+        assert got.ranking(query) == expected.ranking(query)
     np.testing.assert_array_equal(got.scores.view(np.int64), expected.scores.view(np.int64))

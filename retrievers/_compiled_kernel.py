@@ -1,0 +1,241 @@
+"""The compiled search loop of :mod:`retrievers.compiled` (numba; imported only when it is installed).
+
+Kept apart so that importing :mod:`retrievers.compiled` never imports numba, and so that numba's
+on-disk cache (``cache=True``) holds this file's functions only. The loop is split into small
+functions on purpose: passed as arguments, the accumulator and the flags are distinct arrays to the
+compiler, which keeps the innermost loop tight (one function doing everything measured 1.4x slower).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: The lowest set bit of a word ``w``: ``_BIT_OF[((w ^ (w - 1)) * _DEBRUIJN) >> 58]`` (a de Bruijn
+#: sequence: every 6-bit window of the product's top bits differs, so the table maps it back).
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+#: Up to this k a min-heap keeps the running k-th best; above, candidates gather and a quickselect
+#: cuts them back to the best k whenever 2k have gathered (a heap's updates cost more there).
+HEAP_UP_TO_K = 64
+_BIT_OF = np.array([0, 47, 1, 56, 48, 27, 2, 60, 57, 49, 41, 37, 28, 16, 3, 61, 54, 58, 35, 52, 50, 42, 21, 44,
+                    38, 32, 29, 23, 17, 11, 4, 62, 46, 55, 26, 59, 40, 36, 15, 53, 34, 51, 20, 43, 31, 22, 10,
+                    45, 25, 39, 14, 33, 19, 30, 9, 24, 13, 18, 8, 12, 7, 6, 5, 63], np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _add(docs, weights, start, stop, scores, flags):  # type: ignore[no-untyped-def]
+    """Add one term's postings ``start:stop`` to the block's ``scores``; flag each doc in ``flags``
+    (bit ``d % 64`` of word ``d // 64``): no branch per posting."""
+    one = np.uint64(1)
+    for p in range(start, stop):
+        d = docs[p]
+        scores[d] += weights[p]
+        flags[d >> 6] |= one << np.uint64(d & 63)
+
+
+@njit(cache=True, nogil=True)
+def _drain(flags, scores, base, floor, inclusive, found_docs, found_scores):  # type: ignore[no-untyped-def]
+    """Every flagged doc, ascending: its score is reset to 0.0 and its flag cleared, and it is kept in
+    ``found_*`` (doc + ``base``) when its score is above ``floor`` (or equal, when ``inclusive``).
+    Returns how many were kept."""
+    one, shift = np.uint64(1), np.uint64(58)
+    n = 0
+    for word_index in range(len(flags)):
+        word = flags[word_index]
+        if word == 0:
+            continue
+        flags[word_index] = 0
+        while word:
+            d = (word_index << 6) + _BIT_OF[((word ^ (word - one)) * _DEBRUIJN) >> shift]
+            word &= word - one
+            score = scores[d]
+            scores[d] = 0.0
+            if score > floor or (inclusive and score == floor):
+                found_docs[n] = base + d
+                found_scores[n] = score
+                n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def top_k(docs_list, weights_list, indptr, block_docs, query_offsets, query_terms,  # type: ignore[no-untyped-def]
+          k, min_score, tie_rank):
+    """Per query, its top ``k`` documents above ``min_score``, ranked by score descending, ties by
+    ``tie_rank`` ascending, with exact scores.
+
+    ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct term ids,
+    ascending. Block by block, each query term's postings are added to a dense score array in
+    ascending term id order from 0.0 — the sparse product's order and arithmetic, so every score is
+    its bits. A running k-th best (a min-heap of the best k scores seen) filters what is kept.
+    Returns ``(offsets, docs, scores)``, a CSR over queries (docs global, ascending).
+    """
+    n_queries = len(query_offsets) - 1
+    scores = np.zeros(block_docs, np.float64)
+    flags = np.zeros((block_docs + 63) >> 6, np.uint64)
+    found_docs = np.empty(block_docs, np.int64)
+    found_scores = np.empty(block_docs, np.float64)
+    heap = np.empty(max(k, 1), np.float64)
+    scratch = np.empty(2 * k + block_docs, np.float64)
+    last_block = indptr.shape[0] - 1
+    out_docs = np.empty(1024, np.int64)
+    out_scores = np.empty(1024, np.float64)
+    out_offsets = np.zeros(n_queries + 1, np.int64)
+    n_out = 0
+    for query in range(n_queries):
+        first, last = query_offsets[query], query_offsets[query + 1]
+        start = n_out
+        size, theta, full = 0, -np.inf, False
+        for block in range(indptr.shape[0]):
+            docs, weights = docs_list[block], weights_list[block]
+            for i in range(first, last):  # ascending term id
+                term = query_terms[i]
+                _add(docs, weights, indptr[block, term], indptr[block, term + 1], scores, flags)
+            if full:  # ties with the running k-th best may still be in the top k: keep them
+                n = _drain(flags, scores, block * block_docs, theta, True, found_docs, found_scores)
+            else:
+                n = _drain(flags, scores, block * block_docs, min_score, False, found_docs, found_scores)
+            if n_out + n > len(out_docs):
+                capacity = max(n_out + n, 2 * len(out_docs))
+                grown_docs = np.empty(capacity, np.int64)
+                grown_docs[:n_out] = out_docs[:n_out]
+                out_docs = grown_docs
+                grown_scores = np.empty(capacity, np.float64)
+                grown_scores[:n_out] = out_scores[:n_out]
+                out_scores = grown_scores
+            if k > HEAP_UP_TO_K:  # bulk: keep all, and cut back to the best k when 2k have gathered
+                out_docs[n_out:n_out + n] = found_docs[:n]
+                out_scores[n_out:n_out + n] = found_scores[:n]
+                n_out += n
+                if n_out - start >= 2 * k or (block == last_block and n_out - start > k):
+                    if n_out - start > len(scratch):  # ties with the k-th best kept more than 2k
+                        scratch = np.empty(2 * (n_out - start), np.float64)
+                    theta = _kth_largest(out_scores[start:n_out], k, scratch)
+                    full = True
+                    n_out = start + _keep_from(out_docs[start:n_out], out_scores[start:n_out], theta)
+                continue
+            for i in range(n):
+                score = found_scores[i]
+                if full and score < theta:
+                    continue
+                out_docs[n_out] = found_docs[i]
+                out_scores[n_out] = score
+                n_out += 1
+                if not full:
+                    _heap_push(heap, size, score)
+                    size += 1
+                    full = size == k
+                elif score > theta:
+                    _heap_replace_min(heap, size, score)
+                if full:
+                    theta = heap[0]
+        if full:  # what fell below the final k-th best score is no longer a candidate
+            kept = out_offsets[query]
+            for i in range(out_offsets[query], n_out):
+                if out_scores[i] >= theta:
+                    out_docs[kept] = out_docs[i]
+                    out_scores[kept] = out_scores[i]
+                    kept += 1
+            n_out = kept
+        n_out = out_offsets[query] + _rank(out_docs[out_offsets[query]:n_out], out_scores[out_offsets[query]:n_out],
+                                           k, tie_rank)
+        out_offsets[query + 1] = n_out
+    return out_offsets, out_docs[:n_out].copy(), out_scores[:n_out].copy()
+
+
+@njit(cache=True, nogil=True)
+def _kth_largest(values, k, scratch):  # type: ignore[no-untyped-def]
+    """The k-th largest of ``values`` (1 <= k <= len(values)): a quickselect on a copy in ``scratch``."""
+    n = len(values)
+    work = scratch[:n]
+    work[:] = values
+    target = n - k  # its place in ascending order
+    low, high = 0, n - 1
+    while low < high:
+        a, b, c = work[low], work[(low + high) >> 1], work[high]
+        pivot = max(min(a, b), min(max(a, b), c))  # the median of three
+        i, j = low, high
+        while i <= j:
+            while work[i] < pivot:
+                i += 1
+            while work[j] > pivot:
+                j -= 1
+            if i <= j:
+                work[i], work[j] = work[j], work[i]
+                i += 1
+                j -= 1
+        if target <= j:
+            high = j
+        elif target >= i:
+            low = i
+        else:
+            break
+    return work[target]
+
+
+@njit(cache=True, nogil=True)
+def _keep_from(docs, scores, theta):  # type: ignore[no-untyped-def]
+    """Move the entries scoring at least ``theta`` to the front, in order; return how many."""
+    kept = 0
+    for i in range(len(scores)):
+        if scores[i] >= theta:
+            docs[kept] = docs[i]
+            scores[kept] = scores[i]
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _rank(docs, scores, k, tie_rank):  # type: ignore[no-untyped-def]
+    """Sort ``docs``/``scores`` in place by score descending, ties by ``tie_rank`` ascending; return
+    how many of them make the top ``k``."""
+    order = np.argsort(-scores)  # ties in any order: each run of equal scores is sorted next
+    ranked_docs, ranked_scores = docs[order], scores[order]
+    start = 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and ranked_scores[stop] == ranked_scores[start]:
+            stop += 1
+        if stop - start > 32:
+            run = ranked_docs[start:stop]
+            ranked_docs[start:stop] = run[np.argsort(tie_rank[run], kind="mergesort")]
+        else:  # most runs are of 1 to 3 documents: an insertion sort allocates nothing
+            for i in range(start + 1, stop):
+                doc, j = ranked_docs[i], i
+                while j > start and tie_rank[ranked_docs[j - 1]] > tie_rank[doc]:
+                    ranked_docs[j] = ranked_docs[j - 1]
+                    j -= 1
+                ranked_docs[j] = doc
+        start = stop
+    docs[:] = ranked_docs
+    scores[:] = ranked_scores
+    return min(k, len(order))
+
+
+@njit(cache=True, nogil=True)
+def _heap_push(heap, size, value):  # type: ignore[no-untyped-def]
+    """Add ``value`` to the min-heap ``heap[:size]``."""
+    position = size
+    heap[position] = value
+    while position > 0:
+        parent = (position - 1) >> 1
+        if heap[parent] <= heap[position]:
+            break
+        heap[parent], heap[position] = heap[position], heap[parent]
+        position = parent
+
+
+@njit(cache=True, nogil=True)
+def _heap_replace_min(heap, size, value):  # type: ignore[no-untyped-def]
+    """Replace the smallest value of the min-heap ``heap[:size]`` by ``value``."""
+    heap[0] = value
+    position = 0
+    while True:
+        child = 2 * position + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[position] <= heap[child]:
+            break
+        heap[position], heap[child] = heap[child], heap[position]
+        position = child
