@@ -4,9 +4,10 @@ The exhaustive path is one scipy sparse product per block of documents, then a r
 in numpy. The compiled loop does the same arithmetic with less around it: per query and block, each
 term's postings are added to a dense array of the block's scores (a few KB of flags mark the
 touched documents, so no branch per posting), the flagged documents are read back in doc order, and
-the running k-th best score discards most of them on the spot (a min-heap for k up to 64, else a
+the running k-th best score discards most of them on the spot (a min-heap for k up to 300, else a
 quickselect whenever 2k candidates have gathered). At a million documents, 2,000 queries of 3 to 6
-terms, it answers 2.3x the queries per second of the product at k = 10 and 1.3x at k = 1000
+terms, it answers 2.0x to 2.3x the queries per second of the product at k = 10 and 1.3x to 1.5x
+at k = 1000
 (``benchmarks/speed_paths.py`` ``compiled`` and ``compiled_1000``).
 
 Exactness, the contract of the exhaustive path:
@@ -20,7 +21,8 @@ Exactness, the contract of the exhaustive path:
   ties at the k-th place break exactly as before.
 
 Safe dynamic pruning (MaxScore, document at a time) was the compiled loop before; on the same
-workload this loop outran it at k = 10 as well (2,287 vs 1,653 q/s, medians of 5), so it was removed.
+workload this loop outran it at k = 10 as well: 1,899 vs 1,397 q/s (``speed_paths.py`` ``compiled``
+here, ``maxscore`` in the commit before; each was 1.97x and 1.44x the same product), so it went.
 
 The loop is cached on disk by numba after its first compilation (seconds, once per machine); the
 first call in a process still costs about 1.5 s, numba's start-up and its typed list. Without numba
