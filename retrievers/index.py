@@ -22,8 +22,8 @@ their scores; blocks keep scipy's per-document work arrays in a core's cache: 2.
 product over all documents at 1,048,576 documents, 1,000 queries, k = 1000 (``benchmarks/speed_paths.py`` ``blocks``),
 though at 524,288 documents one product is faster (0.77x). Per query, a strided sample of the
 candidates gives a lower bound of the k-th best score (the k-th best of a subset can only be lower),
-which discards most of them before ``np.partition``. No JIT; ``threads=2`` scores two batches side
-by side.
+which discards most of them before ``np.partition``. This path needs no JIT; on either path
+``threads=2`` scores two batches side by side.
 
 Where numba is installed (the ``fast`` extra), a large index is searched by a compiled loop instead
 (:mod:`retrievers.compiled`): the same additions in the same order into a dense array of a block's
