@@ -66,12 +66,19 @@ class SortedStrings(Mapping[str, int]):
 
     def __getitem__(self, term: str) -> int:
         key = term.encode("utf-8", "surrogatepass")
-        data, bounds = self._data, self._bounds
         heads = self._heads
         head = np.uint64(int.from_bytes(key[:8].ljust(8, b"\0"), "big"))
         low = high = int(heads.searchsorted(head))  # the method: np.searchsorted's dispatch costs 3 us more
         while high < len(heads) and heads[high] == head:  # the strings sharing those 8 bytes: few
             high += 1
+        position = self._search(key, low, high)
+        if position is None:
+            raise KeyError(term)
+        return position
+
+    def _search(self, key: bytes, low: int, high: int) -> int | None:
+        """The position of ``key`` among the strings ``low:high`` (a binary search), or None."""
+        data, bounds = self._data, self._bounds
         while low < high:
             middle = (low + high) // 2
             if data[bounds[middle]:bounds[middle + 1]] < key:
@@ -80,7 +87,7 @@ class SortedStrings(Mapping[str, int]):
                 high = middle
         if low < len(bounds) - 1 and data[bounds[low]:bounds[low + 1]] == key:
             return low
-        raise KeyError(term)
+        return None
 
 
 def _heads(blob: np.ndarray, offsets: np.ndarray) -> np.ndarray:
