@@ -25,7 +25,7 @@ workload this loop outran it at k = 10 as well: 1,899 vs 1,397 q/s (``speed_path
 here, ``maxscore`` in the commit before; each was 1.97x and 1.44x the same product), so it went.
 
 The loop is cached on disk by numba after its first compilation (seconds, once per machine); the
-first call in a process still costs about 1.5 s, numba's start-up and its typed list. Without numba
+first call in a process still costs about 2 s, mostly numba's start-up and its typed list. Without numba
 the product runs (:func:`available`).
 """
 

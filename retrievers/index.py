@@ -51,7 +51,7 @@ BLOCK_DOCS = 1 << 17
 #: The compiled loop is the default from this many documents, where numba is installed. At 1M
 #: documents, 2,000 queries: 2.0x to 2.3x the product at k = 10, 1.3x to 1.5x at k = 1000
 #: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``). It is faster at k = 10 from 20,000
-#: documents and even at k = 1000 at 100,000, but its first call in a process costs about 1.5 s
+#: documents and even at k = 1000 at 100,000, but its first call in a process costs about 2 s
 #: (numba's start-up and its typed list), which a smaller index does not earn back.
 COMPILED_FROM_DOCS = 1_000_000
 #: Queries per call of the compiled loop (a progress step; threads share batches).
