@@ -55,7 +55,7 @@ from harness.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
 from harness.power import POWER, POWER_COLUMNS
 from harness.record import CompareRecord
-from harness.results_folder import Derived, Say, package_version, safe_file_name, warn_on_stderr, write_folder
+from harness.results_folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
 from harness.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import COMPARISON_COLUMNS
@@ -91,10 +91,6 @@ def _run_tag(label: str, stem: str) -> str:
     """The run files' tag column (trec_eval's runid): the label itself when a TREC line can hold
     it and it is short, else the file stem."""
     return label if len(label) <= MAX_NAME and label and not re.search(r"\s", label) else stem
-
-
-def _csv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False, lineterminator="\n")
 
 
 def _comparisons_frame(result: CompareRecord) -> pd.DataFrame:
@@ -334,23 +330,23 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     started = datetime.now(timezone.utc)
     systems = _system_entries(result)
     files: dict[str, str] = {
-        "summary.csv": _csv(result.summary),
-        "per_query.csv": _csv(result.per_query),
-        "comparisons.csv": _csv(_comparisons_frame(result)),
-        "leaderboard.csv": _csv(result.leaderboard),
-        "facets.csv": _csv(result.facets),
-        "risk_coverage.csv": _csv(result.risk_coverage),
-        "risk_coverage_summary.csv": _csv(result.risk_coverage_summary),
-        "diagnosis.csv": _csv(_diagnosis_frame(result)),
-        "duplicates.csv": _csv(result.duplicates),
+        "summary.csv": csv_text(result.summary),
+        "per_query.csv": csv_text(result.per_query),
+        "comparisons.csv": csv_text(_comparisons_frame(result)),
+        "leaderboard.csv": csv_text(result.leaderboard),
+        "facets.csv": csv_text(result.facets),
+        "risk_coverage.csv": csv_text(result.risk_coverage),
+        "risk_coverage_summary.csv": csv_text(result.risk_coverage_summary),
+        "diagnosis.csv": csv_text(_diagnosis_frame(result)),
+        "duplicates.csv": csv_text(result.duplicates),
         QRELS_FILE: format_qrels(_evaluated_qrels(result)),
     }
     if report is not None:
         files["report.txt"] = report
     if result.retrieval is not None:
-        files[ROLLUP_FILE] = _csv(result.retrieval.rollup)
-        files[FACETS_FILE] = _csv(result.retrieval.facets)
-        files[QUERY_FACETS_FILE] = _csv(result.retrieval.query_facets)
+        files[ROLLUP_FILE] = csv_text(result.retrieval.rollup)
+        files[FACETS_FILE] = csv_text(result.retrieval.facets)
+        files[QUERY_FACETS_FILE] = csv_text(result.retrieval.query_facets)
     for system, entry in zip(result.systems, systems) if runs else ():
         files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
                                                                                              entry["run_tag"])

@@ -1,9 +1,9 @@
 """The life of a results folder on disk, shared by every writer of one (``bench compare``'s
 :mod:`harness.results`, ``bench tune``'s :mod:`harness.tune_results`).
 
-A writer checks ``--out`` before any work (:func:`check_out`), writes every file into a hidden
-staging folder ``.staging-<host>-<pid>-…`` inside it (:func:`new_staging`), then renames the staging
-folder to ``<out>/<run id>`` (:func:`claim`): the rename is atomic, so a killed run leaves no
+A writer checks ``--out`` before any work (:func:`check_out`) and hands its files to
+:func:`write_folder`, which writes them into a hidden staging folder ``.staging-<host>-<pid>-…``
+inside it, then renames the staging folder to ``<out>/<run id>``: the rename is atomic, so a killed run leaves no
 half-written result, and it fails when another run holds the name, so two runs that chose the same
 id in the same second both land (the later one under ``<id>-2``). A staging folder whose process is
 gone is removed by the next run into the same folder.
@@ -22,11 +22,15 @@ import tempfile
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from corpora import RetbenchError
 
-__all__ = ["Derived", "Say", "check_out", "claim", "host_tag", "new_staging", "package_version", "prepare_out",
-           "safe_file_name", "warn_on_stderr", "write_folder"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Derived", "Say", "check_out", "csv_text", "host_tag", "package_version", "safe_file_name",
+           "warn_on_stderr", "write_folder"]
 
 _STAGING = re.compile(r"^\.staging-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
 _TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets another run (or a file) holds
@@ -50,6 +54,11 @@ def package_version(package: str) -> str:
         return "unknown"
 
 
+def csv_text(frame: pd.DataFrame) -> str:
+    """A table as a results folder holds it: no index column, ``\n`` line ends on every platform."""
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
 def safe_file_name(label: str) -> str:
     """A file name for a system label: ``rrf(bm25,lsa)`` -> ``rrf_bm25_lsa_``.
 
@@ -59,7 +68,7 @@ def safe_file_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=-]", "_", label)
 
 
-def new_staging(out: Path) -> Path:
+def _new_staging(out: Path) -> Path:
     """A fresh staging folder inside ``out``, named so that :func:`check_out` can tell whether its
     process is still alive."""
     return Path(tempfile.mkdtemp(prefix=f".staging-{host_tag()}-{os.getpid()}-", dir=out))
@@ -126,7 +135,7 @@ def check_out(out: Path, say: Say = warn_on_stderr) -> Path:
     return out
 
 
-def prepare_out(out: Path, say: Say = warn_on_stderr) -> Path:
+def _prepare_out(out: Path, say: Say = warn_on_stderr) -> Path:
     """:func:`check_out`, then create the folder."""
     out = check_out(out, say)
     try:
@@ -137,7 +146,7 @@ def prepare_out(out: Path, say: Say = warn_on_stderr) -> Path:
     return out
 
 
-def claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str], None]) -> Path:
+def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str], None]) -> Path:
     """Rename ``staging`` to ``out/<run id>``, trying ``base_id``, ``base_id-2``, … until a rename
     succeeds: a rename fails when the target holds another run, so two runs can never share one."""
     candidates = (base_id if n == 1 else f"{base_id}-{n}" for n in range(1, _CLAIM_ATTEMPTS + 1))
@@ -161,13 +170,13 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
     """Write a results folder atomically as ``out/<run id>`` and return its path.
 
     ``files`` (relative name -> text) are staged first; ``identified(run_id)`` gives the files that
-    hold the run id (the manifest, ...), written for each id tried by :func:`claim`; then
+    hold the run id (the manifest, ...), written for each id tried by :func:`_claim`; then
     ``derived`` (if any) makes more files from the staged folder, which is then complete, so they
     show the run id too. A derived name that is already a file of the folder is a ``ValueError``
     (the caller's mistake, not the user's). A failed write keeps nothing and is a RetbenchError.
     """
-    out = prepare_out(out, say)
-    staging = new_staging(out)
+    out = _prepare_out(out, say)
+    staging = _new_staging(out)
 
     def write_identified(run_id: str) -> None:
         named = identified(run_id)
@@ -185,7 +194,7 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         os.chmod(staging, 0o755)
-        return claim(staging, out, base_id, write_identified)
+        return _claim(staging, out, base_id, write_identified)
     except OSError as exc:
         raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
                             "Fix: free space or choose another --out") from None

@@ -33,7 +33,7 @@ import pandas as pd
 
 from harness.cross_validation import FOLD_STREAM
 from harness.evaluation import mean_over_queries
-from harness.results_folder import Derived, Say, package_version, safe_file_name, warn_on_stderr, write_folder
+from harness.results_folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
 from harness.trec_eval import trec_eval_name
 from harness.tune_record import Estimate, TuneRecord
 
@@ -64,10 +64,6 @@ PER_QUERY_COLUMNS = {
     "best": "the metric of the point chosen on all queries (the in-sample best averages these)",
     "default": "the metric of the default parameters",
 }
-
-
-def _csv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False, lineterminator="\n")
 
 
 def tune_table(record: TuneRecord) -> pd.DataFrame:
@@ -264,7 +260,7 @@ def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = N
     folder once its own files and manifest are in it (the HTML and Markdown reports): they are
     written before the rename, so a reader never sees the folder without them."""
     started = datetime.now(timezone.utc)
-    files = {TUNE_FILE: _csv(tune_table(record)), "per_query.csv": _csv(per_query_table(record)),
+    files = {TUNE_FILE: csv_text(tune_table(record)), "per_query.csv": csv_text(per_query_table(record)),
              "report.txt": render_report(record) + "\n"}
     def identified(run_id: str) -> dict[str, str]:
         return {"manifest.json": json.dumps(_manifest(record, run_id, command_line or sys.argv, started), indent=2)
