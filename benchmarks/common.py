@@ -8,7 +8,6 @@ JSON object as its last stdout line, its own peak RSS (``VmHWM``) included.
 from __future__ import annotations
 
 import argparse
-
 import json
 import os
 import resource

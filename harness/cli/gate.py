@@ -18,6 +18,7 @@ import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
+from harness.cli import progress_shown
 from harness.gating import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gate_sides import GateSide, check_same_data, data_hashes
 from harness.inputs import resolve_metrics
@@ -25,7 +26,6 @@ from harness.gate_report import FORMATS, render, render_junit
 from harness.metrics import metrics_help
 from harness.results import QRELS_FILE
 from harness.results_reader import open_results
-from harness.cli import progress_shown
 
 _CAN_ALSO_FAIL = [v for v in VERDICTS if v != "regressed"]  # regressed always fails
 
