@@ -30,9 +30,10 @@ pytrec_eval and :func:`read_run` rank the written file exactly as the run was ra
 TREC format this module registers in :data:`corpora.run.RUN_FILE_FORMATS`) changes only the queries
 that need it (:meth:`~corpora.Run.file_scores`), so a run read from a file is written back exactly.
 
-Reading trec_eval's files is a fast path (pandas' C tokenizer plus numpy) for well-formed files;
-when it meets anything unusual it hands over to a line-by-line parser whose only extra job is to
-name the file and line of the first problem. The run reader hands the doc-id hashes it computes
+Reading trec_eval's files is a fast path for well-formed files: a run file is split with array
+operations (:mod:`corpora.field_columns`, ASCII files), anything else goes through pandas' C
+tokenizer plus numpy; when either meets anything unusual it hands over to a line-by-line parser
+whose only extra job is to name the file and line of the first problem. The run reader hands the doc-id hashes it computes
 (to find repeated lines) to the :class:`~corpora.Run`, where the evaluator's join reuses them.
 pandas is imported on first use, so that ``import corpora`` stays light.
 """
@@ -53,6 +54,7 @@ from typing import IO, TYPE_CHECKING, Literal
 import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
+from corpora.field_columns import split_fields
 from corpora.model import Qrels, normalise_numeric_id
 from corpora.readers import id_problem, looks_like_grade, parse_grade
 from corpora.run import (TRAILING_FIELDS, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
@@ -119,6 +121,15 @@ def _field_count(raw: bytes, sep: str) -> int:
     return int(np.count_nonzero(~is_separator[1:] & is_separator[:-1])) + int(not is_separator[0])
 
 
+def _without_comments(raw: bytes) -> bytes:
+    """``raw`` without its UTF-8 byte order mark and its comment lines."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if raw.startswith(b"#") or b"\n#" in raw:
+        raw = _COMMENT_LINES.sub(b"", raw)
+    return raw
+
+
 def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object], usecols: list[int] | None = None,
                 sep: str = r"\s+") -> pd.DataFrame | None:
     """The file as a frame of exactly ``n_columns`` separated columns, or None when the fast
@@ -130,10 +141,7 @@ def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object], usecols: 
     """
     import pandas as pd
 
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    if raw.startswith(b"#") or b"\n#" in raw:
-        raw = _COMMENT_LINES.sub(b"", raw)
+    raw = _without_comments(raw)
     try:
         # A grade such as 1e30 warns while pandas tries it as an int64, then fails: the careful
         # parser reports it, so the warning is noise here.
@@ -222,6 +230,16 @@ def _fast_run(raw: bytes, trailing_fields: TrailingFields, order: RunOrder) -> R
     """The fast path of :func:`read_run_file`, or None when the careful parser must look."""
     if trailing_fields == "ignore":
         return None  # rare (trec_eval's own tests): the careful parser drops what follows the tag
+    fields = split_fields(raw, 6, keep=(0, 2, 4, 5))
+    if fields is None:  # comments or a byte order mark are rare: look for them only now
+        stripped = _without_comments(raw)
+        fields = None if stripped is raw else split_fields(stripped, 6, keep=(0, 2, 4, 5))
+    if fields is not None:
+        scores = fields.decimals(4)
+        if scores is None or np.isnan(scores).any():
+            return None
+        run = _run_or_duplicate(fields.text(0), fields.text(2), scores, order)
+        return None if isinstance(run, int) else RunFile(run, fields.last(5))
     frame = _fast_table(raw, 6, {0: object, 2: object, 4: np.float64, 5: object}, usecols=[0, 2, 4, 5])
     if frame is None or not len(frame) or np.isnan(frame[4].to_numpy()).any():
         return None
