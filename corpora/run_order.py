@@ -50,13 +50,17 @@ def trec_order(query_codes: np.ndarray, docs: np.ndarray, scores: np.ndarray) ->
     """
     n = len(scores)
     same_query = query_codes[1:] == query_codes[:-1]
-    if bool(np.all(query_codes[1:] >= query_codes[:-1]) and np.all(~same_query | (scores[1:] <= scores[:-1]))):
-        order = np.arange(n)  # already in order, as most run files are: skip the sort
-        tied = same_query & (scores[1:] == scores[:-1])
+    if bool(np.all(query_codes[1:] >= query_codes[:-1])):
+        # Queries already grouped, as in most run files: sort only the queries out of order.
+        order = np.arange(n)
+        unsorted = np.unique(query_codes[1:][same_query & (scores[1:] > scores[:-1])])
+        if len(unsorted):
+            entries = np.flatnonzero(np.isin(query_codes, unsorted))
+            order[entries] = entries[np.lexsort((-scores[entries], query_codes[entries]))]
     else:
         order = np.lexsort((-scores, query_codes))
-        sorted_scores, sorted_queries = scores[order], query_codes[order]
-        tied = (sorted_scores[1:] == sorted_scores[:-1]) & (sorted_queries[1:] == sorted_queries[:-1])
+    sorted_scores, sorted_queries = scores[order], query_codes[order]
+    tied = (sorted_scores[1:] == sorted_scores[:-1]) & (sorted_queries[1:] == sorted_queries[:-1])
     if not tied.any():
         return order
     # Only entries inside a tie group need the (slower) string comparison.

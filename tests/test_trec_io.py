@@ -71,6 +71,25 @@ def test_many_ties_in_many_queries_match_a_plain_sort(tmp_path: Path) -> None:
         assert run.ranking(q) == [d for _, d in expected]
 
 
+
+def test_grouped_queries_with_a_few_out_of_order_are_each_ranked_like_a_plain_sort(tmp_path: Path) -> None:
+    """Queries already grouped are sorted only where a query is out of order: the others keep
+    their lines, and each query's ranking is still the plain sort's."""
+    rng = np.random.default_rng(5)
+    lines = []
+    for q in range(40):
+        scores = np.sort(rng.integers(0, 6, 25).astype(float))[::-1]
+        if q % 7 == 3:
+            scores[[2, 20]] = scores[[20, 2]]  # out of order
+        lines += [(f"q{q}", f"D{rng.integers(10**6)}-{i}", s) for i, s in enumerate(scores)]
+    path = write(tmp_path, "run.trec", "".join(f"{q} Q0 {d} 0 {s} t\n" for q, d, s in lines))
+    run = read_run(path)
+    assert run.query_ids == [f"q{q}" for q in range(40)]
+    for q in run.query_ids:
+        expected = sorted(((s, d) for qq, d, s in lines if qq == q), reverse=True)
+        assert run.ranking(q) == [d for _, d in expected]
+
+
 # ----- runs: lexical conventions --------------------------------------------------------------
 
 
