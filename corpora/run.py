@@ -52,7 +52,8 @@ class Run:
     """Rankings: query id -> ranked (doc id, score) pairs, best first.
 
     Array-backed: a CSR layout of ``offsets`` into flat ``doc_index`` / ``scores`` arrays, with
-    ``doc_index`` pointing into the ``doc_ids`` vocabulary. A query with an empty ranking is
+    ``doc_index`` pointing into the ``doc_ids`` vocabulary (an object array, or a fixed-width
+    ``numpy.str_`` array as the TREC file reader makes it). A query with an empty ranking is
     still present (its slice is empty). ``doc_hashes`` (:func:`~corpora.id_hashes.hash_ids` of
     ``doc_ids``, which must not change afterwards) is what the evaluator joins on: a file reader
     hands over the hashes it computed to find repeated lines; otherwise they are computed on
@@ -75,7 +76,9 @@ class Run:
         doc_hashes: np.ndarray | None = None,
     ):
         self.query_ids = list(query_ids)
-        self.doc_ids = np.asarray(doc_ids, dtype=object)
+        # A fixed-width str array (the run file reader's) is kept: 2M Python strings would cost more.
+        fixed_width = isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind == "U"
+        self.doc_ids = doc_ids if fixed_width else np.asarray(doc_ids, dtype=object)
         self.offsets = np.asarray(offsets, dtype=np.int64)
         self.doc_index = np.asarray(doc_index, dtype=np.int64)
         self.scores = np.asarray(scores, dtype=np.float64)
