@@ -10,12 +10,14 @@ on-disk cache) is timed separately. The shared inputs are frozen out of the garb
 (``gc.freeze``) so that no library's timing includes sweeps over data it does not own.
 
 Part 2, the command line: ``bench evaluate`` on a 2-million-line run file against
-``python -m ir_measures`` on the same files (read + score + print, fresh processes, medians).
+``python -m ir_measures`` and, given ``--trec-eval PATH``, trec_eval itself (C) on the same files
+(read + score + print, fresh processes, alternating, medians).
 
 A peer library that is not installed is skipped with a message (``pip install retbench[bench]``).
 
     python benchmarks/evaluate_speed.py               # both parts, 5 rounds
     python benchmarks/evaluate_speed.py --rounds 3 --queries 2000 --skip-cli
+    python benchmarks/evaluate_speed.py --skip-library --cli-rounds 5 --trec-eval ../trec_eval/trec_eval
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ MEASURES = {  # label -> each library's name for it
     "R@100": {"retbench": "recall@100", "pytrec_eval": "recall_100", "ir_measures": "R@100", "ranx": "recall@100"},
     "MRR": {"retbench": "mrr", "pytrec_eval": "recip_rank", "ir_measures": "RR", "ranx": "mrr"},
 }
+
+#: The same four measures in trec_eval's own options (``-m``), for ``--trec-eval``.
+TREC_EVAL_MEASURES = ("ndcg_cut.10", "P.10", "recall.100", "recip_rank")
 
 
 @dataclass
@@ -251,9 +256,6 @@ def write_trec_files(folder: Path, n_queries: int, depth: int, judged: int, coll
 
 def part_two(args: argparse.Namespace) -> None:
     commands: dict[str, list[str]] = {}
-    if importlib.util.find_spec("ir_measures") is None:
-        print("skipping the CLI comparison: ir_measures is not installed")
-        return
     with tempfile.TemporaryDirectory() as folder:
         run_path, qrels_path = write_trec_files(Path(folder), args.cli_queries, args.depth, args.judged,
                                                 args.collection)
@@ -261,8 +263,14 @@ def part_two(args: argparse.Namespace) -> None:
         commands["bench evaluate"] = [sys.executable, "-c", "from harness.cli import main; main()", "evaluate",
                                       "--qrels", str(qrels_path), str(run_path), "--metrics",
                                       ",".join(m["retbench"] for m in MEASURES.values()), "--format", "csv"]
-        commands["ir_measures CLI"] = [sys.executable, "-m", "ir_measures", str(qrels_path), str(run_path),
-                                       " ".join(m["ir_measures"] for m in MEASURES.values())]
+        if importlib.util.find_spec("ir_measures") is None:
+            print("no ir_measures CLI in the comparison: ir_measures is not installed (pip install retbench[bench])")
+        else:
+            commands["ir_measures CLI"] = [sys.executable, "-m", "ir_measures", str(qrels_path), str(run_path),
+                                           " ".join(m["ir_measures"] for m in MEASURES.values())]
+        if args.trec_eval:
+            measures = [part for name in TREC_EVAL_MEASURES for part in ("-m", name)]
+            commands["trec_eval (C)"] = [args.trec_eval, "-c", *measures, str(qrels_path), str(run_path)]
         times: dict[str, list[float]] = {name: [] for name in commands}
         print(f"\ncommand line: a {lines:,}-line run file, {args.cli_rounds} alternating rounds (wall time)")
         for round_number in range(args.cli_rounds):
@@ -295,6 +303,8 @@ def main() -> None:
     parser.add_argument("--collection", type=int, default=1_000_000, help="documents in the synthetic collection")
     parser.add_argument("--cli-queries", type=int, default=2_000, help="queries of the CLI run file (x depth lines)")
     parser.add_argument("--cli-rounds", type=int, default=3)
+    parser.add_argument("--trec-eval", metavar="PATH", help="a trec_eval binary (built from its repository) to time "
+                                                              "on the CLI's files too")
     parser.add_argument("--skip-cli", action="store_true")
     parser.add_argument("--skip-library", action="store_true")
     args = parser.parse_args()
