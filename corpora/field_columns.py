@@ -82,13 +82,14 @@ class FieldColumns:
             byte *= lengths > j
             yield byte
 
-    def _width(self, field: int) -> int:
+    def width(self, field: int) -> int:
+        """The longest value of ``field``: :meth:`text` takes 4 bytes per row and character of it."""
         column = self.fields.index(field)
         return int((self.ends[:, column] - self.starts[:, column]).max()) if len(self) else 0
 
     def text(self, field: int) -> np.ndarray:
         """``field`` as a fixed-width ``numpy.str_`` array (ASCII: a byte is its code point)."""
-        width = max(self._width(field), 1)
+        width = max(self.width(field), 1)
         code_points = np.zeros((len(self), width), dtype=np.uint32)
         for first in range(0, len(self), _ROWS_AT_A_TIME):
             rows = slice(first, first + _ROWS_AT_A_TIME)

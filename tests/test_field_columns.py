@@ -171,3 +171,15 @@ def test_shortest_reprs_of_many_doubles_read_back_exactly(scale: float) -> None:
     values = fields.decimals(4)
     assert values is not None
     assert np.array_equal(values.view(np.int64), np.array(scores).view(np.int64))
+
+
+def test_one_very_long_id_sends_the_run_to_python_strings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fixed width means every row as wide as the longest id: past 4x the file, pandas reads it."""
+    monkeypatch.setattr(trec_io, "_FIXED_WIDTH_SLACK", 0)
+    text = "".join(f"q Q0 d{i} 1 {i}.5 t\n" for i in range(200)) + f"q Q0 {'x' * 400} 1 0.25 t\n"
+    taken = []
+    original = trec_io._fast_table
+    monkeypatch.setattr(trec_io, "_fast_table", lambda *a, **k: taken.append(1) or original(*a, **k))
+    read = trec_io._fast_run(text.encode(), "error", "trec")
+    assert taken and read is not None
+    assert read.run.ranking("q")[:2] == ["d199", "d198"] and read.run.doc_ids.dtype == object
