@@ -80,6 +80,7 @@ def top_k(docs_list, weights_list, indptr, block_docs, query_offsets, query_term
     found_scores = np.empty(block_docs, np.float64)
     heap = np.empty(max(k, 1), np.float64)
     scratch = np.empty(2 * k + block_docs, np.float64)
+    sample = np.empty(8 * k + 2, np.float64)  # _floor_of's: at most 8k + 1 values
     last_block = indptr.shape[0] - 1
     out_docs = np.empty(1024, np.int64)
     out_scores = np.empty(1024, np.float64)
@@ -106,6 +107,16 @@ def top_k(docs_list, weights_list, indptr, block_docs, query_offsets, query_term
                 grown_scores = np.empty(capacity, np.float64)
                 grown_scores[:n_out] = out_scores[:n_out]
                 out_scores = grown_scores
+            if k > HEAP_UP_TO_K and not full and n_out == start and n >= k:
+                # The first block with k candidates sets the floor without gathering them all first.
+                theta = _floor_of(found_scores[:n], k, sample, scratch)
+                full = True
+                for i in range(n):
+                    if found_scores[i] >= theta:
+                        out_docs[n_out] = found_docs[i]
+                        out_scores[n_out] = found_scores[i]
+                        n_out += 1
+                continue
             if k > HEAP_UP_TO_K:  # bulk: keep all, and cut back to the best k when 2k have gathered
                 out_docs[n_out:n_out + n] = found_docs[:n]
                 out_scores[n_out:n_out + n] = found_scores[:n]
@@ -137,6 +148,28 @@ def top_k(docs_list, weights_list, indptr, block_docs, query_offsets, query_term
         n_out = start + _rank(out_docs[start:n_out], out_scores[start:n_out], k, tie_rank)
         out_offsets[query + 1] = n_out
     return out_offsets, out_docs[:n_out].copy(), out_scores[:n_out].copy()
+
+
+@njit(cache=True, nogil=True)
+def _floor_of(values, k, sample, scratch):  # type: ignore[no-untyped-def]
+    """A value that at least ``k`` of ``values`` reach (1 <= k <= len(values)), so a floor under
+    the final k-th best: near the 1.5k-th largest, the matching order statistic of an evenly spaced
+    sample of about 4k values, checked by counting; the exact k-th largest (a quickselect over all
+    of them) when there are under 8k values or the sample misleads."""
+    n = len(values)
+    step = n // (4 * k)
+    if step >= 2:
+        m = 0
+        for i in range(0, n - step + 1, step):
+            sample[m] = values[i]
+            m += 1
+        t = _kth_largest(sample[:m], min(m, (3 * k) // (2 * step) + 1), scratch)
+        reaching = 0
+        for i in range(n):
+            reaching += values[i] >= t
+        if reaching >= k:
+            return t
+    return _kth_largest(values, k, scratch)
 
 
 @njit(cache=True, nogil=True)
@@ -184,28 +217,64 @@ def _keep_from(docs, scores, theta):  # type: ignore[no-untyped-def]
 @njit(cache=True, nogil=True)
 def _rank(docs, scores, k, tie_rank):  # type: ignore[no-untyped-def]
     """Sort ``docs``/``scores`` in place by score descending, ties by ``tie_rank`` ascending; return
-    how many of them make the top ``k``."""
-    order = np.argsort(-scores)  # ties in any order: each run of equal scores is sorted next
-    ranked_docs, ranked_scores = docs[order], scores[order]
-    start = 0
-    while start < len(order):
-        stop = start + 1
-        while stop < len(order) and ranked_scores[stop] == ranked_scores[start]:
-            stop += 1
-        if stop - start > 32:
-            run = ranked_docs[start:stop]
-            ranked_docs[start:stop] = run[np.argsort(tie_rank[run], kind="mergesort")]
-        else:  # most runs are of 1 to 3 documents: an insertion sort allocates nothing
-            for i in range(start + 1, stop):
-                doc, j = ranked_docs[i], i
-                while j > start and tie_rank[ranked_docs[j - 1]] > tie_rank[doc]:
-                    ranked_docs[j] = ranked_docs[j - 1]
-                    j -= 1
-                ranked_docs[j] = doc
-        start = stop
-    docs[:] = ranked_docs
-    scores[:] = ranked_scores
-    return min(k, len(order))
+    how many of them make the top ``k``.
+
+    Two stable radix sorts: by tie rank, then by score descending (a float's bits mapped to an
+    unsigned key of the same order). Scores tie heavily (124 distinct in a top 1,000 of the
+    synthetic corpus, 85% of neighbours tied): a comparison sort, then an insertion sort of each tie
+    run reading ``tie_rank`` on every comparison, took 1.5x to 2x as long."""
+    n = len(scores)
+    if n < 2:
+        return min(k, n)
+    keys = np.empty(n, np.uint64)
+    for i in range(n):
+        keys[i] = np.uint64(tie_rank[docs[i]])
+    positions = _radix_sort(keys, np.arange(n))
+    sign, ones = np.uint64(1) << np.uint64(63), ~np.uint64(0)
+    score_bits = scores.view(np.uint64)
+    for i in range(n):
+        bits = score_bits[positions[i]]
+        if bits == sign:  # -0.0 ties with 0.0
+            bits = np.uint64(0)
+        keys[i] = ~((bits ^ ones) if bits & sign else (bits | sign))  # ascending key = descending score
+    positions = _radix_sort(keys, positions)
+    docs[:] = docs[positions]
+    scores[:] = scores[positions]
+    return min(k, n)
+
+
+@njit(cache=True, nogil=True)
+def _radix_sort(keys, positions):  # type: ignore[no-untyped-def]
+    """``positions`` stably sorted by ``keys`` (parallel to it) ascending, a byte a pass; returns the
+    sorted positions (``keys`` is reordered too). One read of the keys counts every pass's bytes,
+    and a pass whose byte is the same in every key is skipped."""
+    n = len(keys)
+    counts = np.zeros((8, 256), np.int64)
+    byte = np.uint64(255)
+    for i in range(n):
+        key = keys[i]
+        for b in range(8):
+            counts[b, (key >> np.uint64(8 * b)) & byte] += 1
+    other_keys = np.empty(n, np.uint64)
+    other_positions = np.empty(n, positions.dtype)
+    for b in range(8):
+        shift = np.uint64(8 * b)
+        if counts[b, (keys[0] >> shift) & byte] == n:
+            continue
+        total = 0
+        for j in range(256):
+            count = counts[b, j]
+            counts[b, j] = total
+            total += count
+        for i in range(n):
+            bucket = (keys[i] >> shift) & byte
+            place = counts[b, bucket]
+            counts[b, bucket] = place + 1
+            other_keys[place] = keys[i]
+            other_positions[place] = positions[i]
+        keys, other_keys = other_keys, keys
+        positions, other_positions = other_positions, positions
+    return positions
 
 
 @njit(cache=True, nogil=True)

@@ -163,3 +163,44 @@ def test_bm25_search_through_the_retriever_is_unchanged_by_the_compiled_loop(mon
     for query in ("q1", "q2", "q3"):
         assert got.ranking(query) == expected.ranking(query)
     np.testing.assert_array_equal(got.scores.view(np.int64), expected.scores.view(np.int64))
+
+
+@needs_numba
+@pytest.mark.parametrize("case", ["random", "sampled_high", "ties", "few"])
+def test_the_first_blocks_floor_is_reached_by_at_least_k_values(case):
+    """``_floor_of`` may return less than the k-th best (a floor is all the loop needs) but never
+    more: at least k values reach it, also when the evenly spaced sample misleads (every sampled
+    value high, the rest low), where the exact quickselect takes over."""
+    from retrievers._compiled_kernel import _floor_of, _kth_largest
+
+    rng = np.random.default_rng(11)
+    k, n = 400, 20_000
+    values = {"random": rng.random(n), "ties": rng.integers(0, 5, n).astype(float), "few": rng.random(3 * k),
+              "sampled_high": np.where(np.arange(n) % (n // (4 * k)) == 0, 10.0 + rng.random(n), rng.random(n))}[case]
+    floor = _floor_of(values, k, np.empty(8 * k + 2), np.empty(2 * k + n))
+    exact = _kth_largest(values, k, np.empty(n))
+    assert np.count_nonzero(values >= floor) >= k and floor <= exact
+    if case in ("few", "sampled_high"):
+        assert floor == exact  # too few values to sample / a misleading sample: the exact k-th best
+    elif case == "random":
+        assert np.count_nonzero(values >= floor) <= 4 * k  # near the 1.5k-th best, not far below
+
+
+@needs_numba
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, -0.0, 1.5, 2.0, 2.0 + 2**-51, -3.0, np.inf, -np.inf, 1e-300, 7.25]),
+                          st.integers(0, 10**6)), max_size=300, unique_by=lambda pair: pair[1]),
+       st.integers(1, 400))
+def test_the_ranking_sorts_by_score_then_tie_rank(pairs, k):
+    """The radix sorts give the order of a comparison sort: score descending (-0.0 ties with 0.0),
+    ties by tie rank ascending."""
+    from retrievers._compiled_kernel import _rank
+
+    tie_rank = np.random.default_rng(len(pairs)).permutation(10**6 + 1)
+    docs = np.array([doc for _, doc in pairs], dtype=np.int64)
+    scores = np.array([score for score, _ in pairs], dtype=np.float64)
+    expected = sorted(range(len(pairs)), key=lambda i: (-scores[i], tie_rank[docs[i]]))
+    kept = _rank(docs, scores, k, tie_rank)
+    assert kept == min(k, len(pairs))
+    assert docs.tolist() == [pairs[i][1] for i in expected]
+    assert [float(s) for s in scores] == [float(pairs[i][0]) for i in expected]
