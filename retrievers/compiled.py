@@ -4,11 +4,11 @@ The exhaustive path is one scipy sparse product per block of documents, then a r
 in numpy. The compiled loop does the same arithmetic with less around it: per query and block, each
 term's postings are added to a dense array of the block's scores (a few KB of flags mark the
 touched documents, so no branch per posting), the flagged documents are read back in doc order, and
-the running k-th best score discards most of them on the spot (a min-heap for k up to 300, else a
-quickselect whenever 2k candidates have gathered). At a million documents, 2,000 queries of 3 to 6
-terms, it answers 2.0x to 2.3x the queries per second of the product at k = 10 and 1.6x
-at k = 1000
-(``benchmarks/speed_paths.py`` ``compiled`` and ``compiled_1000``).
+the running k-th best score discards most of them on the spot (a min-heap for k up to 300; above,
+a floor from a sample of the first block's candidates, then a quickselect whenever 2k candidates
+have gathered); the survivors are ranked by two stable radix sorts. At a million documents, 2,000
+queries of 3 to 6 terms, it answers 2.0x to 2.3x the queries per second of the product at k = 10
+and 1.8x at k = 1000 (``benchmarks/speed_paths.py`` ``compiled`` and ``compiled_1000``).
 
 Exactness, the contract of the exhaustive path:
 
