@@ -33,9 +33,10 @@ that need it (:meth:`~corpora.Run.file_scores`), so a run read from a file is wr
 Reading trec_eval's files is a fast path for well-formed files: a run file is split with array
 operations (:mod:`corpora.field_columns`, ASCII files), anything else goes through pandas' C
 tokenizer plus numpy; when either meets anything unusual it hands over to a line-by-line parser
-whose only extra job is to name the file and line of the first problem. The run reader hands the doc-id hashes it computes
-(to find repeated lines) to the :class:`~corpora.Run`, where the evaluator's join reuses them.
-pandas is imported on first use, so that ``import corpora`` stays light.
+whose only extra job is to name the file and line of the first problem. The run reader hands the
+doc-id hashes it computes (to find repeated lines) to the :class:`~corpora.Run`, where the
+evaluator's join reuses them. pandas is imported on first use, so that ``import corpora`` stays
+light.
 """
 
 from __future__ import annotations
