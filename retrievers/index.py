@@ -49,7 +49,7 @@ QUERY_BATCH = 32
 #: Documents per block: scipy's per-product work arrays for a block fit a core's cache.
 BLOCK_DOCS = 1 << 17
 #: The compiled loop is the default from this many documents, where numba is installed. At 1M
-#: documents, 2,000 queries: 2.0x to 2.3x the product at k = 10, 1.6x at k = 1000
+#: documents, 2,000 queries: 2.0x to 2.3x the product at k = 10, 1.8x at k = 1000
 #: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``). It is faster at k = 10 from 20,000
 #: documents and even at k = 1000 at 100,000, but its first call in a process costs about 2 s
 #: (numba's start-up and its typed list), which a smaller index does not earn back.
