@@ -185,10 +185,10 @@ def split_fields(raw: bytes, n_fields: int, keep: Sequence[int]) -> FieldColumns
 
 def _split_piece(data: np.ndarray, n_fields: int) -> tuple[np.ndarray, np.ndarray] | None:
     """(starts, ends), rows x ``n_fields``, of whole lines ``data``; None as for :func:`split_fields`."""
-    if data.max() >= 128:
+    if data.max() >= 127:  # DEL, or not ASCII
         return None
     control = np.count_nonzero(data < ord(" "))
-    if control != sum(np.count_nonzero(data == byte) for byte in _FINE_CONTROL_BYTES) or (data == 127).any():
+    if control != sum(np.count_nonzero(data == byte) for byte in _FINE_CONTROL_BYTES):
         return None
     separator = np.empty(len(data) + 2, dtype=bool)
     separator[0] = separator[-1] = True

@@ -57,9 +57,10 @@ def trec_order(query_codes: np.ndarray, docs: np.ndarray, scores: np.ndarray) ->
         if len(unsorted):
             entries = np.flatnonzero(np.isin(query_codes, unsorted))
             order[entries] = entries[np.lexsort((-scores[entries], query_codes[entries]))]
+        sorted_scores, sorted_queries = (scores[order], query_codes) if len(unsorted) else (scores, query_codes)
     else:
         order = np.lexsort((-scores, query_codes))
-    sorted_scores, sorted_queries = scores[order], query_codes[order]
+        sorted_scores, sorted_queries = scores[order], query_codes[order]
     tied = (sorted_scores[1:] == sorted_scores[:-1]) & (sorted_queries[1:] == sorted_queries[:-1])
     if not tied.any():
         return order
