@@ -46,15 +46,16 @@ from corpora.trec_io import read_run, run_from_arrays  # noqa: E402
 from harness.evaluation import evaluate  # noqa: E402
 from harness.metrics import parse_metrics  # noqa: E402
 
-MEASURES = {  # label -> each library's name for it
-    "nDCG@10": {"retbench": "ndcg@10", "pytrec_eval": "ndcg_cut_10", "ir_measures": "nDCG@10", "ranx": "ndcg@10"},
-    "P@10": {"retbench": "precision@10", "pytrec_eval": "P_10", "ir_measures": "P@10", "ranx": "precision@10"},
-    "R@100": {"retbench": "recall@100", "pytrec_eval": "recall_100", "ir_measures": "R@100", "ranx": "recall@100"},
-    "MRR": {"retbench": "mrr", "pytrec_eval": "recip_rank", "ir_measures": "RR", "ranx": "mrr"},
+MEASURES = {  # label -> each library's name for it (trec_eval's: its -m option, for --trec-eval)
+    "nDCG@10": {"retbench": "ndcg@10", "pytrec_eval": "ndcg_cut_10", "ir_measures": "nDCG@10", "ranx": "ndcg@10",
+                "trec_eval": "ndcg_cut.10"},
+    "P@10": {"retbench": "precision@10", "pytrec_eval": "P_10", "ir_measures": "P@10", "ranx": "precision@10",
+             "trec_eval": "P.10"},
+    "R@100": {"retbench": "recall@100", "pytrec_eval": "recall_100", "ir_measures": "R@100", "ranx": "recall@100",
+              "trec_eval": "recall.100"},
+    "MRR": {"retbench": "mrr", "pytrec_eval": "recip_rank", "ir_measures": "RR", "ranx": "mrr",
+            "trec_eval": "recip_rank"},
 }
-
-#: The same four measures in trec_eval's own options (``-m``), for ``--trec-eval``.
-TREC_EVAL_MEASURES = ("ndcg_cut.10", "P.10", "recall.100", "recip_rank")
 
 
 @dataclass
@@ -269,7 +270,7 @@ def part_two(args: argparse.Namespace) -> None:
             commands["ir_measures CLI"] = [sys.executable, "-m", "ir_measures", str(qrels_path), str(run_path),
                                            " ".join(m["ir_measures"] for m in MEASURES.values())]
         if args.trec_eval:
-            measures = [part for name in TREC_EVAL_MEASURES for part in ("-m", name)]
+            measures = [part for m in MEASURES.values() for part in ("-m", m["trec_eval"])]
             commands["trec_eval (C)"] = [args.trec_eval, "-c", *measures, str(qrels_path), str(run_path)]
         times: dict[str, list[float]] = {name: [] for name in commands}
         print(f"\ncommand line: a {lines:,}-line run file, {args.cli_rounds} alternating rounds (wall time)")
