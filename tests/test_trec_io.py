@@ -71,7 +71,6 @@ def test_many_ties_in_many_queries_match_a_plain_sort(tmp_path: Path) -> None:
         assert run.ranking(q) == [d for _, d in expected]
 
 
-
 def test_grouped_queries_with_a_few_out_of_order_are_each_ranked_like_a_plain_sort(tmp_path: Path) -> None:
     """Queries already grouped are sorted only where a query is out of order: the others keep
     their lines, and each query's ranking is still the plain sort's."""
