@@ -11,7 +11,7 @@ and back, and the merge of every shard's top k are all in the time. ``fit`` and 
 seconds the manifest records for bm25. The runs alternate round by round; medians are reported.
 
 ``--sizing`` measures, in this process, what the scale-out guide's table needs: each shard's index
-(postings, weights, vocabulary: the memory a worker keeps) for 1 and 2 shards, and the bytes one
+(postings, term frequencies, vocabulary: the memory a worker keeps) for 1 and 2 shards, and the bytes one
 shard sends back for a batch of queries (pickled top k, what the client merges).
 """
 
@@ -56,8 +56,7 @@ def sizing(corpus_folder: Path, k: int) -> None:
         shards = fit_in_process(BM25(), data.corpus, n_shards)
         for number, shard in enumerate(shards.indexes):
             index = shard.index
-            index_bytes = (index.indptr.nbytes + sum(d.nbytes for d in index.docs) + sum(w.nbytes for w in index.weights)
-                           + sum(a.nbytes for a in shard.vocabulary) + shard.tie_rank.nbytes)
+            index_bytes = (index.nbytes + sum(a.nbytes for a in shard.vocabulary) + shard.tie_rank.nbytes)
             hits = shards.retriever.search_shard(shard, data.queries, k)
             rows.append([n_shards, number, shards.bounds[number][1] - shards.bounds[number][0],
                          int(index.indptr[:, -1].sum()), index_bytes / 1e6, len(pickle.dumps(hits)) / 1e6,

@@ -88,14 +88,14 @@ def child(system: str, folder: str) -> None:
 
 
 def _all_postings_runs(dataset):
-    """Per setting, an index over every posting weighted from the shared postings (no restriction to
-    the queries' terms), searched by the same kernel."""
+    """Per setting, an index over every posting of the shared postings (no restriction to the
+    queries' terms), searched by the same kernel."""
     import numpy as np
 
     from corpora import Run
     from corpora.tokenize import encode
     from retrievers.bm25_sweep import build_postings
-    from retrievers.index import BM25Index, _term_of_tokens, bm25_idf
+    from retrievers.index import BM25Index, bm25_idf, length_norms
     from retrievers.strings import SortedStrings
 
     corpus = dataset.corpus
@@ -104,20 +104,17 @@ def _all_postings_runs(dataset):
     idf = bm25_idf(len(corpus), np.diff(indptr, axis=1).sum(axis=0))
     lengths = state["doc_lengths"].astype(np.float64)
     avgdl = lengths.mean()
+    classes, length_class = np.unique(lengths, return_inverse=True)
     offsets, terms = encode(dataset.queries.texts, SortedStrings(state["vocabulary"], state["vocabulary_offsets"]))
     doc_ids = np.asarray(corpus.ids, dtype=object)
-    term_of = [_term_of_tokens(indptr[b], 0, int(indptr[b, -1])) for b in range(len(indptr))]
+    docs = np.concatenate([state[f"docs_{n}"] for n in range(len(indptr))])
+    tfs = np.concatenate([state[f"tf_{n}"] for n in range(len(indptr))])
+    block_starts = np.concatenate([[0], np.cumsum(indptr[:, -1])])
     for k1, b in _settings():
-        norm = k1 * (1.0 - b + b * lengths / avgdl)
-        weights = []
-        for number in range(len(indptr)):
-            first, local = term_of[number]
-            f = state[f"tf_{number}"].astype(np.float64)
-            docs = state[f"docs_{number}"].astype(np.int64) + number * block_docs
-            weights.append(idf[first + local] * f * (k1 + 1.0) / (f + norm[docs]))
-        index = BM25Index(indptr, [state[f"docs_{n}"] for n in range(len(indptr))], weights, len(corpus), block_docs)
-        run_offsets, docs, scores = index.search(offsets, terms, 10, state["tie_rank"], 1e-9)
-        yield Run(dataset.queries.ids, doc_ids, run_offsets, docs, scores)
+        index = BM25Index(indptr, block_starts, docs, tfs, idf, length_class.reshape(-1), length_norms(classes, avgdl, k1, b),
+                          k1, len(corpus), block_docs)
+        run_offsets, found, scores = index.search(offsets, terms, 10, state["tie_rank"], 1e-9)
+        yield Run(dataset.queries.ids, doc_ids, run_offsets, found, scores)
 
 
 def main() -> None:

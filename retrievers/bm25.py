@@ -1,12 +1,12 @@
-"""BM25 with Lucene's idf and defaults, over an index of precomputed weights.
+"""BM25 with Lucene's idf and defaults, over an index of postings with term frequencies.
 
 score(q, d) = sum over distinct query terms t of
     idf(t) * f(t, d) * (k1 + 1) / (f(t, d) + k1 * (1 - b + b * |d| / avgdl)),
     idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
 
 |d| is the number of analyzed tokens of d. A query term counts once however often it repeats
-(the article's ``set(token(question))``). The weights are precomputed per (term, doc) once at fit
-time (:class:`~retrievers.index.BM25Index`); a query touches only its terms' postings and the top k
+(the article's ``set(token(question))``). The postings, idf and length norms are computed once at
+fit time (:class:`~retrievers.index.BM25Index`); a query touches only its terms' postings and the top k
 is selected exactly without sorting every match. Tokens come from :func:`corpora.tokenize.tokenize`,
 identical to the analyzer's. A fitted index is reused from the active cache (:mod:`retrievers.cache`).
 """
@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer, progress
 from corpora.analyzers import analyzer_fingerprint
+from corpora.memory import release_freed_memory
 from retrievers.base import Retriever, ScoreRetriever
 from retrievers.bm25_shards import BM25Sharding
 from retrievers.cache import State, fitted_state
@@ -38,7 +39,7 @@ class BM25(BM25Sharding, ScoreRetriever):
     #: Threads that score batches of queries side by side (scipy's sparse products release the GIL;
     #: it pays at a million documents, not at a hundred thousand). 1 keeps a run on one core.
     threads: ClassVar[int] = 1
-    state_version: ClassVar[int] = 2
+    state_version: ClassVar[int] = 3
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, analyzer: str = DEFAULT_ANALYZER):
         check_float(k1, "k1", "bm25", low=0.0, default=1.2)
@@ -56,9 +57,9 @@ class BM25(BM25Sharding, ScoreRetriever):
                                   "version": self.state_version}
         state = fitted_state("bm25", params, corpus, lambda: self._build(corpus),
                              lambda s: _valid_state(s, len(corpus)))
-        n_blocks = len(state["indptr"])
-        self.index = BM25Index(state["indptr"], [state[f"docs_{b}"] for b in range(n_blocks)],
-                               [state[f"weights_{b}"] for b in range(n_blocks)], len(corpus),
+        release_freed_memory()  # the fit's temporaries (the vocabulary as strings, ...): ~35 MB at 1M documents
+        self.index = BM25Index(state["indptr"], state["block_starts"], state["docs"], state["tfs"], state["idf"],
+                               state["length_class"], state["class_norm"], float(self.k1), len(corpus),
                                int(state["block_docs"][0]))
         self._tie_rank = state["tie_rank"]
         self._vocabulary_arrays = (state["vocabulary"], state["vocabulary_offsets"])
@@ -69,12 +70,10 @@ class BM25(BM25Sharding, ScoreRetriever):
         index, vocabulary = BM25Index.from_texts(corpus.full_texts, self.analyzer, self.k1, self.b,
                                                  progress.callback())
         blob, offsets = pack_strings(vocabulary)
-        state = {"indptr": index.indptr, "block_docs": np.array([index.block_docs], dtype=np.int64),
-                 "tie_rank": doc_id_order(corpus.ids), "vocabulary": blob, "vocabulary_offsets": offsets}
-        for number, (docs, weights) in enumerate(zip(index.docs, index.weights)):
-            state[f"docs_{number}"] = docs
-            state[f"weights_{number}"] = weights
-        return state
+        return {"indptr": index.indptr, "block_starts": index.block_starts, "docs": index.docs, "tfs": index.tfs,
+                "block_docs": np.array([index.block_docs], dtype=np.int64), "idf": index.idf,
+                "length_class": index.length_class, "class_norm": index.class_norm,
+                "tie_rank": doc_id_order(corpus.ids), "vocabulary": blob, "vocabulary_offsets": offsets}
 
     @property
     def vocabulary(self) -> list[str]:
@@ -84,9 +83,7 @@ class BM25(BM25Sharding, ScoreRetriever):
     @property
     def idf(self) -> np.ndarray:
         """Lucene idf of every indexed term, by term id."""
-        from retrievers.index import bm25_idf
-
-        return bm25_idf(self.index.n_docs, self.index.document_frequencies())
+        return self.index.idf
 
     @classmethod
     def sweep(cls, settings: Sequence[Retriever], corpus: Corpus, queries: Queries,
@@ -142,29 +139,40 @@ class BM25(BM25Sharding, ScoreRetriever):
 def _valid_state(state: State, n_docs: int) -> bool:
     """A cached state is used only when its arrays fit together (never trust a file)."""
     try:
-        indptr, block, tie_rank = state["indptr"], state["block_docs"], state["tie_rank"]
+        indptr, starts, docs, tfs = state["indptr"], state["block_starts"], state["docs"], state["tfs"]
+        idf, length_class, class_norm = state["idf"], state["length_class"], state["class_norm"]
+        block, tie_rank = state["block_docs"], state["tie_rank"]
         blob, offsets = state["vocabulary"], state["vocabulary_offsets"]
-        if not (indptr.dtype == np.int64 and indptr.ndim == 2 and block.dtype == np.int64 and block.shape == (1,)):
-            return False
-        block_docs = int(block[0])
-        n_blocks = max(1, -(-n_docs // block_docs)) if block_docs >= 1 else 0
-        blocks = [(state[f"docs_{b}"], state[f"weights_{b}"]) for b in range(len(indptr))]
     except KeyError:
         return False
-    if not (tie_rank.dtype == np.int64 and blob.dtype == np.uint8 and offsets.dtype == np.int64):
+    unsigned = (np.uint8, np.uint16, np.int32)
+    if not (indptr.dtype in (np.int32, np.int64) and indptr.ndim == 2 and block.dtype == np.int64
+            and block.shape == (1,) and starts.dtype == np.int64 and tie_rank.dtype == np.int64
+            and blob.dtype == np.uint8 and offsets.dtype == np.int64 and idf.dtype == np.float64
+            and class_norm.dtype == np.float64 and length_class.dtype in unsigned and tfs.dtype in unsigned):
         return False
-    if not 1 <= block_docs < 2**31 or len(indptr) != n_blocks or indptr.shape[1] != len(offsets):
+    block_docs = int(block[0])
+    if not 1 <= block_docs < 2**31 or docs.dtype != (np.uint16 if block_docs <= 1 << 16 else np.int32):
+        return False
+    n_blocks = max(1, -(-n_docs // block_docs))
+    if len(indptr) != n_blocks or indptr.shape[1] != len(offsets) or starts.shape != (n_blocks + 1,):
+        return False
+    if idf.shape != (len(offsets) - 1,) or length_class.shape != (n_docs,) or class_norm.ndim != 1:
+        return False
+    if not (np.isfinite(idf).all() and (idf > 0).all() and np.isfinite(class_norm).all() and (class_norm >= 0).all()):
+        return False
+    if n_docs and int(length_class.max()) >= len(class_norm):
         return False
     if (indptr[:, 0] != 0).any() or np.any(np.diff(indptr, axis=1) < 0):
         return False
-    for number, (docs, weights) in enumerate(blocks):
+    if starts[0] != 0 or not np.array_equal(np.diff(starts), indptr[:, -1]):
+        return False
+    if docs.shape != (int(starts[-1]),) or tfs.shape != docs.shape or (len(tfs) and int(tfs.min()) < 1):
+        return False
+    for number in range(n_blocks):
         width = min(block_docs, n_docs - number * block_docs)
-        if not (docs.dtype == np.int32 and weights.dtype == np.float64 and docs.ndim == 1 and weights.ndim == 1):
-            return False
-        if len(docs) != indptr[number, -1] or len(weights) != len(docs):
-            return False
-        if len(docs) and (docs.min() < 0 or docs.max() >= width or not (weights > 0).all()
-                          or not np.isfinite(weights).all()):
+        block_docs_ = docs[starts[number]:starts[number + 1]]
+        if len(block_docs_) and int(block_docs_.max()) >= width:
             return False
     if len(tie_rank) != n_docs or (n_docs and not (np.bincount(tie_rank.clip(0, n_docs - 1), minlength=n_docs) == 1).all()):
         return False

@@ -14,8 +14,8 @@ nothing else (29% of the postings at 200,000 synthetic documents and 1,000 queri
 candidates are laid out once, as (query, document) pairs with the postings that add to each
 (:class:`BM25Sweep`); a setting weights the postings, sums them into the pairs in the order the
 index's sparse product sums them, and ranks each query with the index's own
-:func:`~retrievers.ranking.top_k`. The weights come from the same expression as
-:meth:`BM25Index.build <retrievers.index.BM25Index.build>`'s, so every setting's run equals
+:func:`~retrievers.ranking.top_k`. The weights come from the index's own functions
+(:func:`~retrievers.index.length_norms`, :func:`~retrievers.index.bm25_weights`), so every setting's run equals
 ``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for bit (``tests/test_tune.py`` pins it).
 ``benchmarks/tune_speed.py`` times it against the other ways (README, "bench tune").
 """
@@ -27,7 +27,7 @@ import numpy as np
 from corpora import Corpus, Queries, Run, progress
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.cache import State, fitted_state
-from retrievers.index import BLOCK_DOCS, _block_postings, bm25_idf
+from retrievers.index import BLOCK_DOCS, _block_postings, bm25_idf, bm25_weights, length_norms
 from retrievers.ranking import doc_id_order, top_k
 from retrievers.strings import SortedStrings, check_strings, pack_strings
 
@@ -194,12 +194,8 @@ class BM25Sweep:
 
     def run(self, k1: float, b: float, k: int, min_score: float) -> Run:
         """The top ``k`` of every query at (k1, b), as BM25 with those parameters ranks them."""
-        if self.avgdl > 0:  # the expressions of BM25Index's build, term for term
-            norm = k1 * (1.0 - b + b * self.doc_lengths / self.avgdl)
-        else:
-            norm = np.full(self.n_docs, k1)
-        f = self.frequencies
-        weights = self.idf * f * (k1 + 1.0) / (f + norm[self.docs])
+        norm = length_norms(self.doc_lengths, self.avgdl, k1, b)  # the index's expressions
+        weights = bm25_weights(self.idf, self.frequencies, norm[self.docs], k1)
         scores = weights[self.first_postings]  # the product's sums start at 0.0, and 0.0 + w is w
         for pairs, postings in self.levels:
             scores[pairs] += weights[postings]

@@ -44,7 +44,7 @@ FORMAT = 1
 CACHE_ENV = "RETBENCH_CACHE_DIR"
 _MAGIC = b"RETBENCH-INDEX\n\x00"
 _ALIGN = 64
-_ALLOWED_DTYPES = frozenset({"|b1", "|u1", "|i1", "<i4", "<i8", "<u4", "<u8", "<f4", "<f8"})
+_ALLOWED_DTYPES = frozenset({"|b1", "|u1", "|i1", "<u2", "<i4", "<i8", "<u4", "<u8", "<f4", "<f8"})
 
 State = dict[str, np.ndarray]
 

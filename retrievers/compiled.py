@@ -32,7 +32,6 @@ the product runs (:func:`available`).
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,27 +46,24 @@ def available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
-def top_k(docs: Sequence[np.ndarray], weights: Sequence[np.ndarray], indptr: np.ndarray, block_docs: int,
-          query_offsets: np.ndarray, query_terms: np.ndarray, k: int, min_score: float,
+def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_offsets: np.ndarray,
+          query_terms: np.ndarray, k: int, min_score: float,
           tie_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per query, its top ``k`` documents (global indices) with exact scores: ``(offsets, docs, scores)``,
-    a CSR over queries in rank order (:func:`retrievers.ranking.top_k`'s conventions).
+    """Per query, its top ``k`` documents (global indices) with exact scores: ``(offsets, docs,
+    scores)``, a CSR over queries in rank order (:func:`retrievers.ranking.top_k`'s conventions).
 
-    The index is given as :class:`~retrievers.index.BM25Index` holds it (blocks of ``block_docs``
-    documents); ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct
-    term ids, ascending; ``tie_rank`` ranks every document's id.
+    ``postings`` are a :class:`~retrievers.index.BM25Index`'s arrays ``(docs, tfs, indptr,
+    block_starts, idf, length_class, class_norm)``, with its ``block_docs`` and ``k1``;
+    ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct term ids,
+    ascending; ``tie_rank`` ranks every document's id.
     """
     if not available():
         raise ImportError(f"the compiled search loop needs numba: {INSTALL_HINT}")
-    from numba.typed import List
-
     from retrievers._compiled_kernel import top_k as kernel
 
-    block_list, weight_list = List(), List()
-    for block_docs_array, block_weights in zip(docs, weights):
-        block_list.append(block_docs_array)
-        weight_list.append(block_weights)
-    arguments = (block_list, weight_list, indptr, block_docs, np.asarray(query_offsets, dtype=np.int64),
+    docs, tfs, indptr, block_starts, idf, length_class, class_norm = postings
+    arguments = (docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_norm, float(k1),
+                 np.asarray(query_offsets, dtype=np.int64),
                  np.asarray(query_terms, dtype=np.int64), k, float(min_score),
                  np.asarray(tie_rank, dtype=np.int64))
     if k < 1:

@@ -1,15 +1,23 @@
-"""A term-major index of precomputed BM25 weights, and exact batched top-k search over it.
+"""A term-major index of BM25 postings, and exact batched top-k search over it.
 
 Layout: documents in blocks of ``BLOCK_DOCS``; within a block, a CSR over terms whose postings are
-doc indices (int32, relative to the block, ascending) with their weights (float64):
+doc indices (relative to the block, ascending; ``uint16`` when a block holds at most 65,536
+documents) with their term frequencies (``uint8`` when none exceeds 255). A document's length
+enters BM25 only through its norm, so each document holds the number of its length class (the
+distinct lengths, ascending) and the index one norm per class. A posting's weight is computed when
+it is read:
 
     w(t, d) = idf(t) * f(t, d) * (k1 + 1) / (f(t, d) + k1 * (1 - b + b * |d| / avgdl))
     idf(t)  = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))            (Lucene)
 
-A query's score is the sum of the weights of its distinct terms, added in ascending term id order.
-Weights stay float64 although float32 would halve them: rounding moves scores by ~1e-7, enough to
-reorder near-ties, and this BM25 must rank exactly as a plain float64 BM25 does (a test on Vaswani
-pins it to an independent implementation).
+always by :func:`bm25_weights`' float64 operations in that order, so a weight has the same bits
+wherever it is computed. A query's score is the sum of the weights of its distinct terms, added in
+ascending term id order. At a million synthetic documents the postings take 3 bytes each instead of
+the 12 of precomputed float64 weights (180 MB instead of 570), and the compiled loop reads them
+faster than it read the weights (a block's length classes fit a core's cache beside its scores).
+Weights stay float64 although float32 would halve a materialised block: rounding moves scores by
+~1e-7, enough to reorder near-ties, and this BM25 must rank exactly as a plain float64 BM25 does (a
+test on Vaswani pins it to an independent implementation).
 
 Search conventions (those of :mod:`retrievers.ranking`, whose :func:`~retrievers.ranking.top_k` ranks
 each query's candidates): a document is a result only
@@ -18,17 +26,16 @@ rank of the doc id in ascending string order); selection is exact, ties at the k
 A batch of queries is one sparse product per block, (queries x terms, binary) @ (terms x block
 docs, weights): scipy walks only the postings of the batch's terms and adds each document's weights
 in ascending term order, in C++ and without the GIL, leaving each query's distinct candidates with
-their scores; blocks keep scipy's per-document work arrays in a core's cache: 2.1x faster than one
-product over all documents at 1,048,576 documents, 1,000 queries, k = 1000 (``benchmarks/speed_paths.py`` ``blocks``),
-though at 524,288 documents one product is faster (0.77x). Per query, a strided sample of the
-candidates gives a lower bound of the k-th best score (the k-th best of a subset can only be lower),
-which discards most of them before ``np.partition``. This path needs no JIT; on either path
-``threads=2`` scores two batches side by side.
+their scores; blocks keep scipy's per-document work arrays in a core's cache. The product needs each
+block's weights as an array: they are computed on its first search and kept. Per query, a strided
+sample of the candidates gives a lower bound of the k-th best score (the k-th best of a subset can
+only be lower), which discards most of them before ``np.partition``. This path needs no JIT; on
+either path ``threads=2`` scores two batches side by side.
 
 Where numba is installed (the ``fast`` extra), a large index is searched by a compiled loop instead
-(:mod:`retrievers.compiled`): the same additions in the same order into a dense array of a block's
-scores, and a running k-th best that discards most candidates on the spot; it returns exactly what
-the product returns, scores bit for bit.
+(:mod:`retrievers.compiled`): the same weights, added in the same order into a dense array of a
+block's scores, and a running k-th best that discards most candidates on the spot; it returns
+exactly what the product returns, scores bit for bit, and never materialises the weights.
 """
 
 from __future__ import annotations
@@ -46,8 +53,9 @@ from retrievers.ranking import top_k
 
 #: Queries scored by one sparse product: amortises scipy's per-call work over the documents.
 QUERY_BATCH = 32
-#: Documents per block: scipy's per-product work arrays for a block fit a core's cache.
-BLOCK_DOCS = 1 << 17
+#: Documents per block: a block's doc indices fit ``uint16``, and its scores (float64) fill, with
+#: scipy's work arrays or the compiled loop's, a core's cache.
+BLOCK_DOCS = 1 << 16
 #: The compiled loop is the default from this many documents, where numba is installed. At 1M
 #: documents, 2,000 queries: 2.0x to 2.3x the product at k = 10, 1.8x at k = 1000
 #: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``). It is faster at k = 10 from 20,000
@@ -63,6 +71,38 @@ _BUILD_STEP = 1 << 20
 def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
     """Lucene's idf: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always > 0."""
     return np.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def length_norms(lengths: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
+    """BM25's length normalisation ``k1 * (1 - b + b * |d| / avgdl)`` of float64 ``lengths``; ``k1``
+    for every document when ``avgdl`` is 0 (no document has a token)."""
+    if avgdl > 0:
+        return k1 * (1.0 - b + b * lengths / avgdl)
+    return np.full(len(lengths), k1)
+
+
+def bm25_weights(idf: np.ndarray, f: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
+    """Postings' weights from their term's idf, their float64 term frequency and their document's
+    norm: ``idf * f * (k1 + 1) / (f + norm)``, in this order (the compiled loop repeats it)."""
+    return idf * f * (k1 + 1.0) / (f + norm)
+
+
+def _smallest_unsigned(largest: int) -> type[np.integer]:
+    """The narrowest of uint8, uint16 and int32 that holds ``0..largest``."""
+    if largest < 1 << 8:
+        return np.uint8
+    if largest < 1 << 16:
+        return np.uint16
+    return np.int32
+
+
+def _shrunk(values: np.ndarray, size: int) -> np.ndarray:
+    """``values[:size]``, giving the tail back in place when nothing else refers to ``values``."""
+    try:
+        values.resize(size, refcheck=True)
+        return values
+    except ValueError:
+        return values[:size].copy()
 
 
 def _term_major(offsets: np.ndarray, term_ids: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
@@ -148,17 +188,23 @@ class CollectionStatistics:
 
 @dataclass
 class BM25Index:
-    """Postings of precomputed BM25 weights, in blocks of documents (see the module docstring).
+    """BM25 postings in blocks of documents (see the module docstring).
 
-    Block ``b`` holds documents ``b * block_docs ..``; its postings of term ``t`` are
-    ``docs[b][indptr[b, t]:indptr[b, t + 1]]`` (doc index minus the block's first, ascending) with
-    ``weights[b]`` alongside. Each block's arrays are their own allocation: scipy copies a view of
-    a much larger array whenever it wraps one, which would copy a block per product.
+    Block ``b`` holds documents ``b * block_docs ..``; its postings are ``docs[block_starts[b]:
+    block_starts[b + 1]]`` (doc index minus the block's first) with their term frequencies at the
+    same places of ``tfs``, and within the block those of term ``t`` are at ``indptr[b, t]:indptr[b,
+    t + 1]``, docs ascending. Document ``d``'s norm is ``class_norm[length_class[d]]``. One array per
+    kind, not one per block, so the compiled loop takes them as they are.
     """
 
-    indptr: np.ndarray  # int64, (n_blocks, n_terms + 1), from 0 in every block
-    docs: list[np.ndarray]  # int32, within the block
-    weights: list[np.ndarray]  # float64, > 0
+    indptr: np.ndarray  # int32 (int64 past 2**31 postings a block), (n_blocks, n_terms + 1), from 0 in every block
+    block_starts: np.ndarray  # int64, n_blocks + 1
+    docs: np.ndarray  # uint16 (int32 for blocks of over 65,536 docs), within the block
+    tfs: np.ndarray  # uint8, uint16 or int32: the narrowest that holds every term frequency
+    idf: np.ndarray  # float64, by term id
+    length_class: np.ndarray  # uint8, uint16 or int32, by doc
+    class_norm: np.ndarray  # float64, by length class
+    k1: float
     n_docs: int
     block_docs: int = BLOCK_DOCS
     _matrices: list[tuple[int, sp.csr_matrix]] | None = field(default=None, repr=False, compare=False)
@@ -180,8 +226,8 @@ class BM25Index:
                    progress: Callable[[int, int], None] | None = None) -> tuple[BM25Index, list[str]]:
         """Tokenise (:func:`corpora.tokenize.tokenize`) and index; also return the vocabulary.
 
-        The token stream is let go as soon as every block's postings exist, before the weights:
-        at a million documents that keeps a few hundred MB off the peak.
+        The token stream is let go as soon as every block's postings exist: at a million documents
+        that keeps a few hundred MB off the peak.
         """
         from corpora.tokenize import tokenize
 
@@ -198,43 +244,69 @@ class BM25Index:
         offsets, term_ids = handed_over
         handed_over.clear()
         n_docs = len(offsets) - 1
-        doc_len = np.diff(offsets).astype(np.float64)
+        lengths = np.diff(offsets)
         if collection is None:
-            avgdl = doc_len.mean() if n_docs else 0.0
+            avgdl = lengths.astype(np.float64).mean() if n_docs else 0.0
         else:
             avgdl = collection.average_length()
-        norm = k1 * (1.0 - b + b * doc_len / avgdl) if avgdl > 0 else np.full(n_docs, k1)
-        del doc_len
-        blocks, df = [], np.zeros(n_terms, dtype=np.int64)
-        for first_doc in range(0, max(n_docs, 1), block_docs):
-            last_doc = min(n_docs, first_doc + block_docs)
-            start, stop = offsets[first_doc], offsets[last_doc]
+        classes, length_class = np.unique(lengths, return_inverse=True)
+        length_class = length_class.reshape(-1).astype(_smallest_unsigned(max(len(classes) - 1, 0)))
+        class_norm = length_norms(classes.astype(np.float64), avgdl, k1, b)
+        del lengths
+        doc_type = np.uint16 if block_docs <= 1 << 16 else np.int32
+        firsts = range(0, max(n_docs, 1), block_docs)
+        # A block has at most as many postings as tokens: each block's postings are written where
+        # its tokens start (pages are taken as they are written), then moved down into place.
+        docs_out, tfs_out = np.empty(len(term_ids), doc_type), np.empty(len(term_ids), np.uint8)
+        widest = max((int(offsets[min(n_docs, f + block_docs)] - offsets[f]) for f in firsts), default=0)
+        indptr = np.zeros((len(firsts), n_terms + 1), dtype=np.int32 if widest < 2**31 else np.int64)
+        df = np.zeros(n_terms, dtype=np.int64)
+        for number in reversed(range(len(firsts))):  # last block first: the tokens shrink as the postings grow
+            first_doc, last_doc = firsts[number], min(n_docs, firsts[number] + block_docs)
+            start, stop = int(offsets[first_doc]), int(offsets[last_doc])
             block_df, docs, tf = _block_postings(offsets[first_doc:last_doc + 1] - start, term_ids[start:stop], n_terms)
             df += block_df
-            blocks.append((first_doc, block_df, docs, tf))
-        del offsets, term_ids
-        idf = bm25_idf(n_docs, df) if collection is None else bm25_idf(collection.n_docs, collection.df)
-        indptr = np.zeros((len(blocks), n_terms + 1), dtype=np.int64)
-        all_docs, all_weights = [], []
-        for number in range(len(blocks)):
-            first_doc, block_df, docs, tf = blocks[number]
-            blocks[number] = None  # type: ignore[call-overload]  # freed block by block
             np.cumsum(block_df, out=indptr[number, 1:])
-            weights = np.empty(len(docs), dtype=np.float64)
-            for start in range(0, len(docs), _BUILD_STEP):
-                stop = min(len(docs), start + _BUILD_STEP)
-                first, term_of = _term_of_tokens(indptr[number], start, stop)
-                f = tf[start:stop].astype(np.float64)
-                weights[start:stop] = idf[first + term_of] * f * (k1 + 1.0) / (f + norm[first_doc + docs[start:stop]])
-            all_docs.append(docs)
-            all_weights.append(weights)
+            del block_df
+            if tf.max(initial=0) > np.iinfo(tfs_out.dtype).max:  # rare: widen what is written so far
+                tfs_out = tfs_out.astype(_smallest_unsigned(int(tf.max())))
+            docs_out[start:start + len(docs)] = docs
+            tfs_out[start:start + len(tf)] = tf
             del docs, tf
-            release_freed_memory()  # the block's term frequencies: give them back as we go
-        return cls(indptr, all_docs, all_weights, n_docs, block_docs)
+            try:  # the tokens from here on are indexed: give them back, unless someone else holds them
+                term_ids.resize(start, refcheck=True)  # (numpy checks: no view, no other reference)
+            except ValueError:
+                pass
+            release_freed_memory()  # the block's temporaries and tokens: give them back as we go
+        del term_ids
+        sizes = indptr[:, -1].astype(np.int64)
+        block_starts = np.zeros(len(firsts) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=block_starts[1:])
+        for number, first_doc in enumerate(firsts):  # down into place, in order (never onto a later block)
+            source = int(offsets[first_doc])
+            if source != block_starts[number]:
+                docs_out[block_starts[number]:block_starts[number + 1]] = docs_out[source:source + sizes[number]]
+                tfs_out[block_starts[number]:block_starts[number + 1]] = tfs_out[source:source + sizes[number]]
+        docs_out, tfs_out = _shrunk(docs_out, int(block_starts[-1])), _shrunk(tfs_out, int(block_starts[-1]))
+        idf = bm25_idf(n_docs, df) if collection is None else bm25_idf(collection.n_docs, collection.df)
+        release_freed_memory()
+        return cls(indptr, block_starts, docs_out, tfs_out, idf, length_class, class_norm, float(k1), n_docs,
+                   block_docs)
 
     @property
     def n_terms(self) -> int:
         return self.indptr.shape[1] - 1
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the index's arrays (the weights a product search materialises aside)."""
+        arrays = [self.indptr, self.block_starts, self.docs, self.tfs, self.idf, self.length_class, self.class_norm]
+        return sum(a.nbytes for a in arrays)
+
+    def block(self, number: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Block ``number``'s ``(indptr, docs, term frequencies)``: a CSR over terms (views)."""
+        start, stop = self.block_starts[number], self.block_starts[number + 1]
+        return self.indptr[number], self.docs[start:stop], self.tfs[start:stop]
 
     def document_frequencies(self) -> np.ndarray:
         """Documents that hold each term, by term id."""
@@ -244,10 +316,27 @@ class BM25Index:
         """``(doc indices, weights)`` of one term over all blocks, docs ascending."""
         docs, weights = [], []
         for number in range(len(self.indptr)):
-            start, stop = self.indptr[number, term], self.indptr[number, term + 1]
-            docs.append(self.docs[number][start:stop].astype(np.int64) + number * self.block_docs)
-            weights.append(self.weights[number][start:stop])
+            indptr, block_docs, tfs = self.block(number)
+            start, stop = indptr[term], indptr[term + 1]
+            block_docs = block_docs[start:stop].astype(np.int64) + number * self.block_docs
+            f = tfs[start:stop].astype(np.float64)
+            docs.append(block_docs)
+            weights.append(bm25_weights(self.idf[term], f, self.class_norm[self.length_class[block_docs]], self.k1))
         return np.concatenate(docs), np.concatenate(weights)
+
+    def block_weights(self, number: int) -> np.ndarray:
+        """Every posting's weight in block ``number`` (float64, the postings' order), computed in
+        steps of ``_BUILD_STEP`` postings to bound the temporaries."""
+        indptr, docs, tfs = self.block(number)
+        weights = np.empty(len(docs), dtype=np.float64)
+        base = number * self.block_docs
+        for start in range(0, len(docs), _BUILD_STEP):
+            stop = min(len(docs), start + _BUILD_STEP)
+            first, term_of = _term_of_tokens(indptr, start, stop)
+            f = tfs[start:stop].astype(np.float64)
+            norm = self.class_norm[self.length_class[docs[start:stop].astype(np.int64) + base]]
+            weights[start:stop] = bm25_weights(self.idf[first + term_of], f, norm, self.k1)
+        return weights
 
     def search(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
                min_score: float = 0.0, threads: int = 1, progress: Callable[[int, int], None] | None = None,
@@ -269,6 +358,7 @@ class BM25Index:
         if compiled:
             run_batch, size = self._compiled_batch(query_offsets, query_terms, k, tie_rank, min_score), COMPILED_BATCH
         else:
+            self.block_matrices()  # before the threads: each would compute the weights
             run_batch, size = self._exhaustive_batch(query_offsets, query_terms, k, tie_rank, min_score), QUERY_BATCH
         batches = [range(a, min(n_queries, a + size)) for a in range(0, n_queries, size)]
         tally = _Tally(n_queries, progress)
@@ -322,12 +412,12 @@ class BM25Index:
                                   np.asarray(query_offsets, dtype=np.int64)),
                                  shape=(len(query_offsets) - 1, self.n_terms))
         distinct.sum_duplicates()  # each query's distinct terms, ascending
+        postings = (self.docs, self.tfs, self.indptr, self.block_starts, self.idf, self.length_class, self.class_norm)
 
         def run(batch: range) -> list[tuple[np.ndarray, np.ndarray]]:
             first, last = distinct.indptr[batch.start], distinct.indptr[batch.stop]
             offsets, docs, scores = compiled.top_k(
-                self.docs, self.weights, self.indptr, self.block_docs,
-                distinct.indptr[batch.start:batch.stop + 1] - first, distinct.indices[first:last],
+                postings, self.block_docs, self.k1, distinct.indptr[batch.start:batch.stop + 1] - first, distinct.indices[first:last],
                 min(k, max(self.n_docs, 1)), min_score, tie_rank)
             return [(docs[a:b], scores[a:b]) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
@@ -371,13 +461,15 @@ class BM25Index:
                    np.concatenate([scores[b[row]:b[row + 1]] for b, (_, _, scores) in zip(bounds, products)]))
 
     def block_matrices(self) -> list[tuple[int, sp.csr_matrix]]:
-        """Each block as ``(first doc, terms x block docs CSR)`` over the same arrays, no copy."""
+        """Each block as ``(first doc, terms x block docs CSR of weights)``: computed on first use
+        (:meth:`block_weights`) and kept."""
         if self._matrices is None:
             matrices = []
             for number in range(len(self.indptr)):
                 width = max(0, min(self.block_docs, self.n_docs - number * self.block_docs))
                 matrices.append((number * self.block_docs, sp.csr_matrix(
-                    (self.weights[number], self.docs[number], self.indptr[number]), shape=(self.n_terms, width))))
+                    (self.block_weights(number), self.block(number)[1].astype(np.int32),
+                     self.indptr[number].astype(np.int64)), shape=(self.n_terms, width))))
             self._matrices = matrices
         return self._matrices
 

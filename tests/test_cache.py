@@ -50,9 +50,10 @@ def test_second_fit_loads_what_the_first_wrote(tmp_path):
     cached = _fit(second)
     assert second.events == [("hit", "bm25")]
     np.testing.assert_array_equal(cached.index.indptr, fresh.index.indptr)
-    for name in ("docs", "weights"):
-        for got, expected in zip(getattr(cached.index, name), getattr(fresh.index, name)):
-            np.testing.assert_array_equal(got, expected)
+    for name in ("block_starts", "docs", "tfs", "idf", "length_class", "class_norm"):
+        got, expected = getattr(cached.index, name), getattr(fresh.index, name)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
     assert cached.search(QUERIES, 3).to_mapping() == _fit(None).search(QUERIES, 3).to_mapping()
 
 
@@ -61,7 +62,7 @@ def test_memory_only_cache_shares_within_the_process_and_writes_nothing(tmp_path
     cache = IndexCache(None)
     a, b = _fit(cache), _fit(cache)
     assert cache.events == [("miss", "bm25"), ("memory", "bm25")]
-    assert a.index.weights[0] is b.index.weights[0]
+    assert a.index.tfs is b.index.tfs
     assert list(tmp_path.iterdir()) == []
 
 
@@ -100,7 +101,7 @@ def test_a_damaged_entry_is_ignored_and_rebuilt(tmp_path, capsys, damage):
     assert cache.events == [("rejected", "bm25"), ("miss", "bm25")]
     assert "ignoring" in capsys.readouterr().err
     assert refit.search(QUERIES, 3).to_mapping() == _fit(None).search(QUERIES, 3).to_mapping()
-    assert set(read_entry(entry, _key_for(CORPUS))) >= {"indptr", "docs_0", "weights_0"}  # rewritten whole
+    assert set(read_entry(entry, _key_for(CORPUS))) >= {"indptr", "docs", "tfs", "idf"}  # rewritten whole
 
 
 def _middle_of_largest_array(raw: bytes) -> int:
@@ -139,9 +140,11 @@ def test_a_well_formed_entry_with_impossible_content_is_rejected(tmp_path):
     """Right key, right checksums, but a posting points past the last document."""
     fresh = _fit(None)
     blob, offsets = pack_strings(fresh.vocabulary)
-    docs = fresh.index.docs[0].copy()
+    docs = fresh.index.docs.copy()
     docs[0] = 99
-    state = {"indptr": fresh.index.indptr, "docs_0": docs, "weights_0": fresh.index.weights[0],
+    state = {"indptr": fresh.index.indptr, "block_starts": fresh.index.block_starts, "docs": docs,
+             "tfs": fresh.index.tfs, "idf": fresh.index.idf,
+             "length_class": fresh.index.length_class, "class_norm": fresh.index.class_norm,
              "block_docs": np.array([fresh.index.block_docs], dtype=np.int64),
              "tie_rank": fresh._tie_rank, "vocabulary": blob, "vocabulary_offsets": offsets}
     from retrievers.bm25 import _valid_state
@@ -156,7 +159,7 @@ def test_a_well_formed_entry_with_impossible_content_is_rejected(tmp_path):
     write_entry(path, _key_for(CORPUS), state)
     fitted = _fit(cache)
     assert cache.events == [("rejected", "bm25"), ("miss", "bm25")]
-    assert fitted.index.docs[0].max() < len(CORPUS)
+    assert fitted.index.docs.max() < len(CORPUS)
 
 
 def test_corpus_digest_sees_every_change():
