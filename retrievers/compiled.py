@@ -2,13 +2,14 @@
 
 The exhaustive path is one scipy sparse product per block of documents, then a ranking per query
 in numpy. The compiled loop does the same arithmetic with less around it: per query and block, each
-term's postings are added to a dense array of the block's scores (a few KB of flags mark the
-touched documents, so no branch per posting), the flagged documents are read back in doc order, and
-the running k-th best score discards most of them on the spot (a min-heap for k up to 300; above,
-a floor from a sample of the first block's candidates, then a quickselect whenever 2k candidates
-have gathered); the survivors are ranked by two stable radix sorts. At a million documents, 2,000
-queries of 3 to 6 terms, it answers 2.0x to 2.3x the queries per second of the product at k = 10
-and 1.8x at k = 1000 (``benchmarks/speed_paths.py`` ``compiled`` and ``compiled_1000``).
+term's postings are weighted as they are read (:func:`~retrievers.index.bm25_weights`' operations)
+and added to a dense array of the block's scores; the same postings are walked a second time to
+collect each touched document once (its score is not 0.0 until it is collected and reset), and the
+running k-th best score discards most of them on the spot (a min-heap for k up to 300; above, a
+floor from a sample of the first block's candidates, then a quickselect whenever 2k candidates have
+gathered); the survivors are ranked by two stable radix sorts. At a million documents, 2,000
+queries of 3 to 6 terms, it answers 2.68x the queries per second of the product at k = 10 and 2.13x
+at k = 1000 (``benchmarks/speed_paths.py`` ``compiled`` and ``compiled_1000``).
 
 Exactness, the contract of the exhaustive path:
 
@@ -24,9 +25,9 @@ Safe dynamic pruning (MaxScore, document at a time) was the compiled loop before
 workload this loop outran it at k = 10 as well: 1,899 vs 1,397 q/s (``speed_paths.py`` ``compiled``
 here, ``maxscore`` in the commit before; each was 1.97x and 1.44x the same product), so it went.
 
-The loop is cached on disk by numba after its first compilation (seconds, once per machine); the
-first call in a process still costs about 2 s, mostly numba's start-up and its typed list. Without numba
-the product runs (:func:`available`).
+The loop is cached on disk by numba after its first compilation (seconds, once per machine and per
+combination of the index's integer types); the first call in a process still costs about 1 s,
+numba's start-up and loading the loop. Without numba the product runs (:func:`available`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,9 @@ rank of the doc id in ascending string order); selection is exact, ties at the k
 A batch of queries is one sparse product per block, (queries x terms, binary) @ (terms x block
 docs, weights): scipy walks only the postings of the batch's terms and adds each document's weights
 in ascending term order, in C++ and without the GIL, leaving each query's distinct candidates with
-their scores; blocks keep scipy's per-document work arrays in a core's cache. The product needs each
+their scores; blocks keep scipy's per-document work arrays in a core's cache (1.40x faster than one
+product over all documents at 524,288 documents, 1,000 queries, k = 1000: ``benchmarks/speed_paths.py``
+``blocks``). The product needs each
 block's weights as an array: they are computed on its first search and kept. Per query, a strided
 sample of the candidates gives a lower bound of the k-th best score (the k-th best of a subset can
 only be lower), which discards most of them before ``np.partition``. This path needs no JIT; on
@@ -56,11 +58,11 @@ QUERY_BATCH = 32
 #: Documents per block: a block's doc indices fit ``uint16``, and its scores (float64) fill, with
 #: scipy's work arrays or the compiled loop's, a core's cache.
 BLOCK_DOCS = 1 << 16
-#: The compiled loop is the default from this many documents, where numba is installed. At 1M
-#: documents, 2,000 queries: 2.0x to 2.3x the product at k = 10, 1.8x at k = 1000
-#: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``). It is faster at k = 10 from 20,000
-#: documents and even at k = 1000 at 100,000, but its first call in a process costs about 2 s
-#: (numba's start-up and its typed list), which a smaller index does not earn back.
+#: The compiled loop is the default from this many documents, where numba is installed: at 1M
+#: documents, 2,000 queries, 2.68x the product at k = 10 and 2.13x at k = 1000
+#: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``). It is faster on smaller indexes
+#: too, but its first call in a process costs about 1 s (numba's start-up and loading the loop),
+#: which a small index does not earn back.
 COMPILED_FROM_DOCS = 1_000_000
 #: Queries per call of the compiled loop (a progress step; threads share batches).
 COMPILED_BATCH = 256
@@ -377,7 +379,7 @@ class BM25Index:
         scores = [v for part in parts for _, v in part]
         offsets = np.zeros(n_queries + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, docs), dtype=np.int64, count=n_queries), out=offsets[1:])
-        flat_docs = np.concatenate(docs).astype(np.int64) if docs else np.empty(0, np.int64)
+        flat_docs = np.concatenate(docs).astype(np.int64, copy=False) if docs else np.empty(0, np.int64)
         flat_scores = np.concatenate(scores) if scores else np.empty(0)
         return offsets, flat_docs, flat_scores
 
