@@ -66,7 +66,7 @@ BLOCK_DOCS = 1 << 16
 COMPILED_FROM_DOCS = 1_000_000
 #: Queries per call of the compiled loop (a progress step; threads share batches).
 COMPILED_BATCH = 256
-#: Postings weighted per step at build time: bounds the float64 temporaries.
+#: Postings weighted per step when a block's weights are materialised: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
 
 

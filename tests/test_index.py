@@ -153,6 +153,51 @@ def test_building_in_small_steps_or_blocks_gives_the_same_postings(monkeypatch):
                 np.testing.assert_array_equal(got, expected)
 
 
+def test_indexing_its_own_tokens_gives_them_back_and_the_same_postings(monkeypatch):
+    """from_texts owns its tokens and shrinks them block by block while the postings are written
+    where the tokens were; build() is handed tokens its caller keeps, which stay whole."""
+    texts = ["apple pear apple", "pear plum", "", "apple apple apple fig", "kiwi kiwi", "plum fig pear"] * 7
+    monkeypatch.setattr(index_module, "BLOCK_DOCS", 4)
+    owned, vocabulary = BM25Index.from_texts(texts, "article")
+    tokens = tokenize(texts)
+    kept = tokens.term_ids.copy()
+    handed, _ = _index(texts, block_docs=4)
+    np.testing.assert_array_equal(tokens.term_ids, kept)  # the caller's tokens are untouched
+    assert len(owned.indptr) == len(handed.indptr) == -(-len(texts) // 4)
+    assert len(owned.docs) == len(owned.tfs) == owned.block_starts[-1] == handed.block_starts[-1]
+    for name in ("indptr", "block_starts", "docs", "tfs", "idf", "length_class", "class_norm"):
+        np.testing.assert_array_equal(getattr(owned, name), getattr(handed, name))
+    for t in range(owned.n_terms):
+        for got, expected in zip(owned.postings(t), handed.postings(t)):
+            np.testing.assert_array_equal(got, expected)
+
+
+def test_term_frequencies_over_255_widen_the_postings():
+    texts = ["apple pear", " ".join(["kiwi"] * 300 + ["apple"]), "pear plum", "kiwi fig " * 3]
+    index, vocabulary = _index(texts, block_docs=2)  # the wide block is indexed after a narrow one
+    assert index.tfs.dtype == np.uint16 and index.docs.dtype == np.uint16
+    docs, weights = index.postings(vocabulary["kiwi"])
+    lengths = [len(article_analyzer(t)) for t in texts]
+    idf = math.log(1 + (4 - 2 + 0.5) / (2 + 0.5))
+    norm = [1.2 * (1 - 0.75 + 0.75 * n / (sum(lengths) / 4)) for n in lengths]
+    assert docs.tolist() == [1, 3]
+    assert weights.tolist() == pytest.approx([idf * f * 2.2 / (f + norm[d]) for d, f in ((1, 300), (3, 3))],
+                                             rel=1e-15)
+    offsets, terms = encode(["kiwi apple", "fig kiwi"], vocabulary)
+    found, got_docs, got_scores = index.search(offsets, terms, 3, np.arange(4), 0.0, compiled=False)
+    dense = _dense_scores(index, offsets, terms)
+    for q in range(2):
+        row = dense[q]
+        expected = sorted(np.flatnonzero(row > 0).tolist(), key=lambda d: (-row[d], d))[:3]
+        assert got_docs[found[q]:found[q + 1]].tolist() == expected
+    from retrievers import compiled
+
+    if compiled.available():  # the compiled loop reads the wider term frequencies the same way
+        for got, want in zip(index.search(offsets, terms, 3, np.arange(4), 0.0, compiled=True),
+                             (found, got_docs, got_scores)):
+            np.testing.assert_array_equal(got, want)
+
+
 def test_search_leaves_its_inputs_alone():
     index, vocabulary = _index(["apple pear", "pear plum", "fig"])
     offsets, terms = encode(["pear apple pear", "fig plum"], vocabulary)
