@@ -95,24 +95,23 @@ def _all_postings_runs(dataset):
     from corpora import Run
     from corpora.tokenize import encode
     from retrievers.bm25_sweep import build_postings
-    from retrievers.index import BM25Index, bm25_idf, length_norms
+    from retrievers.index import BM25Index, bm25_idf, length_classes, length_norms
     from retrievers.strings import SortedStrings
 
     corpus = dataset.corpus
     state = build_postings(corpus, "article")
     indptr, block_docs = state["indptr"], int(state["block_docs"][0])
     idf = bm25_idf(len(corpus), np.diff(indptr, axis=1).sum(axis=0))
-    lengths = state["doc_lengths"].astype(np.float64)
-    avgdl = lengths.mean()
-    classes, length_class = np.unique(lengths, return_inverse=True)
+    avgdl = state["doc_lengths"].astype(np.float64).mean()  # as the index takes it
+    classes, length_class = length_classes(state["doc_lengths"])
     offsets, terms = encode(dataset.queries.texts, SortedStrings(state["vocabulary"], state["vocabulary_offsets"]))
     doc_ids = np.asarray(corpus.ids, dtype=object)
     docs = np.concatenate([state[f"docs_{n}"] for n in range(len(indptr))])
     tfs = np.concatenate([state[f"tf_{n}"] for n in range(len(indptr))])
     block_starts = np.concatenate([[0], np.cumsum(indptr[:, -1])])
     for k1, b in _settings():
-        index = BM25Index(indptr, block_starts, docs, tfs, idf, length_class.reshape(-1), length_norms(classes, avgdl, k1, b),
-                          k1, len(corpus), block_docs)
+        index = BM25Index(indptr, block_starts, docs, tfs, idf, length_class, length_norms(classes, avgdl, k1, b), k1,
+                          len(corpus), block_docs)
         run_offsets, found, scores = index.search(offsets, terms, 10, state["tie_rank"], 1e-9)
         yield Run(dataset.queries.ids, doc_ids, run_offsets, found, scores)
 

@@ -25,7 +25,7 @@ from corpora.memory import release_freed_memory
 from retrievers.base import Retriever, ScoreRetriever
 from retrievers.bm25_shards import BM25Sharding
 from retrievers.cache import State, fitted_state
-from retrievers.index import BM25Index
+from retrievers.index import BM25Index, doc_dtype
 from retrievers.ranking import doc_id_order
 from retrievers.strings import SortedStrings, check_strings, pack_strings, unpack_strings
 from retrievers.validation import check_float
@@ -152,7 +152,7 @@ def _valid_state(state: State, n_docs: int) -> bool:
             and class_norm.dtype == np.float64 and length_class.dtype in unsigned and tfs.dtype in unsigned):
         return False
     block_docs = int(block[0])
-    if not 1 <= block_docs < 2**31 or docs.dtype != (np.uint16 if block_docs <= 1 << 16 else np.int32):
+    if not 1 <= block_docs < 2**31 or docs.dtype != doc_dtype(block_docs):
         return False
     n_blocks = max(1, -(-n_docs // block_docs))
     if len(indptr) != n_blocks or indptr.shape[1] != len(offsets) or starts.shape != (n_blocks + 1,):
@@ -171,8 +171,8 @@ def _valid_state(state: State, n_docs: int) -> bool:
         return False
     for number in range(n_blocks):
         width = min(block_docs, n_docs - number * block_docs)
-        block_docs_ = docs[starts[number]:starts[number + 1]]
-        if len(block_docs_) and int(block_docs_.max()) >= width:
+        within = docs[starts[number]:starts[number + 1]]
+        if len(within) and int(within.max()) >= width:
             return False
     if len(tie_rank) != n_docs or (n_docs and not (np.bincount(tie_rank.clip(0, n_docs - 1), minlength=n_docs) == 1).all()):
         return False
