@@ -176,6 +176,28 @@ def case_compiled_1000() -> Case:
     return _case_compiled(1000)
 
 
+def _case_pruning(k: int) -> Case:
+    from retrievers import compiled
+
+    index, offsets, terms, tie_rank = _million_doc_index()
+    arguments = (index._postings(), index.block_docs, index.k1, offsets, terms, k, 0.0, tie_rank)
+    bounds = index.term_bounds()
+    compiled.top_k(*arguments, bounds=bounds)  # compiles (or loads) the loop
+    return Case(f"retrievers.compiled.top_k: pruning (PRUNE_UP_TO_K), k = {k}",
+                f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms",
+                lambda: compiled.top_k(*arguments, bounds=bounds), lambda: compiled.top_k(*arguments), _arrays_equal)
+
+
+def case_pruning_10() -> Case:
+    """retrievers.compiled: the compiled loop with pruning, or scoring every posting, at 1M documents, k = 10."""
+    return _case_pruning(10)
+
+
+def case_pruning_100() -> Case:
+    """retrievers.compiled: the same at k = 100."""
+    return _case_pruning(100)
+
+
 def case_sorted_strings() -> Case:
     """retrievers.strings.SortedStrings: lookups narrowed by 8-byte heads, or a binary search over all."""
     from retrievers.strings import SortedStrings, pack_strings
@@ -325,6 +347,8 @@ CASES: dict[str, Callable[[], Case]] = {
     "blocks": case_blocks,
     "compiled": case_compiled_10,
     "compiled_1000": case_compiled_1000,
+    "pruning": case_pruning_10,
+    "pruning_100": case_pruning_100,
     "single_block": case_single_block_rows,
     "tokenize": case_tokenize,
     "sorted_vocabulary": case_sorted_vocabulary,

@@ -18,16 +18,96 @@ from numba import njit
 HEAP_UP_TO_K = 300
 
 
+#: Pruning compares a bound summed in one order with a score summed in another: a bound times this
+#: still above the exact sum whatever the order (a sum of n float64 terms is off by n * 1.1e-16 of
+#: itself at most; this covers queries of up to ~10 million terms).
+MARGIN = 1.0 + 1e-9
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _weight(idf, tf, norm, factor):  # type: ignore[no-untyped-def]
+    """One posting's weight: :func:`retrievers.index.bm25_weights`' expression, the same float64
+    operations in the same order (``factor`` is ``k1 + 1``), so the same bits."""
+    f = np.float64(tf)
+    return idf * f * factor / (f + norm)
+
+
 @njit(cache=True, nogil=True)
 def _add(docs, tfs, start, stop, idf, k1, length_class, class_norm, scores):  # type: ignore[no-untyped-def]
-    """Add the weights of one term's postings ``start:stop`` to the block's ``scores``. A weight is
-    :func:`retrievers.index.bm25_weights`' expression, the same float64 operations in the same order
+    """Add the weights of one term's postings ``start:stop`` to the block's ``scores``
     (``length_class`` is the block's slice)."""
     factor = k1 + 1.0
     for p in range(start, stop):
         d = np.int64(docs[p])
-        f = np.float64(tfs[p])
-        scores[d] += idf * f * factor / (f + class_norm[length_class[d]])
+        scores[d] += _weight(idf, tfs[p], class_norm[length_class[d]], factor)
+
+
+@njit(cache=True, nogil=True)
+def _add_marking(docs, tfs, start, stop, idf, k1, length_class, class_norm, scores, seen):  # type: ignore[no-untyped-def]
+    """:func:`_add`, also setting each document's bit in ``seen``."""
+    factor = k1 + 1.0
+    for p in range(start, stop):
+        d = np.int64(docs[p])
+        scores[d] += _weight(idf, tfs[p], class_norm[length_class[d]], factor)
+        seen[d >> 6] |= np.uint64(1) << np.uint64(d & 63)
+
+
+@njit(cache=True, nogil=True)
+def _add_to_seen(docs, tfs, start, stop, idf, k1, length_class, class_norm, scores, seen):  # type: ignore[no-untyped-def]
+    """Add the weights of one term's postings ``start:stop`` to the documents whose bit is set in
+    ``seen`` (a bitmap: it stays in a core's fastest cache where ``scores`` does not); the others
+    are only read, and their weights never computed."""
+    factor = k1 + 1.0
+    for p in range(start, stop):
+        d = np.int64(docs[p])
+        if seen[d >> 6] & (np.uint64(1) << np.uint64(d & 63)):
+            scores[d] += _weight(idf, tfs[p], class_norm[length_class[d]], factor)
+
+
+@njit(cache=True, nogil=True)
+def _weight_in(docs, tfs, start, stop, d, idf, norm, factor):  # type: ignore[no-untyped-def]
+    """Document ``d``'s weight in one term's postings ``start:stop`` (doc numbers ascending; binary
+    search), 0.0 when the term is not in it."""
+    low, high = start, stop
+    while low < high:
+        middle = (low + high) >> 1
+        if np.int64(docs[middle]) < d:
+            low = middle + 1
+        else:
+            high = middle
+    if low < stop and np.int64(docs[low]) == d:
+        return _weight(idf, tfs[low], norm, factor)
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def _exact_score(docs, tfs, indptr, block, base, query_terms, d, idf, norm, factor):  # type: ignore[no-untyped-def]
+    """Document ``d``'s score in ``block``: its weights in ascending term id order from 0.0 (adding
+    0.0 for an absent term changes no bit), as the dense array adds them."""
+    score = 0.0
+    for term in query_terms:
+        score += _weight_in(docs, tfs, base + indptr[block, term], base + indptr[block, term + 1], d, idf[term],
+                            norm, factor)
+    return score
+
+
+@njit(cache=True, nogil=True)
+def term_bounds(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_norm, k1):  # type: ignore[no-untyped-def]
+    """Each term's largest weight over its postings (0.0 for a term without any): a bound on what
+    the term adds to any document's score."""
+    factor = k1 + 1.0
+    bounds = np.zeros(indptr.shape[1] - 1, np.float64)
+    for block in range(indptr.shape[0]):
+        base = block_starts[block]
+        classes = length_class[block * block_docs:]
+        for term in range(indptr.shape[1] - 1):
+            largest = bounds[term]
+            for p in range(base + indptr[block, term], base + indptr[block, term + 1]):
+                w = _weight(idf[term], tfs[p], class_norm[classes[np.int64(docs[p])]], factor)
+                if w > largest:
+                    largest = w
+            bounds[term] = largest
+    return bounds
 
 
 @njit(cache=True, nogil=True)
@@ -50,8 +130,32 @@ def _collect(docs, start, stop, scores, base, floor, inclusive, found_docs, foun
 
 
 @njit(cache=True, nogil=True)
+def _collect_exact(docs, tfs, indptr, block, base, start, stop, scores, seen, doc_base, floor, inclusive, found_docs,
+                   found_scores, n, query_terms, idf, k1, length_class, class_norm):  # type: ignore[no-untyped-def]
+    """:func:`_collect` where ``scores`` were summed out of term order: a document whose sum, with
+    :data:`MARGIN`, reaches ``floor`` is scored again exactly (:func:`_exact_score`) and kept on
+    that score."""
+    factor = k1 + 1.0
+    for p in range(start, stop):
+        d = np.int64(docs[p])
+        summed = scores[d]
+        if summed != 0.0:
+            scores[d] = 0.0
+            seen[d >> 6] = np.uint64(0)
+            if summed * MARGIN < floor:
+                continue
+            score = _exact_score(docs, tfs, indptr, block, base, query_terms, d, idf, class_norm[length_class[d]],
+                                 factor)
+            if score > floor or (inclusive and score == floor):
+                found_docs[n] = doc_base + d
+                found_scores[n] = score
+                n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
 def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_norm,  # type: ignore[no-untyped-def]
-          k1, query_offsets, query_terms, k, min_score, tie_rank):
+          k1, query_offsets, query_terms, k, min_score, tie_rank, bounds, work):
     """Per query, its top ``k`` documents above ``min_score``, ranked by score descending, ties by
     ``tie_rank`` ascending, with exact scores.
 
@@ -63,9 +167,20 @@ def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_
     the final one, filters what is kept; what survives (every document scoring at least the final
     k-th best) is ranked and cut to ``k``. Returns ``(offsets, docs, scores)``, a CSR over queries
     (docs global, in rank order).
+
+    Pruning (MaxScore, a block at a time), when ``bounds`` (each term's largest weight) are given:
+    once the heap holds k scores, the query's terms whose bounds, smallest first, sum below the
+    running k-th best (with :data:`MARGIN`) are *passive*: a document with none of the other
+    (*active*) terms cannot reach the top k. In the following blocks the active terms' weights are
+    added as before, marking their documents in a bitmap; a passive term's postings are only read,
+    and weighted for marked documents alone; the marked documents are collected, and one whose sum
+    (in another order than term id's) reaches the floor is scored again exactly, in ascending term
+    id order (:func:`_exact_score`). A block where every term is passive is skipped. ``work`` gains
+    the postings weighted (``[0]``) and those only read (``[1]``).
     """
     n_queries = len(query_offsets) - 1
     scores = np.zeros(block_docs, np.float64)
+    seen = np.zeros((block_docs + 63) // 64, np.uint64)  # pruning's bitmap of the block's candidates
     found_docs = np.empty(block_docs, np.int64)
     found_scores = np.empty(block_docs, np.float64)
     heap = np.empty(max(k, 1), np.float64)
@@ -76,24 +191,52 @@ def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_
     out_scores = np.empty(1024, np.float64)
     out_offsets = np.zeros(n_queries + 1, np.int64)
     n_out = 0
+    prune = len(bounds) > 0
     for query in range(n_queries):
         first, last = query_offsets[query], query_offsets[query + 1]
+        terms = query_terms[first:last]
+        # terms by their bound, ascending: the first `passive` of them cannot lift a document to theta
+        # on their own, so only documents of the others are candidates
+        by_bound = np.argsort(bounds[terms]) if prune else np.empty(0, np.int64)
+        passive, passive_bound = 0, 0.0
         start = n_out
         size, theta, full = 0, -np.inf, False
         for block in range(indptr.shape[0]):
             base = block_starts[block]
             classes = length_class[block * block_docs:]
-            for i in range(first, last):  # ascending term id
-                term = query_terms[i]
-                _add(docs, tfs, base + indptr[block, term], base + indptr[block, term + 1], idf[term], k1, classes,
-                     class_norm, scores)
+            while prune and full and passive < len(terms) and \
+                    (passive_bound + bounds[terms[by_bound[passive]]]) * MARGIN < theta:
+                passive_bound += bounds[terms[by_bound[passive]]]
+                passive += 1
+            if passive == len(terms) and passive > 0:
+                continue  # no document of this block reaches theta
             # ties with the running k-th best may still be in the top k: keep them
             floor, inclusive = (theta, True) if full else (min_score, False)
             n = 0
-            for i in range(first, last):
-                term = query_terms[i]
-                n = _collect(docs, base + indptr[block, term], base + indptr[block, term + 1], scores,
-                             block * block_docs, floor, inclusive, found_docs, found_scores, n)
+            if passive == 0:  # every document is a candidate: sums in ascending term id order are exact
+                for term in terms:
+                    start_p, stop_p = base + indptr[block, term], base + indptr[block, term + 1]
+                    _add(docs, tfs, start_p, stop_p, idf[term], k1, classes, class_norm, scores)
+                    work[0] += stop_p - start_p
+                for term in terms:
+                    n = _collect(docs, base + indptr[block, term], base + indptr[block, term + 1], scores,
+                                 block * block_docs, floor, inclusive, found_docs, found_scores, n)
+            else:
+                for j in range(passive, len(terms)):
+                    term = terms[by_bound[j]]
+                    start_p, stop_p = base + indptr[block, term], base + indptr[block, term + 1]
+                    _add_marking(docs, tfs, start_p, stop_p, idf[term], k1, classes, class_norm, scores, seen)
+                    work[0] += stop_p - start_p
+                for j in range(passive):
+                    term = terms[by_bound[j]]
+                    start_p, stop_p = base + indptr[block, term], base + indptr[block, term + 1]
+                    _add_to_seen(docs, tfs, start_p, stop_p, idf[term], k1, classes, class_norm, scores, seen)
+                    work[1] += stop_p - start_p
+                for j in range(passive, len(terms)):
+                    term = terms[by_bound[j]]
+                    n = _collect_exact(docs, tfs, indptr, block, base, base + indptr[block, term],
+                                       base + indptr[block, term + 1], scores, seen, block * block_docs, floor, inclusive,
+                                       found_docs, found_scores, n, terms, idf, k1, classes, class_norm)
             if n_out + n > len(out_docs):
                 capacity = max(n_out + n, 2 * len(out_docs))
                 grown_docs = np.empty(capacity, np.int64)

@@ -222,6 +222,7 @@ class BM25Index:
     n_docs: int
     block_docs: int = BLOCK_DOCS
     _matrices: list[tuple[int, sp.csr_matrix]] | None = field(default=None, repr=False, compare=False)
+    _bounds: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, offsets: np.ndarray, term_ids: np.ndarray, n_terms: int, k1: float = 1.2, b: float = 0.75,
@@ -363,12 +364,12 @@ class BM25Index:
         and order. The default (None) compiles where it pays: from :data:`COMPILED_FROM_DOCS`
         documents, numba installed.
         """
-        if compiled is None:
-            from retrievers import compiled as compiled_module
+        from retrievers import compiled as compiled_module
 
+        if compiled is None:
             compiled = self.n_docs >= COMPILED_FROM_DOCS and compiled_module.available()
         n_queries = len(query_offsets) - 1
-        if compiled:
+        if compiled:  # its bounds, if it prunes, are computed here, before the threads
             run_batch, size = self._compiled_batch(query_offsets, query_terms, k, tie_rank, min_score), COMPILED_BATCH
         else:
             self.block_matrices()  # before the threads: each would compute the weights
@@ -425,13 +426,15 @@ class BM25Index:
                                   np.asarray(query_offsets, dtype=np.int64)),
                                  shape=(len(query_offsets) - 1, self.n_terms))
         distinct.sum_duplicates()  # each query's distinct terms, ascending
-        postings = (self.docs, self.tfs, self.indptr, self.block_starts, self.idf, self.length_class, self.class_norm)
+        postings = self._postings()
+        k = min(k, max(self.n_docs, 1))
+        bounds = self.term_bounds() if compiled.prunes(k) else None
 
         def run(batch: range) -> list[tuple[np.ndarray, np.ndarray]]:
             first, last = distinct.indptr[batch.start], distinct.indptr[batch.stop]
             offsets, docs, scores = compiled.top_k(
-                postings, self.block_docs, self.k1, distinct.indptr[batch.start:batch.stop + 1] - first, distinct.indices[first:last],
-                min(k, max(self.n_docs, 1)), min_score, tie_rank)
+                postings, self.block_docs, self.k1, distinct.indptr[batch.start:batch.stop + 1] - first,
+                distinct.indices[first:last], k, min_score, tie_rank, bounds=bounds)
             return [(docs[a:b], scores[a:b]) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
 
         return run
@@ -472,6 +475,19 @@ class BM25Index:
         for row in range(len(bounds[0]) - 1):
             yield (np.concatenate([docs[b[row]:b[row + 1]] for b, (_, docs, _) in zip(bounds, products)]),
                    np.concatenate([scores[b[row]:b[row + 1]] for b, (_, _, scores) in zip(bounds, products)]))
+
+    def _postings(self) -> tuple[np.ndarray, ...]:
+        """The arrays the compiled loop reads (:func:`retrievers.compiled.top_k`'s ``postings``)."""
+        return self.docs, self.tfs, self.indptr, self.block_starts, self.idf, self.length_class, self.class_norm
+
+    def term_bounds(self) -> np.ndarray:
+        """Each term's largest weight (:func:`retrievers.compiled.term_bounds`; needs numba): computed
+        on first use and kept."""
+        if self._bounds is None:
+            from retrievers import compiled
+
+            self._bounds = compiled.term_bounds(self._postings(), self.block_docs, self.k1)
+        return self._bounds
 
     def block_matrices(self) -> list[tuple[int, sp.csr_matrix]]:
         """Each block as ``(first doc, terms x block docs CSR of weights)``: computed on first use

@@ -72,6 +72,47 @@ def test_compiled_search_is_the_product_search_on_a_zipfian_corpus(block_docs):
 
 
 @needs_numba
+@pytest.mark.parametrize("block_docs", [4096, index_module.BLOCK_DOCS])
+def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(block_docs):
+    """On the benchmark's generator, pruning (bounds given, k up to PRUNE_UP_TO_K) computes fewer
+    weights than scoring every posting (at k = 10, 49% of them in 5 blocks), and returns the same
+    documents, order and score bits; above PRUNE_UP_TO_K, or in a single block, nothing is pruned."""
+    texts, queries = _zipfian(20_000, 300)
+    index, vocabulary = _index(texts, block_docs=block_docs)
+    offsets, terms = encode(queries, vocabulary)
+    tie_rank = np.random.default_rng(2).permutation(len(texts))
+    arguments = (index._postings(), index.block_docs, index.k1, offsets, terms)
+    for k in (1, 10, compiled.PRUNE_UP_TO_K, compiled.PRUNE_UP_TO_K + 1):
+        every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
+        expected = compiled.top_k(*arguments, k, 0.0, tie_rank, work=every)
+        got = compiled.top_k(*arguments, k, 0.0, tie_rank, bounds=index.term_bounds(), work=pruned)
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a.view(np.int64) if a.dtype.kind == "f" else a,
+                                          b.view(np.int64) if b.dtype.kind == "f" else b)
+        assert every[1] == 0 and every[0] == sum(len(index.postings(t)[0]) for t in terms)
+        if compiled.prunes(k) and len(index.indptr) > 1:  # pruning starts once the first block filled the top k
+            assert pruned[0] < every[0] * (0.6 if k <= 10 else 0.9) and pruned[1] > 0  # many only read
+        else:
+            np.testing.assert_array_equal(pruned, every)
+
+
+def test_term_bounds_are_each_terms_largest_weight():
+    """The bound of a term is the largest of its weights as the index computes them, in every block."""
+    if not compiled.available():
+        pytest.skip("the compiled loop needs numba: pip install 'retbench[fast]'")
+    texts, _ = _zipfian(3_000, 1)
+    index, _ = _index(texts, block_docs=1000)
+    expected = np.zeros(index.n_terms)
+    for number in range(len(index.indptr)):
+        indptr = index.block(number)[0].astype(np.int64)
+        weights = index.block_weights(number)
+        for term in np.flatnonzero(np.diff(indptr)):
+            expected[term] = max(expected[term], weights[indptr[term]:indptr[term + 1]].max())
+    np.testing.assert_array_equal(index.term_bounds(), expected)
+    assert index.term_bounds() is index.term_bounds()  # computed once
+
+
+@needs_numba
 def test_ties_at_the_kth_place_are_broken_by_doc_id_as_by_the_product():
     """Ten identical documents tie exactly; k = 3 cuts through them, and only doc ids decide."""
     texts = ["apple pear"] * 10 + ["apple"] * 5 + ["pear plum fig"] * 4 + ["kiwi"] * 30
@@ -127,7 +168,7 @@ def test_large_indexes_search_compiled_by_default(monkeypatch):
     offsets, terms = encode(["pear apple"], vocabulary)
     calls = []
     real = compiled.top_k
-    monkeypatch.setattr(compiled, "top_k", lambda *args: calls.append(args[-3]) or real(*args))
+    monkeypatch.setattr(compiled, "top_k", lambda *args, **kwargs: calls.append(args[5]) or real(*args, **kwargs))
     index.search(offsets, terms, 2, np.arange(3))  # 3 documents: below COMPILED_FROM_DOCS
     assert calls == []
     monkeypatch.setattr(index_module, "COMPILED_FROM_DOCS", 3)
