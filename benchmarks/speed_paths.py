@@ -198,8 +198,8 @@ def case_pruning_100() -> Case:
     return _case_pruning(100)
 
 
-def case_sorted_strings() -> Case:
-    """retrievers.strings.SortedStrings: lookups narrowed by 8-byte heads, or a binary search over all."""
+def _sorted_strings():
+    """A table of ~1M random words, and 6,600 lookups in it (100 of a word not in it)."""
     from retrievers.strings import SortedStrings, pack_strings
 
     rng = np.random.default_rng(5)
@@ -209,6 +209,19 @@ def case_sorted_strings() -> Case:
     words = sorted({letters[e - n:e] for e, n in zip(ends, lengths.tolist())})
     table = SortedStrings(*pack_strings(words))
     asked = [words[j] for j in rng.integers(0, len(words), size=6500)] + ["absent"] * 100
+    return words, table, asked
+
+
+def case_sorted_strings_batch() -> Case:
+    """retrievers.strings.SortedStrings.positions: every term's head searched at once, or one lookup a term."""
+    words, table, asked = _sorted_strings()
+    return Case("SortedStrings.positions: a batch of lookups", f"{len(asked):,} lookups in {len(words):,} terms",
+                lambda: table.positions(asked), lambda: np.array([table.get(t, -1) for t in asked]), _arrays_equal)
+
+
+def case_sorted_strings() -> Case:
+    """retrievers.strings.SortedStrings: lookups narrowed by 8-byte heads, or a binary search over all."""
+    words, table, asked = _sorted_strings()
 
     def plain() -> list:  # the same binary search over the whole table, without the heads
         return [table._search(term.encode("utf-8", "surrogatepass"), 0, len(table)) for term in asked]
@@ -354,6 +367,7 @@ CASES: dict[str, Callable[[], Case]] = {
     "sorted_vocabulary": case_sorted_vocabulary,
     "pack_strings": case_pack_strings,
     "sorted_strings": case_sorted_strings,
+    "sorted_strings_batch": case_sorted_strings_batch,
     "batch_metrics": case_batch_metrics,
 }
 

@@ -352,14 +352,18 @@ def encode(texts: Sequence[str], vocabulary: Mapping[str, int], analyzer: str = 
            *, chunk_texts: int = CHUNK_TEXTS) -> tuple[np.ndarray, np.ndarray]:
     """Analyze texts against a fixed vocabulary (term -> id): ``(offsets, term_ids)``.
 
-    Tokens outside the vocabulary are dropped; the order of the remaining tokens is kept.
+    Tokens outside the vocabulary are dropped; the order of the remaining tokens is kept. A
+    vocabulary with a ``positions(terms)`` method (:class:`retrievers.strings.SortedStrings`) is
+    asked for all the distinct terms at once (an int64 array, -1 where absent).
 
     >>> encode(["money back, money!", "nothing"], {"back": 0, "money": 1})
     (array([0, 3, 3]), array([1, 0, 1], dtype=int32))
     """
     offsets, codes, terms = _raw(texts, analyzer, chunk_texts)
     words = terms.astype("U").tolist() if terms.dtype != object else terms.tolist()
-    lookup = np.fromiter((vocabulary.get(w, -1) for w in words), dtype=np.int64, count=len(words))
+    positions = getattr(vocabulary, "positions", None)  # a table that looks up many terms at once
+    lookup = positions(words) if positions is not None else \
+        np.fromiter((vocabulary.get(w, -1) for w in words), dtype=np.int64, count=len(words))
     ids = lookup[codes]
     keep = ids >= 0
     kept_before = np.zeros(len(ids) + 1, dtype=np.int64)

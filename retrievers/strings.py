@@ -76,6 +76,24 @@ class SortedStrings(Mapping[str, int]):
             raise KeyError(term)
         return position
 
+    def positions(self, terms: Sequence[str]) -> np.ndarray:
+        """Each term's position (int64), -1 where it is not in the table: the heads of every term
+        found by one ``searchsorted``, then the strings sharing a term's head compared as in
+        :meth:`__getitem__` (usually one). 5x faster than a lookup per term for a batch of queries
+        (``benchmarks/speed_paths.py`` ``sorted_strings_batch``)."""
+        keys = [term.encode("utf-8", "surrogatepass") for term in terms]
+        heads = np.fromiter((int.from_bytes(key[:8].ljust(8, b"\0"), "big") for key in keys), dtype=np.uint64,
+                            count=len(keys))
+        lows = self._heads.searchsorted(heads, "left").tolist()
+        highs = self._heads.searchsorted(heads, "right").tolist()
+        found = np.full(len(keys), -1, dtype=np.int64)
+        for i, (key, low, high) in enumerate(zip(keys, lows, highs)):
+            if low < high:
+                position = self._search(key, low, high)
+                if position is not None:
+                    found[i] = position
+        return found
+
     def _search(self, key: bytes, low: int, high: int) -> int | None:
         """The position of ``key`` among the strings ``low:high`` (a binary search), or None."""
         data, bounds = self._data, self._bounds

@@ -200,6 +200,7 @@ def test_sorted_strings_find_every_term_and_only_those():
     assert [table[w] for w in words] == list(range(len(words)))
     for absent in ("aa", "abcd", "c", "zzz", "\U0001f601"):
         assert table.get(absent) is None
+    assert table.positions(words + ["aa", "\U0001f601"]).tolist() == list(range(len(words))) + [-1, -1]
 
 
 def test_sorted_strings_find_terms_sharing_their_first_eight_bytes():
@@ -211,5 +212,9 @@ def test_sorted_strings_find_terms_sharing_their_first_eight_bytes():
     words = sorted(words)
     table = SortedStrings(*pack_strings(words))
     assert [table[w] for w in words] == list(range(len(words)))
-    for absent in ("abcdef", "abcdefghh", "abcdefghijk", "abcdefgh\u00e8", "\u00e9t\u00e9s\u00e9t\u00e9", "c"):
-        assert absent not in words and table.get(absent) is None
+    absent = ["abcdef", "abcdefghh", "abcdefghijk", "abcdefgh\u00e8", "\u00e9t\u00e9s\u00e9t\u00e9", "c"]
+    for term in absent:
+        assert term not in words and table.get(term) is None
+    asked = words[::-1] + absent + words[:5]  # the batch lookup: every term at once
+    assert table.positions(asked).tolist() == [table.get(t, -1) for t in asked]
+    assert table.positions(asked).dtype == np.int64 and table.positions([]).tolist() == []

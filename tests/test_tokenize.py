@@ -61,11 +61,16 @@ def test_vocabulary_is_sorted_and_ids_index_it():
 @settings(max_examples=100, deadline=None)
 @given(st.lists(TEXT, max_size=8), st.lists(TEXT, max_size=8))
 def test_encode_keeps_known_terms_in_order(documents, queries):
-    vocabulary = {t: i for i, t in enumerate(tokenize(documents).vocabulary)}
+    from retrievers.strings import SortedStrings, pack_strings
+
+    words = tokenize(documents).vocabulary
+    vocabulary = {t: i for i, t in enumerate(words)}
     offsets, ids = encode(queries, vocabulary)
     for i, text in enumerate(queries):
         expected = [vocabulary[t] for t in article_analyzer(text) if t in vocabulary]
         assert ids[offsets[i]:offsets[i + 1]].tolist() == expected
+    table_offsets, table_ids = encode(queries, SortedStrings(*pack_strings(words)))  # looked up all at once
+    assert table_offsets.tolist() == offsets.tolist() and table_ids.tolist() == ids.tolist()
 
 
 def test_other_analyzers_take_the_slow_path(monkeypatch):
