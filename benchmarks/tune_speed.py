@@ -105,7 +105,7 @@ def _all_postings_runs(dataset):
     avgdl = state["doc_lengths"].astype(np.float64).mean()  # as the index takes it
     classes, length_class = length_classes(state["doc_lengths"])
     offsets, terms = encode(dataset.queries.texts, SortedStrings(state["vocabulary"], state["vocabulary_offsets"]))
-    doc_ids = np.asarray(corpus.ids, dtype=object)
+    doc_ids = corpus.id_array()
     docs = np.concatenate([state[f"docs_{n}"] for n in range(len(indptr))])
     tfs = np.concatenate([state[f"tf_{n}"] for n in range(len(indptr))])
     block_starts = np.concatenate([[0], np.cumsum(indptr[:, -1])])

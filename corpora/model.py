@@ -124,6 +124,16 @@ class Corpus:
     def index_of(self) -> dict[str, int]:
         return {d: j for j, d in enumerate(self.ids)}
 
+    def id_array(self) -> np.ndarray:
+        """The ids as a read-only numpy object array, the ``doc_ids`` of a :class:`Run` over this
+        corpus: made on first use and kept (30 ms at a million ids, once rather than per search)."""
+        known = self.__dict__.get("_id_array")
+        if known is None:
+            known = np.asarray(self.ids, dtype=object)
+            known.flags.writeable = False
+            object.__setattr__(self, "_id_array", known)  # frozen dataclass: memo outside the fields
+        return known
+
 
 @dataclass(frozen=True)
 class Queries:

@@ -300,7 +300,7 @@ class ScoreRetriever(Retriever):
                 offsets.append(offsets[-1] + len(i))
         flat_idx = np.concatenate(indices) if indices else np.empty(0, dtype=np.int64)
         flat_val = np.concatenate(values) if values else np.empty(0)
-        return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets), flat_idx, flat_val)
+        return Run(queries.ids, corpus.id_array(), np.array(offsets), flat_idx, flat_val)
 
 
 def _slice_queries(queries: Queries, start: int, stop: int) -> Queries:

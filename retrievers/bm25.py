@@ -135,7 +135,7 @@ class BM25(BM25Sharding, ScoreRetriever):
         offsets, terms = self.encode_queries(queries)
         run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
                                                       threads=self.threads, progress=progress.callback())
-        return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), run_offsets, docs, scores)
+        return Run(queries.ids, self.corpus.id_array(), run_offsets, docs, scores)
 
 
 def _valid_state(state: State, n_docs: int) -> bool:

@@ -135,7 +135,7 @@ class BM25Sweep:
 
         self.queries = queries
         self.n_docs = len(corpus)
-        self.doc_ids = np.asarray(corpus.ids, dtype=object)
+        self.doc_ids = corpus.id_array()
         self.tie_rank = state["tie_rank"]
         indptr = state["indptr"]
         block_docs = int(state["block_docs"][0])

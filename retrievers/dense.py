@@ -224,5 +224,5 @@ class Dense(DenseSharding, ScoreRetriever):
         once, and the scores computed as :meth:`score` does (:func:`~retrievers.dense_blocks.block_search`)."""
         hits = block_search(self.encode(queries.texts, "queries"), self._doc_vectors, self._tie_rank, k,
                             self.min_score, self.block_docs, self.query_rows)
-        return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), hits.offsets, hits.docs, hits.scores)
+        return Run(queries.ids, self.corpus.id_array(), hits.offsets, hits.docs, hits.scores)
 

@@ -125,7 +125,7 @@ def as_run(result: Run | Mapping, corpus: Corpus, queries: Queries, owner: str) 
             doc_index.append(j)
             scores.append(score)
         offsets.append(len(doc_index))
-    return Run(queries.ids, np.asarray(corpus.ids, dtype=object), np.array(offsets),
+    return Run(queries.ids, corpus.id_array(), np.array(offsets),
                np.array(doc_index, dtype=np.int64), np.array(scores, dtype=np.float64))
 
 
@@ -136,8 +136,8 @@ def _run_on_corpus(run: Run, corpus: Corpus, queries: Queries) -> Run | None:
     None when the run has anything :func:`as_run` must reject (an unknown query or doc id, a NaN
     score, a document twice in one ranking): the item-by-item path then names it precisely.
     """
-    corpus_ids = np.asarray(corpus.ids, dtype=object)
-    if len(run.doc_ids) == len(corpus_ids) and np.array_equal(run.doc_ids, corpus_ids):
+    corpus_ids = corpus.id_array()
+    if run.doc_ids is corpus_ids or (len(run.doc_ids) == len(corpus_ids) and np.array_equal(run.doc_ids, corpus_ids)):
         positions = run.doc_index
     else:
         used = np.unique(run.doc_index)

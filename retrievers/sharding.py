@@ -200,7 +200,7 @@ class Shards(ABC):
             self._tie_rank = doc_id_order(self.corpus.ids)
         offsets, docs, scores = merge_hits(self.search_parts(self.prepared(queries), k),
                                            [a for a, _ in self.bounds], k, self._tie_rank)
-        return Run(queries.ids, np.asarray(self.corpus.ids, dtype=object), offsets, docs, scores)
+        return Run(queries.ids, self.corpus.id_array(), offsets, docs, scores)
 
     def score(self, queries: Queries) -> sp.csr_matrix | np.ndarray:
         """The shards' score matrices side by side: (n_queries x n_docs), documents in corpus order;
