@@ -96,6 +96,29 @@ def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(bl
             np.testing.assert_array_equal(pruned, every)
 
 
+@needs_numba
+@pytest.mark.parametrize("name", ["vaswani", "cranfield", "cisi", "med", "cystic_fibrosis", "adi"])
+def test_pruned_search_is_the_exhaustive_search_on_real_collections(shared_data, name):
+    """Real queries over real collections in 16 blocks or more (pruning starts once the first block
+    has filled the top k): it skips weights (at k = 1 and 10), and the top k (1, 10, 100) is the
+    product's, documents, order and score bits."""
+    dataset = load_dataset(str(shared_data / name))
+    tokens = tokenize(dataset.corpus.full_texts, "english")
+    index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary),
+                            block_docs=max(4, len(dataset.corpus) // 16))
+    offsets, terms = encode(dataset.queries.texts, {t: i for i, t in enumerate(tokens.vocabulary)}, "english")
+    tie_rank = doc_id_order(dataset.corpus.ids)
+    for k in (1, 10, 100):
+        _assert_compiled_is_exhaustive(index, offsets, terms, k, tie_rank)
+        every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
+        arguments = (index._postings(), index.block_docs, index.k1, offsets, terms, k, 0.0, tie_rank)
+        compiled.top_k(*arguments, work=every)
+        compiled.top_k(*arguments, bounds=index.term_bounds(), work=pruned)
+        assert pruned[0] <= every[0] and every[1] == 0
+        if k <= 10:  # (adi's 82 documents never fill a top 100)
+            assert pruned[0] < every[0] and pruned[1] > 0
+
+
 def test_term_bounds_are_each_terms_largest_weight():
     """The bound of a term is the largest of its weights as the index computes them, in every block."""
     if not compiled.available():
