@@ -422,8 +422,9 @@ class BM25Index:
         """A batch of queries' top k through the compiled loop (:func:`retrievers.compiled.top_k`)."""
         from retrievers import compiled
 
-        distinct = sp.csr_matrix((np.ones(len(query_terms)), np.asarray(query_terms, dtype=np.int32),
-                                  np.asarray(query_offsets, dtype=np.int64)),
+        # copies: sum_duplicates sorts and compacts the arrays in place
+        distinct = sp.csr_matrix((np.ones(len(query_terms)), np.array(query_terms, dtype=np.int32),
+                                  np.array(query_offsets, dtype=np.int64)),
                                  shape=(len(query_offsets) - 1, self.n_terms))
         distinct.sum_duplicates()  # each query's distinct terms, ascending
         postings = self._postings()
