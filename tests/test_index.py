@@ -92,6 +92,37 @@ def test_top_k_is_the_brute_force_ranking(texts, queries, k, random, threads, sa
         assert scores[run_offsets[i]:run_offsets[i + 1]].tolist() == expected_scores[i].tolist()
 
 
+@pytest.mark.parametrize("in_place", [True, False])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_many_batches_of_results_join_in_query_order(monkeypatch, in_place, threads, compiled):
+    """150 queries in batches of 16 (finished in any order with two threads), some without a match,
+    k beyond the matches: written in place or joined at the end, each query's results are its
+    brute-force ranking."""
+    from retrievers import compiled as compiled_module
+
+    if compiled and not compiled_module.available():
+        pytest.skip("the compiled loop needs numba: pip install 'retbench[fast]'")
+    monkeypatch.setattr(index_module, "QUERY_BATCH", 16)
+    monkeypatch.setattr(index_module, "COMPILED_BATCH", 16)
+    if not in_place:
+        monkeypatch.setattr(index_module, "_RESULTS_IN_PLACE_BYTES", 0)
+    rng = np.random.default_rng(7)
+    texts = [" ".join(rng.choice(WORDS, size=rng.integers(1, 5))) for _ in range(40)]
+    index, vocabulary = _index(texts, block_docs=8)
+    queries = [" ".join(rng.choice(WORDS + ["absent"], size=rng.integers(1, 3))) for _ in range(150)]
+    offsets, terms = encode(queries, vocabulary)
+    tie_rank = rng.permutation(len(texts))
+    for k in (1, 7, 60):
+        run_offsets, docs, scores = index.search(offsets, terms, k, tie_rank, threads=threads, compiled=compiled)
+        expected_docs, expected_scores = top_k_rows(_dense_scores(index, offsets, terms), k, tie_rank, 0.0)
+        assert len(run_offsets) == len(queries) + 1 and run_offsets[-1] == len(docs) == len(scores)
+        assert any(len(row) == 0 for row in expected_docs) and any(len(row) < k for row in expected_docs)
+        for i in range(len(queries)):
+            assert docs[run_offsets[i]:run_offsets[i + 1]].tolist() == expected_docs[i].tolist()
+            assert scores[run_offsets[i]:run_offsets[i + 1]].tolist() == expected_scores[i].tolist()
+
+
 @pytest.mark.parametrize("block_docs", [1, 3, 1 << 17])
 def test_score_matrix_is_the_sparse_product(block_docs):
     index, vocabulary = _index(["apple pear", "pear pear plum", "fig", "apple fig fig"], block_docs=block_docs)
