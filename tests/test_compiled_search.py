@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,14 @@ def _index(texts: list[str], block_docs: int = index_module.BLOCK_DOCS) -> tuple
     tokens = tokenize(texts)
     vocabulary = {t: i for i, t in enumerate(tokens.vocabulary)}
     return BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary), block_docs=block_docs), vocabulary
+
+
+def _distinct(offsets: np.ndarray, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's distinct term ids, ascending (what :func:`retrievers.compiled.top_k` takes)."""
+    queries = sp.csr_matrix((np.ones(len(terms)), terms.copy(), offsets.copy()),
+                            shape=(len(offsets) - 1, int(terms.max(initial=0)) + 1))
+    queries.sum_duplicates()
+    return queries.indptr.astype(np.int64), queries.indices.astype(np.int64)
 
 
 def _assert_compiled_is_exhaustive(index: BM25Index, offsets: np.ndarray, terms: np.ndarray, k: int,
@@ -81,7 +90,7 @@ def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(bl
     index, vocabulary = _index(texts, block_docs=block_docs)
     offsets, terms = encode(queries, vocabulary)
     tie_rank = np.random.default_rng(2).permutation(len(texts))
-    arguments = (index._postings(), index.block_docs, index.k1, offsets, terms)
+    arguments = (index._postings(), index.block_docs, index.k1, *_distinct(offsets, terms))
     for k in (1, 10, compiled.PRUNE_UP_TO_K, compiled.PRUNE_UP_TO_K + 1):
         every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
         expected = compiled.top_k(*arguments, k, 0.0, tie_rank, work=every)
@@ -89,7 +98,7 @@ def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(bl
         for a, b in zip(got, expected):
             np.testing.assert_array_equal(a.view(np.int64) if a.dtype.kind == "f" else a,
                                           b.view(np.int64) if b.dtype.kind == "f" else b)
-        assert every[1] == 0 and every[0] == sum(len(index.postings(t)[0]) for t in terms)
+        assert every[1] == 0 and every[0] == sum(len(index.postings(t)[0]) for t in arguments[4])
         if compiled.prunes(k) and len(index.indptr) > 1:  # pruning starts once the first block filled the top k
             assert pruned[0] < every[0] * (0.6 if k <= 10 else 0.9) and pruned[1] > 0  # many only read
         else:
@@ -111,7 +120,7 @@ def test_pruned_search_is_the_exhaustive_search_on_real_collections(shared_data,
     for k in (1, 10, 100):
         _assert_compiled_is_exhaustive(index, offsets, terms, k, tie_rank)
         every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
-        arguments = (index._postings(), index.block_docs, index.k1, offsets, terms, k, 0.0, tie_rank)
+        arguments = (index._postings(), index.block_docs, index.k1, *_distinct(offsets, terms), k, 0.0, tie_rank)
         compiled.top_k(*arguments, work=every)
         compiled.top_k(*arguments, bounds=index.term_bounds(), work=pruned)
         assert pruned[0] <= every[0] and every[1] == 0
