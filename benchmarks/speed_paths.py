@@ -183,7 +183,7 @@ def _case_pruning(k: int) -> Case:
     arguments = (index._postings(), index.block_docs, index.k1, offsets, terms, k, 0.0, tie_rank)
     bounds = index.term_bounds()
     compiled.top_k(*arguments, bounds=bounds)  # compiles (or loads) the loop
-    return Case(f"retrievers.compiled.top_k: pruning (PRUNE_UP_TO_K), k = {k}",
+    return Case(f"retrievers.compiled.top_k: pruning (compiled.prunes), k = {k}",
                 f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms",
                 lambda: compiled.top_k(*arguments, bounds=bounds), lambda: compiled.top_k(*arguments), _arrays_equal)
 

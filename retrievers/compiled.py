@@ -22,7 +22,7 @@ Exactness, the contract of the exhaustive path:
   :func:`~retrievers.ranking.top_k` ranks (score descending, ties by ``tie_rank`` ascending), so
   ties at the k-th place break exactly as before.
 
-Up to k = 300 (:data:`PRUNE_UP_TO_K`) the loop also prunes, safely (MaxScore, a block at a time; see
+Up to k = 300 (:func:`prunes`) the loop also prunes, safely (MaxScore, a block at a time; see
 :func:`retrievers._compiled_kernel.top_k`): once the running k-th best is known, the query terms
 whose largest weights (:func:`term_bounds`) sum below it cannot bring a document into the top k on
 their own, so their postings are only read, and weighted just for documents that the other terms
@@ -48,10 +48,6 @@ from corpora import progress
 
 #: What to install for the compiled loop.
 INSTALL_HINT = "pip install 'retbench[fast]' (numba)"
-#: The loop prunes up to this k (its min-heap's, ``HEAP_UP_TO_K``): at a million synthetic
-#: documents, 2,000 queries, pruning is 1.5x to 1.9x as fast at k = 10, 1.2x to 1.3x at k = 100 and
-#: 1.2x at 300; above, with candidates gathered in bulk, it was 0.74x at k = 1000.
-PRUNE_UP_TO_K = 300
 
 
 def available() -> bool:
@@ -72,8 +68,15 @@ def term_bounds(postings: tuple[np.ndarray, ...], block_docs: int, k1: float) ->
 
 
 def prunes(k: int) -> bool:
-    """Whether :func:`top_k` prunes at this ``k`` when given bounds (up to :data:`PRUNE_UP_TO_K`)."""
-    return k <= PRUNE_UP_TO_K
+    """Whether :func:`top_k` prunes at this ``k`` when given bounds: where the loop keeps its running
+    k-th best in a heap (``HEAP_UP_TO_K``, 300). At a million synthetic documents, 2,000 queries,
+    pruning was 1.5x to 1.9x as fast at k = 10, 1.2x to 1.3x at k = 100 and 1.2x at 300; with
+    candidates gathered in bulk above, 0.74x at k = 1000. False without numba (no loop to prune)."""
+    if not available():
+        return False
+    from retrievers._compiled_kernel import HEAP_UP_TO_K
+
+    return k <= HEAP_UP_TO_K
 
 
 def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_offsets: np.ndarray,
@@ -86,7 +89,7 @@ def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_of
     block_starts, idf, length_class, class_norm)``, with its ``block_docs`` and ``k1``;
     ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct term ids,
     ascending; ``tie_rank`` ranks every document's id. With ``bounds`` (:func:`term_bounds`) and
-    ``k`` up to :data:`PRUNE_UP_TO_K`, the loop prunes; the results are the same either way.
+    ``k`` where :func:`prunes`, the loop prunes; the results are the same either way.
     ``work``, an int64 array of 2, gains the postings whose weights were computed and those only
     read (pruned).
     """

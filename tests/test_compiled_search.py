@@ -83,15 +83,17 @@ def test_compiled_search_is_the_product_search_on_a_zipfian_corpus(block_docs):
 @needs_numba
 @pytest.mark.parametrize("block_docs", [4096, index_module.BLOCK_DOCS])
 def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(block_docs):
-    """On the benchmark's generator, pruning (bounds given, k up to PRUNE_UP_TO_K) computes fewer
+    """On the benchmark's generator, pruning (bounds given, k up to HEAP_UP_TO_K) computes fewer
     weights than scoring every posting (at k = 10, 49% of them in 5 blocks), and returns the same
-    documents, order and score bits; above PRUNE_UP_TO_K, or in a single block, nothing is pruned."""
+    documents, order and score bits; above HEAP_UP_TO_K, or in a single block, nothing is pruned."""
     texts, queries = _zipfian(20_000, 300)
     index, vocabulary = _index(texts, block_docs=block_docs)
     offsets, terms = encode(queries, vocabulary)
     tie_rank = np.random.default_rng(2).permutation(len(texts))
     arguments = (index._postings(), index.block_docs, index.k1, *_distinct(offsets, terms))
-    for k in (1, 10, compiled.PRUNE_UP_TO_K, compiled.PRUNE_UP_TO_K + 1):
+    from retrievers._compiled_kernel import HEAP_UP_TO_K
+
+    for k in (1, 10, HEAP_UP_TO_K, HEAP_UP_TO_K + 1):
         every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
         expected = compiled.top_k(*arguments, k, 0.0, tie_rank, work=every)
         got = compiled.top_k(*arguments, k, 0.0, tie_rank, bounds=index.term_bounds(), work=pruned)
