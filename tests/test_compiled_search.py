@@ -130,10 +130,9 @@ def test_pruned_search_is_the_exhaustive_search_on_real_collections(shared_data,
             assert pruned[0] < every[0] and pruned[1] > 0
 
 
+@needs_numba
 def test_term_bounds_are_each_terms_largest_weight():
     """The bound of a term is the largest of its weights as the index computes them, in every block."""
-    if not compiled.available():
-        pytest.skip("the compiled loop needs numba: pip install 'retbench[fast]'")
     texts, _ = _zipfian(3_000, 1)
     index, _ = _index(texts, block_docs=1000)
     expected = np.zeros(index.n_terms)
