@@ -67,7 +67,9 @@ BLOCK_DOCS = 1 << 16
 #: which a small index does not earn back.
 COMPILED_FROM_DOCS = 1_000_000
 #: Queries per call of the compiled loop (a progress step; threads share batches), fewer when k is
-#: large: a call's results, kept while it gathers them, stay under :data:`COMPILED_BATCH_RESULTS`.
+#: large: a call's results, kept while it gathers them, stay under :data:`COMPILED_BATCH_RESULTS`
+#: (at 1M documents, 2,000 queries' top 1,000 peaked at 982 MB instead of 990, at the same speed:
+#: 1,030 vs 1,035 q/s).
 COMPILED_BATCH = 256
 COMPILED_BATCH_RESULTS = 1 << 16
 #: Up to this size (16 bytes a result), a search's results are written in place (:class:`_Results`).
