@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 from pathlib import Path
 
 import numpy as np
@@ -201,6 +203,8 @@ def test_sorted_strings_find_every_term_and_only_those():
     for absent in ("aa", "abcd", "c", "zzz", "\U0001f601"):
         assert table.get(absent) is None
     assert table.positions(words + ["aa", "\U0001f601"]).tolist() == list(range(len(words))) + [-1, -1]
+    copy = pickle.loads(pickle.dumps(table))  # a fitted retriever holding a table can still be pickled
+    assert list(copy) == words and [copy[w] for w in words] == list(range(len(words))) and copy.get("aa") is None
 
 
 def test_sorted_strings_find_terms_sharing_their_first_eight_bytes():
