@@ -127,6 +127,27 @@ def _shrunk(values: np.ndarray, size: int) -> np.ndarray:
         return values[:size].copy()
 
 
+def _packed(handed_over: list[np.ndarray], sources: np.ndarray, block_starts: np.ndarray) -> np.ndarray:
+    """The blocks of ``handed_over[0]`` (emptied here), block ``b``'s values written from ``sources[b]``,
+    copied into one array of their exact size in order, last block first.
+
+    Each copied block's source is given back at once (the array shrinks to where it starts), so the
+    peak is the packed size plus one block. Moving the blocks down in place instead left the moved
+    blocks' old pages above the packed size in use until the end: 23 MB more at a million
+    documents, the peak of the whole build.
+    """
+    values = handed_over.pop()
+    packed = np.empty(int(block_starts[-1]), dtype=values.dtype)
+    for number in reversed(range(len(sources))):
+        source, start, stop = int(sources[number]), int(block_starts[number]), int(block_starts[number + 1])
+        packed[start:stop] = values[source:source + stop - start]
+        try:
+            values.resize(source, refcheck=True)
+        except ValueError:  # someone else holds it: it is let go whole at the end
+            pass
+    return packed
+
+
 def _term_major(offsets: np.ndarray, term_ids: np.ndarray, n_terms: int) -> tuple[np.ndarray, np.ndarray]:
     """Doc of every token, grouped by term (docs ascending, repeats adjacent), and the term bounds."""
     n_docs = len(offsets) - 1
@@ -304,12 +325,12 @@ class BM25Index:
         sizes = indptr[:, -1].astype(np.int64)
         block_starts = np.zeros(len(firsts) + 1, dtype=np.int64)
         np.cumsum(sizes, out=block_starts[1:])
-        for number, first_doc in enumerate(firsts):  # down into place, in order (never onto a later block)
-            source = int(offsets[first_doc])
-            if source != block_starts[number]:
-                docs_out[block_starts[number]:block_starts[number + 1]] = docs_out[source:source + sizes[number]]
-                tfs_out[block_starts[number]:block_starts[number + 1]] = tfs_out[source:source + sizes[number]]
-        docs_out, tfs_out = _shrunk(docs_out, int(block_starts[-1])), _shrunk(tfs_out, int(block_starts[-1]))
+        if len(firsts) == 1:  # already in place
+            docs_out, tfs_out = _shrunk(docs_out, int(block_starts[-1])), _shrunk(tfs_out, int(block_starts[-1]))
+        else:
+            sources, docs_in, tfs_in = offsets[np.asarray(firsts)], [docs_out], [tfs_out]
+            del docs_out, tfs_out  # the lists hold the only references, so each can shrink as it is copied
+            docs_out, tfs_out = _packed(docs_in, sources, block_starts), _packed(tfs_in, sources, block_starts)
         idf = bm25_idf(n_docs, df) if collection is None else bm25_idf(collection.n_docs, collection.df)
         release_freed_memory()
         return cls(indptr, block_starts, docs_out, tfs_out, idf, length_class, class_norm, float(k1), n_docs,
