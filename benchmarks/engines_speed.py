@@ -12,7 +12,7 @@ distinct words, one thread throughout, and reports:
   untimed warm-up call (for bm25s-numba ``compile`` is the JIT time its warm-ups pay; for retbench
   ``first search`` is its top-10 warm-up, which starts numba and loads the compiled loop, compiling
   it when numba's on-disk cache is empty);
-- peak RSS of the child (texts + index + queries + results).
+- peak RSS of the child (texts + index + queries + results), and the peak up to the end of indexing.
 
 What is and is not comparable (BM25 k1 = 1.2, b = 0.75 everywhere):
 
@@ -71,6 +71,7 @@ def _retbench(texts: list[str], queries: list[str], out: dict[str, object]) -> N
     start = time.perf_counter()
     retriever = BM25().fit(corpus)
     out["index_s"] = time.perf_counter() - start
+    out["index_peak_rss_mb"] = peak_rss_mb()
     for k in CUTOFFS:
         start = time.perf_counter()  # the first search starts numba and loads the compiled loop
         retriever.search(Queries(["warm"], [queries[0]]), k)
@@ -100,6 +101,7 @@ def _tantivy(texts: list[str], queries: list[str], out: dict[str, object], folde
     index.reload()
     searcher = index.searcher()
     out["index_s"] = time.perf_counter() - start
+    out["index_peak_rss_mb"] = peak_rss_mb()
     out["segments"] = searcher.num_segments
     for k in CUTOFFS:
         searcher.search(index.parse_query(queries[0], ["body"]), limit=k)
@@ -117,6 +119,7 @@ def _pisa(texts: list[str], queries: list[str], out: dict[str, object], folder: 
     index = PisaIndex(str(folder / "pisa"), stemmer="none", stops="none", threads=1, overwrite=True)
     index.index({"docno": f"d{j}", "text": text} for j, text in enumerate(texts))
     out["index_s"] = time.perf_counter() - start
+    out["index_peak_rss_mb"] = peak_rss_mb()
     frame = pd.DataFrame({"qid": [f"q{i}" for i in range(len(queries))], "query": queries})
     for k in CUTOFFS:
         retrieve = index.bm25(k1=1.2, b=0.75, num_results=k, threads=1)
@@ -134,6 +137,7 @@ def _bm25s(texts: list[str], queries: list[str], out: dict[str, object]) -> None
     retriever = bm25s.BM25(backend="numba", k1=1.2, b=0.75)
     retriever.index(tokens, show_progress=False)
     out["index_s"] = time.perf_counter() - start
+    out["index_peak_rss_mb"] = peak_rss_mb()
     del tokens
     out["compile_s"] = 0.0
     warm = bm25s.tokenize(queries[:2], stopwords="en", show_progress=False)

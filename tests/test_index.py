@@ -19,6 +19,7 @@ from corpora.tokenize import encode, tokenize
 from retrievers.bm25 import BM25
 from retrievers.index import BM25Index
 from retrievers.ranking import doc_id_order, top_k, top_k_rows
+from retrievers.strings import unpack_strings
 
 WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
@@ -189,8 +190,9 @@ def test_indexing_its_own_tokens_gives_them_back_and_the_same_postings(monkeypat
     where the tokens were; build() is handed tokens its caller keeps, which stay whole."""
     texts = ["apple pear apple", "pear plum", "", "apple apple apple fig", "kiwi kiwi", "plum fig pear"] * 7
     monkeypatch.setattr(index_module, "BLOCK_DOCS", 4)
-    owned, vocabulary = BM25Index.from_texts(texts, "article")
+    owned, packed = BM25Index.from_texts(texts, "article")
     tokens = tokenize(texts)
+    assert unpack_strings(*packed) == tokens.vocabulary
     kept = tokens.term_ids.copy()
     handed, _ = _index(texts, block_docs=4)
     np.testing.assert_array_equal(tokens.term_ids, kept)  # the caller's tokens are untouched
