@@ -48,11 +48,18 @@ TRAILING_FIELDS: tuple[str, ...] = ("error", "ignore")
 DATAFRAME_FIRST_RANK = 0
 
 
+def doc_index_dtype(n_docs: int) -> type[np.integer]:
+    """The type of a run's positions into ``n_docs`` doc ids: int32 below 2^31 (8 MB less per
+    2M results than int64), else int64. Searches write their results in it, so a run takes them
+    as they are."""
+    return np.int32 if n_docs < 2**31 else np.int64
+
+
 class Run:
     """Rankings: query id -> ranked (doc id, score) pairs, best first.
 
     Array-backed: a CSR layout of ``offsets`` into flat ``doc_index`` / ``scores`` arrays, with
-    ``doc_index`` pointing into the ``doc_ids`` vocabulary (an object array, or a fixed-width
+    ``doc_index`` (:func:`doc_index_dtype`) pointing into the ``doc_ids`` vocabulary (an object array, or a fixed-width
     ``numpy.str_`` array as the TREC file reader makes it). A query with an empty ranking is
     still present (its slice is empty). ``doc_hashes`` (:func:`~corpora.id_hashes.hash_ids` of
     ``doc_ids``, which must not change afterwards) is what the evaluator joins on: a file reader
@@ -80,7 +87,12 @@ class Run:
         fixed_width = isinstance(doc_ids, np.ndarray) and doc_ids.dtype.kind == "U"
         self.doc_ids = doc_ids if fixed_width else np.asarray(doc_ids, dtype=object)
         self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.doc_index = np.asarray(doc_index, dtype=np.int64)
+        doc_index, index_type = np.asarray(doc_index), doc_index_dtype(len(self.doc_ids))
+        if doc_index.dtype != index_type:
+            if len(doc_index) and (doc_index.min() < 0 or doc_index.max() >= len(self.doc_ids)):
+                raise ValueError("doc_index must hold positions into doc_ids")  # never wrapped silently
+            doc_index = doc_index.astype(index_type)
+        self.doc_index = doc_index
         self.scores = np.asarray(scores, dtype=np.float64)
         if len(self.offsets) != len(self.query_ids) + 1:
             raise ValueError("offsets must have one more entry than query_ids")

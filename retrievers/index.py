@@ -53,6 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora.memory import release_freed_memory
+from corpora.run import doc_index_dtype
 from retrievers.ranking import top_k
 
 #: Queries scored by one sparse product: amortises scipy's per-call work over the documents.
@@ -388,7 +389,8 @@ class BM25Index:
     def search(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
                min_score: float = 0.0, threads: int = 1, progress: Callable[[int, int], None] | None = None,
                compiled: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Top ``k`` documents of each query: ``(offsets, doc indices, scores)``, a CSR over queries.
+        """Top ``k`` documents of each query: ``(offsets, doc indices, scores)``, a CSR over queries
+        (doc indices: :func:`corpora.run.doc_index_dtype`).
 
         Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
         query counts once. ``progress(done, total)`` hears about every batch of queries.
@@ -412,7 +414,9 @@ class BM25Index:
         tally = _Tally(n_queries, progress)
 
         width = max(0, min(k, self.n_docs))  # results a query at most
-        results = _Results(n_queries, width) if n_queries * width * 16 <= _RESULTS_IN_PLACE_BYTES else None
+        doc_type = doc_index_dtype(self.n_docs)  # what a Run keeps: no copy
+        room = n_queries * width * (np.dtype(doc_type).itemsize + 8)
+        results = _Results(n_queries, width, doc_type) if room <= _RESULTS_IN_PLACE_BYTES else None
 
         def run(batch: range) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
             found = run_batch(batch)
@@ -429,7 +433,7 @@ class BM25Index:
                 parts = list(pool.map(run, batches))
         if results is not None:
             return results.joined(batches)
-        return _joined(parts, n_queries)  # type: ignore[arg-type]
+        return _joined(parts, n_queries, doc_type)  # type: ignore[arg-type]
 
     def score_matrix(self, query_offsets: np.ndarray, query_terms: np.ndarray) -> sp.csr_matrix:
         """Every query's score of every matching document: (n_queries x n_docs) float64 CSR."""
@@ -547,14 +551,15 @@ class BM25Index:
         return self._matrices
 
 
-def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-            n_queries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_queries: int,
+            doc_type: type[np.integer]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Batches of ``(results per query, docs, scores)`` as one CSR over queries."""
     offsets = np.zeros(n_queries + 1, dtype=np.int64)
     if not parts:
-        return offsets, np.empty(0, np.int64), np.empty(0)
+        return offsets, np.empty(0, doc_type), np.empty(0)
     np.cumsum(np.concatenate([counts for counts, _, _ in parts]), out=offsets[1:])
-    return offsets, np.concatenate([docs for _, docs, _ in parts]), np.concatenate([scores for _, _, scores in parts])
+    return (offsets, np.concatenate([docs for _, docs, _ in parts]).astype(doc_type, copy=False),
+            np.concatenate([scores for _, _, scores in parts]))
 
 
 class _Results:
@@ -563,10 +568,10 @@ class _Results:
     moved together at the end. The results are never held twice: 2,000 queries' top 1,000 peaked
     61 MB above the index when the batches were joined at the end, 33 MB now."""
 
-    def __init__(self, n_queries: int, width: int):
+    def __init__(self, n_queries: int, width: int, doc_type: type[np.integer]):
         self.width = width
         self.counts = np.zeros(n_queries, dtype=np.int64)
-        self.docs = np.empty(n_queries * width, dtype=np.int64)
+        self.docs = np.empty(n_queries * width, dtype=doc_type)
         self.scores = np.empty(n_queries * width)
 
     def put(self, batch: range, counts: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> None:

@@ -407,3 +407,15 @@ def test_importing_corpora_imports_none_of_the_optional_libraries_nor_pandas() -
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_bm25_fits_and_searches_without_importing_pandas() -> None:
+    """pandas holds ~30 MB once imported: a fit and a search (the tokenizer, the index) stay without it."""
+    code = ("import sys\n"
+            "from corpora import Corpus, Queries\n"
+            "from retrievers.bm25 import BM25\n"
+            "run = BM25().fit(Corpus(['a', 'b'], ['money back', 'the pro plan'])).search(Queries(['q'], ['plan']), 5)\n"
+            "print(run.ranking('q'), 'pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['b'] False"
