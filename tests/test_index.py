@@ -244,3 +244,14 @@ def test_search_leaves_its_inputs_alone():
         index.search(offsets, terms, 2, np.arange(3), 0.0, compiled=True)
     np.testing.assert_array_equal(offsets, before[0])
     np.testing.assert_array_equal(terms, before[1])
+
+
+def test_blocks_written_apart_are_packed_in_order_into_an_array_of_their_size():
+    """The build writes each block's postings where its tokens started, gaps between them; _packed
+    copies them together, last block first, shrinking what it was handed as it goes."""
+    values = np.arange(40, dtype=np.uint16)
+    sources, starts = np.array([0, 10, 25]), np.array([0, 4, 11, 14])  # blocks of 4, 7 and 3 values
+    handed = [values.copy()]
+    packed = index_module._packed(handed, sources, starts)
+    assert handed == [] and packed.dtype == np.uint16
+    assert packed.tolist() == [0, 1, 2, 3] + list(range(10, 17)) + [25, 26, 27]

@@ -467,3 +467,17 @@ def test_runs_read_from_files_evaluate_the_same_in_any_order(tmp_path: Path) -> 
         runs = {name: read_run(write(tmp_path, f"{name}.trec", texts[name])) for name in order}
         for name in order:
             assert evaluate(runs[name], qrels, metrics).equals(expected[name])
+
+
+def test_a_run_keeps_its_doc_positions_in_the_narrow_type_and_refuses_any_outside_its_ids():
+    from corpora.run import doc_index_dtype
+
+    assert doc_index_dtype(3) is np.int32 and doc_index_dtype(2**31) is np.int64
+    given = np.array([2, 0, 1], dtype=np.int64)
+    run = Run(["q1"], np.array(["a", "b", "c"], dtype=object), np.array([0, 3]), given, np.array([3.0, 2.0, 1.0]))
+    assert run.doc_index.dtype == np.int32 and run.ranking("q1") == ["c", "a", "b"]
+    narrow = np.array([1, 0], dtype=np.int32)  # a search's: kept, not copied
+    assert Run(["q1"], ["a", "b"], np.array([0, 2]), narrow, np.array([2.0, 1.0])).doc_index is narrow
+    for wrong in ([0, 3], [-1, 0], [2**32, 0]):  # never wrapped into a valid-looking position
+        with pytest.raises(ValueError, match="positions into doc_ids"):
+            Run(["q1"], ["a", "b", "c"], np.array([0, 2]), np.array(wrong, dtype=np.int64), np.array([2.0, 1.0]))
