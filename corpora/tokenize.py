@@ -19,7 +19,7 @@ Conventions: term ids index a vocabulary sorted in ascending string order (sciki
 slice of ``term_ids`` (CSR style). The steps come from the analyzer's declaration
 (:class:`~corpora.analyzers.Analyzer`): its stop words and stemmer. One this path does not implement
 (a token pattern other than :data:`FAST_TOKEN_PATTERN`), or a plain function registered by other
-code, is called once per text: same result, without the speed (the batch path is 3.3x faster at
+code, is called once per text: same result, without the speed (the batch path is 3.0x faster at
 50,000 texts, ``benchmarks/speed_paths.py`` ``tokenize``).
 """
 
