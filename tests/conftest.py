@@ -1,7 +1,9 @@
-"""Shared fixtures: the CLI runner and the location of the real collections."""
+"""Shared fixtures: the CLI runner, a fresh interpreter and the location of the real collections."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,18 @@ def private_cache(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+@pytest.fixture
+def fresh_python():
+    """``run(code)``: ``code`` run by a fresh interpreter at the repository root (what it imports is
+    its own), its stdout stripped; the test fails, showing stderr, if it exits non-zero."""
+    def run(code: str, timeout: int = 120) -> str:
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    return run
 
 
 @pytest.fixture

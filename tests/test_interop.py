@@ -8,7 +8,6 @@ scores and unicode ids: every (query, doc, score) survives and so does the ranki
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +23,6 @@ from corpora.run import RUN_FILE_FORMATS, RunFile, run_file_format, trec_scores
 from harness import evaluate
 from harness.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
 HAS_PYARROW = __import__("importlib").util.find_spec("pyarrow") is not None
 needs_pyarrow = pytest.mark.skipif(not HAS_PYARROW, reason='Parquet needs pyarrow: pip install "retbench[parquet]"')
 
@@ -400,22 +398,18 @@ def test_without_ranx_the_conversions_to_ranx_say_how_to_install_it(without) -> 
         Qrels({"q1": {"d": 1}}).to_ranx()
 
 
-def test_importing_corpora_imports_none_of_the_optional_libraries_nor_pandas() -> None:
+def test_importing_corpora_imports_none_of_the_optional_libraries_nor_pandas(fresh_python) -> None:
     code = ("import sys, corpora, corpora.irds, corpora.parquet\n"
             "from corpora import Run, Qrels, load_dataset\n"
             "print(sorted(m for m in ('pandas', 'pyarrow', 'ranx', 'ir_datasets', 'pyterrier') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
 
 
-def test_bm25_fits_and_searches_without_importing_pandas() -> None:
+def test_bm25_fits_and_searches_without_importing_pandas(fresh_python) -> None:
     """pandas holds ~30 MB once imported: a fit and a search (the tokenizer, the index) stay without it."""
     code = ("import sys\n"
             "from corpora import Corpus, Queries\n"
             "from retrievers.bm25 import BM25\n"
             "run = BM25().fit(Corpus(['a', 'b'], ['money back', 'the pro plan'])).search(Queries(['q'], ['plan']), 5)\n"
             "print(run.ranking('q'), 'pandas' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "['b'] False"
+    assert fresh_python(code) == "['b'] False"

@@ -4,13 +4,9 @@ each of them imports. Importing a package costs no heavy library."""
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
 
 PUBLIC = {
     "corpora": [
@@ -101,18 +97,16 @@ def test_public_names_are_pinned(package: str) -> None:
 
 
 @pytest.mark.parametrize("package", sorted(PUBLIC))
-def test_every_public_name_imports_in_a_fresh_interpreter(package: str) -> None:
+def test_every_public_name_imports_in_a_fresh_interpreter(package: str, fresh_python) -> None:
     names = ", ".join(PUBLIC[package])
-    code = f"from {package} import {names}\nfrom {package} import *\nprint('ok')"
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert fresh_python(f"from {package} import {names}\nfrom {package} import *\nprint('ok')") == "ok"
     module = importlib.import_module(package)
     assert all(getattr(module, name) is not None for name in PUBLIC[package])
     assert set(PUBLIC[package]) <= set(dir(module))
 
 
 @pytest.mark.parametrize("package", sorted(PUBLIC))
-def test_no_public_name_is_shadowed_by_a_submodule_of_the_same_name(package: str) -> None:
+def test_no_public_name_is_shadowed_by_a_submodule_of_the_same_name(package: str, fresh_python) -> None:
     """Importing ``harness.gate`` (a module) sets the attribute ``harness.gate``, hiding the lazily
     exported function of that name; so no public name may also be a submodule's name. Checked in a
     fresh interpreter after importing every submodule of the package."""
@@ -121,9 +115,7 @@ def test_no_public_name_is_shadowed_by_a_submodule_of_the_same_name(package: str
             "    try:\n        importlib.import_module(info.name)\n    except ImportError:\n        pass\n"
             f"print(sorted(n for n in {package}.__all__ if isinstance(getattr({package}, n), types.ModuleType)"
             f" and n != 'progress'))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert fresh_python(code, timeout=300).splitlines()[-1] == "[]"
 
 
 def test_the_errors_are_one_family_whichever_package_they_are_imported_from() -> None:
@@ -141,13 +133,11 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         harness.run_compare  # noqa: B018
 
 
-def test_importing_the_packages_imports_no_heavy_library() -> None:
+def test_importing_the_packages_imports_no_heavy_library(fresh_python) -> None:
     """Dense is a name of ``retrievers`` but loads torch only when fitted; ``harness`` imports its
     names when first used, so ``bench evaluate`` (in ``harness.cli``) does not import the retrievers."""
     code = ("import sys\nimport harness, harness.cli\nlight = 'retrievers' not in sys.modules\n"
             "import corpora, retrievers\nfrom retrievers import Dense\n"
             "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
             "print(heavy, light)")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[] True"
+    assert fresh_python(code) == "[] True"
