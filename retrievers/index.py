@@ -73,7 +73,8 @@ COMPILED_FROM_DOCS = 1_000_000
 #: 1,030 vs 1,035 q/s).
 COMPILED_BATCH = 256
 COMPILED_BATCH_RESULTS = 1 << 16
-#: Up to this size (16 bytes a result), a search's results are written in place (:class:`_Results`).
+#: Up to this size (12 bytes a result: an int32 doc number and a float64 score; 16 past 2^31
+#: documents), a search's results are written in place (:class:`_Results`).
 _RESULTS_IN_PLACE_BYTES = 1 << 30
 #: Postings weighted per step when a block's weights are materialised: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
@@ -275,7 +276,7 @@ class BM25Index:
 
         The token stream is let go as soon as every block's postings exist: at a million documents
         that keeps a few hundred MB off the peak. The vocabulary is packed before the postings are
-        built: as Python strings it would hold 34 MB more through them (524,237 terms).
+        built: as Python strings it would hold 32 MB more through them (524,237 terms).
         """
         from corpora.tokenize import tokenize
         from retrievers.strings import pack_strings
@@ -399,9 +400,9 @@ class BM25Index:
         and order. The default (None) compiles where it pays: from :data:`COMPILED_FROM_DOCS`
         documents, numba installed.
         """
-        from retrievers import compiled as compiled_module
-
         if compiled is None:
+            from retrievers import compiled as compiled_module
+
             compiled = self.n_docs >= COMPILED_FROM_DOCS and compiled_module.available()
         n_queries = len(query_offsets) - 1
         if compiled:  # its bounds, if it prunes, are computed here, before the threads
@@ -458,8 +459,7 @@ class BM25Index:
             counts = np.fromiter((len(docs) for docs, _ in found), dtype=np.int64, count=len(found))
             if not found:
                 return counts, np.empty(0, np.int64), np.empty(0)
-            return (counts, np.concatenate([docs for docs, _ in found]).astype(np.int64, copy=False),
-                    np.concatenate([scores for _, scores in found]))
+            return counts, np.concatenate([docs for docs, _ in found]), np.concatenate([scores for _, scores in found])
 
         return run
 
