@@ -261,10 +261,9 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
                                       config.confidence, task.update, config.permutations, config.family)
     readings = read_comparison(
         labels=labels, retrievers=[s.retriever for s in systems], runs=[s.run for s in systems], queries=queries,
-        facet_queries=dataset.queries, query_ids=query_ids, per_query=per_query, values=values, names=names,
-        comparisons=comparisons, baseline=config.baseline, bootstrap_samples=config.bootstrap_samples,
-        seed=config.seed, confidence=config.confidence, permutations=config.permutations, family=config.family,
-        facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from)
+        facet_queries=dataset.queries, query_ids=query_ids, per_query=per_query, names=names,
+        comparisons=comparisons, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
+        confidence=config.confidence, facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from)
     with _task("retrieval metrics"):
         card = retrieval_metrics({s.label: s.run for s in systems}, dataset.qrels, query_ids, dataset.queries,
                                  retrieval_k=config.retrieval_k, rel_threshold=config.rel_threshold,
@@ -276,7 +275,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
                                  analyze, query_ids, config.fail_rank, config.rel_threshold))
     return CompareResult(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
-                         comparisons, failures, analyzer, readings.leaderboard, readings.leaderboard_comparisons,
+                         comparisons, failures, analyzer, readings.leaderboard,
                          readings.power, readings.facets, readings.risk_coverage, readings.risk_coverage_summary,
                          warnings, notes, card)
 

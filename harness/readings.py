@@ -4,12 +4,10 @@ runs and comparisons. Each reading is computed by its own module (:mod:`harness.
 :mod:`harness.power`, :mod:`harness.facets`, :mod:`harness.risk_coverage`); this one decides what
 they are given:
 
-* the leaderboard's tie groups need each group's leader compared with every system below it. With
-  all pairs compared, those are the run's comparisons; with a ``baseline`` only the comparisons with
-  it exist, so every pair is compared here for the leaderboard alone (same bootstrap, test, seed and
-  Holm family; not written to ``comparisons.csv``): the leaderboard is the same with or without
-  ``--baseline``. Its ranks use the comparisons' resamples (the same index stream, drawn once for
-  every metric).
+* the leaderboard's tie groups read the run's comparisons and nothing else (the same tests, Holm
+  family and verdicts as ``comparisons.csv``): with a ``baseline`` only the pairs with it are
+  compared, and the pairs without it are not separated (:mod:`harness.leaderboard`). Its ranks use
+  the comparisons' resamples (the same index stream, drawn once for every metric).
 * a system's confidence per query (risk–coverage) is the retriever's own, when it defines a
   ``confidence(queries)`` method (:data:`OWN_CONFIDENCE`), else the one ``confidence_from`` reads off
   its run (a key of :data:`harness.risk_coverage.CONFIDENCES`).
@@ -19,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -30,7 +27,7 @@ from harness.facets import facet_rollup
 from harness.leaderboard import leaderboards
 from harness.power import power_table
 from harness.risk_coverage import query_confidence, risk_coverage
-from harness.statistics import Comparison, compare_systems
+from harness.statistics import Comparison
 from retrievers import Retriever, RetrieverFailed
 
 __all__ = ["OWN_CONFIDENCE", "Readings", "read_comparison", "system_confidence"]
@@ -44,7 +41,6 @@ class Readings:
     """The readings of one comparison; see :class:`harness.comparison.CompareResult` for each."""
 
     leaderboard: pd.DataFrame
-    leaderboard_comparisons: list[Comparison]
     power: pd.DataFrame
     facets: pd.DataFrame
     risk_coverage: pd.DataFrame
@@ -79,22 +75,17 @@ def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries:
 
 def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], runs: Sequence[Run],
                     queries: Queries, facet_queries: Queries, query_ids: Sequence[str], per_query: pd.DataFrame,
-                    values: dict[str, dict[str, np.ndarray]], names: Sequence[str], comparisons: list[Comparison],
-                    baseline: str | None, bootstrap_samples: int, seed: int, confidence: float, permutations: int,
-                    family: str, facets: Sequence[str] | None, risk_metric: str, confidence_from: str) -> Readings:
+                    names: Sequence[str], comparisons: list[Comparison], bootstrap_samples: int, seed: int,
+                    confidence: float, facets: Sequence[str] | None, risk_metric: str,
+                    confidence_from: str) -> Readings:
     """Every reading of one comparison (see the module docstring for what each is given).
 
     ``queries``: the evaluated queries, in ``query_ids`` order (what the retrievers searched);
-    ``facet_queries``: the dataset's queries with their facets; ``values[label][metric]``: per-query
-    values in ``query_ids`` order; the statistics options are the comparison's.
+    ``facet_queries``: the dataset's queries with their facets; ``comparisons``: the run's (those
+    written to ``comparisons.csv``); the statistics options are the comparison's.
     """
-    board_comparisons = comparisons
-    if baseline is not None:
-        with task("comparing every pair for the leaderboard"):
-            board_comparisons = compare_systems(values, list(combinations(labels, 2)), names, bootstrap_samples, seed,
-                                                confidence, None, permutations, family)
     with task("leaderboard"):
-        board = leaderboards(per_query, names, board_comparisons, bootstrap_samples, seed, confidence)
+        board = leaderboards(per_query, names, comparisons, bootstrap_samples, seed, confidence)
     power = power_table(per_query, comparisons)
     with task("facets"):
         facet_frame = facet_rollup(per_query, facet_queries, names, names=facets, n_samples=bootstrap_samples,
@@ -105,4 +96,4 @@ def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], r
         confidences[label], kinds[label] = system_confidence(
             retriever, query_confidence(run, query_ids, confidence_from), queries, confidence_from)
     curve, summary = risk_coverage(per_query, risk_metric, confidences, kinds)
-    return Readings(board, board_comparisons, power, facet_frame, curve, summary)
+    return Readings(board, power, facet_frame, curve, summary)

@@ -91,9 +91,8 @@ class CompareRecord:
     the comparisons in ``comparisons.csv``), ``facets`` (:func:`harness.facets.facet_columns`),
     ``risk_coverage`` and ``risk_coverage_summary`` (:data:`harness.risk_coverage.CURVE_COLUMNS`,
     :data:`~harness.risk_coverage.SUMMARY_COLUMNS`); :attr:`duplicates` lists the near-duplicate
-    pairs behind the ``duplicate versions`` failures. ``leaderboard_comparisons`` are the comparisons
-    the tie groups rest on: ``comparisons`` itself with all pairs, every pair computed for the
-    leaderboard with a ``baseline``. ``retrieval`` holds the metrics card's five numbers per system
+    pairs behind the ``duplicate versions`` failures; the leaderboard's tie groups rest on
+    ``comparisons`` alone. ``retrieval`` holds the metrics card's five numbers per system
     and query (:mod:`harness.retrieval_metrics`), whatever ``metrics`` are, with their rollups.
     """
 
@@ -109,7 +108,6 @@ class CompareRecord:
     failures: list[Failure]
     analyzer: str
     leaderboard: pd.DataFrame
-    leaderboard_comparisons: list[Comparison]
     power: pd.DataFrame
     facets: pd.DataFrame
     risk_coverage: pd.DataFrame

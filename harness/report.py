@@ -53,7 +53,7 @@ def _number(value: float) -> str:
 
 
 def _leaderboard_lines(result: CompareRecord) -> list[str]:
-    """Per metric, the systems by tie group then mean: mean, mean rank over the resamples, rank interval."""
+    """Per metric, the systems by mean with their letters (tie groups), mean rank over the resamples, rank interval."""
     config = result.config
     level = round(config.confidence * 100)
     rows = []
@@ -63,11 +63,11 @@ def _leaderboard_lines(result: CompareRecord) -> list[str]:
         rows.append([row.metric if row.metric != previous else "", str(row.group), row.system, f"{row.mean:.3f}",
                      f"{row.mean_rank:.{_RANK_DECIMALS}f}", interval])
         previous = row.metric
-    pairs = "" if config.baseline is None else "; every pair compared for it"
-    lines = [f"leaderboard (mean rank over {config.bootstrap_samples} bootstrap resamples; a group: its leader and "
-             f"the systems not significantly worse{pairs}):"]
+    pairs = "" if config.baseline is None else f"; only pairs with {config.baseline} were compared"
+    lines = [f"leaderboard (mean rank over {config.bootstrap_samples} bootstrap resamples; systems sharing a group "
+             f"letter: no comparison calls one better{pairs}):"]
     lines.extend("  " + line for line in _table(["metric", "group", "system", "mean", "mean rank",
-                                                  f"{level}% rank interval"], rows, right={1, 3, 4, 5}))
+                                                  f"{level}% rank interval"], rows, right={3, 4, 5}))
     return lines
 
 

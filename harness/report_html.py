@@ -4,7 +4,7 @@ Everything is inside the file: the style sheet in a ``<style>`` element, every c
 drawn by :mod:`harness.plots`, and no reference to anything outside it (no script, font, image or
 style sheet is fetched). Sections, in order (each an ``<h2>`` with an id, linked from the top):
 
-1. ``leaderboard`` - per metric, the systems by tie group, with mean rank and rank interval;
+1. ``leaderboard`` - per metric, the systems by mean with their group letters, mean rank and rank interval;
 2. ``means`` - each system's mean per metric with its bootstrap interval, the best in bold, a
    marker against the reference (the baseline, or the best), and a chart of the intervals;
 3. ``comparisons`` - each paired comparison: mean difference, interval, p, Holm p, test, effect
@@ -79,19 +79,24 @@ def _leaderboard(view: ReportView) -> str:
     board = view.folder.leaderboard
     samples = view.statistics["bootstrap_samples"]
     rows = []
+    metrics = list(dict.fromkeys(board["metric"]))
     for row in board.itertuples(index=False):
-        shade = "group-odd" if int(row.group) % 2 else "group-even"
+        shade = "group-odd" if metrics.index(row.metric) % 2 else "group-even"  # one shade per metric's block
         rows.append(f'<tr class="{shade}">' + "".join([
-            _cell(row.metric), _cell(str(int(row.group)), numeric=True), _cell(row.system),
+            _cell(row.metric), _cell(str(row.group), system=row.system, metric=row.metric, field="group"),
+            _cell(row.system),
             _cell(number(row.mean), numeric=True, system=row.system, metric=row.metric),
             _cell(f"{row.rank:g}", numeric=True), _cell(f"{row.mean_rank:.2f}", numeric=True),
             _cell(f"[{row.rank_ci_low:g}, {row.rank_ci_high:g}]", numeric=True)]) + "</tr>")
-    note = (f'<p class="note">Per metric, the systems by tie group, then mean. A group is its leader and every '
-            f"system not significantly worse than it (Holm p &le; {view.alpha:g} and the {view.level} interval "
-            f"excludes 0); mean rank and the {view.level} rank interval over {samples} bootstrap resamples of the "
-            "queries.</p>")
+    untested = ("" if view.baseline is None else
+                f" Only the comparisons with {_e(view.baseline)} were made; the other pairs are "
+                "not separated.")
+    note = (f'<p class="note">Per metric, the systems by mean. Group letters: two systems share a letter exactly '
+            f"when their comparison does not call one better (Holm p &le; {view.alpha:g} and the {view.level} "
+            f"interval excludes 0 call it), as the verdicts below.{untested} Mean rank and the {view.level} rank "
+            f"interval over {samples} bootstrap resamples of the queries.</p>")
     table = _table(["metric", "group", "system", "mean", "rank", "mean rank", f"{view.level} rank interval"], rows,
-                   numeric_from=1, id="leaderboard-table")
+                   numeric_from=3, id="leaderboard-table")
     return _section("leaderboard", note + table)
 
 

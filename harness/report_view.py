@@ -11,7 +11,7 @@ Derived here, and nowhere stored:
   alpha *and* the interval excludes 0, the rule of the verdict "A is better"), on the stored row,
   alpha from the manifest;
 * **the reference** each system is marked against, per metric: the baseline when the run had one,
-  else the leaderboard's best (its first row: group 1's leader, the highest mean);
+  else the leaderboard's best (its first row: the highest mean);
 * **mean intervals**: each system's mean with a percentile bootstrap interval over the queries,
   drawn with the run's own resamples (:func:`harness.statistics.bootstrap_means` on
   ``per_query.csv`` with the manifest's seed, resamples and confidence), the method of the facet
@@ -199,7 +199,7 @@ class ReportView:
 
     def reference(self, metric: str) -> str:
         """The system the others are marked against on ``metric``: the baseline, else the
-        leaderboard's best (group 1's leader)."""
+        leaderboard's best (its first row, the highest mean)."""
         if self.baseline is not None:
             return self.baseline
         board = self.folder.leaderboard

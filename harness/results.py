@@ -14,7 +14,7 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | summary.csv | system, one column per metric as requested |
 | per_query.csv | system, query_id, one column per metric, first_relevant_rank (empty when none) |
 | comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, queries_needed |
-| leaderboard.csv | metric, group, system, mean, rank, mean_rank, rank_ci_low, rank_ci_high |
+| leaderboard.csv | metric, group (letters), system, mean, rank, mean_rank, rank_ci_low, rank_ci_high |
 | facets.csv | system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, note |
 | risk_coverage.csv | system, coverage, risk, threshold |
 | risk_coverage_summary.csv | system, confidence, risk_metric, n_queries, aurc, oracle_aurc, e_aurc, random_risk, kendall_tau |
@@ -260,13 +260,14 @@ def _readings_record(result: CompareRecord) -> dict[str, object]:
     """The manifest's record of how the leaderboard and the power figures were made."""
     config = result.config
     pairs = ("the run's comparisons (all pairs)" if config.baseline is None else
-             "every pair, compared for the leaderboard alone (comparisons.csv holds those with the baseline)")
+             "the run's comparisons (those with the baseline; the other pairs are not separated)")
     return {
         "leaderboard": {
             "ranks": "each system's rank in each bootstrap resample (the comparisons' resamples; 1 = highest mean, "
                      "equal means share the average rank); rank interval: percentile of the sorted ranks",
-            "tie_groups": "the best system not yet grouped leads the next group, joined by every remaining system "
-                          "whose comparison with it is not significant (Holm p > alpha or the interval includes 0)",
+            "tie_groups": "compact letter display (Piepho 2004, insert-and-absorb): a letter is a largest set of "
+                          "systems no two of which comparisons.csv calls one better (Holm p <= alpha and the "
+                          "interval excludes 0); letters named by their best system, highest mean first",
             "comparisons": pairs,
         },
         "power": {"power": POWER, "test": "two-sided paired t-test at alpha",

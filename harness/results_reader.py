@@ -57,7 +57,7 @@ TABLES: dict[str, Table] = {
     "summary": Table("summary.csv", ("system",)),
     "comparisons": Table("comparisons.csv", ("system_a", "system_b", "metric", "test", "verdict"),
                          ("n_queries", "n_differing", "wins", "ties", "losses", "queries_needed")),
-    "leaderboard": Table("leaderboard.csv", ("metric", "system"), ("group",)),
+    "leaderboard": Table("leaderboard.csv", ("metric", "group", "system")),
     "facets": Table("facets.csv", ("system", "facet", "value", "note"), ("n_queries",)),
     "risk_coverage": Table("risk_coverage.csv", ("system",)),
     "risk_coverage_summary": Table("risk_coverage_summary.csv", ("system", "confidence", "risk_metric"),
@@ -215,7 +215,8 @@ class ResultsFolder:
 
     @property
     def leaderboard(self) -> pd.DataFrame:
-        """``leaderboard.csv``: per metric, the systems by tie group then mean."""
+        """``leaderboard.csv``: per metric, the systems by mean; ``group`` their letters (text, such as
+        ``ab``; :func:`harness.leaderboard.group_letters` splits one)."""
         return self.table("leaderboard")
 
     @property

@@ -19,6 +19,80 @@ def private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("RETBENCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "retbench-cache"))
 
 
+def groups_contradicting_verdicts(folder: Path) -> list[str]:
+    """Every place where ``folder``'s leaderboard.csv groups contradict its comparisons.csv: a pair
+    whose verdict says one is better but that shares a letter, a pair whose verdict does not that
+    shares none, or a pair never compared that shares none (untested pairs are not separated). []
+    when they agree; both files are read as text, the verdicts as written."""
+    import pandas as pd
+
+    from harness.leaderboard import group_letters
+
+    board = pd.read_csv(folder / "leaderboard.csv", dtype=str, keep_default_na=False)
+    comparisons = pd.read_csv(folder / "comparisons.csv", dtype=str, keep_default_na=False)
+    letters = {(row.metric, row.system): set(group_letters(row.group)) for row in board.itertuples(index=False)}
+    problems, compared = [], set()
+    for c in comparisons.itertuples(index=False):
+        a, b = letters.get((c.metric, c.system_a)), letters.get((c.metric, c.system_b))
+        if a is None or b is None:
+            problems.append(f"{c.metric}: {c.system_a} - {c.system_b} is not on the leaderboard")
+            continue
+        compared.add((c.metric, frozenset((c.system_a, c.system_b))))
+        better = c.verdict in (f"{c.system_a} is better", f"{c.system_b} is better")
+        if better == bool(a & b):
+            problems.append(f"{c.metric}: {c.system_a} {sorted(a)} and {c.system_b} {sorted(b)} "
+                            f"{'share' if better else 'share no'} letter, verdict {c.verdict!r}")
+    for metric, rows in board.groupby("metric", sort=False):
+        systems = rows["system"].tolist()
+        for i, x in enumerate(systems):
+            for y in systems[i + 1:]:
+                if (metric, frozenset((x, y))) not in compared and not letters[metric, x] & letters[metric, y]:
+                    problems.append(f"{metric}: {x} and {y} were not compared but share no letter")
+    return problems
+
+
+def _results_folders(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.rglob("leaderboard.csv") if (p.parent / "comparisons.csv").is_file())
+
+
+def _check_groups(root: Path, checked: set[Path]) -> None:
+    """Assert :func:`groups_contradicting_verdicts` finds nothing in each results folder under ``root``
+    not checked before; a folder a test broke on purpose (a file or column missing) is skipped."""
+    for folder in _results_folders(root):
+        if folder in checked:
+            continue
+        checked.add(folder)
+        headers = [set((folder / name).read_text(encoding="utf-8").partition("\n")[0].split(","))
+                   for name in ("leaderboard.csv", "comparisons.csv")]
+        if not {"metric", "group", "system"} <= headers[0] or \
+                not {"metric", "system_a", "system_b", "verdict"} <= headers[1]:
+            continue
+        problems = groups_contradicting_verdicts(folder)
+        assert not problems, f"{folder}: the tie groups contradict the verdicts:\n" + "\n".join(problems)
+
+
+_CHECKED: set[Path] = set()
+
+
+@pytest.fixture(autouse=True)
+def groups_match_verdicts(request):
+    """After each test, every results folder it wrote under its ``tmp_path`` has tie groups that agree
+    with its verdicts (:func:`groups_contradicting_verdicts`)."""
+    # asked for before the test runs, so that tmp_path is still there when this fixture ends
+    root = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if root is not None:
+        _check_groups(root, _CHECKED)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def groups_match_verdicts_everywhere(tmp_path_factory):
+    """At the end of the session, the same for every folder under the session's temporary root (the
+    folders module- and session-scoped fixtures wrote)."""
+    yield
+    _check_groups(tmp_path_factory.getbasetemp(), _CHECKED)
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()

@@ -1,13 +1,18 @@
-"""Leaderboard (``harness.leaderboard``): bootstrap ranks, rank intervals and tie groups."""
+"""Leaderboard (``harness.leaderboard``): bootstrap ranks, rank intervals and tie groups (a compact letter display)."""
 
 from __future__ import annotations
+
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness import compare
-from harness.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, leaderboard, tie_groups
+from harness.leaderboard import (LEADERBOARD_COLUMNS, bootstrap_ranks, group_letters, leaderboard, letter_sets,
+                                 tie_groups)
 from harness.statistics import Comparison, compare_systems
 
 
@@ -24,7 +29,7 @@ def test_the_four_baselines_share_one_group_on_the_bundled_corpus(metrics: str) 
         board = leaderboard(result.per_query, metric, result.comparisons)
         assert list(board.columns) == LEADERBOARD_COLUMNS
         assert sorted(board["system"]) == ["bm25", "lsa", "rrf", "weighted"]
-        assert board["group"].tolist() == [1, 1, 1, 1], metric
+        assert board["group"].tolist() == ["a"] * 4, metric
         # rank intervals are recorded and hold the mean rank; the ranks of a resample add up to 1 + 2 + 3 + 4
         assert ((1 <= board.rank_ci_low) & (board.rank_ci_low <= board.mean_rank)).all()
         assert ((board.mean_rank <= board.rank_ci_high) & (board.rank_ci_high <= 4)).all()
@@ -67,34 +72,121 @@ def test_a_clearly_worse_system_gets_a_group_of_its_own() -> None:
     frame = pd.DataFrame([{"system": s, "query_id": f"q{i}", "m": v} for s in per_query
                           for i, v in enumerate(per_query[s]["m"])])
     board = leaderboard(frame, "m", comparisons, n_samples=1000)
-    assert dict(zip(board.system, board.group)) == {"A": 1, "B": 1, "C": 2}
+    assert dict(zip(board.system, board.group)) == {"A": "a", "B": "a", "C": "b"}
     assert board.loc[board.system == "C", ["rank", "mean_rank", "rank_ci_low", "rank_ci_high"]].values.tolist() == \
         [[3.0, 3.0, 3.0, 3.0]]
 
 
-def test_groups_are_decided_against_each_leader() -> None:
+def test_letters_follow_every_pair_not_a_leader() -> None:
     systems, means = ["A", "B", "C", "D", "E"], [0.9, 0.8, 0.7, 0.6, 0.2]
-    # A ~ B, B ~ C, but A and C differ: C is not in A's group (not transitive); C leads group 2 with D;
-    # E differs from everyone above it and is alone
+    # A ~ B, B ~ C, but A and C differ (significance is not transitive): B carries both letters;
+    # C ~ D, B and D differ; E differs from everyone
     comparisons = [fake("A", "B", False), fake("A", "C", True), fake("A", "D", True), fake("A", "E", True),
                    fake("B", "C", False), fake("C", "D", False), fake("C", "E", True), fake("B", "D", True),
                    fake("B", "E", True), fake("D", "E", True)]
-    assert tie_groups(systems, means, comparisons, "m") == {"A": 1, "B": 1, "C": 2, "D": 2, "E": 3}
+    assert tie_groups(systems, means, comparisons, "m") == {"A": "a", "B": "ab", "C": "bc", "D": "c", "E": "d"}
+    # the leader-only rule put C and D together as group 2 but B alone with A: B ~ C was not shown
     # the comparisons of another metric are not read
     assert tie_groups(["A", "B"], [0.9, 0.8], [fake("A", "B", True, "other"), fake("B", "A", False)], "m") == \
-        {"A": 1, "B": 1}
-    # equal means: the better mean rank leads
-    assert tie_groups(["A", "B"], [0.5, 0.5], [fake("A", "B", True)], "m", mean_ranks=[1.6, 1.4]) == {"A": 2, "B": 1}
+        {"A": "a", "B": "a"}
+    # equal means: the better mean rank comes first and names letter a
+    assert tie_groups(["A", "B"], [0.5, 0.5], [fake("A", "B", True)], "m", mean_ranks=[1.6, 1.4]) == \
+        {"A": "b", "B": "a"}
 
 
+def test_all_equal_and_all_different() -> None:
+    systems, means = ["A", "B", "C", "D"], [0.4, 0.9, 0.1, 0.5]
+    pairs = list(combinations(systems, 2))
+    assert tie_groups(systems, means, [fake(a, b, False) for a, b in pairs], "m") == dict.fromkeys(systems, "a")
+    # letters go by mean: B (0.9) a, D (0.5) b, A (0.4) c, C (0.1) d
+    assert tie_groups(systems, means, [fake(a, b, True) for a, b in pairs], "m") == \
+        {"A": "c", "B": "a", "C": "d", "D": "b"}
+    assert tie_groups([], [], [], "m") == {}
+
+
+def test_a_system_can_carry_several_letters() -> None:
+    # A > C, A > D, B > D, every other pair not separated: the largest unseparated sets are
+    # {A, B}, {B, C} and {C, D}
+    systems, means = ["A", "B", "C", "D"], [0.9, 0.8, 0.7, 0.6]
+    separated = {("A", "C"), ("A", "D"), ("B", "D")}
+    comparisons = [fake(a, b, (a, b) in separated) for a, b in combinations(systems, 2)]
+    assert tie_groups(systems, means, comparisons, "m") == {"A": "a", "B": "ab", "C": "bc", "D": "c"}
+    # a 4-cycle of non-separation (A~B, B~D, D~C, C~A; A>D, B>C): four letters, each system two
+    separated = {("A", "D"), ("B", "C")}
+    comparisons = [fake(a, b, (a, b) in separated) for a, b in combinations(systems, 2)]
+    groups = tie_groups(systems, means, comparisons, "m")
+    assert groups == {"A": "ab", "B": "ac", "C": "bd", "D": "cd"}
+    assert [group_letters(groups[s]) for s in systems] == [["a", "b"], ["a", "c"], ["b", "d"], ["c", "d"]]
+
+
+def test_untested_pairs_are_not_separated() -> None:
+    # only comparisons with the baseline C: A > C and C > D; A - B, B - D, A - D were not tested
+    systems, means = ["A", "B", "C", "D"], [0.9, 0.8, 0.5, 0.1]
+    comparisons = [fake("A", "C", True), fake("B", "C", False), fake("C", "D", True)]
+    groups = tie_groups(systems, means, comparisons, "m")
+    assert groups == {"A": "a", "B": "ab", "C": "b", "D": "a"}  # A and D were not compared: they share a
+    assert not set(groups["A"]) & set(groups["C"]) and not set(groups["C"]) & set(groups["D"])
+    assert set(groups["B"]) & set(groups["C"])
+
+
+def test_conflicting_comparisons_of_one_pair_are_an_error() -> None:
+    with pytest.raises(ValueError, match="comparisons of 'B' and 'A' on 'm' disagree"):
+        tie_groups(["A", "B"], [0.9, 0.8], [fake("A", "B", True), fake("B", "A", False)], "m")
+
+
+def test_many_letters_are_named_past_z_and_read_back() -> None:
+    # 30 systems, every pair separated: 30 letters, a..z then A..D
+    systems = [f"s{i:02d}" for i in range(30)]
+    everything = [fake(a, b, True) for a, b in combinations(systems, 2)]
+    groups = tie_groups(systems, [1 - i / 100 for i in range(30)], everything, "m")
+    assert [groups[s] for s in systems] == list("abcdefghijklmnopqrstuvwxyzABCD")
+    # 4 blocks of 4 systems, separated across blocks only: letters are one per choice of a system
+    # from each block, 4^4 = 256 > 52, so the names run on (a1, ...) and a cell separates them by spaces
+    blocks = [[f"b{k}s{i}" for i in range(4)] for k in range(4)]
+    names = [s for block in blocks for s in block]
+    block_of = {s: k for k, block in enumerate(blocks) for s in block}
+    comparisons = [fake(a, b, block_of[a] == block_of[b]) for a, b in combinations(names, 2)]
+    groups = tie_groups(names, [1 - i / 100 for i in range(16)], comparisons, "m")
+    letters = {s: group_letters(groups[s]) for s in names}
+    assert all(" " in groups[s] and len(letters[s]) == 64 for s in names)
+    assert len({x for s in names for x in letters[s]}) == 256
+    for a, b in combinations(names, 2):
+        assert bool(set(letters[a]) & set(letters[b])) == (block_of[a] != block_of[b])
+
+
+def _maximal_unseparated(n: int, separated: set[tuple[int, int]]) -> list[list[int]]:
+    """Every largest set of positions with no separated pair inside, by brute force over all subsets."""
+    free = [set(c) for r in range(1, n + 1) for c in combinations(range(n), r)
+            if not any((i, j) in separated for i, j in combinations(c, 2))]
+    return sorted(sorted(c) for c in free if not any(c < d for d in free))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 7).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.booleans(), min_size=n * (n - 1) // 2,
+                                                                          max_size=n * (n - 1) // 2))))
+def test_letters_agree_with_any_significance_matrix(case: tuple[int, list[bool]]) -> None:
+    n, flags = case
+    pairs = list(combinations(range(n), 2))
+    separated = {p for p, flag in zip(pairs, flags) if flag}
+    letters = letter_sets(n, separated)
+    held = [{k for k, members in enumerate(letters) if i in members} for i in range(n)]
+    assert all(held), "every system carries a letter"
+    for i, j in pairs:  # both ways: share a letter exactly when not separated
+        assert bool(held[i] & held[j]) == ((i, j) not in separated)
+    # and the letters are exactly the largest unseparated sets (insert-and-absorb, no redundant letter kept)
+    assert letters == _maximal_unseparated(n, separated)
+    # the same through tie_groups, in a shuffled order of the systems and the comparisons
+    systems = [f"S{i}" for i in range(n)][::-1]
+    means = [1.0 - i / 10 for i in range(n)][::-1]
+    comparisons = [fake(f"S{j}", f"S{i}", (i, j) in separated) for i, j in reversed(pairs)]
+    groups = tie_groups(systems, means, comparisons, "m")
+    for i, j in pairs:
+        assert bool(set(groups[f"S{i}"]) & set(groups[f"S{j}"])) == ((i, j) not in separated)
+    if n:
+        assert groups["S0"].startswith("a")
 def test_significance_needs_both_holm_and_the_interval() -> None:
     # Holm p below alpha but the interval includes 0 (and the reverse): not separated, one group
     holm_only = Comparison("A", "B", "m", 0.1, -0.01, 0.2, 0.001, 0.01, 50, 50)
     interval_only = Comparison("A", "C", "m", 0.1, 0.02, 0.2, 0.3, 0.6, 50, 50)
     assert tie_groups(["A", "B", "C"], [0.9, 0.8, 0.7], [holm_only, interval_only, fake("B", "C", False)], "m") == \
-        {"A": 1, "B": 1, "C": 1}
-
-
-def test_a_missing_comparison_is_an_error_not_a_guess() -> None:
-    with pytest.raises(ValueError, match="no comparison of 'B' and 'C' on 'm'"):
-        tie_groups(["A", "B", "C"], [0.9, 0.8, 0.7], [fake("A", "B", True), fake("A", "C", True)], "m")
+        {"A": "a", "B": "a", "C": "a"}

@@ -132,8 +132,10 @@ def check_numbers(page: Page, folder: Path) -> None:
     board = pd.read_csv(folder / "leaderboard.csv", dtype={"system": str})
     shown = {(a["data-system"], a["data-metric"]): t for a, t in page.cells if "data-metric" in a and "[" not in t
              and "data-field" not in a and "data-facet" not in a}
+    groups = {(a["data-system"], a["data-metric"]): t for a, t in page.cells if a.get("data-field") == "group"}
     for row in board.itertuples(index=False):
         assert shown[(row.system, row.metric)] == f"{row.mean:.3f}"
+        assert groups[(row.system, row.metric)] == str(row.group)  # the letters of leaderboard.csv
     comparisons = pd.read_csv(folder / "comparisons.csv", dtype={"system_a": str, "system_b": str},
                               keep_default_na=False)
     fields = {}
