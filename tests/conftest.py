@@ -74,6 +74,12 @@ def _check_groups(root: Path, checked: set[Path]) -> None:
 _CHECKED: set[Path] = set()
 
 
+@pytest.fixture
+def groups_contradicting() -> object:
+    """:func:`groups_contradicting_verdicts`, for a test that checks a folder itself."""
+    return groups_contradicting_verdicts
+
+
 @pytest.fixture(autouse=True)
 def groups_match_verdicts(request):
     """After each test, every results folder it wrote under its ``tmp_path`` has tie groups that agree

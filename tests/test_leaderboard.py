@@ -190,3 +190,40 @@ def test_significance_needs_both_holm_and_the_interval() -> None:
     interval_only = Comparison("A", "C", "m", 0.1, 0.02, 0.2, 0.3, 0.6, 50, 50)
     assert tie_groups(["A", "B", "C"], [0.9, 0.8, 0.7], [holm_only, interval_only, fake("B", "C", False)], "m") == \
         {"A": "a", "B": "a", "C": "a"}
+
+
+def test_the_suites_check_finds_a_contradiction(tmp_path, groups_contradicting) -> None:
+    # the check every test's results folders go through (tests/conftest.py) must be able to fail
+    header = "system_a,system_b,metric,verdict\n"
+    (tmp_path / "comparisons.csv").write_text(header + "A,B,m,no clear difference\nA,C,m,A is better\n"
+                                              "B,C,m,\"no clear difference: Holm p 0.064 > 0.05\"\n")
+    (tmp_path / "leaderboard.csv").write_text("metric,group,system\nm,1,A\nm,1,B\nm,2,C\n")  # the leader rule
+    assert groups_contradicting(tmp_path) == ["m: B ['1'] and C ['2'] share no letter, verdict "
+                                              "'no clear difference: Holm p 0.064 > 0.05'"]
+    (tmp_path / "leaderboard.csv").write_text("metric,group,system\nm,a,A\nm,ab,B\nm,b,C\nm,a,D\nm,c,E\n")
+    assert groups_contradicting(tmp_path) == ["m: A and E were not compared but share no letter",
+                                              "m: B and E were not compared but share no letter",
+                                              "m: C and D were not compared but share no letter",
+                                              "m: C and E were not compared but share no letter",
+                                              "m: D and E were not compared but share no letter"]
+    (tmp_path / "leaderboard.csv").write_text("metric,group,system\nm,a,A\nm,ab,B\nm,b,C\n")
+    assert groups_contradicting(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_med_with_every_pair_in_one_family_gets_letters_that_agree_with_its_verdicts(
+        runner, shared_data, tmp_path, groups_contradicting) -> None:
+    from harness.cli import main
+
+    systems = "bm25,bm25(k1=0.9,b=0.4),bm25(analyzer=english),lsa(dims=100),weighted(bm25,lsa(dims=100))"
+    result = runner.invoke(main, ["compare", "--corpus", str(shared_data / "med"), "--systems", systems,
+                                  "--metrics", "ndcg@10,map", "--family", "all", "--bootstrap-samples", "200",
+                                  "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    folder = next(p for p in tmp_path.iterdir() if p.is_dir())
+    assert groups_contradicting(folder) == []
+    board = pd.read_csv(folder / "leaderboard.csv", dtype=str, keep_default_na=False)
+    verdicts = pd.read_csv(folder / "comparisons.csv", dtype=str, keep_default_na=False)["verdict"]
+    # on this collection both kinds of verdict occur, so the agreement above is not empty
+    assert verdicts.str.endswith(" is better").any() and not verdicts.str.endswith(" is better").all()
+    assert board.groupby("metric")["group"].nunique().max() > 1
