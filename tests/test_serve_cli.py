@@ -71,7 +71,8 @@ def test_loopback_unless_host_says_otherwise_and_then_a_warning(runner, served, 
     ((address, port, *_),) = call["sockets"]
     assert address == (host or "127.0.0.1") and port > 0 and call["listening"] == [1]  # bound before announced
     shown = f"[{address}]" if ":" in address else address
-    assert result.stderr.splitlines()[-1] == f"bench serve: {tmp_path.resolve()} on http://{shown}:{port}/ (Ctrl-C stops)"
+    announced = f"bench serve: {tmp_path.resolve()} on http://{shown}:{port}/ (Ctrl-C stops)"
+    assert result.stderr.splitlines()[-1] == announced
     assert ("warning: serving on" in result.stderr) is warned
     if warned:
         assert f"anyone who can reach this address can read every run under {tmp_path}" in result.stderr
