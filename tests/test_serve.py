@@ -26,6 +26,7 @@ from harness.serve.app import create_app  # noqa: E402
 from retrievers import FixedRun  # noqa: E402
 
 API = "/api/v1/evals"
+LOCAL = "http://127.0.0.1:8000"  # the test client's own host, testserver, is not one bench serve answers to
 CARD = list(CARD_METRICS)
 METRICS = "recall@10,precision@10,ndcg_exp@10,mrr,hit@10"  # the card's five under the registry's names
 BILLING = {"q01", "q02", "q07", "q11", "q14"}
@@ -48,7 +49,7 @@ def served(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(served: Path) -> TestClient:
-    return TestClient(create_app(served))
+    return TestClient(create_app(served), base_url=LOCAL)
 
 
 def only_run(served: Path) -> Path:
@@ -152,7 +153,7 @@ def test_the_cards_worked_example_through_the_api(tmp_path: Path) -> None:
                       "<memory>")
     folder = compare({"fixed": FixedRun({"q1": ["B", "X", "A", "C"]})}, dataset, ["mrr"], retrieval_k=4,
                      bootstrap_samples=50).write(tmp_path)
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(tmp_path), base_url=LOCAL)
     body = client.get(f"{API}/runs/{folder.name}/metrics").json()
     assert body["defaultRetrievalK"] == 4
     (system,) = body["systems"]
@@ -166,7 +167,7 @@ def test_the_cards_worked_example_through_the_api(tmp_path: Path) -> None:
 
 
 def test_the_runs_are_listed_again_on_every_request(tmp_path: Path, served: Path) -> None:
-    client = TestClient(create_app(tmp_path))
+    client = TestClient(create_app(tmp_path), base_url=LOCAL)
     assert client.get(f"{API}/runs").json() == {"total": 0, "offset": 0, "limit": 50, "items": []}
     source = only_run(served)
     for name in ("20240101-000000-article-aaaaaaaa", "20250101-000000-article-bbbbbbbb"):
@@ -206,7 +207,7 @@ def test_unknown_ids_and_paths_outside_the_folder_are_404(tmp_path: Path, served
     shutil.copytree(only_run(served), root / "run")
     shutil.copytree(only_run(served), tmp_path / "outside")  # a results folder beside, not under, the root
     (root / "linked").symlink_to(tmp_path / "outside")  # a link leads out: never listed
-    client = TestClient(create_app(root))
+    client = TestClient(create_app(root), base_url=LOCAL)
     assert [r["id"] for r in client.get(f"{API}/runs").json()["items"]] == ["run"]
     attempts = ["nope", "..", "%2e%2e", "..%2Foutside", "%2E%2E%2Foutside", "linked", "%2Ftmp", "run%2F..",
                 "..%5Coutside", "%2F" + str(tmp_path / "outside").lstrip("/").replace("/", "%2F")]

@@ -8,6 +8,7 @@ would call out (QUIC, background networking, component updates, sync) are switch
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -73,6 +74,36 @@ def server(tmp_path_factory):
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_a_port_in_use_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
+    """The real process, not the test runner: uvicorn's own log and exit code 3 never show."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", "serve", "--results",
+                               str(tmp_path), "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"error: cannot listen on 127.0.0.1:{port}: the port is in use") and "--port" in line
+
+
+def test_the_live_server_refuses_other_hosts(server: str) -> None:
+    port = int(server.rsplit(":", 1)[1])
+    for host, status in ((f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200), (f"evil.example:{port}", 400),
+                         ("evil.example", 400)):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            connection.putrequest("GET", "/api/v1/evals/runs", skip_host=True)
+            connection.putheader("Host", host)
+            connection.endheaders()
+            answer = connection.getresponse()
+            body = answer.read()
+        finally:
+            connection.close()
+        assert answer.status == status, (host, body)
+        assert (b'"items"' in body) is (status == 200)
 
 
 def chromium(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess:

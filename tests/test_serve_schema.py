@@ -34,7 +34,8 @@ def _served(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    return create_app(_served(tmp_path_factory.mktemp("schema")))
+    # schemathesis and the test client address the app as "testserver": allowed here, as --allowed-host would
+    return create_app(_served(tmp_path_factory.mktemp("schema")), allowed_hosts=["testserver"])
 
 
 def operations(app) -> list:

@@ -1,9 +1,14 @@
 """The FastAPI application of ``bench serve``: the evals API under ``/api/v1/evals`` and the dashboard at ``/``.
 
-Read-only: every method but GET (and HEAD) is answered 405 with an ``Allow: GET, HEAD`` header,
-whatever the path. An unknown run, or a run without the file an answer needs, is a 404 whose JSON
-``detail`` says what and how to fix it. Swagger's pages are not served (they load their scripts from
-a CDN); ``/openapi.json`` is.
+Answers only to its own names: a request whose ``Host`` header is not a loopback name, nor one of
+``allowed_hosts``, is answered 400 before anything else, whatever the method and path, so a page on
+another site cannot read the runs through DNS rebinding (:mod:`harness.serve.hosts`).
+
+Read-only: every method but GET and HEAD is answered 405 with an ``Allow: GET, HEAD`` header,
+whatever the path; HEAD is answered wherever GET is, with GET's status and headers and no body. An
+unknown run, or a run without the file an answer needs, is a 404 whose JSON ``detail`` says what and
+how to fix it, naming files relative to the served folder. Swagger's pages are not served (they load
+their scripts from a CDN); ``/openapi.json`` is.
 
 Endpoints (``{id}`` is a run id, a results folder's name)
     ``GET /api/v1/evals/runs`` runs, newest first, paged (``offset``, ``limit``);
@@ -17,6 +22,7 @@ Endpoints (``{id}`` is a run id, a results folder's name)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import metadata
 from os import PathLike
 from typing import Any
@@ -25,6 +31,7 @@ from fastapi import FastAPI, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from harness.serve import dashboard
+from harness.serve.hosts import AllowedHosts
 from harness.serve.schema import ComparisonsResponse, Message, MetricsResponse, ResultsPage, RunsPage
 from harness.serve.store import NotStored, RunStore, UnknownRun, dumps, facet_filter
 
@@ -37,18 +44,55 @@ _READ_METHODS = {"GET", "HEAD"}
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Message, "description": "no such run, or it lacks the file"}}
 
 
+class HostCheck:
+    """ASGI middleware: a request whose ``Host`` header ``hosts`` does not allow gets 400, before anything else."""
+
+    def __init__(self, app: Any, hosts: AllowedHosts):
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            named = [value for key, value in scope["headers"] if key == b"host"]
+            header = named[0].decode("latin-1") if len(named) == 1 else None
+            if not self.hosts.allows(header):
+                if scope["type"] == "websocket":  # closed before it is accepted: the server answers 403
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                shown = "no Host header" if not named else f"Host {header[:80]!r}" if header else "several Host headers"
+                response = JSONResponse({"detail": f"bench serve does not answer to {shown}: it answers to "
+                                         "loopback names (localhost, 127.0.0.1, [::1]) and the names it was given. "
+                                         "Fix: open it at http://127.0.0.1:PORT/, or allow the name where it is "
+                                         "started (bench serve --allowed-host NAME)"}, status_code=400)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 class ReadOnly:
-    """ASGI middleware: any method that is not a read gets 405 before routing."""
+    """ASGI middleware: any method that is not a read gets 405 before routing; HEAD is answered as GET
+    is, with the body left out (so HEAD is allowed wherever GET is, and only there)."""
 
     def __init__(self, app: Any):
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] not in _READ_METHODS:
-            method = scope["method"]
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        if method not in _READ_METHODS:
             response = JSONResponse({"detail": f"bench serve is read-only: {method} is not allowed. Fix: use GET"},
                                     status_code=405, headers={"Allow": "GET, HEAD"})
             await response(scope, receive, send)
+            return
+        if method == "HEAD":
+            async def headers_only(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.body":
+                    message = {**message, "body": b""}  # GET's headers, Content-Length included; no body
+                await send(message)
+
+            await self.app({**scope, "method": "GET"}, receive, headers_only)
             return
         await self.app(scope, receive, send)
 
@@ -68,13 +112,20 @@ def _page(items: list[Any], offset: int, limit: int) -> dict[str, Any]:
     return {"total": len(items), "offset": offset, "limit": limit, "items": items[offset:offset + limit]}
 
 
-def create_app(results: str | PathLike[str]) -> FastAPI:
-    """The application serving the results folders under ``results`` (listed again on every request)."""
+def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = ()) -> FastAPI:
+    """The application serving the results folders under ``results`` (listed again on every request).
+
+    It answers requests whose ``Host`` is a loopback name or one of ``allowed_hosts`` (names or
+    addresses, any port; :func:`harness.serve.hosts.host_name` says which are valid, and raises
+    ``ValueError`` for one that is not); any other is answered 400.
+    """
+    hosts = AllowedHosts(allowed_hosts)
     store = RunStore(results)
     app = FastAPI(title="retbench evals API", version=_version(), docs_url=None, redoc_url=None,
                   description="The metrics card's retrievalMetrics, rolled up per run and per query facet, "
                               "read-only over bench compare's results folders. Numbers are served as stored.")
     app.add_middleware(ReadOnly)
+    app.add_middleware(HostCheck, hosts=hosts)  # added last, so it runs first: before ReadOnly's 405
 
     @app.exception_handler(UnknownRun)
     @app.exception_handler(NotStored)

@@ -193,15 +193,14 @@ def _per_query(items: list[dict[str, Any]], run_id: str, offset: int, system: st
 
 def run_page(store: RunStore, run_id: str, offset: int = 0, system: str | None = None) -> str:
     """One run: the retrieval-metrics panel, risk–coverage, facets, comparisons and the per-query table."""
-    manifest = store.manifest(run_id)
+    summary = store.summary(run_id)  # the manifest's entries, checked for their shape
     metrics = store.metrics(run_id)
     systems = [s["system"] for s in metrics["systems"]]
-    corpus = manifest.get("corpus", {})
     api = f"{_API}/runs/{quote(run_id, safe='')}"
     body = (f'<p class="nav"><a href="/">all runs</a> <a href="{api}">manifest</a> <a href="{api}/metrics">metrics</a>'
             f' <a href="{api}/results">results</a> <a href="{api}/comparisons">comparisons</a></p>'
-            f"<h1>{escape(run_id)}</h1><p class=\"muted\">{escape(str(corpus.get('name', '')))}: "
-            f"{corpus.get('queries_evaluated', '')} queries evaluated; {escape(str(manifest.get('time', '')))}; "
+            f"<h1>{escape(run_id)}</h1><p class=\"muted\">{escape(str(summary['corpus'] or ''))}: "
+            f"{escape(str(summary['queries'] or ''))} queries evaluated; {escape(str(summary['time'] or ''))}; "
             f"systems {escape(', '.join(systems))}</p>"
             + _cards(metrics) + _risk_coverage(metrics) + _facets(metrics) + _comparisons(store.comparisons(run_id))
             + _per_query(store.results(run_id), run_id, offset, system, systems))

@@ -6,6 +6,11 @@ Which runs
     written while the server runs appears at once; ``root`` itself when it is one results folder. A
     run id is looked up among the names the directory lists and is never joined to a path as given,
     so ``..``, a slash or an absolute path can only be an unknown run (:class:`UnknownRun`).
+Nothing outside ``root``
+    Before a run is read, its folder is walked, linked subfolders included: a symbolic link that
+    leads outside ``root`` (a file, a subfolder, the manifest), or an entry that is neither a file
+    nor a folder (a pipe, a device), withholds the whole run (:class:`NotStored`): it is not listed,
+    and its id answers what was found and how to fix it. A link that stays inside ``root`` is read.
 What is read
     Only files ``bench compare`` wrote, with :mod:`harness.results_reader`: the manifest, the card's
     ``retrieval_metrics.jsonl`` and its rollups, ``risk_coverage*.csv``, ``comparisons.csv``,
@@ -13,6 +18,10 @@ What is read
 Cache
     A results folder never changes once written, so each answer is kept, keyed by the run id and
     the manifest's modification time and size; a folder replaced under the same name is read again.
+Errors
+    A message names files relative to ``root`` (``run-id/per_query.csv``), never where ``root`` is on
+    the server; a damaged file or a manifest without the shape ``bench compare`` writes is
+    :class:`NotStored`, saying which run and what to do.
 JSON
     Keys are camelCase, as the metrics card writes them; an empty CSV cell is ``null``, and an
     infinite value is the string ``"inf"`` or ``"-inf"`` (JSON has no infinity; the CSV writes the same).
@@ -99,8 +108,19 @@ class RunStore:
     """Read-only access to the results folders under ``root`` (see the module docstring)."""
 
     def __init__(self, root: str | os.PathLike[str]):
-        self.root = Path(root)
+        self.root = Path(os.path.abspath(root))  # absolute, so a message's paths can be made relative to it
+        self._real_root = os.path.realpath(self.root)
         self._cache: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
+        bases = sorted({str(self.root), self._real_root}, key=len, reverse=True)
+        self._bases = re.compile("(?:" + "|".join(map(re.escape, bases)) + r")(?:(?P<sep>[\\/])|(?![\w.-]))")
+
+    def shown(self, text: str) -> str:
+        """``text`` with every path under ``root`` made relative to it (``root`` itself is ``.``).
+
+        >>> RunStore("/srv/results").shown("/srv/results/run/per_query.csv: file not found (/srv/results)")
+        'run/per_query.csv: file not found (.)'
+        """
+        return self._bases.sub(lambda match: "" if match["sep"] else ".", text)
 
     # ----- which runs ---------------------------------------------------------------------------
 
@@ -126,6 +146,18 @@ class RunStore:
         found = os.stat(os.path.join(folder, MANIFEST_FILE))  # os.path: a listing of 1,000 runs stats each
         return found.st_mtime_ns, found.st_size
 
+    def _confine(self, folder: Path) -> None:
+        """Raise :class:`NotStored` if ``folder`` holds a way out of ``root`` (see the module docstring).
+
+        Walked again before every answer that is read rather than cached: a link made since the last
+        walk is found before the answer that would read it (a walk is a few dozen entries; an answer
+        reads whole tables)."""
+        found = _way_out(self._real_root, str(folder), {os.path.realpath(folder)})
+        if found is not None:
+            path, problem = found
+            raise NotStored(self.shown(f"run {folder.name!r} is not served: {path} {problem}. Fix: put the file "
+                                       "itself in the run folder (copy it over the link), or remove it"))
+
     def _cached(self, folder: Path, kind: str, build: Callable[[ResultsFolder], Any]) -> Any:
         key = (str(folder), kind)
         try:
@@ -135,13 +167,20 @@ class RunStore:
         held = self._cache.get(key)
         if held is not None and held[0] == stamp:
             return held[1]
+        self._confine(folder)
         try:
             opened = open_results(folder)
             if opened.manifest.get("kind", "compare") != "compare":  # e.g. a bench tune folder: not an eval run
                 raise UnknownRun(folder.name)
             value = build(opened)
         except InputFileError as exc:
-            raise NotStored(f"run {folder.name!r}: {exc}") from None
+            raise NotStored(self.shown(f"run {folder.name!r}: {exc}")) from None
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            # a manifest or table without the shape bench compare writes (an entry missing, a list
+            # where an object belongs): the run's own fault, said as such, not a server error
+            raise NotStored(self.shown(f"run {folder.name!r}: its files do not have the shape bench compare writes "
+                                       f"({type(exc).__name__}: {exc}). Fix: restore the folder bench compare "
+                                       "wrote, or run bench compare again")) from None
         self._cache[key] = (stamp, value)
         return value
 
@@ -159,6 +198,10 @@ class RunStore:
             except (NotStored, UnknownRun):
                 continue  # a folder removed or damaged since it was listed is not a run to offer
         return sorted(listed, key=lambda run: (run["time"] or "", run["id"]), reverse=True)
+
+    def summary(self, run_id: str) -> dict[str, Any]:
+        """The run's entry in :meth:`runs` (a manifest without that shape: :class:`NotStored`)."""
+        return self._answer(run_id, "summary", _run_summary)
 
     def manifest(self, run_id: str) -> dict[str, Any]:
         """The run's ``manifest.json``, as stored."""
@@ -180,6 +223,35 @@ class RunStore:
         """``comparisons.csv``'s rows, verdicts included."""
         return self._answer(run_id, "comparisons", lambda folder: _records(
             folder.table("comparisons")))
+
+
+def _way_out(top: str, folder: str, walked: set[str]) -> tuple[str, str] | None:
+    """The first entry under ``folder`` (linked subfolders walked too, each once) that is a link
+    leading outside ``top`` (a real path), or neither a file nor a folder: (its path, what it is)."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as exc:
+        return folder, f"cannot be listed ({exc.strerror})"
+    for entry in entries:
+        if entry.is_symlink():
+            target = os.path.realpath(entry.path)
+            if os.path.commonpath([top, target]) != top:
+                return entry.path, "is a symbolic link that leads outside the served folder"
+            if os.path.isdir(target):
+                if target not in walked:
+                    walked.add(target)
+                    found = _way_out(top, entry.path, walked)
+                    if found is not None:
+                        return found
+            elif os.path.exists(target) and not os.path.isfile(target):
+                return entry.path, "is a link to something that is neither a file nor a folder"
+        elif entry.is_dir(follow_symlinks=False):
+            found = _way_out(top, entry.path, walked)
+            if found is not None:
+                return found
+        elif not entry.is_file(follow_symlinks=False):
+            return entry.path, "is neither a file nor a folder (a pipe, a socket or a device)"
+    return None
 
 
 # ----- building each answer from a folder ------------------------------------------------------
