@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli import ACCEPT_EDITED_HELP
 from harness.errors import RetbenchError
 
 #: The packages the serve extra brings that the command imports.
@@ -51,7 +52,8 @@ def is_loopback(host: str) -> bool:
 @click.option("--host", default=LOOPBACK, show_default=True,
               help="Address to bind; anything but a loopback address is reachable by others (a warning says so).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port to listen on.")
-def command(results: Path, host: str, port: int) -> None:
+@click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
+def command(results: Path, host: str, port: int, accept_edited: bool) -> None:
     """Serve the metrics card's evals API (/api/v1/evals) and the dashboard (/) over stored results, read-only.
 
     New results folders appear without a restart. Needs the serve extra.
@@ -70,4 +72,4 @@ def command(results: Path, host: str, port: int) -> None:
     from harness.serve.app import create_app
 
     click.echo(f"bench serve: {results.resolve()} on http://{host}:{port}/ (Ctrl-C stops)", err=True)
-    uvicorn.run(create_app(results), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(results, accept_edited=accept_edited), host=host, port=port, log_level="warning")

@@ -68,9 +68,11 @@ def _page(items: list[Any], offset: int, limit: int) -> dict[str, Any]:
     return {"total": len(items), "offset": offset, "limit": limit, "items": items[offset:offset + limit]}
 
 
-def create_app(results: str | PathLike[str]) -> FastAPI:
-    """The application serving the results folders under ``results`` (listed again on every request)."""
-    store = RunStore(results)
+def create_app(results: str | PathLike[str], *, accept_edited: bool = False) -> FastAPI:
+    """The application serving the results folders under ``results`` (listed again on every request);
+    ``accept_edited`` serves a file edited since it was written, with a warning, instead of
+    refusing it (:func:`harness.results_reader.open_results`)."""
+    store = RunStore(results, accept_edited=accept_edited)
     app = FastAPI(title="retbench evals API", version=_version(), docs_url=None, redoc_url=None,
                   description="The metrics card's retrievalMetrics, rolled up per run and per query facet, "
                               "read-only over bench compare's results folders. Numbers are served as stored.")

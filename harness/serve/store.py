@@ -7,7 +7,8 @@ Which runs
     run id is looked up among the names the directory lists and is never joined to a path as given,
     so ``..``, a slash or an absolute path can only be an unknown run (:class:`UnknownRun`).
 What is read
-    Only files ``bench compare`` wrote, with :mod:`harness.results_reader`: the manifest, the card's
+    Only files ``bench compare`` wrote, with :mod:`harness.results_reader` (which refuses a file
+    edited since, unless ``accept_edited``): the manifest, the card's
     ``retrieval_metrics.jsonl`` and its rollups, ``risk_coverage*.csv``, ``comparisons.csv``,
     ``per_query.csv`` and ``diagnosis.csv``. Nothing is re-computed: a number served is a number stored.
 Cache
@@ -98,8 +99,9 @@ def _intervals(row: pd.Series) -> dict[str, dict[str, Any]] | None:
 class RunStore:
     """Read-only access to the results folders under ``root`` (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], *, accept_edited: bool = False):
         self.root = Path(root)
+        self.accept_edited = accept_edited  # see harness.results_reader.open_results
         self._cache: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
 
     # ----- which runs ---------------------------------------------------------------------------
@@ -136,7 +138,7 @@ class RunStore:
         if held is not None and held[0] == stamp:
             return held[1]
         try:
-            opened = open_results(folder)
+            opened = open_results(folder, accept_edited=self.accept_edited)
             if opened.manifest.get("kind", "compare") != "compare":  # e.g. a bench tune folder: not an eval run
                 raise UnknownRun(folder.name)
             value = build(opened)
@@ -255,7 +257,7 @@ def _metrics(folder: ResultsFolder) -> dict[str, Any]:
 
 def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
     _settings(folder)
-    path = folder.path / RESULTS_FILE
+    path = folder.verified(RESULTS_FILE)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
