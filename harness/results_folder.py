@@ -12,9 +12,9 @@ Every file is hashed as it is written, and the manifest records the hashes under
 (``"files"``: relative POSIX path -> ``"sha256:<hex>"``, sorted by path), so a reader
 (:mod:`harness.results_reader`) can tell a file edited or truncated since. The manifest cannot
 record a hash of itself, so it is the one file not covered. The hashes are of the bytes written,
-which are a pure function of the inputs and the seed like every other file's, so same inputs and
-seed still give byte-identical folders (the run id and times aside, which the manifest and
-``retrieval_metrics.jsonl`` hold, and so their hashes).
+which are a pure function of the inputs and the seed, so same inputs and seed still give
+byte-identical folders (the run id, times and command line aside, which the manifest,
+``retrieval_metrics.jsonl`` and the reports show, and so the hashes of those files).
 """
 
 from __future__ import annotations
