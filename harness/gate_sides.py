@@ -84,10 +84,14 @@ class GateSide:
                    rel_threshold, run=ranked, run_from=run_from or name, qrels_from=qrels_from or judgments.source)
 
     @classmethod
-    def from_results(cls, folder: ResultsFolder | str | PathLike[str], system: str | None = None) -> GateSide:
+    def from_results(cls, folder: ResultsFolder | str | PathLike[str], system: str | None = None, *,
+                     accept_edited: bool = False) -> GateSide:
         """System ``system`` of a results folder (its only one when None): the values of
-        ``per_query.csv``, and its run file with ``qrels.txt`` for a metric the folder lacks."""
-        results = folder if isinstance(folder, ResultsFolder) else open_results(folder)
+        ``per_query.csv``, and its run file with ``qrels.txt`` for a metric the folder lacks. Each
+        file is verified against the folder's manifest as it is read; ``accept_edited`` reads one
+        edited since with a warning instead of refusing it (:func:`harness.results_reader.open_results`;
+        a :class:`ResultsFolder` given is read as it was opened)."""
+        results = folder if isinstance(folder, ResultsFolder) else open_results(folder, accept_edited=accept_edited)
         label = results.system(system)
         frame = results.per_query
         stored = frame[frame["system"] == label].drop(columns=["system"]).set_index("query_id")

@@ -18,6 +18,10 @@ Derived here, and nowhere stored:
   cells' intervals applied to all the queries;
 * **per-query differences** of a comparison (``a - b`` from ``per_query.csv``) and the queries that
   lost most against the reference.
+
+A folder whose ``summary.csv`` or ``per_query.csv`` lacks a system's row or a metric's column (one
+read with ``accept_edited``, or written before the files were hashed) is an
+:class:`~corpora.InputFileError` naming the file, not a report of what is left.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from corpora import InputFileError
 from harness.power import PowerAnalysis
-from harness.results_reader import ResultsFolder
+from harness.results_reader import PER_QUERY_FILE, TABLES, ResultsFolder
 from harness.statistics import Comparison, bootstrap_means, percentile_interval
 
 __all__ = ["LABEL_CHARS", "ComparisonRow", "Loss", "ReportView", "counted", "number", "short_label"]
@@ -53,6 +58,26 @@ def short_label(label: str, limit: int = LABEL_CHARS) -> str:
         return label
     digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:8]
     return f"{label[:limit - 9]}…{digest}"
+
+
+_INCOMPLETE_FIX = "restore the file retbench wrote, or make the folder again with the command in its manifest"
+
+
+def _check_complete(path: object, frame: pd.DataFrame, systems: list[str], columns: list[str],
+                    one_row: bool) -> None:
+    """Every system of the manifest has its rows in ``frame`` (exactly one with ``one_row``), and
+    every column is there: a report of what is left would be silently wrong."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputFileError(path, f"has no {', '.join(map(repr, missing))} column, which its manifest lists",
+                             fix=_INCOMPLETE_FIX)
+    counts = frame["system"].value_counts()
+    for system in systems:
+        n = int(counts.get(system, 0))
+        if n == 0 or (one_row and n > 1):
+            problem = "no row" if n == 0 else f"{n} rows"
+            raise InputFileError(path, f"holds {problem} of system {system!r}, which its manifest lists",
+                                 fix=_INCOMPLETE_FIX)
 
 
 @dataclass(frozen=True)
@@ -156,9 +181,12 @@ class ReportView:
 
     # ----- the stored tables ----------------------------------------------------------------
 
-    @property
+    @cached_property
     def summary(self) -> pd.DataFrame:
-        return self.folder.summary
+        """``summary.csv``, checked to hold one row per system and a column per metric."""
+        frame = self.folder.summary
+        _check_complete(self.folder.path / TABLES["summary"].file, frame, self.systems, self.metrics, one_row=True)
+        return frame
 
     def mean(self, system: str, metric: str) -> float:
         frame = self.summary
@@ -168,7 +196,15 @@ class ReportView:
     def values(self) -> dict[str, pd.DataFrame]:
         """System -> its ``per_query.csv`` rows (index ``query_id``, a float column per metric)."""
         frame = self.folder.per_query_values
-        return {s: frame[frame["system"] == s].set_index("query_id") for s in self.systems}
+        path = self.folder.path / PER_QUERY_FILE
+        _check_complete(path, frame, self.systems, self.metrics, one_row=False)
+        values = {s: frame[frame["system"] == s].set_index("query_id") for s in self.systems}
+        first = self.systems[0]
+        for system, rows in values.items():
+            if list(rows.index) != list(values[first].index):
+                raise InputFileError(path, f"holds other queries for system {system!r} ({len(rows)} rows) than for "
+                                     f"{first!r} ({len(values[first])})", fix=_INCOMPLETE_FIX)
+        return values
 
     @cached_property
     def comparison_rows(self) -> list[ComparisonRow]:

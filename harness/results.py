@@ -6,11 +6,12 @@ which is renamed into place at the end, so a killed run leaves no half-written r
 earlier folder is never touched. The rename claims the run id: when another run took the same id
 in the same second, the next free suffix (``-2``, ``-3``, …) is claimed instead, so both results
 land. A staging folder whose process is gone is removed by the next write into the same folder.
-Everything but the manifest's times is a pure function of the inputs and the seed.
+Everything but the manifest's times is a pure function of the inputs and the seed. Readers
+(:mod:`harness.results_reader`) check each file against the manifest's ``files`` hashes.
 
 | file | content |
 |---|---|
-| manifest.json | run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
+| manifest.json | files (the SHA-256 of every other file: :mod:`harness.results_folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
 | summary.csv | system, one column per metric as requested |
 | per_query.csv | system, query_id, one column per metric, first_relevant_rank (empty when none) |
 | comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, queries_needed |
@@ -352,12 +353,12 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
         files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
                                                                                              entry["run_tag"])
 
-    def identified(run_id: str) -> dict[str, str]:
-        """The files that hold the run id: the manifest, and the card's per-result lines."""
+    def identified(run_id: str) -> tuple[dict, dict[str, str]]:
+        """What holds the run id: the manifest, and the card's per-result lines."""
         document = _manifest(result, run_id, command_line or sys.argv, started, systems)
-        named = {"manifest.json": json.dumps(document, indent=2) + "\n"}
+        named = {}
         if result.retrieval is not None:
             named[RESULTS_FILE] = result_lines(result.retrieval, run_id, document["hashes"])
-        return named
+        return document, named
 
     return write_folder(out, files, _new_run_id(result, started), identified, derived, say)

@@ -7,12 +7,21 @@ inside it, then renames the staging folder to ``<out>/<run id>``: the rename is 
 half-written result, and it fails when another run holds the name, so two runs that chose the same
 id in the same second both land (the later one under ``<id>-2``). A staging folder whose process is
 gone is removed by the next run into the same folder.
+
+Every file is hashed as it is written, and the manifest records the hashes under :data:`FILES_KEY`
+(``"files"``: relative POSIX path -> ``"sha256:<hex>"``, sorted by path), so a reader
+(:mod:`harness.results_reader`) can tell a file edited or truncated since. The manifest cannot
+record a hash of itself, so it is the one file not covered. The hashes are of the bytes written,
+which are a pure function of the inputs and the seed, so same inputs and seed still give
+byte-identical folders (the run id, times and command line aside, which the manifest,
+``retrieval_metrics.jsonl`` and the reports show, and so the hashes of those files).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -21,16 +30,24 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from importlib import metadata
+from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from corpora import RetbenchError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Derived", "Say", "check_out", "csv_text", "host_tag", "package_version", "safe_file_name",
-           "warn_on_stderr", "write_folder"]
+__all__ = ["FILES_KEY", "MANIFEST_FILE", "Derived", "Identified", "Say", "check_out", "csv_text", "file_hash",
+           "host_tag", "is_staging", "package_version", "safe_file_name", "warn_on_stderr", "write_folder"]
+
+#: The manifest of a results folder.
+MANIFEST_FILE = "manifest.json"
+#: The manifest's key of the hash of every other file of the folder: relative POSIX path -> ``sha256:<hex>``.
+FILES_KEY = "files"
+_HASH_PREFIX = "sha256:"
+_CHUNK = 1 << 20  # bytes hashed at a time: a run file of a large corpus is never held whole
 
 _STAGING = re.compile(r"^\.staging-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
 _TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets another run (or a file) holds
@@ -40,6 +57,9 @@ _CLAIM_ATTEMPTS = 1000
 Say = Callable[[str], None]
 #: Makes files from a results folder already written (its path): file name -> text.
 Derived = Callable[[Path], Mapping[str, str]]
+#: Given a run id, the manifest (a JSON-ready dict, without :data:`FILES_KEY`) and the other files
+#: that hold the run id (file name -> text).
+Identified = Callable[[str], tuple[Mapping[str, Any], Mapping[str, str]]]
 
 
 def warn_on_stderr(message: str) -> None:
@@ -66,6 +86,21 @@ def safe_file_name(label: str) -> str:
     'bm25_k1=0.9_b=0.4_'
     """
     return re.sub(r"[^A-Za-z0-9._=-]", "_", label)
+
+
+def file_hash(path: str | PathLike[str]) -> str:
+    """``sha256:<hex>`` of the file's bytes, as the manifest's :data:`FILES_KEY` records it."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return _HASH_PREFIX + digest.hexdigest()
+
+
+def is_staging(path: str | PathLike[str]) -> bool:
+    """Whether ``path`` is a staging folder (``.staging-<host>-<pid>-…``): a run still writing, or
+    one killed while writing. Its files are never results."""
+    return _STAGING.match(Path(os.path.abspath(path)).name) is not None
 
 
 def _new_staging(out: Path) -> Path:
@@ -165,34 +200,53 @@ def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str
                         "Fix: choose another --out")
 
 
-def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: Callable[[str], Mapping[str, str]],
+def _manifest_text(document: Mapping[str, Any], hashes: Mapping[str, str]) -> str:
+    return json.dumps({**document, FILES_KEY: dict(sorted(hashes.items()))}, indent=2) + "\n"
+
+
+def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: Identified,
                  derived: Derived | None = None, say: Say = warn_on_stderr) -> Path:
     """Write a results folder atomically as ``out/<run id>`` and return its path.
 
-    ``files`` (relative name -> text) are staged first; ``identified(run_id)`` gives the files that
-    hold the run id (the manifest, ...), written for each id tried by :func:`_claim`; then
-    ``derived`` (if any) makes more files from the staged folder, which is then complete, so they
-    show the run id too. A derived name that is already a file of the folder is a ``ValueError``
-    (the caller's mistake, not the user's). A failed write keeps nothing and is a RetbenchError.
+    ``files`` (relative POSIX name -> text, written as UTF-8 bytes with the line ends they hold) are
+    staged first; ``identified(run_id)`` gives the manifest and the other files that hold the run
+    id, written for each id tried by :func:`_claim`, the manifest with :data:`FILES_KEY`, the hash
+    of every file; then ``derived`` (if any) makes more files from the staged folder, which is then
+    complete and verifiable, so they show the run id too, and the manifest is written again to
+    record their hashes as well. A name given twice, or a manifest that sets :data:`FILES_KEY`
+    itself, is a ``ValueError`` (the caller's mistake, not the user's). A failed write keeps
+    nothing and is a RetbenchError.
     """
     out = _prepare_out(out, say)
     staging = _new_staging(out)
+    hashes: dict[str, str] = {}
+
+    def put(relative: str, text: str, written: dict[str, str]) -> None:
+        if relative in written or relative == MANIFEST_FILE:
+            raise ValueError(f"file {relative!r} would replace a file of the results folder")
+        path = staging / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = text.encode("utf-8")
+        path.write_bytes(data)  # bytes: no platform's line ends slip in, so the hash is of what is read
+        written[relative] = _HASH_PREFIX + hashlib.sha256(data).hexdigest()
 
     def write_identified(run_id: str) -> None:
-        named = identified(run_id)
+        document, named = identified(run_id)
+        if FILES_KEY in document:
+            raise ValueError(f"the manifest sets {FILES_KEY!r}, which write_folder records")
+        written = dict(hashes)  # afresh for each id tried: the files below are written again
         for name, text in named.items():
-            (staging / name).write_text(text, encoding="utf-8")
+            put(name, text, written)
+        manifest = staging / MANIFEST_FILE
+        manifest.write_text(_manifest_text(document, written), encoding="utf-8", newline="\n")
         if derived is not None:  # again if the run id was taken meanwhile: what it makes shows the id
             for name, text in derived(staging).items():
-                if name in files or name in named:
-                    raise ValueError(f"derived file {name!r} would replace a file of the results folder")
-                (staging / name).write_text(text, encoding="utf-8")
+                put(name, text, written)
+            manifest.write_text(_manifest_text(document, written), encoding="utf-8", newline="\n")
 
     try:
         for relative, text in files.items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            put(relative, text, hashes)
         os.chmod(staging, 0o755)
         return _claim(staging, out, base_id, write_identified)
     except OSError as exc:

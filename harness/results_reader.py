@@ -9,6 +9,16 @@ same bits) and whose counts are integers (empty = missing). Anything missing or 
 :class:`~corpora.InputFileError` naming the file (and the line of a bad cell) and what to do; a
 folder that holds results folders instead of being one says which to name.
 
+Verification: every file is checked, on first use, against the SHA-256 the manifest records for it
+(its ``files``: :mod:`harness.results_folder`). A file whose bytes differ (edited or truncated
+since), or that the manifest does not record, is refused with an :class:`~corpora.InputFileError`
+naming it, unless the folder is opened with ``accept_edited=True`` (``--accept-edited`` on the
+command line), which reads it as it is with a warning: for a user who edited it on purpose. The
+manifest itself cannot record its own hash and is not checked. A folder written before the hashes
+were recorded (a manifest without ``files``) is read as it is, with one warning that its files
+cannot be verified. A staging folder (``.staging-…``: a run still writing, or killed while writing)
+is never read as results.
+
 For a tool that reads whole folders (``bench serve``): :func:`results_folders` lists the results
 folders inside a folder.
 """
@@ -29,12 +39,12 @@ import pandas as pd
 from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
 from corpora.trec_io import read_qrels, read_run
 from harness.results import QRELS_FILE
+from harness.results_folder import FILES_KEY, MANIFEST_FILE, Say, file_hash, is_staging, warn_on_stderr
 from harness.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
 
-__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "open_results", "read_table",
-           "results_folders"]
+__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "open_results", "open_staged",
+           "read_table", "results_folders"]
 
-MANIFEST_FILE = "manifest.json"
 PER_QUERY_FILE = "per_query.csv"
 # bench compare and bench tune both write folders read here: the fix names neither, but where to look.
 _RESTORE = ("restore the file retbench wrote, or make the folder again with the command that wrote it "
@@ -117,13 +127,57 @@ def read_table(path: Path, table: Table) -> pd.DataFrame:
     return frame
 
 
+_EDITED_FIX = (f"{_RESTORE}; if it was edited on purpose, read it as it is with accept_edited=True "
+               "(bench: --accept-edited)")
+
+
 @dataclass
 class ResultsFolder:
-    """One results folder, read lazily. ``manifest`` is the parsed ``manifest.json``."""
+    """One results folder, read lazily. ``manifest`` is the parsed ``manifest.json``.
+
+    Each file is verified on first use (:meth:`verified`, see the module docstring); with
+    ``accept_edited`` an edited one is read with a warning to ``say`` instead of refused.
+    """
 
     path: Path
     manifest: dict[str, Any] = field(repr=False)
+    accept_edited: bool = False
+    say: Say = field(default=warn_on_stderr, repr=False, compare=False)
     _tables: dict[str, pd.DataFrame] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _checked: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+
+    def verified(self, relative: str) -> Path:
+        """The path of the folder's file ``relative`` (a POSIX path, as the manifest names it), once
+        its bytes are proved to be those the manifest's ``files`` records (see the module docstring).
+        A missing file is left to the caller's reading (``file not found``)."""
+        path = self.path / relative
+        if relative in self._checked or not path.is_file():
+            return path
+        recorded = self.manifest.get(FILES_KEY)
+        problem = None
+        if recorded is None:
+            if not self._checked:  # once per folder
+                self.say(f"{self.path}: its {MANIFEST_FILE} records no file hashes (written by a retbench before "
+                         "they were recorded), so its files cannot be verified; read as they are")
+        elif not isinstance(recorded, dict):
+            raise InputFileError(self.path / MANIFEST_FILE, f"its {FILES_KEY!r} entry is not an object of file -> "
+                                 "sha256:<hex>", fix=_RESTORE)
+        elif relative not in recorded:
+            problem = f"is not one of the files its {MANIFEST_FILE} records (added since retbench wrote the folder)"
+        else:
+            try:
+                actual = file_hash(path)
+            except OSError as exc:
+                raise InputFileError(path, f"cannot be read ({exc.strerror or exc})", fix=_RESTORE) from None
+            if actual != recorded[relative]:
+                problem = (f"was edited or truncated since retbench wrote it (its SHA-256 is not the one "
+                           f"{MANIFEST_FILE} records)")
+        if problem is not None:
+            if not self.accept_edited:
+                raise InputFileError(path, problem, fix=_EDITED_FIX)
+            self.say(f"{path}: {problem}; read as it is (accept_edited)")
+        self._checked.add(relative)
+        return path
 
     def _entry(self, key: str) -> Any:
         if key not in self.manifest:
@@ -163,25 +217,28 @@ class ResultsFolder:
 
     def run_path(self, label: str) -> Path:
         """The run file of system ``label`` (``systems[].run_file`` maps a label to its file)."""
+        return self.path / self._run_file(label)
+
+    def _run_file(self, label: str) -> str:
         for entry in self._entry("systems"):
             if entry.get("label") == label:
-                return self.path / str(entry["run_file"])
+                return str(entry["run_file"])
         raise UnknownNameError(f"system in {self.path}", label, self.systems)
 
     def run(self, label: str) -> Run:
         """The ranking of system ``label`` as scored (trec_eval's order reads it back exactly)."""
-        return read_run(self.run_path(label))
+        return read_run(self.verified(self._run_file(label)))
 
     @cached_property
     def qrels(self) -> Qrels:
         """The judgments of the evaluated queries (``qrels.txt``)."""
-        return read_qrels(self.path / QRELS_FILE)
+        return read_qrels(self.verified(QRELS_FILE))
 
     @cached_property
     def per_query(self) -> pd.DataFrame:
         """``per_query.csv`` as strings (ids stay ids: ``007`` is not 7); values are parsed by the
         caller, so a stored double reads back to the same bits."""
-        path = self.path / PER_QUERY_FILE
+        path = self.verified(PER_QUERY_FILE)
         frame = _read_text_csv(path)
         missing = [c for c in ("system", "query_id") if c not in frame.columns]
         if missing:
@@ -193,14 +250,14 @@ class ResultsFolder:
         """``per_query.csv`` with its metric columns as floats and ``first_relevant_rank`` as a
         nullable integer (``system`` and ``query_id`` stay text)."""
         table = Table(PER_QUERY_FILE, ("system", "query_id"), ("first_relevant_rank",))
-        return read_table(self.path / PER_QUERY_FILE, table)
+        return read_table(self.verified(PER_QUERY_FILE), table)
 
     def table(self, name: str) -> pd.DataFrame:
         """The table ``name`` (a key of :data:`TABLES`), read and parsed once."""
         if name not in TABLES:
             raise UnknownNameError("results table", name, list(TABLES))
         if name not in self._tables:
-            self._tables[name] = read_table(self.path / TABLES[name].file, TABLES[name])
+            self._tables[name] = read_table(self.verified(TABLES[name].file), TABLES[name])
         return self._tables[name]
 
     @property
@@ -257,13 +314,31 @@ def _results_inside(folder: Path) -> list[Path]:
         return []
 
 
-def open_results(path: str | PathLike[str]) -> ResultsFolder:
-    """The results folder at ``path`` (its manifest read now, the rest on use).
+def open_results(path: str | PathLike[str], *, accept_edited: bool = False,
+                 say: Say = warn_on_stderr) -> ResultsFolder:
+    """The results folder at ``path`` (its manifest read now, the rest on use, each file verified
+    against the manifest's hashes as it is first read: see the module docstring).
 
-    A folder of results folders (``bench compare --out``'s) is an error that names the newest one
-    (run ids start with their time), rather than a silent guess.
+    ``accept_edited=True`` reads a file edited since it was written (or one the manifest does not
+    record) as it is, with a warning to ``say``, instead of refusing it. A folder of results folders
+    (``bench compare --out``'s) is an error that names the newest one (run ids start with their
+    time), rather than a silent guess; so is a staging folder (``.staging-…``), which is never results.
     """
     folder = Path(path)
+    if is_staging(folder):
+        raise InputFileError(folder, "is the staging folder of a run that did not finish (still writing, or killed "
+                             "while writing), not results", fix="name a finished results folder (its name is the run "
+                             "id); the next run into the same folder removes a killed run's staging folder")
+    return _open(folder, accept_edited, say)
+
+
+def open_staged(path: str | PathLike[str]) -> ResultsFolder:
+    """The staging folder ``path`` of a run that is writing it, complete but for the files made from
+    it (a writer's ``derived`` reports): :func:`open_results` refuses a staging folder."""
+    return _open(Path(path), False, warn_on_stderr)
+
+
+def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:
     if not folder.exists():
         raise InputFileError(folder, "no such results folder", fix="check the path (a folder bench compare wrote)")
     if not folder.is_dir():
@@ -284,7 +359,7 @@ def open_results(path: str | PathLike[str]) -> ResultsFolder:
         raise InputFileError(manifest_path, f"cannot be read ({exc})", fix=_RESTORE) from None
     if not isinstance(manifest, dict):
         raise InputFileError(manifest_path, "is not a JSON object", fix=_RESTORE)
-    return ResultsFolder(folder, manifest)
+    return ResultsFolder(folder, manifest, accept_edited, say)
 
 
 # ----- whole folders and any table of one (bench serve) ------------------------------------------

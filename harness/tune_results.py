@@ -11,7 +11,7 @@ run id, command line and seconds aside).
 | per_query.csv | one row per query: :data:`PER_QUERY_COLUMNS` |
 | report.txt | the printed summary |
 | report.html, report.md | the reports asked for (``bench tune --report``), made from the files above |
-| manifest.json | run id, time, command line, versions, corpus and hashes, the grid (axes, values, order, default, the shortcut used), the metric, the folds (stream, strata, choices), the bootstrap settings, the summary, seconds |
+| manifest.json | files (the SHA-256 of every other file: :mod:`harness.results_folder`), run id, time, command line, versions, corpus and hashes, the grid (axes, values, order, default, the shortcut used), the metric, the folds (stream, strata, choices), the bootstrap settings, the summary, columns (what each file's columns hold), seconds |
 
 ``tune.csv`` holds what a plot of the metric over the grid needs: the axis values and ``mean`` of
 every point, and each fold's training and held-out means; the HTML report
@@ -242,7 +242,8 @@ def _manifest(record: TuneRecord, run_id: str, command_line: list[str], started:
                        "interval": "percentile of sorted resampled means, paired over queries",
                        "bootstrap_stream": "numpy default_rng(seed).integers(0, n_queries), row by row"},
         "summary": summary(record),
-        "files": {TUNE_FILE: TUNE_COLUMNS, "per_query.csv": PER_QUERY_COLUMNS, "report.txt": "the printed summary"},
+        # "files" is the hash of every file, which write_folder records
+        "columns": {TUNE_FILE: TUNE_COLUMNS, "per_query.csv": PER_QUERY_COLUMNS, "report.txt": "the printed summary"},
         "warnings": record.warnings,
         "seconds": record.seconds,
     }
@@ -262,8 +263,7 @@ def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = N
     started = datetime.now(timezone.utc)
     files = {TUNE_FILE: csv_text(tune_table(record)), "per_query.csv": csv_text(per_query_table(record)),
              "report.txt": render_report(record) + "\n"}
-    def identified(run_id: str) -> dict[str, str]:
-        return {"manifest.json": json.dumps(_manifest(record, run_id, command_line or sys.argv, started), indent=2)
-                + "\n"}
+    def identified(run_id: str) -> tuple[dict, dict[str, str]]:
+        return _manifest(record, run_id, command_line or sys.argv, started), {}
 
     return write_folder(out, files, _run_id(record, started), identified, derived, say)

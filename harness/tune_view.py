@@ -133,7 +133,7 @@ class TuneView:
     def table(self) -> pd.DataFrame:
         """``tune.csv``: ``point`` (an integer), ``system`` and the axis columns as text (a value is
         matched as the spec wrote it), ``mean`` and each fold's ``train_<f>``/``test_<f>`` as floats."""
-        path = self.folder.path / TUNE_FILE
+        path = self.folder.verified(TUNE_FILE)
         names = tuple(name for name, _ in self.axes)
         frame = read_table(path, Table(TUNE_FILE, ("system", *names), ("point",)))
         points = [int(p) for p in frame["point"]]

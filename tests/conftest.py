@@ -131,7 +131,10 @@ VOLATILE_SYSTEM_KEYS = ("fit_seconds", "search_seconds")
 
 def _same_results(first: Path, second: Path) -> None:
     """Assert that two results folders hold the same bytes in every file, but for the run id (in
-    the folder name, and the lines of retrieval_metrics.jsonl) and the manifest's volatile entries."""
+    the folder name, and the lines of retrieval_metrics.jsonl) and the manifest's volatile entries.
+    The manifest's ``files`` must hold each file's SHA-256 (a file holding the run id differs in
+    its hash too, so they are checked against the files rather than against each other)."""
+    import hashlib
     import json
 
     files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
@@ -140,7 +143,10 @@ def _same_results(first: Path, second: Path) -> None:
         a, b = (first / name).read_bytes(), (second / name).read_bytes()
         if name.name == "manifest.json":
             documents = [json.loads(a), json.loads(b)]
-            for document in documents:
+            for folder, document in zip((first, second), documents):
+                assert document.pop("files") == {
+                    str(p.relative_to(folder).as_posix()): "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest()
+                    for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"}
                 for key in VOLATILE_MANIFEST_KEYS:
                     document.pop(key)
                 for system in document["systems"]:

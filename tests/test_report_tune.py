@@ -123,7 +123,10 @@ def test_a_tune_folder_whose_tables_disagree_is_refused(runner, small_folder, tm
     table = pd.read_csv(copy / "tune.csv", dtype=str, keep_default_na=False)
     table.loc[table["point"] == "3", "mean"] = "0.1"  # the chosen point no longer has the highest mean
     table.to_csv(copy / "tune.csv", index=False, lineterminator="\n")
-    result = runner.invoke(main, ["report", str(copy), "--format", "md"])
+    edited = runner.invoke(main, ["report", str(copy), "--format", "md"])
+    assert edited.exit_code == 2 and f"error: {copy / 'tune.csv'}: was edited or truncated" in edited.stderr
+    # edited on purpose (--accept-edited): the view's own check of the tables is what is tested next
+    result = runner.invoke(main, ["report", str(copy), "--format", "md", "--accept-edited"])
     assert result.exit_code == 2
     assert (f"error: {copy / 'tune.csv'}: its first point of the highest mean is 2, but its manifest says point 3 was "
             "chosen. Fix: make the folder again with bench tune.") in result.stderr

@@ -158,6 +158,9 @@ def test_a_pipe_in_a_run_withholds_it_rather_than_hang(layout) -> None:
 def damage(folder: Path, how: str) -> str:
     """Damage ``folder`` one way; what its answers' detail must then say."""
     manifest = json.loads((folder / "manifest.json").read_text())
+    if how in ("bad table", "bad lines"):  # a folder without file hashes (as written before them): its parse error shows
+        manifest.pop("files", None)
+        (folder / "manifest.json").write_text(json.dumps(manifest))
     if how == "missing file":
         (folder / "diagnosis.csv").unlink()
         return f"{folder.name}/diagnosis.csv: file not found"

@@ -4,7 +4,8 @@ A thin adapter over :func:`harness.compare`: it reads the options (and an experi
 the specs and metric names into objects, calls the library, writes the result and prints its report.
 
 The results folder is written before the report is printed, so neither a reader that stops early
-(``bench compare | head -3``) nor a Ctrl-C while printing costs the results. The terminal gets the
+(``bench compare | head -3``), nor a stdout that cannot be written (``> /dev/full``: an error that
+names the folder), nor a Ctrl-C while printing costs the results. The terminal gets the
 report with the diagnosis abridged (``--show-failures``); ``report.txt`` in the results folder
 keeps it whole.
 """
@@ -20,7 +21,7 @@ from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from harness.api import compare
-from harness.cli import EXIT_BROKEN_PIPE, RESULTS_KEY, progress_shown, quiet_stdout
+from harness.cli import RESULTS_KEY, ResultsFirstStdout, progress_shown
 from harness.engines import ENGINES
 from harness.experiment import OptionKey, load_experiment
 from harness.facets import MAX_VALUES, MIN_QUERIES
@@ -93,23 +94,6 @@ def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | No
     ctx.default_map = defaults
     ctx.meta[_FILE_FIELDS] = fields
     return path
-
-
-class _Stdout:
-    """Prints the report; once the reader has closed stdout (``| head``), prints nothing more,
-    so the run goes on to write its results folder."""
-
-    def __init__(self) -> None:
-        self.closed = False
-
-    def echo(self, text: str = "") -> None:
-        if self.closed:
-            return
-        try:
-            click.echo(text)
-        except BrokenPipeError:
-            self.closed = True
-            quiet_stdout()
 
 
 @click.command("compare")
@@ -227,7 +211,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     check_out(out, warn)  # an unusable --out is found now, not after the whole run
     formats = parse_formats(reports)
     check_formats(formats)  # a missing extra too
-    stdout = _Stdout()
+    stdout = ResultsFirstStdout()
 
     def loaded(dataset: Dataset) -> None:  # printed while the systems fit: `| head -1` leaves early
         stdout.echo(summary_line(dataset))
@@ -253,6 +237,4 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     stdout.echo(result.report(show_failures=show_failures, heading=False))
     stdout.echo("")
     stdout.echo(f"results: {folder}")
-    if stdout.closed:  # the reader left early: the results line goes where it will be seen
-        click.echo(f"results: {folder}", err=True)
-        ctx.exit(EXIT_BROKEN_PIPE)
+    stdout.finish(ctx, folder)

@@ -18,7 +18,7 @@ import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
-from harness.cli import progress_shown
+from harness.cli import ACCEPT_EDITED_HELP, progress_shown, warn
 from harness.gating import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gate_sides import GateSide, check_same_data, data_hashes
 from harness.inputs import resolve_metrics
@@ -38,13 +38,14 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str | None) -> t
     return names
 
 
-def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int | None, role: str) -> GateSide:
+def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int | None, role: str,
+          accept_edited: bool) -> GateSide:
     """A results folder, or a run file scored with ``--qrels``."""
     if not path.exists():
         raise InputFileError(path, f"the {role} does not exist", fix="name a results folder of bench compare or a "
                              "TREC run file")
     if not path.is_file():
-        return GateSide.from_results(open_results(path), system)
+        return GateSide.from_results(open_results(path, accept_edited=accept_edited, say=warn), system)
     if qrels is None:
         raise RetbenchError(f"{role} {path} is a run file, which needs judgments to be scored. Fix: pass --qrels "
                             f"FILE (e.g. the baseline results folder's {QRELS_FILE})")
@@ -116,6 +117,7 @@ def _write_atomically(path: Path, text: str) -> None:
               help="Also write a JUnit XML report: one testcase per metric, a failure when it fails the gate.")
 @click.option("--show-worst", type=click.IntRange(min=0), default=5, show_default=True,
               help="Queries that lost most, listed per metric.")
+@click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 @click.option("--bootstrap-samples", type=int, default=5000, show_default=True, help="Paired bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the Monte Carlo test.")
 @click.option("--permutations", type=int, default=10_000, show_default=True,
@@ -128,7 +130,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
             rel_threshold: int | None, corpus: str | None, systems: str | None, corpus_format: str | None,
             analyzer: str | None, depth: int, no_cache: bool, out: Path | None, allow_different_queries: bool,
             fail_on: tuple[str, ...], output_format: str, junit: Path | None, show_worst: int,
-            bootstrap_samples: int, seed: int, permutations: int, quiet: bool) -> None:
+            bootstrap_samples: int, seed: int, permutations: int, quiet: bool, accept_edited: bool) -> None:
     """Gate a CANDIDATE against a stored BASELINE, paired by query: regressed (exit 1), improved,
     unchanged (equivalent within --margin) or inconclusive (with the queries it would need).
 
@@ -157,13 +159,13 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
                             "carries its own qrels.txt). Fix: drop --qrels")
     before_system = baseline_system or system
     after_system = candidate_system or system
-    before = _side(baseline, before_system, qrels, rel_threshold, "baseline")
+    before = _side(baseline, before_system, qrels, rel_threshold, "baseline", accept_edited)
     if rel_threshold is not None and before.folder is not None and rel_threshold != before.rel_threshold:
         raise RetbenchError(f"--rel-threshold {rel_threshold}, but the baseline {baseline} was scored with "
                             f"{before.rel_threshold}. Fix: drop --rel-threshold")
     threshold = rel_threshold if rel_threshold is not None else before.rel_threshold
     if candidate is not None:
-        after = _side(candidate, after_system, qrels, threshold, "candidate")
+        after = _side(candidate, after_system, qrels, threshold, "candidate", accept_edited)
     else:
         after = _run_candidate(before, corpus or "", systems or "", metrics, after_system, threshold,
                                corpus_format, analyzer, depth, no_cache, out, allow_different_queries,

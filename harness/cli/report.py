@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from corpora import RetbenchError
+from harness.cli import ACCEPT_EDITED_HELP, warn
 from harness.report_formats import REPORT_FORMATS, check_formats, format_for_path, render_report
 from harness.results_reader import open_results
 
@@ -53,7 +54,8 @@ def _write(path: Path, text: str) -> None:
                    + f"), else {_DEFAULT}].")
 @click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path), default=None,
               help="Write the report to this file instead of printing it.")
-def command(run_dir: Path, report_format: str | None, output: Path | None) -> None:
+@click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
+def command(run_dir: Path, report_format: str | None, output: Path | None, accept_edited: bool) -> None:
     """Report a results folder of `bench compare` as HTML, Markdown or LaTeX, or of `bench tune` as
     HTML (with the metric drawn over the grid) or Markdown.
 
@@ -64,7 +66,7 @@ def command(run_dir: Path, report_format: str | None, output: Path | None) -> No
     if output is not None:
         _check_output(output)
     check_formats([name])
-    text = render_report(open_results(run_dir), name)
+    text = render_report(open_results(run_dir, accept_edited=accept_edited, say=warn), name)
     if output is None:
         click.echo(text, nl=False)
         return

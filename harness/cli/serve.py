@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli import ACCEPT_EDITED_HELP
 from harness.errors import RetbenchError
 from harness.serve.hosts import host_name, is_loopback
 
@@ -95,7 +96,8 @@ def _allowed(names: tuple[str, ...]) -> list[str]:
               help="Also answer requests addressed to NAME (a host name or address, any port; repeatable). "
                    "Only loopback names and --host are answered otherwise, so no web page can read the runs "
                    "through DNS rebinding.")
-def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...]) -> None:
+@click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
+def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...], accept_edited: bool) -> None:
     """Serve the metrics card's evals API (/api/v1/evals) and the dashboard (/) over stored results, read-only.
 
     New results folders appear without a restart. Needs the serve extra.
@@ -115,7 +117,7 @@ def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...])
 
     from harness.serve.app import create_app
 
-    app = create_app(results, allowed_hosts=allowed)
+    app = create_app(results, allowed_hosts=allowed, accept_edited=accept_edited)
     sock = listen(host, port)  # bound before anything is announced: a port in use is one error line
     if not is_loopback(host):
         click.echo(f"warning: serving on {host}: anyone who can reach this address can read every run under "

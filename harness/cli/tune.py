@@ -1,7 +1,8 @@
 """``bench tune``: search a grid of parameters, with a cross-validated estimate of the result.
 
 A thin adapter over :func:`harness.tune`: it reads the options, calls the library, writes the
-results folder (before printing, so a reader that stops early costs nothing) and prints the summary.
+results folder (before printing, so a reader that stops early or a stdout that cannot be written costs
+nothing: the error names the folder) and prints the summary.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import click
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
-from harness.cli import RESULTS_KEY, progress_shown
+from harness.cli import RESULTS_KEY, ResultsFirstStdout, progress_shown
 from harness.metrics import metrics_help
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
 from harness.results_folder import check_out
@@ -98,8 +99,10 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
     formats = parse_formats(reports)
     check_formats(formats, tune=True)  # a format without a tune report, or a missing extra, too
 
+    stdout = ResultsFirstStdout()
+
     def loaded(dataset: Dataset) -> None:
-        click.echo(summary_line(dataset))
+        stdout.echo(summary_line(dataset))
 
     cache: bool | Path = False if no_cache else (cache_dir if cache_dir is not None else True)
     with progress_shown(quiet) as progress:
@@ -112,6 +115,7 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:
         warn(warning)
-    click.echo(result.report())
-    click.echo("")
-    click.echo(f"results: {folder}")
+    stdout.echo(result.report())
+    stdout.echo("")
+    stdout.echo(f"results: {folder}")
+    stdout.finish(ctx, folder)

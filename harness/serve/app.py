@@ -112,15 +112,18 @@ def _page(items: list[Any], offset: int, limit: int) -> dict[str, Any]:
     return {"total": len(items), "offset": offset, "limit": limit, "items": items[offset:offset + limit]}
 
 
-def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = ()) -> FastAPI:
+def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), *,
+               accept_edited: bool = False) -> FastAPI:
     """The application serving the results folders under ``results`` (listed again on every request).
 
     It answers requests whose ``Host`` is a loopback name or one of ``allowed_hosts`` (names or
     addresses, any port; :func:`harness.serve.hosts.host_name` says which are valid, and raises
-    ``ValueError`` for one that is not); any other is answered 400.
+    ``ValueError`` for one that is not); any other is answered 400. ``accept_edited`` serves a file
+    edited since it was written, with a warning, instead of refusing it
+    (:func:`harness.results_reader.open_results`).
     """
     hosts = AllowedHosts(allowed_hosts)
-    store = RunStore(results)
+    store = RunStore(results, accept_edited=accept_edited)
     app = FastAPI(title="retbench evals API", version=_version(), docs_url=None, redoc_url=None,
                   description="The metrics card's retrievalMetrics, rolled up per run and per query facet, "
                               "read-only over bench compare's results folders. Numbers are served as stored.")

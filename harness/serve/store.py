@@ -12,7 +12,8 @@ Nothing outside ``root``
     nor a folder (a pipe, a device), withholds the whole run (:class:`NotStored`): it is not listed,
     and its id answers what was found and how to fix it. A link that stays inside ``root`` is read.
 What is read
-    Only files ``bench compare`` wrote, with :mod:`harness.results_reader`: the manifest, the card's
+    Only files ``bench compare`` wrote, with :mod:`harness.results_reader` (which refuses a file
+    edited since, unless ``accept_edited``): the manifest, the card's
     ``retrieval_metrics.jsonl`` and its rollups, ``risk_coverage*.csv``, ``comparisons.csv``,
     ``per_query.csv`` and ``diagnosis.csv``. Nothing is re-computed: a number served is a number stored.
 Cache
@@ -107,9 +108,10 @@ def _intervals(row: pd.Series) -> dict[str, dict[str, Any]] | None:
 class RunStore:
     """Read-only access to the results folders under ``root`` (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], *, accept_edited: bool = False):
         self.root = Path(os.path.abspath(root))  # absolute, so a message's paths can be made relative to it
         self._real_root = os.path.realpath(self.root)
+        self.accept_edited = accept_edited  # see harness.results_reader.open_results
         self._cache: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
         bases = sorted({str(self.root), self._real_root}, key=len, reverse=True)
         self._bases = re.compile("(?:" + "|".join(map(re.escape, bases)) + r")(?:(?P<sep>[\\/])|(?![\w.-]))")
@@ -169,7 +171,7 @@ class RunStore:
             return held[1]
         self._confine(folder)
         try:
-            opened = open_results(folder)
+            opened = open_results(folder, accept_edited=self.accept_edited)
             if opened.manifest.get("kind", "compare") != "compare":  # e.g. a bench tune folder: not an eval run
                 raise UnknownRun(folder.name)
             value = build(opened)
@@ -327,7 +329,7 @@ def _metrics(folder: ResultsFolder) -> dict[str, Any]:
 
 def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
     _settings(folder)
-    path = folder.path / RESULTS_FILE
+    path = folder.verified(RESULTS_FILE)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
