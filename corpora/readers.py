@@ -1,41 +1,205 @@
 """Low-level, error-reporting file readers shared by the loaders.
 
 Every problem is reported as :class:`~corpora.errors.InputFileError` naming the file and line.
+
+Every input file is read through :func:`read_input_bytes`, whose bounds keep a wrong file from
+reading until memory runs out: a folder, a device (``/dev/zero``, a terminal) or a socket is refused
+before it is opened; a line longer than the kind of file allows (:data:`MAX_JUDGMENT_LINE` for
+qrels and run files, :data:`MAX_TEXT_LINE` for corpus, query and facet files) stops reading at that
+line. A pipe (``<(zcat qrels.gz)``) and a gzipped file are read a chunk at a time under the same
+bound, so an endless stream without line ends fails after one over-long line. Text is UTF-8
+(:func:`decode_utf8`; a byte order mark is skipped, ``\\r\\n`` line ends are read as ``\\n``).
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import re
+import stat
+import zlib
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import BinaryIO
 
 from corpora.errors import InputFileError
 
+#: The longest line (in bytes, without its line end) a qrels or run file may hold: 1 MiB. A
+#: judgment or a result is four to six short fields (real lines are under 1 KiB); a longer line
+#: means the file is not a qrels or run file (a binary file, an endless stream).
+MAX_JUDGMENT_LINE = 1 << 20
+#: The longest line a corpus, queries, topics or facets file may hold: 64 MiB. A JSON Lines record
+#: holds a whole document, and long documents exist (a novel is a few MiB), but no document is
+#: tens of millions of characters; a longer line is a wrong file, or a stream that never ends.
+MAX_TEXT_LINE = 1 << 26
+#: Bytes read at a time from a pipe or a gzipped file (at most the line bound, see _read_bounded).
+_CHUNK = 1 << 20
 
-def read_text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line without its end-of-line) for each line of a UTF-8 file; ``\\r`` stripped."""
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+_UTF8_FIX = "re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+
+
+def _size_text(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
+
+
+def _kind_of(mode: int) -> str | None:
+    """What a path that cannot be read as a file is, or None when it can (a regular file or a pipe)."""
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _too_long(path: Path, line: int, limit: int, what: str) -> InputFileError:
+    return InputFileError(path, f"line longer than {_size_text(limit)}: no line of {what} is that long (a binary "
+                          "file, or a stream without line ends?)", line=line,
+                          fix=f"name the right file: {what} holds one record per line")
+
+
+def _read_bounded(handle: BinaryIO, path: Path, limit: int, what: str) -> bytes:
+    """All of ``handle``, read a chunk at a time, stopping at the first line longer than ``limit``.
+
+    Chunks are at most ``limit`` bytes, so a line inside one chunk is shorter than the limit; only
+    the line that runs across chunk boundaries needs counting.
+    """
+    chunks: list[bytes] = []
+    open_line = 0  # bytes of the line still open at the end of what was read
+    lines_before = 0  # line ends read so far
+    size = min(_CHUNK, limit)
+    while True:
+        chunk = handle.read(size)
+        if not chunk:
+            return b"".join(chunks)
+        first = chunk.find(b"\n")
+        if first < 0:
+            open_line += len(chunk)
+        else:
+            if open_line + first > limit:
+                raise _too_long(path, lines_before + 1, limit, what)
+            lines_before += chunk.count(b"\n")
+            open_line = len(chunk) - chunk.rfind(b"\n") - 1
+        if open_line > limit:
+            raise _too_long(path, lines_before + 1, limit, what)
+        chunks.append(chunk)
+
+
+def _first_long_line(raw: bytes, limit: int) -> int | None:
+    """The 1-based number of the first line of ``raw`` longer than ``limit`` bytes, or None.
+
+    One pass of ``rfind`` over windows of ``limit + 1`` bytes: a window without a line end holds
+    part of a longer line; otherwise the next window starts after its last line end, which moves
+    the window's end past the previous one, so the whole text is scanned about once.
+    """
+    start = 0
+    while len(raw) - start > limit:
+        end = raw.rfind(b"\n", start, start + limit + 1)
+        if end < 0:
+            return raw.count(b"\n", 0, start) + 1
+        start = end + 1
+    return None
+
+
+def read_input_bytes(path: Path, *, max_line: int = MAX_TEXT_LINE, what: str = "a text file",
+                     gzipped: bool = False) -> bytes:
+    """The bytes of an input file, within the bounds of the module docstring.
+
+    ``max_line``: the longest line allowed, in bytes; ``what``: the kind of file, for the message
+    about a longer line (e.g. ``"a qrels file"``); ``gzipped``: decompress while reading (a
+    corrupt or truncated archive is an error too). A missing file, a folder, a device, a socket and
+    a file that cannot be read are :class:`InputFileError` naming the path.
+    """
     try:
-        raw = path.read_bytes()
+        mode = path.stat().st_mode
     except FileNotFoundError:
         raise InputFileError(path, "file not found", fix="check the path") from None
     except OSError as exc:
-        raise InputFileError(path, f"cannot read the file ({exc.strerror})") from None
+        raise InputFileError(path, f"cannot read the file ({exc.strerror or exc})") from None
+    kind = _kind_of(mode)
+    if kind == "a folder":
+        raise InputFileError(path, "is a folder, not a file", fix="name the file itself")
+    if kind is not None:
+        endless = " (a device such as /dev/zero never ends)" if kind == "a device" else ""
+        raise InputFileError(path, f"is {kind}, not a file{endless}",
+                             fix="name a file (a pipe such as <(zcat file.gz) works too)")
     try:
-        text = raw.decode("utf-8-sig")
+        if stat.S_ISREG(mode) and not gzipped:
+            raw = path.read_bytes()
+            long_line = _first_long_line(raw, max_line)
+            if long_line is not None:
+                raise _too_long(path, long_line, max_line, what)
+            return raw
+        with (gzip.open(path, "rb") if gzipped else path.open("rb")) as handle:
+            return _read_bounded(handle, path, max_line, what)  # type: ignore[arg-type]
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix="check the path") from None
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        detail = getattr(exc, "strerror", None) or exc
+        raise InputFileError(path, f"cannot read the file ({detail})",
+                             fix="name a readable file" + (", gzipped as its .gz name says" if gzipped else "")) from None
+
+
+def decode_utf8(path: Path, raw: bytes) -> str:
+    """``raw`` as UTF-8 text, a leading byte order mark dropped; a byte that is not UTF-8 is an
+    error naming its line, and a UTF-16 file (its byte order mark) is named as such."""
+    try:
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        if raw.startswith(_UTF16_MARKS):
+            raise InputFileError(path, "the file is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8",
+                                 line=1, fix="re-encode it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)") from None
         line = raw[: exc.start].count(b"\n") + 1
-        raise InputFileError(
-            path,
-            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8",
-            line=line,
-            fix="re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
-        ) from None
+        raise InputFileError(path, f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", line=line,
+                             fix=_UTF8_FIX) from None
+
+
+def refuse_nul_bytes(path: Path, raw: bytes) -> None:
+    """A NUL byte is an error at its line: no text format holds one (trec_eval would end a field
+    there), so it means a binary file or a UTF-16 one."""
+    position = raw.find(b"\0")
+    if position < 0:
+        return
+    if raw.startswith(_UTF16_MARKS):
+        decode_utf8(path, raw)  # names UTF-16
+    raise InputFileError(path, "holds a NUL byte (0x00), which no text file does: a binary file, or text in "
+                         "another encoding such as UTF-16", line=raw.count(b"\n", 0, position) + 1,
+                         fix="name the right file, or re-encode it as UTF-8")
+
+
+def read_text_lines(path: Path, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple[int, str]]:
+    """(line number, line without its end-of-line) for each line of a UTF-8 file; ``\\r`` stripped.
+    Read with :func:`read_input_bytes`'s bounds (lines up to ``max_line`` bytes)."""
+    text = decode_utf8(path, read_input_bytes(path, max_line=max_line, what="a corpus, query or facet file"))
     for number, line in enumerate(text.split("\n"), 1):
         yield number, line.rstrip("\r")
+
+
+def parse_json(path: Path, text: str, line: int | None = None) -> object:
+    """``text`` parsed as JSON; invalid JSON, a number too long to read and a value nested too deeply
+    for Python's parser (about a thousand levels: ``RecursionError``) are errors at ``path:line``
+    (the line within ``text`` when ``line`` is None)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = line if line is not None else exc.lineno
+        column = f" at column {exc.colno}" if line is not None else ""
+        raise InputFileError(path, f"not valid JSON ({exc.msg}{column})", line=where,
+                             fix="write one JSON object per line" if line is not None else "write valid JSON") from None
+    except RecursionError:
+        raise InputFileError(path, "a JSON value nested too deeply to read (arrays or objects about a thousand "
+                             "levels deep)", line=line,
+                             fix="flatten the value: no field of a corpus file needs such nesting") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (Python's int_max_str_digits)
+        raise InputFileError(path, f"cannot read the JSON ({exc})", line=line,
+                             fix="write long numbers as strings") from None
 
 
 def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, dict]]:
@@ -50,27 +214,96 @@ def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[
             continue
         if stop is not None and record_number >= stop:
             return
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=number,
-                fix="write one JSON object per line",
-            ) from None
+        record = parse_json(path, line, number)
         if not isinstance(record, dict):
-            raise InputFileError(path, f"expected a JSON object, got {type(record).__name__}", line=number)
+            raise InputFileError(path, f"expected a JSON object, got {json_type(record)}", line=number,
+                                 fix="write one JSON object per line")
         yield number, record
 
 
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages.
+
+    >>> json_type({}), json_type([1]), json_type(1.5), json_type(True), json_type(None)
+    ('an object', 'an array', 'a number', 'true/false', 'null')
+    """
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return "a string" if isinstance(value, str) else type(value).__name__
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def text_field(path: Path, number: int, record: dict, key: str, what: str = "record") -> str:
+    """The string in ``record[key]``: ``""`` when the field is missing or null, an error at
+    ``path:number`` when it holds anything but a string (an object, an array, a number, true or
+    false), which would otherwise be indexed as its Python spelling.
+
+    >>> text_field(Path("c.jsonl"), 3, {"text": "a b"}, "text"), text_field(Path("c.jsonl"), 3, {}, "title")
+    ('a b', '')
+    >>> text_field(Path("c.jsonl"), 3, {"text": ["a", "b"]}, "text", "query")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    corpora.errors.InputFileError: c.jsonl:3: the query's 'text' field holds an array (["a", "b"]), not a string. ...
+    """
+    value = record.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise InputFileError(path, f"the {what}'s {key!r} field holds {json_type(value)} ({_shown(value)}), not a string",
+                         line=number, fix=f"write the {key!r} as a JSON string")
+
+
 def require_id(path: Path, number: int, record: dict, keys: tuple[str, ...] = ("_id", "id")) -> str:
+    """The record's id: the first of ``keys`` present and non-empty, a string (stripped) or a JSON
+    integer (``7`` reads as ``"7"``, exactly as written). A JSON fraction is refused, since Python's
+    spelling of it is not always what was written (``1.50`` would read ``"1.5"``, ``1e3`` ``"1000.0"``),
+    and so is true/false, an object or an array.
+
+    >>> require_id(Path("c.jsonl"), 1, {"id": " D-7 "}), require_id(Path("c.jsonl"), 1, {"_id": 7})
+    ('D-7', '7')
+    """
     for key in keys:
         value = record.get(key)
-        if value is not None and str(value).strip():
-            return str(value).strip()
+        if value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            raise InputFileError(path, f"the {key!r} field holds {json_type(value)} ({_shown(value)}), not an id",
+                                 line=number, fix=f"write the id as a JSON string, e.g. \"{key}\": \"d1\"")
+        if value.strip():
+            return value.strip()
     raise InputFileError(
         path, f"record has no id (expected a non-empty {' or '.join(repr(k) for k in keys)} field)",
         line=number, fix="give every record an id",
     )
+
+
+#: The split every loader reads when none is asked for: a layout with one set of judgments reads
+#: that set under this name, and refuses any other (:func:`refuse_split`).
+DEFAULT_SPLIT = "test"
+
+
+def refuse_split(folder: Path, layout: str, split: str, judgments: str) -> None:
+    """An error when ``split`` is not :data:`DEFAULT_SPLIT` for a ``layout`` that has one set of
+    judgments (``judgments`` names it), which would otherwise be read whatever the split said."""
+    if split != DEFAULT_SPLIT:
+        raise InputFileError(folder, f"split {split!r} asked for, but a {layout} folder has one set of judgments "
+                             f"({judgments}) and no splits",
+                             fix=f"leave out the split (--split): the default, {DEFAULT_SPLIT!r}, reads that set")
 
 
 #: Characters no id may hold: whitespace (trec_eval and every TREC reader split lines on it; Python's

@@ -17,7 +17,8 @@ Called without ``options``, the keys are ``CompareConfig``'s fields and ``out``,
 receives the results folder (``bench compare`` passes its options, and turns the values into the
 objects :func:`harness.compare` takes). Relative paths in the file (``out``, ``cache_dir``,
 ``facets_file``, and a ``corpus`` that is not a bundled name) are read from the file's own folder,
-so an experiment runs the same from any working directory. A UTF-8 byte-order mark at the start (as some Windows editors
+so an experiment runs the same from any working directory; an empty one is an error (it would name
+the file's folder). A UTF-8 byte-order mark at the start (as some Windows editors
 write) is skipped.
 
 Every value is checked against the type of its field here, so a mistake names the file and line.
@@ -43,7 +44,9 @@ else:  # pragma: no cover
 __all__ = ["API_OPTIONS", "OptionKey", "config_keys", "load_experiment"]
 
 _LIST_KEYS = ("systems", "metrics", "facets")
-_PATH_KEYS = ("corpus", "cache_dir", "out", "facets_file")
+#: Keys holding paths (read from the file's folder) -> what each names.
+_PATH_KEYS = {"corpus": "corpus (a bundled name or a folder)", "cache_dir": "folder", "out": "folder",
+              "facets_file": "file"}
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,10 @@ def load_experiment(path: Path, options: Mapping[str, OptionKey] | None = None) 
         out[name] = value
     for name in _PATH_KEYS:
         if isinstance(out.get(name), str):
+            if not str(out[name]).strip():  # read from the file's folder, "" would be that folder
+                raise InputFileError(path, f"{name} is empty", line=_line_of(text, name),
+                                     fix=f"name the {_PATH_KEYS[name]}, "
+                                         f"or leave the key out for the default")
             out[name] = _from_folder_of(path, name, str(out[name]))
     return out
 
