@@ -342,6 +342,13 @@ def test_dev_zero_is_refused_before_it_is_read(article, which: str) -> None:
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+@pytest.mark.parametrize("option", ["--config", "--facets-file"])
+def test_dev_zero_as_an_experiment_or_facets_file_is_refused(option: str) -> None:
+    message = one_error_line(bench("compare", option, "/dev/zero", "--systems", "bm25"))
+    assert "/dev/zero: is " in message and "not a file" in message
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
 def test_an_endless_stream_stops_at_its_first_overlong_line() -> None:
     with open("/dev/zero", "rb") as endless:
         with pytest.raises(InputFileError, match=r"zero:1: line longer than 4096 bytes: no line of a qrels file"):
