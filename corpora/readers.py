@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from corpora.errors import InputFileError
 
@@ -456,10 +456,21 @@ def csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
 
     Python's csv module, left lenient, reads an unclosed quote to the end of the file, silently
     turning every following row into one value; strict mode stops there, and so does a closing
-    quote followed by anything but a comma, which lenient mode would glue to the value.
+    quote followed by anything but a comma, which lenient mode would glue to the value. A value may
+    be as long as a line of a corpus file (:data:`MAX_TEXT_LINE`), not just the csv module's 128 KiB
+    (a long document is real data); the module's limit is raised while this reads, and restored.
     """
     lines = [line for _, line in read_text_lines(path)]
     reader = csv.reader(io.StringIO("\n".join(lines)), strict=True)
+    previous_limit = csv.field_size_limit(max(csv.field_size_limit(), MAX_TEXT_LINE))
+    try:
+        yield from _strict_rows(path, lines, reader)
+    finally:
+        csv.field_size_limit(previous_limit)
+
+
+def _strict_rows(path: Path, lines: list[str], reader: Any) -> Iterator[tuple[int, list[str]]]:
+    """The rows of :func:`csv_rows`; ``reader`` is a strict ``csv.reader`` over ``lines``."""
     consumed = 0
     while True:
         try:
@@ -475,6 +486,11 @@ def csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
                     path, f"the quote that opens a value here is never closed, so the rest of the file "
                     f"(lines {opened}-{last}) would be read as that one value", line=opened,
                     fix='close the quote; write a quote inside a quoted value as two quotes ("")') from None
+            if "field larger than field limit" in str(exc):
+                raise InputFileError(path, f"a value longer than {_size_text(MAX_TEXT_LINE)}, longer than any "
+                                     "document (a quote that is never closed?)", line=start,
+                                     fix='close the quote; write a quote inside a quoted value as two quotes ("")'
+                                     ) from None
             raise InputFileError(path, f"a closing quote must be followed by a comma or the end of the line "
                                  f"({exc})", line=reader.line_num,
                                  fix='quote the whole value and double each quote inside it ("")') from None

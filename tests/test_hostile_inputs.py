@@ -148,6 +148,17 @@ def test_beir_metadata_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
     assert "corpus.jsonl:2: the document's 'metadata' field holds a string, not an object" in message
 
 
+def test_a_csv_document_longer_than_the_csv_modules_limit_loads(tmp_path: Path) -> None:
+    import csv
+
+    long_text = "refunds take a week " * 20_000  # 400 KB: the csv module stops at 128 KiB by default
+    folder = write(tmp_path / "t", {"corpus.csv": f'id,text\nd1,{long_text}\nd2,"{long_text}, quoted"\n',
+                                    "queries.csv": "id,text\nq1,refund\n", "qrels.tsv": "q1\td1\t1\n"})
+    limit = csv.field_size_limit()
+    assert load_dataset(str(folder)).corpus.texts == [long_text, f"{long_text}, quoted"]
+    assert csv.field_size_limit() == limit  # raised only while reading
+
+
 # ----- JSON nested too deeply -----------------------------------------------------------------------
 
 
