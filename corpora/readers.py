@@ -1,178 +1,24 @@
 """Low-level, error-reporting file readers shared by the loaders.
 
 Every problem is reported as :class:`~corpora.errors.InputFileError` naming the file and line.
-
-Every input file is read through :func:`read_input_bytes`, whose bounds keep a wrong file from
-reading until memory runs out: a folder, a device (``/dev/zero``, a terminal) or a socket is refused
-before it is opened; a line longer than the kind of file allows (:data:`MAX_JUDGMENT_LINE` for
-qrels and run files, :data:`MAX_TEXT_LINE` for corpus, query and facet files) stops reading at that
-line. A pipe (``<(zcat qrels.gz)``) and a gzipped file are read a chunk at a time under the same
-bound, so an endless stream without line ends fails after one over-long line. Text is UTF-8
-(:func:`decode_utf8`; a byte order mark is skipped, ``\\r\\n`` line ends are read as ``\\n``).
+Files are read under the bounds of :mod:`corpora.input_files` (lines of at most
+:data:`~corpora.input_files.MAX_TEXT_LINE`; devices and folders refused); JSON values are checked
+for their type (:func:`text_field`, :func:`require_id`) and depth (:func:`parse_json`).
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import re
-import stat
-import zlib
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from corpora.errors import InputFileError
-
-#: The longest line (in bytes, without its line end) a qrels or run file may hold: 1 MiB. A
-#: judgment or a result is four to six short fields (real lines are under 1 KiB); a longer line
-#: means the file is not a qrels or run file (a binary file, an endless stream).
-MAX_JUDGMENT_LINE = 1 << 20
-#: The longest line a corpus, queries, topics or facets file may hold: 64 MiB. A JSON Lines record
-#: holds a whole document, and long documents exist (a novel is a few MiB), but no document is
-#: tens of millions of characters; a longer line is a wrong file, or a stream that never ends.
-MAX_TEXT_LINE = 1 << 26
-#: Bytes read at a time from a pipe or a gzipped file (at most the line bound, see _read_bounded).
-_CHUNK = 1 << 20
-
-_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
-_UTF8_FIX = "re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
-
-
-def _size_text(limit: int) -> str:
-    return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
-
-
-def _kind_of(mode: int) -> str | None:
-    """What a path that cannot be read as a file is, or None when it can (a regular file or a pipe)."""
-    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
-def _too_long(path: Path, line: int, limit: int, what: str) -> InputFileError:
-    return InputFileError(path, f"line longer than {_size_text(limit)}: no line of {what} is that long (a binary "
-                          "file, or a stream without line ends?)", line=line,
-                          fix=f"name the right file: {what} holds one record per line")
-
-
-def _read_bounded(handle: BinaryIO, path: Path, limit: int, what: str) -> bytes:
-    """All of ``handle``, read a chunk at a time, stopping at the first line longer than ``limit``.
-
-    Chunks are at most ``limit`` bytes, so a line inside one chunk is shorter than the limit; only
-    the line that runs across chunk boundaries needs counting.
-    """
-    chunks: list[bytes] = []
-    open_line = 0  # bytes of the line still open at the end of what was read
-    lines_before = 0  # line ends read so far
-    size = min(_CHUNK, limit)
-    while True:
-        chunk = handle.read(size)
-        if not chunk:
-            return b"".join(chunks)
-        first = chunk.find(b"\n")
-        if first < 0:
-            open_line += len(chunk)
-        else:
-            if open_line + first > limit:
-                raise _too_long(path, lines_before + 1, limit, what)
-            lines_before += chunk.count(b"\n")
-            open_line = len(chunk) - chunk.rfind(b"\n") - 1
-        if open_line > limit:
-            raise _too_long(path, lines_before + 1, limit, what)
-        chunks.append(chunk)
-
-
-def _first_long_line(raw: bytes, limit: int) -> int | None:
-    """The 1-based number of the first line of ``raw`` longer than ``limit`` bytes, or None.
-
-    One pass of ``rfind`` over windows of ``limit + 1`` bytes: a window without a line end holds
-    part of a longer line; otherwise the next window starts after its last line end, which moves
-    the window's end past the previous one, so the whole text is scanned about once.
-    """
-    start = 0
-    while len(raw) - start > limit:
-        end = raw.rfind(b"\n", start, start + limit + 1)
-        if end < 0:
-            return raw.count(b"\n", 0, start) + 1
-        start = end + 1
-    return None
-
-
-def read_input_bytes(path: Path, *, max_line: int = MAX_TEXT_LINE, what: str = "a text file",
-                     gzipped: bool = False) -> bytes:
-    """The bytes of an input file, within the bounds of the module docstring.
-
-    ``max_line``: the longest line allowed, in bytes; ``what``: the kind of file, for the message
-    about a longer line (e.g. ``"a qrels file"``); ``gzipped``: decompress while reading (a
-    corrupt or truncated archive is an error too). A missing file, a folder, a device, a socket and
-    a file that cannot be read are :class:`InputFileError` naming the path.
-    """
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found", fix="check the path") from None
-    except OSError as exc:
-        raise InputFileError(path, f"cannot read the file ({exc.strerror or exc})") from None
-    kind = _kind_of(mode)
-    if kind == "a folder":
-        raise InputFileError(path, "is a folder, not a file", fix="name the file itself")
-    if kind is not None:
-        endless = " (a device such as /dev/zero never ends)" if kind == "a device" else ""
-        raise InputFileError(path, f"is {kind}, not a file{endless}",
-                             fix="name a file (a pipe such as <(zcat file.gz) works too)")
-    try:
-        if stat.S_ISREG(mode) and not gzipped:
-            raw = path.read_bytes()
-            long_line = _first_long_line(raw, max_line)
-            if long_line is not None:
-                raise _too_long(path, long_line, max_line, what)
-            return raw
-        with (gzip.open(path, "rb") if gzipped else path.open("rb")) as handle:
-            return _read_bounded(handle, path, max_line, what)  # type: ignore[arg-type]
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found", fix="check the path") from None
-    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-        detail = getattr(exc, "strerror", None) or exc
-        raise InputFileError(path, f"cannot read the file ({detail})",
-                             fix="name a readable file" + (", gzipped as its .gz name says" if gzipped else "")) from None
-
-
-def decode_utf8(path: Path, raw: bytes) -> str:
-    """``raw`` as UTF-8 text, a leading byte order mark dropped; a byte that is not UTF-8 is an
-    error naming its line, and a UTF-16 file (its byte order mark) is named as such."""
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        if raw.startswith(_UTF16_MARKS):
-            raise InputFileError(path, "the file is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8",
-                                 line=1, fix="re-encode it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)") from None
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputFileError(path, f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", line=line,
-                             fix=_UTF8_FIX) from None
-
-
-def refuse_nul_bytes(path: Path, raw: bytes) -> None:
-    """A NUL byte is an error at its line: no text format holds one (trec_eval would end a field
-    there), so it means a binary file or a UTF-16 one."""
-    position = raw.find(b"\0")
-    if position < 0:
-        return
-    if raw.startswith(_UTF16_MARKS):
-        decode_utf8(path, raw)  # names UTF-16
-    raise InputFileError(path, "holds a NUL byte (0x00), which no text file does: a binary file, or text in "
-                         "another encoding such as UTF-16", line=raw.count(b"\n", 0, position) + 1,
-                         fix="name the right file, or re-encode it as UTF-8")
-
+from corpora.input_files import MAX_TEXT_LINE, decode_utf8, read_input_bytes
 
 def read_text_lines(path: Path, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple[int, str]]:
     """(line number, line without its end-of-line) for each line of a UTF-8 file; ``\\r`` stripped.
@@ -487,7 +333,7 @@ def _strict_rows(path: Path, lines: list[str], reader: Any) -> Iterator[tuple[in
                     f"(lines {opened}-{last}) would be read as that one value", line=opened,
                     fix='close the quote; write a quote inside a quoted value as two quotes ("")') from None
             if "field larger than field limit" in str(exc):
-                raise InputFileError(path, f"a value longer than {_size_text(MAX_TEXT_LINE)}, longer than any "
+                raise InputFileError(path, f"a value longer than {MAX_TEXT_LINE >> 20} MiB, longer than any "
                                      "document (a quote that is never closed?)", line=start,
                                      fix='close the quote; write a quote inside a quoted value as two quotes ("")'
                                      ) from None

@@ -41,7 +41,8 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Queries, normalise_numeric_id
-from corpora.readers import DEFAULT_SPLIT, UniqueIds, decode_utf8, read_input_bytes
+from corpora.input_files import decode_utf8, read_input_bytes
+from corpora.readers import DEFAULT_SPLIT, UniqueIds
 from corpora.trec_io import QrelsRules, read_qrels_file
 
 _SKIP_NAMES = re.compile(r"^(readme|source|license|licence|copying)(\..*)?$|\.md$", re.I)
@@ -66,7 +67,7 @@ MAX_SCANNED_ENTRIES = 100_000
 
 def read_text(path: Path) -> str:
     """A whole UTF-8 (optionally gzipped) file, ``\\r`` removed; bad bytes are an error naming the line.
-    Read within :func:`corpora.readers.read_input_bytes`'s bounds."""
+    Read within :func:`corpora.input_files.read_input_bytes`'s bounds."""
     raw = read_input_bytes(path, what="a TREC documents or topics file", gzipped=path.suffix == ".gz")
     return decode_utf8(path, raw).replace("\r", "")
 

@@ -22,9 +22,9 @@ Formats (one judgment or result per line):
 Both: a line whose first character is ``#`` is a comment (a ``#`` anywhere else belongs to its
 token: MS MARCO v2.1 ids contain one); blank lines are skipped; ids are strings, never numbers; a
 ``.gz`` file is read through gzip. Files are UTF-8 (a byte order mark and ``\\r\\n`` line ends are
-fine); a line over :data:`~corpora.readers.MAX_JUDGMENT_LINE` (1 MiB), a NUL byte, a byte that is
+fine); a line over :data:`~corpora.input_files.MAX_JUDGMENT_LINE` (1 MiB), a NUL byte, a byte that is
 not UTF-8, a folder and a device are errors naming the file (and line); a pipe is read like a file
-(:func:`~corpora.readers.read_input_bytes`).
+(:func:`~corpora.input_files.read_input_bytes`).
 
 Writing (:func:`format_run`) makes the scores strictly decreasing inside each query, as floats, by
 the smallest change that keeps the run's order (:func:`trec_scores`), so that trec_eval,
@@ -60,8 +60,8 @@ import numpy as np
 from corpora.errors import InputFileError, RetbenchError
 from corpora.field_columns import split_fields
 from corpora.model import Qrels, normalise_numeric_id
-from corpora.readers import (MAX_JUDGMENT_LINE, decode_utf8, id_problem, looks_like_grade, parse_grade,
-                             read_input_bytes, refuse_nul_bytes)
+from corpora.input_files import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes, refuse_nul_bytes
+from corpora.readers import id_problem, looks_like_grade, parse_grade
 from corpora.run import (TRAILING_FIELDS, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
                          trec_scores)
 from corpora.run_order import RUN_ORDERS, RunOrder, order_columns
@@ -89,8 +89,8 @@ _PADDED_FIELD = re.compile(rb"(?m)^[ ]|[ ]\r?$|[ ]\t|\t[ ]")
 
 def _read_bytes(path: Path, what: str) -> bytes:
     """A qrels or run file's bytes (``what``: ``"a qrels file"`` or ``"a run file"``), gunzipped when
-    the name ends in ``.gz``, within :func:`~corpora.readers.read_input_bytes`'s bounds (lines of
-    at most :data:`~corpora.readers.MAX_JUDGMENT_LINE`); a NUL byte is an error at its line."""
+    the name ends in ``.gz``, within :func:`~corpora.input_files.read_input_bytes`'s bounds (lines of
+    at most :data:`~corpora.input_files.MAX_JUDGMENT_LINE`); a NUL byte is an error at its line."""
     raw = read_input_bytes(path, max_line=MAX_JUDGMENT_LINE, what=what, gzipped=path.suffix == ".gz")
     refuse_nul_bytes(path, raw)
     return raw

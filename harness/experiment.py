@@ -19,7 +19,7 @@ objects :func:`harness.compare` takes). Relative paths in the file (``out``, ``c
 ``facets_file``, and a ``corpus`` that is not a bundled name) are read from the file's own folder,
 so an experiment runs the same from any working directory; an empty one is an error (it would name
 the file's folder). A UTF-8 byte-order mark at the start (as some Windows editors
-write) is skipped. The file is read like every input (:func:`corpora.readers.read_input_bytes`): a
+write) is skipped. The file is read like every input (:func:`corpora.input_files.read_input_bytes`): a
 device such as ``/dev/zero`` is refused, a line over 1 MiB is an error.
 
 Every value is checked against the type of its field here, so a mistake names the file and line.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from corpora import InputFileError, bundled_names
 from corpora.loading import source_of
-from corpora.readers import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes
+from corpora.input_files import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib

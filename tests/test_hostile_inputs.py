@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import corpora.trec_collection as trec_collection
 from corpora import InputFileError, RetbenchError, load_dataset, read_qrels, read_run
-from corpora.readers import MAX_JUDGMENT_LINE, _first_long_line, _read_bounded
+from corpora.input_files import MAX_JUDGMENT_LINE, _first_long_line, _read_bounded
 from harness.cli import main
 
 ARTICLE_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d2 2\n"
