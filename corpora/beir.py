@@ -1,4 +1,9 @@
-"""BEIR folders: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``, ``qrels/<split>.tsv``."""
+"""BEIR folders: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl``, ``qrels/<split>.tsv``.
+
+A text or title must be a JSON string (null reads as empty), an id a string or an integer, a
+document's ``metadata`` an object: anything else is an error at its line (see
+:func:`corpora.readers.text_field` and :func:`~corpora.readers.require_id`).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,23 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.facets import scalar_facets
 from corpora.model import Corpus, Dataset, Queries
-from corpora.readers import UniqueIds, read_jsonl, require_id
+from corpora.readers import UniqueIds, json_type, read_jsonl, require_id, text_field
 from corpora.trec_io import QrelsRules, read_qrels_file
 
 
 def looks_like_beir(folder: Path) -> bool:
     return (folder / "corpus.jsonl").is_file() and (folder / "queries.jsonl").is_file()
+
+
+def _metadata(path: Path, number: int, record: dict) -> dict:
+    """A document's ``metadata`` object (``{}`` when missing or null); anything else is an error."""
+    value = record.get("metadata")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputFileError(path, f"the document's 'metadata' field holds {json_type(value)}, not an object",
+                             line=number, fix='write it as a JSON object, e.g. "metadata": {"url": "..."}')
+    return dict(value)
 
 
 def read_corpus_jsonl(path: Path, name: str, start: int = 0, stop: int | None = None) -> Corpus:
@@ -27,9 +43,9 @@ def read_corpus_jsonl(path: Path, name: str, start: int = 0, stop: int | None = 
         doc_id = require_id(path, number, record)
         seen.add(doc_id, path, number)
         ids.append(doc_id)
-        texts.append(str(record.get("text") or ""))
-        titles.append(str(record.get("title") or ""))
-        metadata.append(dict(record.get("metadata") or {}))
+        texts.append(text_field(path, number, record, "text", "document"))
+        titles.append(text_field(path, number, record, "title", "document"))
+        metadata.append(_metadata(path, number, record))
     if not ids:
         raise InputFileError(path, "the corpus holds no documents", fix="add one JSON object per document")
     return Corpus(ids, texts, titles, metadata, name=name, source=str(path))
@@ -47,7 +63,7 @@ def read_queries_jsonl(path: Path) -> tuple[Queries, list[str]]:
         query_id = require_id(path, number, record)
         seen.add(query_id, path, number)
         ids.append(query_id)
-        texts.append(str(record.get("text") or ""))
+        texts.append(text_field(path, number, record, "text", "query"))
         extra = {k: v for k, v in record.items() if k not in ("_id", "id", "text")}
         if isinstance(extra.get("metadata"), dict) or extra.get("metadata") is None:
             extra.update(extra.pop("metadata", None) or {})

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import check_grade, check_id, read_text_lines
+from corpora.readers import check_grade, check_id, parse_json, read_text_lines
 
 FACETS = ("background", "method", "result")
 _LABEL = re.compile(r"^[a-z]+_label:\s*")
@@ -45,11 +44,7 @@ _PAPER_ID = re.compile(r"^paper_id:\s*([^;\s]+)")
 
 
 def _read_json(path: Path) -> object:
-    text = "\n".join(line for _, line in read_text_lines(path))
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputFileError(path, f"not valid JSON ({exc.msg})", line=exc.lineno) from None
+    return parse_json(path, "\n".join(line for _, line in read_text_lines(path)))
 
 
 def read_papers(folder: Path) -> tuple[dict[str, tuple[str, str]], list[str]]:

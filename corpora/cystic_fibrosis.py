@@ -35,7 +35,7 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Queries, Qrels, normalise_numeric_id
-from corpora.readers import UniqueIds, read_text_lines
+from corpora.readers import UniqueIds, read_text_lines, refuse_split
 from corpora.trec_io import QrelsBuilder
 
 DOCUMENT_TAGS = frozenset("PN RN AN AU TI SO MJ MN AB EX RF CT".split())
@@ -154,8 +154,10 @@ def looks_like_cystic_fibrosis(folder: Path) -> bool:
 
 
 def load_cystic_fibrosis(folder: Path, *, split: str = "test") -> Dataset:
-    """Load the CF folder (``split`` is unused: one judgment set). Grades: see the module docstring."""
+    """Load the CF folder (one judgment set: a ``split`` other than the default is an error). Grades:
+    see the module docstring."""
     folder = Path(folder)
+    refuse_split(folder, "cystic_fibrosis", split, "the judgments in cfquery")
     docs, query_file = _files(folder)
     if not docs:
         raise InputFileError(folder, "no cf74..cf79 document files found", fix="add the cfNN document files")

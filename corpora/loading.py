@@ -31,6 +31,7 @@ from corpora.inspection import reconcile
 from corpora.irds import PREFIX as IRDS_PREFIX
 from corpora.irds import load_irds
 from corpora.model import Dataset
+from corpora.readers import DEFAULT_SPLIT
 from corpora.smart import load_cranfield, load_smart, looks_like_cranfield, looks_like_smart
 from corpora.tabular import has_top_level_qrels, load_tabular, looks_like_tabular
 from corpora.trec_collection import load_trec, looks_like_trec
@@ -113,13 +114,25 @@ def _bundled(name: str) -> Path | None:
     return bundled_path(name) if name in bundled_names() else None
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError as exc:  # e.g. a folder on the way that cannot be searched
+        raise InputFileError(path, f"cannot be read ({exc.strerror or exc})",
+                             fix="make it readable, or pass another corpus folder") from None
+
+
 def resolve_corpus(name_or_path: str) -> Path:
-    """A bundled corpus name or an existing folder; anything else is a clear error."""
+    """A bundled corpus name or an existing folder; anything else is a clear error (an empty name
+    too: it would read the working folder as a corpus)."""
+    if not str(name_or_path).strip():
+        raise RetbenchError(f"corpus {str(name_or_path)!r} is empty. Fix: pass a bundled name "
+                            f"({', '.join(bundled_names())}) or the path of a corpus folder ('.' for this one)")
     bundled = _bundled(name_or_path)
-    if bundled is not None and not Path(name_or_path).exists():
+    if bundled is not None and not _exists(Path(name_or_path)):
         return bundled
     path = Path(name_or_path)
-    if not path.exists():
+    if not _exists(path):
         raise RetbenchError(
             f"corpus {name_or_path!r}: no such folder and no bundled corpus of that name. "
             f"Bundled: {', '.join(bundled_names())}. Fix: pass a bundled name, the path of a corpus folder, or "
@@ -141,10 +154,11 @@ def detect_format(path: Path) -> Format:
                          fix="add the missing files or force a layout with --format")
 
 
-def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "test",
+def load_dataset(name_or_path: str, *, format: str | None = None, split: str = DEFAULT_SPLIT,
                  allow_unmatched_judgments: bool = False) -> Dataset:
     """Load a bundled corpus, a folder, or a ``<prefix>:<id>`` of :data:`SOURCES` (``irds:<id>``);
-    ``format`` forces a folder loader, ``split`` picks a folder's judgments.
+    ``format`` forces a folder loader, ``split`` picks a folder's judgments (a layout with one set of
+    judgments refuses any split but the default, ``test``, rather than ignore it).
 
     ``allow_unmatched_judgments`` skips (with a warning) judgments of unknown ids even when there are
     too many to skip quietly; see :func:`corpora.inspection.reconcile`.
@@ -155,7 +169,7 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "
         if format is not None:
             raise RetbenchError(f"corpus {name_or_path!r}: --format {format} forces the layout of a folder, but "
                                 f"{source.prefix}: names a dataset of another package. Fix: drop --format")
-        if split != "test":
+        if split != DEFAULT_SPLIT:
             raise RetbenchError(f"corpus {name_or_path!r}: --split {split} picks the judgments of a folder, but a "
                                 f"{source.prefix}: id names its split itself. Fix: drop --split and put the split in the "
                                 f"id (e.g. {source.prefix}:beir/scifact/test)")
@@ -167,10 +181,13 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = "
         if not path.is_dir():
             raise InputFileError(path, "a corpus is a folder, not a file",
                                  fix="pass the folder that holds the corpus files")
-        chosen = FORMATS[format]
-    else:
-        chosen = detect_format(path)
-    dataset = chosen.load(path, split=split)
+    try:
+        chosen = FORMATS[format] if format is not None else detect_format(path)
+        dataset = chosen.load(path, split=split)
+    except OSError as exc:  # a folder or file the layout's own checks met first: never a traceback
+        where = exc.filename if exc.filename is not None else path
+        raise InputFileError(where, f"cannot be read ({exc.strerror or exc})",
+                             fix="make it readable, or pass the folder that holds the corpus files") from None
     dataset.format = dataset.format or chosen.name
     if _bundled(name_or_path) == path:
         dataset.name = name_or_path

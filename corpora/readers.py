@@ -1,6 +1,9 @@
 """Low-level, error-reporting file readers shared by the loaders.
 
 Every problem is reported as :class:`~corpora.errors.InputFileError` naming the file and line.
+Files are read under the bounds of :mod:`corpora.input_files` (lines of at most
+:data:`~corpora.input_files.MAX_TEXT_LINE`; devices and folders refused); JSON values are checked
+for their type (:func:`text_field`, :func:`require_id`) and depth (:func:`parse_json`).
 """
 
 from __future__ import annotations
@@ -12,30 +15,37 @@ import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from corpora.errors import InputFileError
+from corpora.input_files import MAX_TEXT_LINE, decode_utf8, read_input_bytes
 
-
-def read_text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, line without its end-of-line) for each line of a UTF-8 file; ``\\r`` stripped."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found", fix="check the path") from None
-    except OSError as exc:
-        raise InputFileError(path, f"cannot read the file ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputFileError(
-            path,
-            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8",
-            line=line,
-            fix="re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)",
-        ) from None
+def read_text_lines(path: Path, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple[int, str]]:
+    """(line number, line without its end-of-line) for each line of a UTF-8 file; ``\\r`` stripped.
+    Read with :func:`read_input_bytes`'s bounds (lines up to ``max_line`` bytes)."""
+    text = decode_utf8(path, read_input_bytes(path, max_line=max_line, what="a corpus, query or facet file"))
     for number, line in enumerate(text.split("\n"), 1):
         yield number, line.rstrip("\r")
+
+
+def parse_json(path: Path, text: str, line: int | None = None) -> object:
+    """``text`` parsed as JSON; invalid JSON, a number too long to read and a value nested too deeply
+    for Python's parser (about a thousand levels: ``RecursionError``) are errors at ``path:line``
+    (the line within ``text`` when ``line`` is None)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = line if line is not None else exc.lineno
+        column = f" at column {exc.colno}" if line is not None else ""
+        raise InputFileError(path, f"not valid JSON ({exc.msg}{column})", line=where,
+                             fix="write one JSON object per line" if line is not None else "write valid JSON") from None
+    except RecursionError:
+        raise InputFileError(path, "a JSON value nested too deeply to read (arrays or objects about a thousand "
+                             "levels deep)", line=line,
+                             fix="flatten the value: no field of a corpus file needs such nesting") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (Python's int_max_str_digits)
+        raise InputFileError(path, f"cannot read the JSON ({exc})", line=line,
+                             fix="write long numbers as strings") from None
 
 
 def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, dict]]:
@@ -50,27 +60,96 @@ def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[
             continue
         if stop is not None and record_number >= stop:
             return
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=number,
-                fix="write one JSON object per line",
-            ) from None
+        record = parse_json(path, line, number)
         if not isinstance(record, dict):
-            raise InputFileError(path, f"expected a JSON object, got {type(record).__name__}", line=number)
+            raise InputFileError(path, f"expected a JSON object, got {json_type(record)}", line=number,
+                                 fix="write one JSON object per line")
         yield number, record
 
 
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages.
+
+    >>> json_type({}), json_type([1]), json_type(1.5), json_type(True), json_type(None)
+    ('an object', 'an array', 'a number', 'true/false', 'null')
+    """
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return "a string" if isinstance(value, str) else type(value).__name__
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def text_field(path: Path, number: int, record: dict, key: str, what: str = "record") -> str:
+    """The string in ``record[key]``: ``""`` when the field is missing or null, an error at
+    ``path:number`` when it holds anything but a string (an object, an array, a number, true or
+    false), which would otherwise be indexed as its Python spelling.
+
+    >>> text_field(Path("c.jsonl"), 3, {"text": "a b"}, "text"), text_field(Path("c.jsonl"), 3, {}, "title")
+    ('a b', '')
+    >>> text_field(Path("c.jsonl"), 3, {"text": ["a", "b"]}, "text", "query")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    corpora.errors.InputFileError: c.jsonl:3: the query's 'text' field holds an array (["a", "b"]), not a string. ...
+    """
+    value = record.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise InputFileError(path, f"the {what}'s {key!r} field holds {json_type(value)} ({_shown(value)}), not a string",
+                         line=number, fix=f"write the {key!r} as a JSON string")
+
+
 def require_id(path: Path, number: int, record: dict, keys: tuple[str, ...] = ("_id", "id")) -> str:
+    """The record's id: the first of ``keys`` present and non-empty, a string (stripped) or a JSON
+    integer (``7`` reads as ``"7"``, exactly as written). A JSON fraction is refused, since Python's
+    spelling of it is not always what was written (``1.50`` would read ``"1.5"``, ``1e3`` ``"1000.0"``),
+    and so is true/false, an object or an array.
+
+    >>> require_id(Path("c.jsonl"), 1, {"id": " D-7 "}), require_id(Path("c.jsonl"), 1, {"_id": 7})
+    ('D-7', '7')
+    """
     for key in keys:
         value = record.get(key)
-        if value is not None and str(value).strip():
-            return str(value).strip()
+        if value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            raise InputFileError(path, f"the {key!r} field holds {json_type(value)} ({_shown(value)}), not an id",
+                                 line=number, fix=f"write the id as a JSON string, e.g. \"{key}\": \"d1\"")
+        if value.strip():
+            return value.strip()
     raise InputFileError(
         path, f"record has no id (expected a non-empty {' or '.join(repr(k) for k in keys)} field)",
         line=number, fix="give every record an id",
     )
+
+
+#: The split every loader reads when none is asked for: a layout with one set of judgments reads
+#: that set under this name, and refuses any other (:func:`refuse_split`).
+DEFAULT_SPLIT = "test"
+
+
+def refuse_split(folder: Path, layout: str, split: str, judgments: str) -> None:
+    """An error when ``split`` is not :data:`DEFAULT_SPLIT` for a ``layout`` that has one set of
+    judgments (``judgments`` names it), which would otherwise be read whatever the split said."""
+    if split != DEFAULT_SPLIT:
+        raise InputFileError(folder, f"split {split!r} asked for, but a {layout} folder has one set of judgments "
+                             f"({judgments}) and no splits",
+                             fix=f"leave out the split (--split): the default, {DEFAULT_SPLIT!r}, reads that set")
 
 
 #: Characters no id may hold: whitespace (trec_eval and every TREC reader split lines on it; Python's
@@ -223,10 +302,21 @@ def csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
 
     Python's csv module, left lenient, reads an unclosed quote to the end of the file, silently
     turning every following row into one value; strict mode stops there, and so does a closing
-    quote followed by anything but a comma, which lenient mode would glue to the value.
+    quote followed by anything but a comma, which lenient mode would glue to the value. A value may
+    be as long as a line of a corpus file (:data:`MAX_TEXT_LINE`), not just the csv module's 128 KiB
+    (a long document is real data); the module's limit is raised while this reads, and restored.
     """
     lines = [line for _, line in read_text_lines(path)]
     reader = csv.reader(io.StringIO("\n".join(lines)), strict=True)
+    previous_limit = csv.field_size_limit(max(csv.field_size_limit(), MAX_TEXT_LINE))
+    try:
+        yield from _strict_rows(path, lines, reader)
+    finally:
+        csv.field_size_limit(previous_limit)
+
+
+def _strict_rows(path: Path, lines: list[str], reader: Any) -> Iterator[tuple[int, list[str]]]:
+    """The rows of :func:`csv_rows`; ``reader`` is a strict ``csv.reader`` over ``lines``."""
     consumed = 0
     while True:
         try:
@@ -242,6 +332,11 @@ def csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
                     path, f"the quote that opens a value here is never closed, so the rest of the file "
                     f"(lines {opened}-{last}) would be read as that one value", line=opened,
                     fix='close the quote; write a quote inside a quoted value as two quotes ("")') from None
+            if "field larger than field limit" in str(exc):
+                raise InputFileError(path, f"a value longer than {MAX_TEXT_LINE >> 20} MiB, longer than any "
+                                     "document (a quote that is never closed?)", line=start,
+                                     fix='close the quote; write a quote inside a quoted value as two quotes ("")'
+                                     ) from None
             raise InputFileError(path, f"a closing quote must be followed by a comma or the end of the line "
                                  f"({exc})", line=reader.line_num,
                                  fix='quote the whole value and double each quote inside it ("")') from None

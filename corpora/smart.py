@@ -65,7 +65,7 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
-from corpora.readers import UniqueIds, parse_grade, read_text_lines
+from corpora.readers import UniqueIds, parse_grade, read_text_lines, refuse_split
 from corpora.trec_io import QrelsBuilder
 
 _MARKER = re.compile(r"^\.([A-Z])\s*$")
@@ -265,9 +265,11 @@ def looks_like_cranfield(folder: Path) -> bool:
 
 
 def load_smart(folder: Path, *, split: str = "test") -> Dataset:
-    """Load an ADI, CISI, MED or other SMART folder (``split`` is unused: one judgment set)."""
+    """Load an ADI, CISI, MED or other SMART folder (one judgment set: a ``split`` other than the
+    default is an error)."""
     folder = Path(folder)
     docs, queries, rels = smart_files(folder)
+    refuse_split(folder, "smart", split, ", ".join(p.name for p in rels) or "a .REL file")
     corpus = read_corpus(_one(folder, "documents (.ALL)", docs), folder.name)
     query_set = read_queries(_one(folder, "queries (.QRY, query.text)", queries))
     qrels, warnings = read_judgments(_one(folder, "judgments (.REL, qrels.text)", rels))
@@ -275,9 +277,11 @@ def load_smart(folder: Path, *, split: str = "test") -> Dataset:
 
 
 def load_cranfield(folder: Path, *, split: str = "test") -> Dataset:
-    """Load Cranfield 1400: positional query numbers and Cleverdon codes mapped to grades."""
+    """Load Cranfield 1400: positional query numbers and Cleverdon codes mapped to grades (one
+    judgment set: a ``split`` other than the default is an error)."""
     folder = Path(folder)
     docs, queries, rels = smart_files(folder)
+    refuse_split(folder, "cranfield", split, ", ".join(p.name for p in rels) or "cranqrel")
     corpus = read_corpus(_one(folder, "documents (cran.all.1400)", docs), folder.name)
     original = read_queries(_one(folder, "queries (cran.qry)", queries))
     positions = [str(j) for j in range(1, len(original) + 1)]

@@ -3,16 +3,21 @@
 Files (the first name found of each kind is used)
     documents  ``corpus.jsonl``, ``corpus.csv``, ``documents.jsonl``, ``documents.csv``, ``docs.jsonl``, ``docs.csv``
     queries    ``queries.jsonl``, ``queries.csv``
-    judgments  ``qrels.tsv``, ``qrels.txt``, ``qrels.csv``, ``qrels``, or ``qrels/<split>.tsv``
+    judgments  ``qrels.tsv``, ``qrels.txt``, ``qrels.csv``, ``qrels``, or ``qrels/<split>.tsv`` (a split
+               other than the default, ``test``, reads ``qrels/<split>.tsv`` and is an error when
+               that file is missing, never read as the one top-level file)
 Records
     JSON Lines: one object per line. CSV: a header row, comma separated, RFC 4180 quoting, read
     strictly: a quote that is never closed, or text after a closing quote, is an error at the line
     where the record starts (lenient reading would glue the rest of the file into one value). Each
     record needs an id (``id`` or ``_id``) and a text (``text``, or ``contents`` as Pyserini writes
-    it); documents may have a ``title`` (indexed before the text). Any other field is kept: as
+    it); documents may have a ``title`` (indexed before the text). A JSON text or title must be a
+    string (or null, read as empty): an object, an array or a number is an error at its line, not
+    indexed as its Python spelling. Any other field is kept: as
     document metadata, or as a query facet (e.g. ``type``, ``popularity``; a JSON field holding a list
     or an object is not a facet and is left out with a warning, see :mod:`corpora.facets`; CSV cells
-    stay text). Ids are strings, kept exactly as written (``DOC-17``, ``007``).
+    stay text). Ids are strings, kept exactly as written (``DOC-17``, ``007``); a JSON integer id
+    reads as its digits, a fraction or an object is an error.
 Judgments
     ``query-id<TAB>doc-id<TAB>grade`` (a header line allowed; a file without TABs is split on
     whitespace, a ``.csv`` on commas), or TREC's ``qid iter docid grade``. Integer grades: 0 not
@@ -27,7 +32,7 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.facets import scalar_facets
 from corpora.model import Corpus, Dataset, Queries
-from corpora.readers import UniqueIds, csv_rows, read_jsonl, require_id
+from corpora.readers import DEFAULT_SPLIT, UniqueIds, csv_rows, read_jsonl, refuse_split, require_id, text_field
 from corpora.trec_io import QrelsRules, read_qrels_file
 
 DOCUMENT_FILES = ("corpus.jsonl", "corpus.csv", "documents.jsonl", "documents.csv", "docs.jsonl", "docs.csv")
@@ -41,10 +46,17 @@ def _first(folder: Path, names: tuple[str, ...]) -> Path | None:
     return next((folder / n for n in names if (folder / n).is_file()), None)
 
 
-def qrels_path(folder: Path, split: str = "test") -> Path | None:
-    """The judgments file: a top-level ``qrels*`` file, else ``qrels/<split>.tsv``."""
-    return _first(folder, QRELS_FILES) or (
-        folder / "qrels" / f"{split}.tsv" if (folder / "qrels" / f"{split}.tsv").is_file() else None)
+def qrels_path(folder: Path, split: str = DEFAULT_SPLIT) -> Path | None:
+    """The judgments file: a top-level ``qrels*`` file, else ``qrels/<split>.tsv``; for a split other
+    than the default, ``qrels/<split>.tsv`` first."""
+    in_folder = folder / "qrels" / f"{split}.tsv"
+    if split != DEFAULT_SPLIT and in_folder.is_file():
+        return in_folder
+    return _first(folder, QRELS_FILES) or (in_folder if in_folder.is_file() else None)
+
+
+def _splits(folder: Path) -> list[str]:
+    return sorted(p.stem for p in (folder / "qrels").glob("*.tsv")) if (folder / "qrels").is_dir() else []
 
 
 def has_top_level_qrels(folder: Path) -> bool:
@@ -76,10 +88,10 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict]]:
             yield number, {k: v for k, v in zip(header, values) if k}
 
 
-def _text(path: Path, number: int, record: dict) -> str:
+def _text(path: Path, number: int, record: dict, what: str) -> str:
     for key in TEXT_KEYS:
         if key in record:
-            return "" if record[key] is None else str(record[key])
+            return text_field(path, number, record, key, what)
     raise InputFileError(path, f"record has no 'text' field (it has {', '.join(map(repr, record)) or 'none'})",
                          line=number, fix="put the text in a field named 'text'")
 
@@ -94,8 +106,8 @@ def read_documents(path: Path, name: str) -> Corpus:
         doc_id = require_id(path, number, record, ID_KEYS)
         seen.add(doc_id, path, number)
         ids.append(doc_id)
-        texts.append(_text(path, number, record))
-        titles.append(str(record.get("title") or ""))
+        texts.append(_text(path, number, record, "document"))
+        titles.append(text_field(path, number, record, "title", "document"))
         metadata.append({k: v for k, v in record.items() if k not in (*ID_KEYS, *TEXT_KEYS, "title")})
     if not ids:
         raise InputFileError(path, "the corpus holds no documents", fix="add one record per document")
@@ -113,7 +125,7 @@ def read_queries(path: Path) -> tuple[Queries, list[str]]:
         query_id = require_id(path, number, record, ID_KEYS)
         seen.add(query_id, path, number)
         ids.append(query_id)
-        texts.append(_text(path, number, record))
+        texts.append(_text(path, number, record, "query"))
         extra = {k: v for k, v in record.items() if k not in (*ID_KEYS, *TEXT_KEYS)}
         for key in set(facets) | set(extra):
             facets.setdefault(key, [None] * (len(ids) - 1)).append(extra.get(key))
@@ -135,6 +147,13 @@ def load_tabular(folder: Path, *, split: str = "test") -> Dataset:
     """Load a folder of documents, queries and judgments (see the module docstring)."""
     folder = Path(folder)
     docs, queries, judgments = _first(folder, DOCUMENT_FILES), _first(folder, QUERY_FILES), qrels_path(folder, split)
+    if split != DEFAULT_SPLIT and (judgments is None or judgments.parent == folder):
+        splits = _splits(folder)
+        if judgments is not None and not splits:
+            refuse_split(folder, "tabular", split, judgments.name)
+        raise InputFileError(folder / "qrels" / f"{split}.tsv", f"judgments of split {split!r} not found",
+                             fix=f"choose one of the splits {', '.join(splits)} with --split" if splits else
+                             "add qrels/<split>.tsv, or leave out the split (--split)")
     for found, names in ((docs, DOCUMENT_FILES), (queries, QUERY_FILES), (judgments, QRELS_FILES)):
         if found is None:
             raise InputFileError(folder, f"none of {', '.join(names)} found",

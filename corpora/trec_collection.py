@@ -4,6 +4,8 @@ A TREC folder is recognised by what its files hold, not by their names: every fi
 folder levels deep, ``.gz`` read transparently; ``README``/``SOURCE``/``LICENSE`` and ``*.md`` skipped)
 whose head contains ``<DOC>`` is a documents file, one containing ``<top>`` a topics file, one whose
 name contains ``qrel`` or whose first line has four fields ending in an integer a qrels file.
+The scan lists at most :data:`MAX_SCANNED_ENTRIES` files and folders, and a file or folder it
+cannot read is an error naming it: ``/`` or a home folder is refused, never read for minutes.
 
 Documents
     ``<DOC> … </DOC>`` blocks. ``<DOCNO>`` is the id (kept exactly as written). The title is the
@@ -21,20 +23,26 @@ Qrels
     header line accepted), read by :func:`corpora.trec_io.read_qrels_file` with :data:`QRELS_RULES`.
     Lines starting with ``#`` are comments. The same pair twice with the same grade is counted in
     the warnings; with different grades it is an error. When several qrels files are found, those whose name contains ``split``
-    are used if any, otherwise all of them are merged (and the warnings say so).
+    are used if any, otherwise all of them are merged (and the warnings say so). A split other
+    than the default (``test``) must be in some qrels file's name: otherwise it is an error, never
+    read as all the judgments.
 """
 
 from __future__ import annotations
 
 import gzip
 import html
+import itertools
+import os
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Queries, normalise_numeric_id
-from corpora.readers import UniqueIds
+from corpora.input_files import decode_utf8, read_input_bytes
+from corpora.readers import DEFAULT_SPLIT, UniqueIds
 from corpora.trec_io import QrelsRules, read_qrels_file
 
 _SKIP_NAMES = re.compile(r"^(readme|source|license|licence|copying)(\..*)?$|\.md$", re.I)
@@ -51,25 +59,17 @@ _TOPIC_LABEL = re.compile(
 _FACET_NAMES = {"desc": "description", "narr": "narrative", "dom": "domain", "con": "concepts",
                 "def": "definitions", "fac": "factors", "smry": "summary"}
 _HEAD_BYTES = 65536
+#: The most files and folders the scan of a TREC folder lists, all levels together: 100,000. A
+#: collection's folder holds far fewer (WT10g's 1.7 million pages are 5,157 files); a folder with
+#: more is not one collection's (``/``, a home folder), and listing it all would take long.
+MAX_SCANNED_ENTRIES = 100_000
 
 
 def read_text(path: Path) -> str:
-    """A whole UTF-8 (optionally gzipped) file, ``\\r`` removed; bad bytes are an error naming the line."""
-    try:
-        raw = path.read_bytes()
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found", fix="check the path") from None
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputFileError(path, f"cannot read the file ({exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputFileError(path, f"byte 0x{raw[exc.start]:02x} is not valid UTF-8",
-                             line=raw[: exc.start].count(b"\n") + 1,
-                             fix="re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
-    return text.replace("\r", "")
+    """A whole UTF-8 (optionally gzipped) file, ``\\r`` removed; bad bytes are an error naming the line.
+    Read within :func:`corpora.input_files.read_input_bytes`'s bounds."""
+    raw = read_input_bytes(path, what="a TREC documents or topics file", gzipped=path.suffix == ".gz")
+    return decode_utf8(path, raw).replace("\r", "")
 
 
 def _line_of(text: str, position: int) -> int:
@@ -205,28 +205,71 @@ QRELS_RULES = QrelsRules(layout="any", separator="whitespace", header="non-numer
 
 
 # ----- the folder ------------------------------------------------------------------------------
+def _unreadable(path: Path, exc: Exception) -> InputFileError:
+    return InputFileError(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})",
+                          fix="make it readable, or pass the folder that holds only the collection's files")
+
+
 def _candidate_files(folder: Path, depth: int = 3) -> list[Path]:
+    """The files a TREC folder's scan looks into: up to ``depth`` folder levels, in name order,
+    hidden and skipped names (:data:`_SKIP_NAMES`) left out.
+
+    Bounded: more than :data:`MAX_SCANNED_ENTRIES` files and folders is an error (the folder is not
+    one collection's), and so is a folder or file that cannot be read, since skipping it could drop
+    documents silently.
+    """
     files: list[Path] = []
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir() and depth > 1:
-            files.extend(_candidate_files(entry, depth - 1))
-        elif entry.is_file() and not _SKIP_NAMES.search(entry.name):
-            files.append(entry)
+    listed = 0
+
+    def visit(current: Path, levels: int) -> None:
+        nonlocal listed
+        try:
+            with os.scandir(current) as scan:
+                names = [entry.name for entry in itertools.islice(scan, MAX_SCANNED_ENTRIES - listed + 1)]
+        except OSError as exc:
+            raise _unreadable(current, exc) from None
+        listed += len(names)
+        if listed > MAX_SCANNED_ENTRIES:
+            raise InputFileError(folder, f"more than {MAX_SCANNED_ENTRIES:,} files and folders within {depth} "
+                                 "levels: more than a TREC collection's folder holds, so the scan stops here",
+                                 fix="pass the folder that holds the collection's documents, topics and qrels")
+        for name in sorted(names):
+            entry = current / name
+            if name.startswith("."):
+                continue
+            try:
+                is_dir = entry.is_dir()
+                is_file = not is_dir and entry.is_file()
+            except OSError as exc:
+                raise _unreadable(entry, exc) from None
+            if is_dir and levels > 1:
+                visit(entry, levels - 1)
+            elif is_file and not _SKIP_NAMES.search(name):
+                files.append(entry)
+
+    visit(folder, depth)
     return files
 
 
 def _head(path: Path) -> str:
+    """The first :data:`_HEAD_BYTES` of a file (gunzipped), as text for sniffing. An empty file has
+    none and is not opened (a kernel file such as ``/proc/kmsg`` says size 0 and may never end);
+    a file that cannot be read is an error, since skipping it could drop documents silently."""
     try:
+        if path.stat().st_size == 0:
+            return ""
         if path.suffix == ".gz":
             with gzip.open(path, "rb") as handle:
                 raw = handle.read(_HEAD_BYTES)
         else:
             with path.open("rb") as handle:
                 raw = handle.read(_HEAD_BYTES)
-    except (OSError, EOFError):
-        return ""
+    except EOFError:
+        raw = b""  # a truncated archive: reading the whole file names the problem
+    except (OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        if isinstance(exc, OSError) and exc.errno is None:  # not gzip after all: its bytes are still a head
+            return ""
+        raise _unreadable(path, exc) from None
     return raw.decode("utf-8", errors="replace")
 
 
@@ -270,8 +313,13 @@ def load_trec(folder: Path, *, split: str = "test") -> Dataset:
                                  fix=f"add a {what} file (a qrels file's name should contain 'qrels')")
     warnings: list[str] = []
     qrels_paths = found["qrels"]
+    named = [p for p in qrels_paths if split in p.name]
+    if split != DEFAULT_SPLIT and not named:
+        raise InputFileError(folder, f"split {split!r} asked for, but no qrels file's name contains it (qrels "
+                             f"files: {', '.join(p.name for p in qrels_paths)})",
+                             fix=f"name a split that a qrels file's name contains, or leave out the split (--split) "
+                                 f"to read {'all of them' if len(qrels_paths) > 1 else 'it'}")
     if len(qrels_paths) > 1:
-        named = [p for p in qrels_paths if split in p.name]
         if named:
             qrels_paths = named
         if len(qrels_paths) > 1:

@@ -21,7 +21,10 @@ Formats (one judgment or result per line):
 
 Both: a line whose first character is ``#`` is a comment (a ``#`` anywhere else belongs to its
 token: MS MARCO v2.1 ids contain one); blank lines are skipped; ids are strings, never numbers; a
-``.gz`` file is read through gzip.
+``.gz`` file is read through gzip. Files are UTF-8 (a byte order mark and ``\\r\\n`` line ends are
+fine); a line over :data:`~corpora.input_files.MAX_JUDGMENT_LINE` (1 MiB), a NUL byte, a byte that is
+not UTF-8, a folder and a device are errors naming the file (and line); a pipe is read like a file
+(:func:`~corpora.input_files.read_input_bytes`).
 
 Writing (:func:`format_run`) makes the scores strictly decreasing inside each query, as floats, by
 the smallest change that keeps the run's order (:func:`trec_scores`), so that trec_eval,
@@ -57,6 +60,7 @@ import numpy as np
 from corpora.errors import InputFileError, RetbenchError
 from corpora.field_columns import split_fields
 from corpora.model import Qrels, normalise_numeric_id
+from corpora.input_files import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes, refuse_nul_bytes
 from corpora.readers import id_problem, looks_like_grade, parse_grade
 from corpora.run import (TRAILING_FIELDS, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
                          trec_scores)
@@ -83,27 +87,13 @@ _PADDED_FIELD = re.compile(rb"(?m)^[ ]|[ ]\r?$|[ ]\t|\t[ ]")
 # ----- reading bytes and lines -----------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-        return gzip.decompress(raw) if path.suffix == ".gz" else raw
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found", fix="check the path") from None
-    except IsADirectoryError:
-        raise InputFileError(path, "is a folder, not a file", fix="name the file itself") from None
-    except OSError as exc:  # gzip.BadGzipFile is an OSError
-        raise InputFileError(path, f"cannot read the file ({exc.strerror or exc})") from None
-    except EOFError as exc:
-        raise InputFileError(path, f"cannot read the file ({exc})") from None
-
-
-def _decode(path: Path, raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputFileError(path, f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", line=line,
-                             fix="re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+def _read_bytes(path: Path, what: str) -> bytes:
+    """A qrels or run file's bytes (``what``: ``"a qrels file"`` or ``"a run file"``), gunzipped when
+    the name ends in ``.gz``, within :func:`~corpora.input_files.read_input_bytes`'s bounds (lines of
+    at most :data:`~corpora.input_files.MAX_JUDGMENT_LINE`); a NUL byte is an error at its line."""
+    raw = read_input_bytes(path, max_line=MAX_JUDGMENT_LINE, what=what, gzipped=path.suffix == ".gz")
+    refuse_nul_bytes(path, raw)
+    return raw
 
 
 def _data_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -269,11 +259,11 @@ def read_run_file(path: str | Path, order: RunOrder = "trec", trailing_fields: T
         raise ValueError(f"order must be one of {RUN_ORDERS}, not {order!r}")
     if trailing_fields not in TRAILING_FIELDS:
         raise ValueError(f"trailing_fields must be one of {TRAILING_FIELDS}, not {trailing_fields!r}")
-    raw = _read_bytes(path)
+    raw = _read_bytes(path, "a run file")
     fast = _fast_run(raw, trailing_fields, order)
     if fast is not None:
         return fast
-    qid_list, doc_list, scores, tag = _careful_run(path, _decode(path, raw), trailing_fields)
+    qid_list, doc_list, scores, tag = _careful_run(path, decode_utf8(path, raw), trailing_fields)
     if not qid_list:
         raise InputFileError(path, "the run holds no results (the file is empty or only comments)",
                              fix=f"write one result per line as `{_RUN_FIELDS}`")
@@ -524,7 +514,7 @@ def _detect_qrels_layout(path: Path, raw: bytes, rules: QrelsRules) -> tuple[str
         try:
             line = line_bytes.decode("utf-8").rstrip("\n")
         except UnicodeDecodeError:
-            _decode(path, raw)  # names the line of the bad byte
+            decode_utf8(path, raw)  # names the line of the bad byte
             raise
         if line.startswith("#") or not line.strip():
             continue
@@ -627,13 +617,13 @@ def read_qrels_file(paths: str | Path | Sequence[str | Path], rules: QrelsRules 
     builder = QrelsBuilder(rules.repeats)
     judgments = 0
     for path in path_list:
-        raw = _read_bytes(path)
+        raw = _read_bytes(path, "a qrels file")
         layout, decided_at = _detect_qrels_layout(path, raw, rules) if rules.layout == "auto" else (rules.layout, None)
         if len(path_list) == 1 and rules == QrelsRules(layout=rules.layout):
             fast = _fast_qrels(raw, layout, source)
             if fast is not None:
                 return QrelsFile(fast, [])
-        judgments += _careful_qrels(path, _decode(path, raw), layout, decided_at, rules, builder)
+        judgments += _careful_qrels(path, decode_utf8(path, raw), layout, decided_at, rules, builder)
     if not judgments:
         raise _no_judgments(source)
     return QrelsFile(Qrels(builder.judgments, source=source), builder.warnings(source))

@@ -22,6 +22,7 @@ from harness.report_formats import (REPORT_FORMATS, TEXT, check_formats, parse_f
                                     report_files)
 from harness.results import write_results
 from harness.results_reader import open_staged
+from harness.results_folder import out_folder
 
 __all__ = ["TEXT", "CompareResult"]
 
@@ -77,5 +78,5 @@ class CompareResult(CompareRecord):
         check_formats(formats)  # before anything is written
         arguments = {} if say is None else {"say": say}
         derived = (lambda staging: report_files(open_staged(staging), formats)) if formats else None
-        return write_results(self, Path(out), list(command_line) if command_line is not None else None,
+        return write_results(self, out_folder(out), list(command_line) if command_line is not None else None,
                              report=self.report() + "\n", derived=derived, **arguments)

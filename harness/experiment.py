@@ -17,8 +17,10 @@ Called without ``options``, the keys are ``CompareConfig``'s fields and ``out``,
 receives the results folder (``bench compare`` passes its options, and turns the values into the
 objects :func:`harness.compare` takes). Relative paths in the file (``out``, ``cache_dir``,
 ``facets_file``, and a ``corpus`` that is not a bundled name) are read from the file's own folder,
-so an experiment runs the same from any working directory. A UTF-8 byte-order mark at the start (as some Windows editors
-write) is skipped.
+so an experiment runs the same from any working directory; an empty one is an error (it would name
+the file's folder). A UTF-8 byte-order mark at the start (as some Windows editors
+write) is skipped. The file is read like every input (:func:`corpora.input_files.read_input_bytes`): a
+device such as ``/dev/zero`` is refused, a line over 1 MiB is an error.
 
 Every value is checked against the type of its field here, so a mistake names the file and line.
 """
@@ -34,6 +36,7 @@ from pathlib import Path
 
 from corpora import InputFileError, bundled_names
 from corpora.loading import source_of
+from corpora.input_files import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,7 +46,9 @@ else:  # pragma: no cover
 __all__ = ["API_OPTIONS", "OptionKey", "config_keys", "load_experiment"]
 
 _LIST_KEYS = ("systems", "metrics", "facets")
-_PATH_KEYS = ("corpus", "cache_dir", "out", "facets_file")
+#: Keys holding paths (read from the file's folder) -> what each names.
+_PATH_KEYS = {"corpus": "corpus (a bundled name or a folder)", "cache_dir": "folder", "out": "folder",
+              "facets_file": "file"}
 
 
 @dataclass(frozen=True)
@@ -111,15 +116,14 @@ def load_experiment(path: Path, options: Mapping[str, OptionKey] | None = None) 
     """
     path = Path(path)
     options = API_OPTIONS if options is None else options
+    if not path.exists():
+        raise InputFileError(path, "experiment file not found", fix="check the path given to --config")
+    if path.is_dir():
+        raise InputFileError(path, "is a folder, not an experiment file", fix="name a .toml file")
+    # bounded like every input (a device such as /dev/zero is refused); -sig: a byte-order mark is not TOML
+    text = decode_utf8(path, read_input_bytes(path, max_line=MAX_JUDGMENT_LINE, what="an experiment file"))
     try:
-        text = path.read_text(encoding="utf-8-sig")  # -sig: a leading byte-order mark is not TOML
         data = tomllib.loads(text)
-    except FileNotFoundError:
-        raise InputFileError(path, "experiment file not found", fix="check the path given to --config") from None
-    except IsADirectoryError:
-        raise InputFileError(path, "is a folder, not an experiment file", fix="name a .toml file") from None
-    except UnicodeDecodeError:
-        raise InputFileError(path, "not UTF-8 text", fix="save the file as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         if line is None:  # before Python 3.14 the line is only in the message
@@ -151,6 +155,10 @@ def load_experiment(path: Path, options: Mapping[str, OptionKey] | None = None) 
         out[name] = value
     for name in _PATH_KEYS:
         if isinstance(out.get(name), str):
+            if not str(out[name]).strip():  # read from the file's folder, "" would be that folder
+                raise InputFileError(path, f"{name} is empty", line=_line_of(text, name),
+                                     fix=f"name the {_PATH_KEYS[name]}, "
+                                         f"or leave the key out for the default")
             out[name] = _from_folder_of(path, name, str(out[name]))
     return out
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["FILES_KEY", "MANIFEST_FILE", "Derived", "Identified", "Say", "check_out", "csv_text", "file_hash",
-           "host_tag", "is_staging", "package_version", "safe_file_name", "warn_on_stderr", "write_folder"]
+           "host_tag", "is_staging", "out_folder", "package_version", "safe_file_name", "warn_on_stderr", "write_folder"]
 
 #: The manifest of a results folder.
 MANIFEST_FILE = "manifest.json"
@@ -144,6 +144,15 @@ def _remove_stale_staging(out: Path, say: Say = warn_on_stderr) -> list[Path]:
                 removed.append(entry)
                 say(f"removed {entry}: the staging folder of a run (process {match['pid']}) killed while writing")
     return removed
+
+
+def out_folder(out: Path | str) -> Path:
+    """``out`` as a path; an empty (or blank) string is an error, since ``Path("")`` is the current
+    folder, which nobody means by leaving the value empty."""
+    if isinstance(out, str) and not out.strip():
+        raise RetbenchError(f"the results folder (out) is empty ({out!r}), which would mean the current folder. "
+                            "Fix: name a folder, '.' for the current one")
+    return Path(out)
 
 
 def check_out(out: Path, say: Say = warn_on_stderr) -> Path:

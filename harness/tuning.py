@@ -50,6 +50,7 @@ from harness.inputs import (CacheChoice, _with_default_analyzer, check_dataset_a
 from harness.metrics import Metric
 from harness.report_formats import TEXT, check_formats, parse_formats, tune_formats
 from harness.results_reader import open_staged
+from harness.results_folder import out_folder
 from harness.tune_record import Estimate, TuneConfig, TuneRecord
 from harness.tune_results import per_query_table, render_report, tune_table, write_tune
 from harness.tune_results import summary as _summary
@@ -115,7 +116,7 @@ class TuneResult(TuneRecord):
         check_formats(formats, tune=True)  # before anything is written
         arguments = {} if say is None else {"say": say}
         derived = (lambda staging: report_formats.report_files(open_staged(staging), formats)) if formats else None
-        return write_tune(self, Path(out), list(command_line) if command_line is not None else None,
+        return write_tune(self, out_folder(out), list(command_line) if command_line is not None else None,
                           derived=derived, **arguments)
 
 

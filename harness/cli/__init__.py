@@ -183,6 +183,28 @@ class ResultsFirstStdout:
             ctx.exit(EXIT_BROKEN_PIPE)
 
 
+class PathParameter(click.Path):
+    """``click.Path`` that refuses an empty (or blank) value with one ``error:`` line.
+
+    ``Path("")`` is ``Path(".")``, so ``--out ''`` (an unset shell variable, a blank key of an
+    experiment file) would silently mean the current folder; every path option of the commands
+    uses this type so that none does.
+    """
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> object:
+        if isinstance(value, str) and not value.strip():
+            name = next((o for o in getattr(param, "opts", ()) if o.startswith("--")), None) if param else None
+            name = name or (param.human_readable_name if param is not None else "the path")
+            fix = "name the file" if not self.dir_okay else "give a path, '.' for the current folder"
+            raise RetbenchError(f"{name} is empty ({value!r}), which would mean the current folder. Fix: {fix}")
+        return super().convert(value, param, ctx)
+
+
+#: Help of ``--split``, shared by the commands that load a corpus.
+SPLIT_HELP = ("Judgments split: BEIR's or a tabular folder's qrels/<split>.tsv, a TREC folder's qrels file named "
+              "after it, a CSFCube fold. A layout with one set of judgments refuses any split but the default.")
+
+
 @contextlib.contextmanager
 def progress_shown(quiet: bool) -> Iterator[Reporter]:
     """The progress renderer of a command's work: a line on stderr when it is a terminal, nothing

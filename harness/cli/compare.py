@@ -20,8 +20,9 @@ import click
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
+from corpora.readers import DEFAULT_SPLIT
 from harness.api import compare
-from harness.cli import RESULTS_KEY, ResultsFirstStdout, progress_shown
+from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
 from harness.engines import ENGINES
 from harness.experiment import OptionKey, load_experiment
 from harness.facets import MAX_VALUES, MIN_QUERIES
@@ -101,7 +102,7 @@ def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | No
               help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, the `irds` extra).")
 @click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
               help="Force the corpus layout instead of detecting it from the folder's files.")
-@click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
+@click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
 @click.option("--allow-unmatched-judgments", is_flag=True,
               help=f"Skip judgments of unknown documents or queries with a warning even when more than "
                    f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error otherwise).")
@@ -110,7 +111,7 @@ def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | No
                    "(see `bench retrievers`).")
 @click.option("--metrics", default=DEFAULT_METRICS, show_default=True,
               help=metrics_help())
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results"),
+@click.option("--out", type=PathParameter(path_type=Path), default=Path("results"),
               show_default=True, help="Folder that receives a new results folder per run.")
 @click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True,
@@ -136,7 +137,7 @@ def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | No
               help=f"Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
                    f"facet, in quantile buckets, and every other with at most {MAX_VALUES} values]; a cell of fewer "
                    f"than {MIN_QUERIES} queries gets no interval.")
-@click.option("--facets-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--facets-file", type=PathParameter(dir_okay=False, path_type=Path), default=None,
               help="A side file of query facets (.csv, .tsv or .jsonl: a query id column, then one column per facet) "
                    "added to the corpus's queries.")
 @click.option("--risk-metric", default=None,
@@ -149,11 +150,11 @@ def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | No
               help="Cutoff k of the metrics card's recallAtK, precisionAtK and hitAtK, written for every system "
                    "and query to retrieval_metrics.jsonl (with mrr and ndcgAt10, exponential gain at 10) whatever "
                    "--metrics says.")
-@click.option("--config", _CONFIG_PARAMETER, type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--config", _CONFIG_PARAMETER, type=PathParameter(dir_okay=False, path_type=Path), default=None,
               is_eager=True, callback=_read_experiment,
               help="A TOML experiment file with any of these long options as keys (no_cache = true); "
                    "options given here override it.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--cache-dir", type=PathParameter(file_okay=False, path_type=Path), default=None,
               help="Folder of the index cache, where fitted retrievers are kept for the next run on the same "
                    "corpus [default: $RETBENCH_CACHE_DIR, else the user cache directory].")
 @click.option("--no-cache", is_flag=True, help="Fit every retriever from scratch; read and write no cache.")

@@ -19,6 +19,8 @@ from corpora import DEFAULT_CORPUS, FORMATS, bundled_names, describe, load_datas
 from corpora.bundled import bundled_description
 from corpora.inspection import ALLOW_UNMATCHED_FLAG, UNMATCHED_LIMIT, report_lines, summary_line
 from corpora.model import Dataset
+from corpora.readers import DEFAULT_SPLIT
+from harness.cli import SPLIT_HELP
 
 
 @click.group("corpora", invoke_without_command=True)
@@ -37,8 +39,7 @@ def _corpus_options(function):
                             help=f"Skip judgments of unknown documents or queries with a warning even when more "
                                  f"than {UNMATCHED_LIMIT:.0%} of them are unmatched or a query loses every relevant "
                                  "judgment (an error otherwise).")(function)
-    function = click.option("--split", default="test", show_default=True,
-                            help="Judgments split (BEIR qrels/<split>.tsv; CSFCube folds).")(function)
+    function = click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)(function)
     function = click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
                             help="Force the layout instead of detecting it from the folder's files.")(function)
     return click.argument("corpus", metavar="PATH")(function)

@@ -24,6 +24,7 @@ from corpora import ParameterError, Qrels, RetbenchError
 from corpora.run import TRAILING_FIELDS, RunFile
 from corpora.run_order import RUN_ORDERS
 from corpora.trec_io import QRELS_FORMATS, read_qrels
+from harness.cli import PathParameter
 from harness.evaluation import COUNTS, evaluate, mean_over_queries
 from harness.metrics import Metric, metrics_help, parse_metrics
 from harness.trec_eval import trec_eval_name, trec_eval_sort_key
@@ -207,10 +208,10 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
 
 
 @click.command("evaluate")
-@click.option("--qrels", "qrels_path", required=True, type=click.Path(path_type=Path, dir_okay=False),
+@click.option("--qrels", "qrels_path", required=True, type=PathParameter(path_type=Path, dir_okay=False),
               help="Judgments: TREC qrels (`qid iter docid grade`) or BEIR qrels TSV "
                    "(`query-id<TAB>corpus-id<TAB>score`, header optional), told apart by content.")
-@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=PathParameter(path_type=Path, dir_okay=False))
 @click.option("--metrics", "metrics_text", required=True,
               help=metrics_help())
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from corpora import RetbenchError
-from harness.cli import ACCEPT_EDITED_HELP, warn
+from harness.cli import ACCEPT_EDITED_HELP, PathParameter, warn
 from harness.report_formats import REPORT_FORMATS, check_formats, format_for_path, render_report
 from harness.results_reader import open_results
 
@@ -46,13 +46,13 @@ def _write(path: Path, text: str) -> None:
 
 
 @click.command("report")
-@click.argument("run_dir", metavar="RUN_DIR", type=click.Path(path_type=Path))
+@click.argument("run_dir", metavar="RUN_DIR", type=PathParameter(path_type=Path))
 @click.option("--format", "report_format", type=click.Choice(list(REPORT_FORMATS)), default=None,
               help="; ".join(f"{f.name}: {f.description}" for f in REPORT_FORMATS.values())
                    + " [default: from the suffix of -o ("
                    + ", ".join(s for f in REPORT_FORMATS.values() for s in f.suffixes)
                    + f"), else {_DEFAULT}].")
-@click.option("-o", "--output", type=click.Path(dir_okay=True, path_type=Path), default=None,
+@click.option("-o", "--output", type=PathParameter(dir_okay=True, path_type=Path), default=None,
               help="Write the report to this file instead of printing it.")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 def command(run_dir: Path, report_format: str | None, output: Path | None, accept_edited: bool) -> None:

@@ -15,7 +15,8 @@ import click
 from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
-from harness.cli import RESULTS_KEY, ResultsFirstStdout, progress_shown
+from corpora.readers import DEFAULT_SPLIT
+from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
 from harness.metrics import metrics_help
 from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
 from harness.results_folder import check_out
@@ -36,7 +37,7 @@ from retrievers.grid import MAX_POINTS
 @click.option("--stratify", default=None, metavar="FACET",
               help="Deal the queries of each value of this query facet evenly over the folds (a numeric facet "
                    "with many values in quartiles).")
-@click.option("--facets", "facets_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--facets", "facets_file", type=PathParameter(dir_okay=False, path_type=Path), default=None,
               help="A facets side file (query id + one column per facet; .csv, .tsv or .jsonl) added to the "
                    "queries, for --stratify.")
 @click.option("--max-points", type=int, default=MAX_POINTS, show_default=True,
@@ -45,7 +46,7 @@ from retrievers.grid import MAX_POINTS
               help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
 @click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
               help="Force the corpus layout instead of detecting it from the folder's files.")
-@click.option("--split", default="test", show_default=True, help="Qrels split of a BEIR folder.")
+@click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
 @click.option("--allow-unmatched-judgments", is_flag=True,
               help=f"Skip judgments of unknown documents or queries with a warning even when more than "
                    f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error "
@@ -61,9 +62,9 @@ from retrievers.grid import MAX_POINTS
               help="Resamples of the paired bootstrap intervals.")
 @click.option("--confidence", type=float, default=0.95, show_default=True,
               help="Confidence of the bootstrap intervals, between 0.5 and 1.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
+@click.option("--out", type=PathParameter(path_type=Path), default=Path("results"), show_default=True,
               help="Folder that receives a new results folder per run.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--cache-dir", type=PathParameter(file_okay=False, path_type=Path), default=None,
               help="Folder of the index cache (the shared BM25 postings and fitted children are kept there for the "
                    "next run on the same corpus) [default: $RETBENCH_CACHE_DIR, else the user cache directory].")
 @click.option("--no-cache", is_flag=True, help="Fit from scratch; read and write no cache.")

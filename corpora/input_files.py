@@ -1,0 +1,168 @@
+"""Reading an input file's bytes under bounds, so that a wrong file never fills the memory.
+
+Every input file (corpus, queries, topics, facets, qrels, runs, experiment files) is read through
+:func:`read_input_bytes`: a folder, a device (``/dev/zero``, a terminal) or a socket is refused
+before it is opened; a line longer than the kind of file allows (:data:`MAX_JUDGMENT_LINE` for
+qrels and run files, :data:`MAX_TEXT_LINE` for corpus, query and facet files) stops reading at that
+line. A pipe (``<(zcat qrels.gz)``) and a gzipped file are read a chunk at a time under the same
+bound, so an endless stream without line ends fails after one over-long line; a regular file is
+read whole (its size is known) and then scanned for its longest line (a few milliseconds for
+60 MB). Text is UTF-8 (:func:`decode_utf8`: a byte order mark is skipped, a UTF-16 file is named as
+such); :func:`refuse_nul_bytes` is for the formats no NUL byte belongs in.
+"""
+
+from __future__ import annotations
+
+import gzip
+import stat
+import zlib
+from pathlib import Path
+from typing import BinaryIO
+
+from corpora.errors import InputFileError
+
+#: The longest line (in bytes, without its line end) a qrels or run file may hold: 1 MiB. A
+#: judgment or a result is four to six short fields (real lines are under 1 KiB); a longer line
+#: means the file is not a qrels or run file (a binary file, an endless stream).
+MAX_JUDGMENT_LINE = 1 << 20
+#: The longest line a corpus, queries, topics or facets file may hold: 64 MiB. A JSON Lines record
+#: holds a whole document, and long documents exist (a novel is a few MiB), but no document is
+#: tens of millions of characters; a longer line is a wrong file, or a stream that never ends.
+MAX_TEXT_LINE = 1 << 26
+#: Bytes read at a time from a pipe or a gzipped file (at most the line bound, see _read_bounded).
+_CHUNK = 1 << 20
+
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+_UTF8_FIX = "re-encode the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)"
+
+
+def _size_text(limit: int) -> str:
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
+
+
+def _kind_of(mode: int) -> str | None:
+    """What a path that cannot be read as a file is, or None when it can (a regular file or a pipe)."""
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _too_long(path: Path, line: int, limit: int, what: str) -> InputFileError:
+    return InputFileError(path, f"line longer than {_size_text(limit)}: no line of {what} is that long (a binary "
+                          "file, or a stream without line ends?)", line=line,
+                          fix=f"name the right file: {what} holds one record per line")
+
+
+def _read_bounded(handle: BinaryIO, path: Path, limit: int, what: str) -> bytes:
+    """All of ``handle``, read a chunk at a time, stopping at the first line longer than ``limit``.
+
+    Chunks are at most ``limit`` bytes, so a line inside one chunk is shorter than the limit; only
+    the line that runs across chunk boundaries needs counting.
+    """
+    chunks: list[bytes] = []
+    open_line = 0  # bytes of the line still open at the end of what was read
+    lines_before = 0  # line ends read so far
+    size = min(_CHUNK, limit)
+    while True:
+        chunk = handle.read(size)
+        if not chunk:
+            return b"".join(chunks)
+        first = chunk.find(b"\n")
+        if first < 0:
+            open_line += len(chunk)
+        else:
+            if open_line + first > limit:
+                raise _too_long(path, lines_before + 1, limit, what)
+            lines_before += chunk.count(b"\n")
+            open_line = len(chunk) - chunk.rfind(b"\n") - 1
+        if open_line > limit:
+            raise _too_long(path, lines_before + 1, limit, what)
+        chunks.append(chunk)
+
+
+def _first_long_line(raw: bytes, limit: int) -> int | None:
+    """The 1-based number of the first line of ``raw`` longer than ``limit`` bytes, or None.
+
+    One pass of ``rfind`` over windows of ``limit + 1`` bytes: a window without a line end holds
+    part of a longer line; otherwise the next window starts after its last line end, which moves
+    the window's end past the previous one, so the whole text is scanned about once.
+    """
+    start = 0
+    while len(raw) - start > limit:
+        end = raw.rfind(b"\n", start, start + limit + 1)
+        if end < 0:
+            return raw.count(b"\n", 0, start) + 1
+        start = end + 1
+    return None
+
+
+def read_input_bytes(path: Path, *, max_line: int = MAX_TEXT_LINE, what: str = "a text file",
+                     gzipped: bool = False) -> bytes:
+    """The bytes of an input file, within the bounds of the module docstring.
+
+    ``max_line``: the longest line allowed, in bytes; ``what``: the kind of file, for the message
+    about a longer line (e.g. ``"a qrels file"``); ``gzipped``: decompress while reading (a
+    corrupt or truncated archive is an error too). A missing file, a folder, a device, a socket and
+    a file that cannot be read are :class:`InputFileError` naming the path.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix="check the path") from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read the file ({exc.strerror or exc})") from None
+    kind = _kind_of(mode)
+    if kind == "a folder":
+        raise InputFileError(path, "is a folder, not a file", fix="name the file itself")
+    if kind is not None:
+        endless = " (a device such as /dev/zero never ends)" if kind == "a device" else ""
+        raise InputFileError(path, f"is {kind}, not a file{endless}",
+                             fix="name a file (a pipe such as <(zcat file.gz) works too)")
+    try:
+        if stat.S_ISREG(mode) and not gzipped:
+            raw = path.read_bytes()
+            long_line = _first_long_line(raw, max_line)
+            if long_line is not None:
+                raise _too_long(path, long_line, max_line, what)
+            return raw
+        with (gzip.open(path, "rb") if gzipped else path.open("rb")) as handle:
+            return _read_bounded(handle, path, max_line, what)  # type: ignore[arg-type]
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix="check the path") from None
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        detail = getattr(exc, "strerror", None) or exc
+        raise InputFileError(path, f"cannot read the file ({detail})",
+                             fix="name a readable file" + (", gzipped as its .gz name says" if gzipped else "")) from None
+
+
+def decode_utf8(path: Path, raw: bytes) -> str:
+    """``raw`` as UTF-8 text, a leading byte order mark dropped; a byte that is not UTF-8 is an
+    error naming its line, and a UTF-16 file (its byte order mark) is named as such."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        if raw.startswith(_UTF16_MARKS):
+            raise InputFileError(path, "the file is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8",
+                                 line=1, fix="re-encode it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)") from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputFileError(path, f"byte 0x{raw[exc.start]:02x} is not valid UTF-8", line=line,
+                             fix=_UTF8_FIX) from None
+
+
+def refuse_nul_bytes(path: Path, raw: bytes) -> None:
+    """A NUL byte is an error at its line: no text format holds one (trec_eval would end a field
+    there), so it means a binary file or a UTF-16 one."""
+    position = raw.find(b"\0")
+    if position < 0:
+        return
+    if raw.startswith(_UTF16_MARKS):
+        decode_utf8(path, raw)  # names UTF-16
+    raise InputFileError(path, "holds a NUL byte (0x00), which no text file does: a binary file, or text in "
+                         "another encoding such as UTF-16", line=raw.count(b"\n", 0, position) + 1,
+                         fix="name the right file, or re-encode it as UTF-8")
