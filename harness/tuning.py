@@ -272,4 +272,4 @@ def _fit_and_search(retriever: Retriever, dataset: Dataset, queries: Queries, k:
     own = IndexCache(fitted_states.root.parent) if fitted_states.root is not None else None
     with use_cache(own):
         retriever.fit(dataset.corpus)
-        return as_run(retriever.search(queries, k), dataset.corpus, queries, retriever.label)
+        return as_run(retriever.search(queries, k), dataset.corpus, queries, retriever.label, k)
