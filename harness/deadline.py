@@ -10,7 +10,9 @@ Python code again (``time.sleep`` and other calls that wait on the system are in
 the handler and timer that were there before (pytest-timeout's, say) are put back afterwards. In
 another thread, or where there is no ``SIGALRM`` (Windows), a watchdog thread raises the same
 exception in the step's thread (``PyThreadState_SetAsyncExc``), which only lands when that thread
-runs Python code again. Either way, a step stuck inside compiled code that never returns to
+runs Python code again. Until the step ends it is interrupted again every second, so an
+interruption that lands where Python drops it (a ``__del__``, a weakref callback; not reported)
+or that the retriever swallows is followed by another. Either way, a step stuck inside compiled code that never returns to
 Python cannot be interrupted from inside the process: the deadline then ends it when that code
 returns. The exception the step sees derives from ``BaseException``, so a retriever's ``except
 Exception`` does not swallow it; a step that swallows it anyway and returns late still fails.
@@ -22,6 +24,7 @@ import contextlib
 import ctypes
 import math
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -82,12 +85,30 @@ def step_deadline(seconds: float | None, owner: str, step: str) -> Iterator[None
     guard = _alarm_deadline if alarm is not None and hasattr(signal, "setitimer") and in_main else _watchdog_deadline
     fired = [False]
     try:
-        with guard(seconds, fired):
+        with guard(seconds, fired), _quiet_when_ignored():
             yield
     except _Deadline:
         fired[0] = True
     if fired[0]:
         raise StepTimedOut(owner, step, seconds) from None
+
+
+@contextlib.contextmanager
+def _quiet_when_ignored() -> Iterator[None]:
+    """No "Exception ignored in ..." on stderr when the interruption lands where Python cannot
+    raise it (a ``__del__``, a weakref callback): it is dropped there, and the next one, a second
+    later, lands in the step."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if not isinstance(unraisable.exc_value, _Deadline):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
 
 
 @contextlib.contextmanager

@@ -61,7 +61,8 @@ the retriever's search instead of exiting"
         self.method = method
         self.error = error
         if isinstance(error, SystemExit):
-            super().__init__(f"retriever {owner!r} called sys.exit({error.code!r}) in {method}, which would end the "
+            code = "" if error.code is None else repr(error.code)
+            super().__init__(f"retriever {owner!r} called sys.exit({code}) in {method}, which would end the "
                              f"whole run. Fix: raise an exception in the retriever's {method} instead of exiting")
             return
         text = str(error).strip() or "(no message)"
