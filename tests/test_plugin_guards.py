@@ -66,6 +66,23 @@ class WorstFirst(Retriever):
         return {q: ranking[::-1] for q, ranking in overlap_rankings(self, queries).items()}
 
 
+class Swept(Retriever):
+    """A sweep shortcut that, like its search, ignores k (and, with bad=True, returns NaN scores)."""
+
+    def __init__(self, bad: bool = False, bonus: float = 0.0):
+        self.bad = bad
+        self.bonus = bonus
+
+    def search(self, queries, k):
+        nan = float("nan")
+        return {q: [(d, nan if self.bad else s + self.bonus) for d, s in ranking]
+                for q, ranking in overlap_rankings(self, queries).items()}
+
+    @classmethod
+    def sweep(cls, settings, corpus, queries, k):
+        return iter([setting.fit(corpus).search(queries, k) for setting in settings])
+
+
 class TextScores(Retriever):
     def search(self, queries, k):
         return {q: [(d, str(s)) for d, s in ranking[:k]] for q, ranking in overlap_rankings(self, queries).items()}
@@ -186,6 +203,19 @@ def test_an_unsorted_ranking_is_cut_in_the_order_returned_not_re_sorted(plugins)
     assert any(len(ranking) > 3 for ranking in returned.values())
     for q in system.run.query_ids:
         assert system.run.ranking(q) == [d for d, _ in returned.get(q, [])][:3]
+
+
+def test_a_plugins_sweep_is_held_to_depth_and_checked_like_its_search(plugins) -> None:
+    from harness import tune
+
+    swept = tune(f"{plugins}:Swept(bonus=0|1)", "article", "map", depth=3, folds=2, bootstrap_samples=50)
+    assert swept.search_depth == 3 and swept.shortcut.startswith("Swept.sweep")
+    plain = compare([f"{plugins}:Swept"], "article", ["map"], depth=3, bootstrap_samples=50)
+    # the bonus moves no ranking: every point scores as the plain run cut at 3 (not as the whole ranking)
+    assert np.array_equal(swept.values[0], plain.per_query["map"].to_numpy())
+    assert np.array_equal(swept.values[1], plain.per_query["map"].to_numpy())
+    with pytest.raises(RetbenchError, match=r"retriever 'Swept\(bad=True\)': query 'q01': the score of .* is nan"):
+        tune(f"{plugins}:Swept(bad=true|false)", "article", "map", depth=3, folds=2, bootstrap_samples=50)
 
 
 # ----- scores ------------------------------------------------------------------------------------
