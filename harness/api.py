@@ -226,8 +226,8 @@ def check_bootstrap_memory(bootstrap_samples: int, n_systems: int, n_metrics: in
     raise RetbenchError(
         f"bootstrap_samples (--bootstrap-samples) {bootstrap_samples:,} needs about {needed / 1e9:.3g} GB for the "
         f"resampled values of {n_systems} system(s) x {n_metrics} metric(s), more than the {available / 1e9:.3g} GB "
-        f"of memory available. Fix: pass at most {largest:,}" + (" (the default is 5,000)" if largest >= 5000 else "")
-        + ", or compare fewer systems or metrics per run")
+        f"of memory available. Fix: " + (f"pass at most {largest:,}, or " if largest else "free memory, or ")
+        + "compare fewer systems or metrics per run")
 
 
 def _origin(dataset: str | PathLike[str], format: str | None, split: str | None,
