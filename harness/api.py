@@ -37,6 +37,7 @@ from corpora.progress import Callback, Renderer
 from corpora.progress import rendering as _rendering
 from corpora.progress import task as _task
 from harness.comparison import CompareResult
+from harness.deadline import check_timeout, step_deadline
 from harness.record import CompareConfig, SystemResult
 from harness.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, Engine, resolve_engine
@@ -48,12 +49,12 @@ from harness.inputs import (CacheChoice, Systems, check_confidence_from, check_d
                             resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.metrics import Metric
 from harness.readings import read_comparison
-from harness.retrieval_metrics import DEFAULT_RETRIEVAL_K, check_retrieval_k, retrieval_metrics
-from harness.statistics import compare_systems
+from harness.retrieval_metrics import CARD_METRICS, DEFAULT_RETRIEVAL_K, check_retrieval_k, retrieval_metrics
+from harness.statistics import available_memory, bootstrap_memory, compare_systems, largest_bootstrap
 from retrievers import Retriever, as_run
 from retrievers.cache import IndexCache, use_cache
 
-__all__ = ["compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
+__all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
 
 def queries_that_count(qrels: Qrels, rel_threshold: int, among: Sequence[str] | None = None) -> list[str]:
@@ -93,7 +94,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
             allow_unmatched_judgments: bool | None = None,
             on_loaded: Callable[[Dataset], None] | None = None, engine: str | Engine = "local",
-            scheduler: str | None = None, workers: int | None = None) -> CompareResult:
+            scheduler: str | None = None, workers: int | None = None, timeout: float | None = None) -> CompareResult:
     """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
     leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.readings`).
 
@@ -128,7 +129,13 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     ``workers`` local processes, started and stopped by this call) or an
     :class:`~harness.engines.Engine` object, which the caller keeps (and closes). An engine never
     changes a number: the result is the same, and so is its folder but for the manifest's times and
-    ``engine`` record (``docs/scale-out.md``).
+    ``engine`` record (``docs/scale-out.md``). ``timeout``: seconds each retriever's ``fit``, and then
+    its ``search``, may take (None, the default: no limit); a step past it raises
+    :class:`~harness.deadline.StepTimedOut` naming the retriever and the step (:mod:`harness.deadline`).
+
+    Every system is held to ``depth``: a ranking longer than asked (a plugin's ``search`` may return
+    more) is cut to its first ``depth`` results in the order returned, as the built-ins cut theirs,
+    and the manifest's notes say so.
 
     Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
     ids), so a mistake is a :class:`~corpora.RetbenchError` before any fitting. Writes nothing: see
@@ -138,6 +145,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     risk = resolve_risk_metric(risk_metric, metric_list)
     check_confidence_from(confidence_from)
     check_retrieval_k(retrieval_k)
+    seconds = check_timeout(timeout)
     facet_names = resolve_facet_names(facets)
     facet_values = check_facets_file(facets_file)  # read now: a mistake in it costs no loading
     check_options(metric_list, depth=depth, fail_rank=fail_rank, bootstrap_samples=bootstrap_samples,
@@ -147,6 +155,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     get_analyzer(analyzer_name)
     retrievers = resolve_systems(systems, analyzer)
     labels = [r.label for r in retrievers]
+    check_bootstrap_memory(bootstrap_samples, len(labels), len(metric_list))
     depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, depth)
     if baseline is not None and baseline not in labels:
         raise RetbenchError(f"--baseline {baseline!r} is not among the systems ({', '.join(labels)}). "
@@ -185,9 +194,40 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         origin = _origin(dataset, format, config.split, bool(allow_unmatched_judgments)) if loaded else None
         with runner.running(data.corpus, origin) as record:
             result = _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,
-                          [*data.warnings, *depth_warnings], notes)
+                          [*data.warnings, *depth_warnings], notes, seconds)
         result.engine = record.describe()
         return result
+
+
+def bootstrap_columns(n_systems: int, n_metrics: int) -> int:
+    """The widest matrix of resampled values a comparison of ``n_systems`` on ``n_metrics`` keeps, in
+    :func:`~harness.statistics.bootstrap_memory`'s columns (16 bytes per resample each): the paired
+    differences of every pair on every metric (the leaderboard compares all pairs, whatever the
+    baseline), the leaderboard's ranks (every metric's, plus one metric's joined and sorted copies:
+    8 bytes each), the facets' means and the metrics card's rollup (every system on every card name)."""
+    pairs = n_systems * (n_systems - 1) // 2
+    return max(pairs * n_metrics, -(-n_systems * (n_metrics + 2) // 2), n_systems * n_metrics,
+               n_systems * len(CARD_METRICS))
+
+
+def check_bootstrap_memory(bootstrap_samples: int, n_systems: int, n_metrics: int,
+                           available: int | None = None) -> None:
+    """Refuse, before anything is loaded or fitted, a bootstrap whose resampled values would not fit
+    in memory (``available`` bytes; default :func:`~harness.statistics.available_memory`), naming the
+    largest number of resamples that would."""
+    columns = bootstrap_columns(n_systems, n_metrics)
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    needed = bootstrap_memory(bootstrap_samples, columns)
+    if needed <= available:
+        return
+    largest = largest_bootstrap(columns, available)
+    raise RetbenchError(
+        f"bootstrap_samples (--bootstrap-samples) {bootstrap_samples:,} needs about {needed / 1e9:.3g} GB for the "
+        f"resampled values of {n_systems} system(s) x {n_metrics} metric(s), more than the {available / 1e9:.3g} GB "
+        f"of memory available. Fix: " + (f"pass at most {largest:,}, or " if largest else "free memory, or ")
+        + "compare fewer systems or metrics per run")
 
 
 def _origin(dataset: str | PathLike[str], format: str | None, split: str | None,
@@ -210,8 +250,10 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
-         fitted_states: IndexCache, analyzer: str, warnings: list[str], notes: list[str]) -> CompareResult:
-    """The comparison once every input is checked: fit, search, evaluate, compare, diagnose."""
+         fitted_states: IndexCache, analyzer: str, warnings: list[str], notes: list[str],
+         timeout: float | None = None) -> CompareResult:
+    """The comparison once every input is checked: fit, search (each within ``timeout`` seconds),
+    evaluate, compare, diagnose."""
     query_ids = queries_that_count(dataset.qrels, config.rel_threshold, dataset.queries.ids)
     if not query_ids:
         raise RetbenchError(f"corpus {dataset.name!r}: no query has a relevant judgment (grade >= "
@@ -225,17 +267,18 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     frames = []
     for retriever in retrievers:
         start = time.perf_counter()
-        with use_cache(fitted_states), _task(f"fitting {retriever.label}"):
+        label = retriever.label
+        with use_cache(fitted_states), _task(f"fitting {label}"), step_deadline(timeout, label, "fit"):
             retriever.fit(dataset.corpus)
         fitted = time.perf_counter()
-        with use_cache(fitted_states), _task(f"searching {retriever.label}", len(queries)):
-            if dataset.candidates:
-                # re-ranking collections: search everything, then rank each query's own pool
-                run = as_run(retriever.search(queries, len(dataset.corpus)), dataset.corpus, queries,
-                             retriever.label)
-                run = restrict_to_candidates(run, dataset.candidates, config.depth)
-            else:
-                run = as_run(retriever.search(queries, config.depth), dataset.corpus, queries, retriever.label)
+        # re-ranking collections: search everything, then rank each query's own pool
+        k = len(dataset.corpus) if dataset.candidates else config.depth
+        with use_cache(fitted_states), _task(f"searching {label}", len(queries)), \
+                step_deadline(timeout, label, "search"):
+            found = retriever.search(queries, k)
+        run = as_run(found, dataset.corpus, queries, label, k, notes.append)
+        if dataset.candidates:
+            run = restrict_to_candidates(run, dataset.candidates, config.depth)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
         frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold)

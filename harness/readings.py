@@ -59,7 +59,7 @@ def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries:
         given = own(queries)
     except RetbenchError:
         raise
-    except Exception as exc:  # the retriever's mistake: named like one in fit or search
+    except (Exception, SystemExit) as exc:  # the retriever's mistake (sys.exit too): named like one in fit or search
         raise RetrieverFailed(retriever.label, "confidence", exc) from exc
     try:
         values = np.asarray(given, dtype=np.float64)

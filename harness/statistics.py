@@ -138,6 +138,73 @@ def bootstrap_means(differences: np.ndarray, n_samples: int, seed: int,
     return means
 
 
+#: Bytes of working memory besides the resampled means: a chunk of indices and its temporaries.
+_WORKING_BYTES = 8 * _CHUNK_CELLS * 4
+
+
+def bootstrap_memory(n_samples: int, columns: int) -> int:
+    """Peak bytes of :func:`bootstrap_means` over ``columns`` columns: every chunk's resampled
+    means (float64) are kept, then joined into one (n_samples x columns) array, so twice that
+    matrix at the join, plus one chunk's working memory. Chunking bounds the index matrix, not the
+    means: the memory grows with ``n_samples`` whatever the number of queries.
+
+    >>> bootstrap_memory(5000, 6) // 1000  # 480 kB of means, 32 MB of working memory
+    34034
+    """
+    return 16 * n_samples * max(1, columns) + _WORKING_BYTES
+
+
+def largest_bootstrap(columns: int, available: int) -> int:
+    """The largest ``n_samples`` whose :func:`bootstrap_memory` fits in ``available`` bytes (0: none does).
+
+    >>> largest_bootstrap(6, bootstrap_memory(5000, 6))
+    5000
+    """
+    return max(0, (available - _WORKING_BYTES) // (16 * max(1, columns)))
+
+
+def available_memory() -> int | None:
+    """Bytes this process may still allocate, as far as it can tell: the smallest of the system's
+    available memory (``MemAvailable`` of ``/proc/meminfo``, else ``os.sysconf``), what is left under
+    its cgroup's limit (v2 ``memory.max``) and under its address-space limit (``RLIMIT_AS``); None
+    when none of them can be read (then nothing is refused)."""
+    import os
+
+    limits: list[int] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    limits.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if not limits:
+        try:
+            limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, OSError, ValueError):
+            pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as handle:
+            ceiling = handle.read().strip()
+        if ceiling != "max":
+            with open("/sys/fs/cgroup/memory.current", encoding="ascii") as handle:
+                limits.append(max(0, int(ceiling) - int(handle.read().strip())))
+    except (OSError, ValueError):
+        pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm", encoding="ascii") as handle:
+                used = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            limits.append(max(0, soft - used))
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return min(limits) if limits else None
+
+
 def percentile_interval(sorted_means: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """The percentile interval read off sorted resampled means.
 

@@ -234,7 +234,8 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
             retriever, settings[number] = settings[number], None  # a fitted point is let go once scored
             if runs is not None:
                 with use_cache(fitted_states):
-                    run = next(runs)
+                    # a plugin's sweep is held to what its search would be: checked and cut to the depth
+                    run = as_run(next(runs), dataset.corpus, queries, retriever.label, search_depth)
             else:
                 run = _fit_and_search(retriever, dataset, queries, search_depth, fitted_states)
             del retriever
@@ -274,4 +275,4 @@ def _fit_and_search(retriever: Retriever, dataset: Dataset, queries: Queries, k:
     own = IndexCache(fitted_states.root.parent) if fitted_states.root is not None else None
     with use_cache(own):
         retriever.fit(dataset.corpus)
-        return as_run(retriever.search(queries, k), dataset.corpus, queries, retriever.label)
+        return as_run(retriever.search(queries, k), dataset.corpus, queries, retriever.label, k)

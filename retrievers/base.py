@@ -9,10 +9,11 @@ scores at or below ``min_score`` are not results, ties break by doc id ascending
 :mod:`retrievers.ranking` do the ranking).
 
 The seam guards every subclass's ``fit``, ``search`` and ``score``: an exception raised inside one
-(other than a :class:`~corpora.RetbenchError`, which already speaks to the user, and
-``MemoryError``, ``KeyboardInterrupt`` and ``SystemExit``, which are not the retriever's mistake)
-comes out as :class:`RetrieverFailed`, naming the retriever, the method and the original exception,
-which stays attached as ``__cause__`` for a traceback. What ``score`` returns is checked the moment
+(other than a :class:`~corpora.RetbenchError`, which already speaks to the user, and ``MemoryError``
+and ``KeyboardInterrupt``, which are not the retriever's mistake) comes out as
+:class:`RetrieverFailed`, naming the retriever, the method and the original exception, which stays
+attached as ``__cause__`` for a traceback. ``SystemExit`` too: a retriever that calls
+``sys.exit(0)`` must not end ``bench compare`` with exit code 0 and no results, a green CI job. What ``score`` returns is checked the moment
 it returns (:func:`~retrievers.output.check_scores`), so a fusion that calls its children's ``score`` directly gets the
 same check.
 
@@ -42,19 +43,28 @@ GUARDED_METHODS = ("fit", "search", "score")
 
 
 class RetrieverFailed(RetbenchError):
-    """An exception raised inside a retriever's ``fit``, ``search`` or ``score``.
+    """An exception raised inside a retriever's ``fit``, ``search`` or ``score`` (or ``__init__``,
+    ``confidence``), ``SystemExit`` included.
 
     The message names the retriever (its label), the method and the exception's type and text; the
     exception itself is ``__cause__`` (``bench --debug`` prints its traceback).
 
     >>> str(RetrieverFailed("mine", "fit", ZeroDivisionError("division by zero")))
     "retriever 'mine' failed in fit: ZeroDivisionError: division by zero. Fix: correct the retriever's fit"
+    >>> str(RetrieverFailed("mine", "search", SystemExit(0)))
+    "retriever 'mine' called sys.exit(0) in search, which would end the whole run. Fix: raise an exception in \
+the retriever's search instead of exiting"
     """
 
-    def __init__(self, owner: str, method: str, error: Exception):
+    def __init__(self, owner: str, method: str, error: BaseException):
         self.owner = owner
         self.method = method
         self.error = error
+        if isinstance(error, SystemExit):
+            code = "" if error.code is None else repr(error.code)
+            super().__init__(f"retriever {owner!r} called sys.exit({code}) in {method}, which would end the "
+                             f"whole run. Fix: raise an exception in the retriever's {method} instead of exiting")
+            return
         text = str(error).strip() or "(no message)"
         super().__init__(f"retriever {owner!r} failed in {method}: {type(error).__name__}: {text}. "
                          f"Fix: correct the retriever's {method}")
@@ -64,7 +74,7 @@ def _label_of(retriever: Retriever) -> str:
     """The retriever's label for a message; the class name when the label itself fails."""
     try:
         return str(retriever.label)
-    except Exception:  # a plugin whose label property raises must not hide the first error
+    except (Exception, SystemExit):  # a plugin whose label property raises must not hide the first error
         return type(retriever).__name__
 
 
@@ -78,7 +88,7 @@ def _guarded(function: Callable[..., Any], method: str) -> Callable[..., Any]:
             result = function(self, *args, **kwargs) if elsewhere is None else elsewhere(*args, **kwargs)
         except (RetbenchError, MemoryError):
             raise  # already a message for the user; out of memory is the machine's limit, not a bug
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() inside a retriever is its failure, not the run's end
             raise RetrieverFailed(_label_of(self), method, exc) from exc
         if method == "score":
             queries = args[0] if args else kwargs.get("queries")
@@ -160,8 +170,9 @@ class Retriever(ABC):
 
         Either a :class:`~corpora.Run` or any mapping of query id (``queries.ids``) -> a list of
         ``(doc id, score)`` with doc ids of the fitted corpus. A query left out gets no results.
-        The harness checks it with :func:`~retrievers.output.as_run`: unknown ids, a document twice in one ranking
-        and NaN scores are errors that name this retriever.
+        The harness checks it with :func:`~retrievers.output.as_run`: unknown ids, a document twice
+        in one ranking and a score that is not a finite number are errors that name this retriever;
+        a ranking longer than ``k`` is cut to its first ``k`` pairs, in the order returned.
         """
 
     @classmethod

@@ -161,7 +161,7 @@ class RRF(Fusion):
         n_queries = len(queries)
         fused = sp.csr_matrix((n_queries, len(corpus)))
         for child in self.children:
-            run = as_run(child.search(queries, self.depth), corpus, queries, child.label)
+            run = as_run(child.search(queries, self.depth), corpus, queries, child.label, self.depth)
             lengths = run.lengths()
             rows = np.repeat(np.arange(n_queries), lengths)
             ranks = np.arange(len(run.doc_index)) - np.repeat(run.offsets[:-1], lengths) + 1

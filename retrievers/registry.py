@@ -91,7 +91,7 @@ def _load_entry_points() -> None:
             continue
         try:
             cls = ep.load()
-        except Exception as exc:  # any error of third-party code at import time
+        except (Exception, SystemExit) as exc:  # any error of third-party code at import time (sys.exit too)
             _BROKEN[ep.name] = f"retriever plugin {ep.name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
             continue
         if not (isinstance(cls, type) and issubclass(cls, Retriever)):
@@ -150,7 +150,7 @@ def _class_at(name: str) -> type[Retriever]:
             f"retriever {name!r}: cannot import module {module_name!r} ({exc}). "
             "Fix: check the spelling and that the module is on PYTHONPATH."
         ) from None
-    except Exception as exc:  # the user's module raised while being imported
+    except (Exception, SystemExit) as exc:  # the user's module raised (or called sys.exit) while being imported
         raise RetbenchError(
             f"retriever {name!r}: importing module {module_name!r} failed: {type(exc).__name__}: {exc}"
         ) from exc
@@ -160,6 +160,10 @@ def _class_at(name: str) -> type[Retriever]:
             f"retriever {name!r}: {module_name!r} has no Retriever subclass named {attr!r}. "
             "Fix: name a class that subclasses retrievers.Retriever."
         )
-    if not cls.name:
+    # the class's own name, else its attribute's; a name this very line gave a parent class earlier
+    # is not the subclass's (``Child(Parent)`` loaded after ``Parent`` would otherwise be labelled Parent)
+    given_to_parent = "name" not in cls.__dict__ and cls.name == getattr(cls, "_name_from_path", None)
+    if not cls.name or given_to_parent:
         cls.name = attr
+        cls._name_from_path = attr
     return cls

@@ -230,7 +230,7 @@ def build(spec: Spec | str, make_child: Callable[[Spec], Retriever] | None = Non
         raise SpecError(f"retriever {spec.target!r} cannot be created: {exc}") from exc
     except RetbenchError:
         raise
-    except Exception as exc:  # a plugin's own __init__ failed: name it, as a failure in fit/search is named
+    except (Exception, SystemExit) as exc:  # a plugin's own __init__ failed (or exited): name it, as in fit/search
         raise RetrieverFailed(spec.target, "__init__", exc) from exc
     if spec.label is not None:
         retriever.label = spec.label

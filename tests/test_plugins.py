@@ -298,3 +298,17 @@ def test_every_built_in_resolves_to_a_class_named_by_its_key() -> None:
         assert cls.name == name
         assert registry.is_registered(cls)
     assert set(registry.BUILTINS) <= set(registry.names())
+
+
+def test_a_subclass_loaded_after_its_parent_keeps_its_own_name(runner, tmp_path, monkeypatch) -> None:
+    write_module(tmp_path, "my_module_family", USER_MODULE + """
+
+class Child(MyRetriever):
+    pass
+""")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["compare", "--systems", "my_module_family:MyRetriever,my_module_family:Child",
+                                  "--metrics", "mrr", "--out", str(out), *FAST])
+    assert result.exit_code == 0, result.output
+    assert summary_systems(out) == ["MyRetriever", "Child"]

@@ -44,9 +44,17 @@ def test_the_ranking_is_kept_as_returned_not_resorted() -> None:
     [
         ({"q1": [("zzz", 1.0)]}, "retriever 'mine': query 'q1': doc id 'zzz' is not in the corpus"),
         ({"q1": [("d1", 1.0), ("d1", 0.5)]}, "retriever 'mine': query 'q1': doc id 'd1' is ranked twice"),
-        ({"q1": [("d1", math.nan)]}, "retriever 'mine': query 'q1': doc id 'd1' has a NaN score"),
+        ({"q1": [("d1", math.nan)]}, "retriever 'mine': query 'q1': the score of doc id 'd1' is nan; "
+                                      "scores must be finite numbers. Fix:"),
         ({"q1": [("d1", "high")]},
-         "retriever 'mine': query 'q1': doc id 'd1' has a score that is not a number: 'high'"),
+         "retriever 'mine': query 'q1': the score of doc id 'd1' is not a number: 'high' (str)"),
+        # a string is not a score even when it reads as one: score() refuses it too
+        ({"q1": [("d1", "1.0")]}, "the score of doc id 'd1' is not a number: '1.0' (str)"),
+        ({"q1": [("d1", np.str_("1.0"))]}, "(str_); scores must be finite numbers"),
+        ({"q1": [("d1", math.inf)]}, "the score of doc id 'd1' is inf; scores must be finite numbers"),
+        ({"q1": [("d2", 1.0), ("d1", -math.inf)]}, "the score of doc id 'd1' is -inf; scores must be finite"),
+        ({"q1": [("d1", 1 + 2j)]}, "the score of doc id 'd1' is not a number: (1+2j) (complex)"),
+        ({"q1": [("d1", None)]}, "the score of doc id 'd1' is not a number: None (NoneType)"),
         ({"q1": ["d1"]}, "retriever 'mine': query 'q1': expected (doc id, score) pairs, got 'd1'"),
         ({"q1": 3}, "retriever 'mine': query 'q1': expected a list of (doc id, score) pairs, got int"),
         ({"q9": [("d1", 1.0)]}, "retriever 'mine': search returned unknown query id(s) ['q9']"),
@@ -57,6 +65,87 @@ def test_bad_results_are_errors_naming_the_retriever(result: object, message: st
     with pytest.raises(RetbenchError) as caught:
         as_run(result, CORPUS, QUERIES, "mine")
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("scores", "message"),
+    [
+        ([1.0, math.inf], "the score of doc id 'd2' is inf"),
+        ([math.nan, 1.0], "the score of doc id 'd1' is nan"),
+        ([1.0, -math.inf], "the score of doc id 'd2' is -inf"),
+    ],
+)
+def test_a_run_object_is_held_to_the_same_score_rule_as_a_mapping(scores: list[float], message: str) -> None:
+    theirs = Run.from_mapping({"q1": list(zip(["d1", "d2"], scores))})
+    with pytest.raises(RetbenchError, match="scores must be finite numbers") as caught:
+        as_run(theirs, CORPUS, QUERIES, "mine")
+    assert f"retriever 'mine': query 'q1': {message}" in str(caught.value)
+
+
+def test_a_query_answered_twice_in_a_run_is_an_error() -> None:
+    twice = Run(["q1", "q1"], ["d1", "d2"], np.array([0, 1, 2]), np.array([0, 1]), np.array([1.0, 1.0]))
+    with pytest.raises(RetbenchError, match=r"retriever 'mine': search returned query id\(s\) \['q1'\] twice"):
+        as_run(twice, CORPUS, QUERIES, "mine")
+
+
+@pytest.mark.parametrize("as_object", [False, True], ids=["mapping", "Run"])
+def test_a_ranking_longer_than_k_keeps_its_first_k_in_the_order_returned(as_object: bool) -> None:
+    # unsorted on purpose: the harness evaluates the order returned, so the cut keeps that order too
+    mapping = {"q1": [("d2", 0.1), ("d3", 0.9), ("d1", 0.5)], "q2": [("d3", 1.0)]}
+    result = Run.from_mapping(mapping) if as_object else mapping
+    heard: list[str] = []
+    run = as_run(result, CORPUS, QUERIES, "mine", k=2, note=heard.append)
+    assert run.items("q1") == [("d2", 0.1), ("d3", 0.9)]
+    assert run.items("q2") == [("d3", 1.0)]
+    assert heard == ["retriever 'mine' returned more than the 2 results asked for in 1 of 2 queries (up to 3); "
+                     "each ranking was cut to its first 2, in the order returned, as every retriever's is"]
+
+
+def test_every_pair_is_checked_even_beyond_k() -> None:
+    with pytest.raises(RetbenchError, match="doc id 'zzz' is not in the corpus"):
+        as_run({"q1": [("d1", 1.0), ("zzz", 0.5)]}, CORPUS, QUERIES, "mine", k=1)
+
+
+def test_a_ranking_within_k_is_not_noted() -> None:
+    heard: list[str] = []
+    run = as_run({"q1": [("d1", 1.0)]}, CORPUS, QUERIES, "mine", k=1, note=heard.append)
+    assert run.items("q1") == [("d1", 1.0)] and heard == []
+
+
+class Matrix(ScoreRetriever):
+    """Returns the matrix it was given, whatever the queries."""
+
+    name = "matrix-test"
+
+    def __init__(self, matrix: object = None):
+        self._matrix = matrix  # not a parameter the label shows
+
+    def non_default_params(self) -> dict:
+        return {}
+
+    def score(self, queries: Queries) -> object:
+        return self._matrix
+
+
+@pytest.mark.parametrize(
+    ("matrix", "message"),
+    [
+        (np.array([["1.0", "0", "0"], ["0", "0", "1"]]), "not a number: np.str_('1.0') (str_)"),
+        (np.array([[1.0, None, 0.0], [0.0, 0.0, 1.0]], dtype=object), "not a number: None (NoneType)"),
+        (np.array([[1j, 0, 0], [0, 0, 1]]), "not a number"),
+    ],
+)
+def test_score_refuses_what_is_not_a_number_as_search_does(matrix: np.ndarray, message: str) -> None:
+    with pytest.raises(RetbenchError, match="scores must be finite numbers") as caught:
+        Matrix(matrix).fit(CORPUS).search(QUERIES, 10)
+    assert "retriever 'matrix-test': score returned a value that is " in str(caught.value)
+    assert message.split(": ")[0] in str(caught.value)
+
+
+def test_score_still_takes_numbers_of_any_kind() -> None:
+    numbers = np.array([[1, 0, 0], [0, 0, 2]], dtype=object)  # Python ints in an object array
+    run = Matrix(numbers).fit(CORPUS).search(QUERIES, 10)
+    assert run.items("q1") == [("d1", 1.0)] and run.items("q2") == [("d3", 2.0)]
 
 
 class Overlap(ScoreRetriever):
@@ -135,7 +224,7 @@ def ranked(matrix: object, k: int = 3) -> Run:
         (np.array([[1.0, np.inf, np.nan], [1.0, 1.0, 1.0]]), "score of doc 'd2' for query 'q1' is inf"),
         (sp.csr_matrix(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, np.nan]])), "score of doc 'd3' for query 'q2' is nan"),
         ([[1, 2, 3], [4, 5, "high"]], "retriever 'returns': score returned list, not a matrix of numbers"),
-        (np.array([["1", "2", "3"], ["4", "5", "high"]]), "score returned values of type <U4, not numbers"),
+        (np.array([["1", "2", "3"], ["4", "5", "high"]]), "score returned a value that is not a number:"),
         (None, "score returned NoneType, not a matrix of numbers"),
     ],
 )

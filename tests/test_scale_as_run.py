@@ -40,7 +40,7 @@ def test_fast_path_equals_the_slow_one(query_ids, rankings, corpus_vocabulary):
     ({"q9": [("d1", 1.0)]}, "unknown query"),
     ({"q1": [("nope", 1.0)]}, "not in the corpus"),
     ({"q1": [("d1", 1.0), ("d1", 0.5)]}, "ranked twice"),
-    ({"q1": [("d1", float("nan"))]}, "NaN"),
+    ({"q1": [("d1", float("nan"))]}, "is nan; scores must be finite numbers"),
 ])
 def test_mistakes_still_get_the_precise_message(mapping, message):
     run = Run.from_mapping(mapping)

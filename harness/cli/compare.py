@@ -166,6 +166,9 @@ def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | No
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="With --engine dask and no --scheduler: worker processes of a local cluster started for the run "
                    "[default: one per core].")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds each retriever's fit, and then its search, may take; a step past it stops the run with "
+                   "an error naming the retriever and the step (exit 2, no results folder) [default: no limit].")
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress on stderr: no progress line (it only shows on a terminal) and no "
                    "informational logs of ir_datasets.")
@@ -184,7 +187,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
             risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None,
             cache_dir: Path | None, no_cache: bool, engine: str, scheduler: str | None, workers: int | None,
-            quiet: bool, show_failures: int, reports: str) -> None:
+            timeout: float | None, quiet: bool, show_failures: int, reports: str) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
@@ -230,7 +233,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                          confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
                          progress=progress, format=config.format,
                          split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
-                         on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers)
+                         on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers, timeout=timeout)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
