@@ -6,7 +6,7 @@ Two sizes: 10,000 resamples over 10,000 queries (one comparison), and 5,000 resa
 queries x 24 comparisons (a ``bench compare`` of four systems on four metrics, all pairs). In one
 process, alternating, medians of ``--repeats``:
 
-* ``retbench``: :func:`harness.statistics.bootstrap_means`, ``default_rng(seed).integers`` drawn a
+* ``retbench``: :func:`harness.core.statistics.bootstrap_means`, ``default_rng(seed).integers`` drawn a
   chunk of rows at a time, gathered and averaged in slices;
 * ``pcg64-two-threads``: the implementation it replaced (kept below as the record): numpy's PCG64
   stream and Lemire's bounded draw re-implemented, blocks drawn side by side with
@@ -179,7 +179,7 @@ def pcg64_two_threads(differences: np.ndarray, n_samples: int, seed: int,
 
 def one_column_take(differences: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
     """retbench's bootstrap, but a single column is gathered with ``np.take`` on the flat column."""
-    from harness.statistics import bootstrap_indices
+    from harness.core.statistics import bootstrap_indices
 
     n_queries = differences.shape[0]
     means = np.empty((n_samples, differences.shape[1]))
@@ -211,7 +211,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
-    from harness.statistics import bootstrap_means
+    from harness.core.statistics import bootstrap_means
 
     systems = {"retbench": bootstrap_means, "pcg64-two-threads": pcg64_two_threads,
                "one-column-take": one_column_take}

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from corpora import Qrels  # noqa: E402
 from corpora.trec_io import read_run, run_from_arrays  # noqa: E402
-from harness.evaluation import evaluate  # noqa: E402
-from harness.metrics import parse_metrics  # noqa: E402
+from harness.core.evaluation import evaluate  # noqa: E402
+from harness.core.metrics import parse_metrics  # noqa: E402
 
 MEASURES = {  # label -> each library's name for it (trec_eval's: its -m option, for --trec-eval)
     "nDCG@10": {"retbench": "ndcg@10", "pytrec_eval": "ndcg_cut_10", "ir_measures": "nDCG@10", "ranx": "ndcg@10",

@@ -323,10 +323,10 @@ def case_pack_strings() -> Case:
 
 
 def case_batch_metrics() -> Case:
-    """harness.batch_metrics: every query at once, or the per-query specification query by query."""
+    """harness.core.batch_metrics: every query at once, or the per-query specification query by query."""
     from corpora import Qrels, Run
-    from harness.evaluation import evaluate
-    from harness.metrics import parse_metrics
+    from harness.core.evaluation import evaluate
+    from harness.core.metrics import parse_metrics
 
     rng = np.random.default_rng(4)
     n_queries, depth, n_docs = 2000, 100, 20_000

@@ -49,9 +49,9 @@ def _evaluate_runs(runs, dataset, metric) -> tuple[list[float], float]:
     """Per-point means, and the cross-validated estimate (the same steps as harness.tune)."""
     import numpy as np
 
-    from harness.api import queries_that_count
-    from harness.cross_validation import assign_folds, cross_validate, intervals
-    from harness.evaluation import evaluate
+    from harness.core.api import queries_that_count
+    from harness.tuning.cross_validation import assign_folds, cross_validate, intervals
+    from harness.core.evaluation import evaluate
 
     query_ids = queries_that_count(dataset.qrels, 1, dataset.queries.ids)
     values = np.array([evaluate(run, dataset.qrels, [metric], query_ids)[metric.name].to_numpy() for run in runs])
@@ -62,7 +62,7 @@ def _evaluate_runs(runs, dataset, metric) -> tuple[list[float], float]:
 
 def child(system: str, folder: str) -> None:
     from corpora import load_dataset
-    from harness.metrics import parse_metric
+    from harness.core.metrics import parse_metric
     from retrievers import BM25
 
     dataset = load_dataset(folder)

@@ -14,7 +14,7 @@ A kernel that takes a ``progress(done, total)`` callback gets the innermost open
 :meth:`Task.update` from :func:`callback` (None when no task is open, so it can skip the work).
 
 Nothing is shown by default. The caller chooses a renderer for a block with :func:`rendering`:
-``harness.progress.Reporter`` draws one line on a terminal (``bench compare`` installs it unless
+``harness.core.progress.Reporter`` draws one line on a terminal (``bench compare`` installs it unless
 ``--quiet``), and a plain function ``(label, done, total)`` hears every update (a notebook's own
 bar, a log, a test). The choice is held in a ``ContextVar``: it holds for the code that runs
 inside the block and ends with it, so two comparisons in one process never share a renderer.

@@ -13,36 +13,36 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
-    from harness.api import compare, evaluate
-    from harness.comparison import CompareResult
-    from harness.diagnosis import Failure
+    from harness.core.api import compare, evaluate
+    from harness.core.result import CompareResult
+    from harness.core.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
-    from harness.gating import GateResult, gate
-    from harness.gate_sides import GateSide
-    from harness.metrics import Metric, metric_names, parse_metric, parse_metrics
-    from harness.progress import Reporter
-    from harness.record import SystemResult
-    from harness.statistics import Comparison
-    from harness.tuning import TuneResult, tune
+    from harness.gating.rule import GateResult, gate
+    from harness.gating.sides import GateSide
+    from harness.core.metrics import Metric, metric_names, parse_metric, parse_metrics
+    from harness.core.progress import Reporter
+    from harness.core.record import SystemResult
+    from harness.core.statistics import Comparison
+    from harness.tuning.search import TuneResult, tune
 
 #: public name -> the module that defines it
 _HOMES = {
-    "compare": "harness.api",
-    "evaluate": "harness.api",
-    "CompareResult": "harness.comparison",
-    "SystemResult": "harness.record",
-    "Comparison": "harness.statistics",
-    "tune": "harness.tuning",
-    "TuneResult": "harness.tuning",
-    "Failure": "harness.diagnosis",
-    "GateResult": "harness.gating",
-    "GateSide": "harness.gate_sides",
-    "gate": "harness.gating",
-    "Metric": "harness.metrics",
-    "metric_names": "harness.metrics",
-    "parse_metric": "harness.metrics",
-    "parse_metrics": "harness.metrics",
-    "Reporter": "harness.progress",
+    "compare": "harness.core.api",
+    "evaluate": "harness.core.api",
+    "CompareResult": "harness.core.result",
+    "SystemResult": "harness.core.record",
+    "Comparison": "harness.core.statistics",
+    "tune": "harness.tuning.search",
+    "TuneResult": "harness.tuning.search",
+    "Failure": "harness.core.diagnosis",
+    "GateResult": "harness.gating.rule",
+    "GateSide": "harness.gating.sides",
+    "gate": "harness.gating.rule",
+    "Metric": "harness.core.metrics",
+    "metric_names": "harness.core.metrics",
+    "parse_metric": "harness.core.metrics",
+    "parse_metrics": "harness.core.metrics",
+    "Reporter": "harness.core.progress",
     "InputFileError": "harness.errors",
     "ParameterError": "harness.errors",
     "RetbenchError": "harness.errors",

@@ -12,8 +12,8 @@ import pytest
 from corpora import ANALYZERS, FORMATS
 from corpora.analyzers import Analyzer
 from harness.cli import main
-from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS
-from harness.metrics import METRICS
+from harness.core.record import DEFAULT_METRICS, DEFAULT_SYSTEMS
+from harness.core.metrics import METRICS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 

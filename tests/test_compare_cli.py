@@ -52,7 +52,7 @@ def test_bad_input_is_one_clear_message_exit_2_and_nothing_written(runner, tmp_p
 
 
 def test_unknown_names_list_the_registry(runner, tmp_path):
-    from harness.metrics import metric_names
+    from harness.core.metrics import metric_names
     from retrievers import available
 
     result = compare(runner, tmp_path, "--systems", "nope")
@@ -105,7 +105,7 @@ def test_summary_line_is_printed_before_the_tables(runner, tmp_path):
 
 def test_candidate_pools_restrict_each_ranking():
     from corpora import Run
-    from harness.api import restrict_to_candidates
+    from harness.core.api import restrict_to_candidates
 
     run = Run.from_mapping({"q1": [("a", 3.0), ("b", 2.0), ("c", 1.0)], "q2": [("a", 1.0)]})
     restricted = restrict_to_candidates(run, {"q1": ["c", "a"]}, depth=1)

@@ -23,7 +23,7 @@ from statsmodels.stats.power import TTestPower
 from corpora import Corpus, Dataset, Qrels, Queries, load_dataset
 from harness import compare
 from harness.cli import main
-from harness.facets import select_facets
+from harness.core.facets import select_facets
 from retrievers import FixedRun, Retriever
 
 FAST = ["--bootstrap-samples", "200"]

@@ -18,7 +18,7 @@ import pytest
 
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, progress
 from harness.cli import main
-from harness.progress import Reporter
+from harness.core.progress import Reporter
 from retrievers import build, cache, dense
 from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, use_cache, write_entry
 from retrievers.dense import Dense

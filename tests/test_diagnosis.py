@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from corpora import Corpus, Qrels, Queries, Run, get_analyzer
-from harness.diagnosis import LATE_RANK, MISSED, SURFACE_HOMONYMY, VOCABULARY_GAP, diagnose
+from harness.core.diagnosis import LATE_RANK, MISSED, SURFACE_HOMONYMY, VOCABULARY_GAP, diagnose
 
 CORPUS = Corpus(["d1", "d2", "d3", "d4"], ["refund policy details", "data export to csv", "backup restore date",
                                             "restore data"])

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.inputs import build_systems
-from harness.experiment import load_experiment
+from harness.core.inputs import build_systems
+from harness.core.experiment import load_experiment
 from retrievers.dense import missing_dependency
 
 REPO = Path(__file__).resolve().parents[1]

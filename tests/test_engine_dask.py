@@ -27,7 +27,7 @@ from corpora import Dataset, RetbenchError, load_dataset  # noqa: E402
 from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.engines import DaskEngine  # noqa: E402
-from harness.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
+from harness.core.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
 from retrievers import BM25, RRF, Weighted  # noqa: E402
 from retrievers.dense import Dense  # noqa: E402  (imports no torch until it is fitted)
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.record import CompareConfig
-from harness.inputs import build_systems
-from harness.experiment import config_keys, load_experiment
+from harness.core.record import CompareConfig
+from harness.core.inputs import build_systems
+from harness.core.experiment import config_keys, load_experiment
 
 EXPERIMENT = """\
 # the article's comparison plus two configurations of our own

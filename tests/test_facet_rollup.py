@@ -1,4 +1,4 @@
-"""Metrics per facet value (``harness.facets``): cells, means equal to per_query's, paired intervals.
+"""Metrics per facet value (``harness.core.facets``): cells, means equal to per_query's, paired intervals.
 
 The interval checks re-draw the bootstrap with plain numpy (``default_rng(seed).integers(0, n)`` row by
 row, the stream ``bootstrap_indices`` documents), so they test the pairing, not the helper against itself.
@@ -15,7 +15,7 @@ import pytest
 
 from corpora import Queries, RetbenchError, UnknownNameError, load_dataset, load_facets_file, with_facets
 from harness import compare
-from harness.facets import MISSING, facet_cells, facet_columns, facet_rollup, select_facets
+from harness.core.facets import MISSING, facet_cells, facet_columns, facet_rollup, select_facets
 
 
 def numpy_interval(cell: np.ndarray, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -21,10 +21,10 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries, Run, is_relevant, read_qrels, read_run, write_qrels, write_run
 from harness import compare, parse_metric
 from harness.cli import main
-from harness.gating import VERDICTS, gate
-from harness.gate_sides import GateSide
-from harness.gate_report import number_line, render_junit, render_markdown
-from harness.statistics import holm
+from harness.gating.rule import VERDICTS, gate
+from harness.gating.sides import GateSide
+from harness.gating.report import number_line, render_junit, render_markdown
+from harness.core.statistics import holm
 from retrievers import FixedRun
 
 N_DOCS = 80
@@ -164,7 +164,7 @@ def test_a_significant_drop_inside_the_margin_is_unchanged_by_two_one_sided_test
 
 
 def test_the_equivalence_interval_is_the_one_minus_two_alpha_interval_of_the_same_resamples() -> None:
-    from harness.statistics import bootstrap_means, percentile_interval
+    from harness.core.statistics import bootstrap_means, percentile_interval
 
     rng = np.random.default_rng(3)
     base, cand = rng.uniform(0, 1, 40), rng.uniform(0, 1, 40)

@@ -1,4 +1,4 @@
-"""Leaderboard (``harness.leaderboard``): bootstrap ranks, rank intervals and tie groups (a compact letter display)."""
+"""Leaderboard (``harness.core.leaderboard``): bootstrap ranks, rank intervals and tie groups (a compact letter display)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import compare
-from harness.leaderboard import (LEADERBOARD_COLUMNS, bootstrap_ranks, group_letters, leaderboard, letter_sets,
+from harness.core.leaderboard import (LEADERBOARD_COLUMNS, bootstrap_ranks, group_letters, leaderboard, letter_sets,
                                  tie_groups)
-from harness.statistics import Comparison, compare_systems
+from harness.core.statistics import Comparison, compare_systems
 
 
 def fake(a: str, b: str, significant: bool, metric: str = "m") -> Comparison:

@@ -14,7 +14,7 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, load_dataset, summary_line
 from harness import CompareResult, compare, evaluate, parse_metric
 from harness.cli import main
-from harness.retrieval_metrics import RESULTS_FILE
+from harness.core.retrieval_metrics import RESULTS_FILE
 from retrievers import BM25, LSA, RRF, FixedRun, ScoreRetriever, Weighted
 
 # Four documents, three queries: q3's only judgment is non-relevant, so it is excluded.

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpora import Qrels, Run
-from harness.evaluation import evaluate
-from harness.metrics import METRICS, parse_metric, parse_metrics
+from harness.core.evaluation import evaluate
+from harness.core.metrics import METRICS, parse_metric, parse_metrics
 from corpora.trec_io import run_from_arrays
 
 DOCS = [f"d{i}" for i in range(12)] + ["D1", "d1x", "é"]

@@ -14,9 +14,9 @@ from sklearn.metrics import ndcg_score
 
 from corpora import Qrels, RetbenchError, Run
 from corpora.errors import ParameterError, UnknownNameError
-from harness import metrics as m
-from harness.evaluation import evaluate
-from harness.metrics import METRICS, metric_names, parse_metric, parse_metrics
+from harness.core import metrics as m
+from harness.core.evaluation import evaluate
+from harness.core.metrics import METRICS, metric_names, parse_metric, parse_metrics
 
 # The article's example (seed 000): a answers (grade 2), b and c help (grade 1).
 ARTICLE_QRELS = {"a": 2, "b": 1, "c": 1}
@@ -177,7 +177,7 @@ def test_parse_metrics_reports_every_problem_and_drops_repeats() -> None:
 def test_the_join_gives_the_same_values_whatever_its_slice_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """The evaluator scans run entries in slices; slice edges inside and between queries (and
     empty rankings) must not change a value."""
-    from harness import evaluation
+    from harness.core import evaluation
     from corpora.trec_io import run_from_arrays
 
     rng = np.random.default_rng(7)

@@ -1,4 +1,4 @@
-"""harness.plots: the charts as SVG text, the same bytes for the same data, aggregated for large
+"""harness.report.plots: the charts as SVG text, the same bytes for the same data, aggregated for large
 inputs, placeable in a page (no namespace URI, no stray id), and a clear error without matplotlib."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from corpora import RetbenchError
-from harness import plots
+from harness.report import plots
 
 
 def test_without_matplotlib_a_chart_says_how_to_install_it(monkeypatch) -> None:

@@ -18,10 +18,10 @@ import pytest
 
 from corpora import RetbenchError, load_dataset
 from harness import compare
-from harness.api import bootstrap_columns, check_bootstrap_memory
+from harness.core.api import bootstrap_columns, check_bootstrap_memory
 from harness.cli import main
-from harness.deadline import StepTimedOut, step_deadline
-from harness.statistics import bootstrap_means, bootstrap_memory, largest_bootstrap
+from harness.core.deadline import StepTimedOut, step_deadline
+from harness.core.statistics import bootstrap_means, bootstrap_memory, largest_bootstrap
 
 FAST = ["--bootstrap-samples", "200", "--permutations", "200"]
 
@@ -379,7 +379,7 @@ def test_the_widest_resampled_matrix_is_counted() -> None:
 
 def test_a_bootstrap_too_large_for_memory_is_refused_before_anything_runs(runner, tmp_path, monkeypatch) -> None:
     available = 200 * 10**6
-    monkeypatch.setattr("harness.api.available_memory", lambda: available)
+    monkeypatch.setattr("harness.core.api.available_memory", lambda: available)
     out = tmp_path / "out"
     started = time.perf_counter()
     result = runner.invoke(main, ["compare", "--bootstrap-samples", "100000000", "--out", str(out)])
@@ -396,7 +396,7 @@ def test_out_of_memory_in_the_bootstrap_is_one_line(runner, tmp_path, monkeypatc
     def exhausted(*args, **kwargs):
         raise MemoryError("Unable to allocate 38.4 GiB for an array")
 
-    monkeypatch.setattr("harness.api.compare_systems", exhausted)
+    monkeypatch.setattr("harness.core.api.compare_systems", exhausted)
     result = runner.invoke(main, ["compare", "--out", str(tmp_path / "out"), *FAST])
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.strip()]

@@ -1,4 +1,4 @@
-"""Effect size and power (``harness.power``) against statsmodels' ``TTestPower`` and hand values."""
+"""Effect size and power (``harness.core.power``) against statsmodels' ``TTestPower`` and hand values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from statsmodels.stats.power import TTestPower
 
 from harness import compare
-from harness.power import (POWER_COLUMNS, detectable_effect, paired_power, paired_t_power, power_table,
+from harness.core.power import (POWER_COLUMNS, detectable_effect, paired_power, paired_t_power, power_table,
                            queries_needed)
 
 REFERENCE = TTestPower()

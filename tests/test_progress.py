@@ -1,4 +1,4 @@
-"""The progress channel (corpora.progress) and its one renderer (harness.progress.Reporter): a line on
+"""The progress channel (corpora.progress) and its one renderer (harness.core.progress.Reporter): a line on
 a terminal only, after a moment, erased at the end, never in results; silent unless asked for."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from corpora import RetbenchError, progress
 from corpora.progress import Task
 from harness.cli import main
-from harness.progress import Reporter, render_line
+from harness.core.progress import Reporter, render_line
 
 
 class FakeTerminal(io.StringIO):

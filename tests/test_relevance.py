@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from corpora import Corpus, Qrels, Queries, RetbenchError, Run, get_analyzer, is_relevant
 from harness import compare
-from harness.diagnosis import diagnose
+from harness.core.diagnosis import diagnose
 from harness.cli import main
-from harness.evaluation import rank_grades
+from harness.core.evaluation import rank_grades
 
 GRADES = list(range(-3, 5))
 THRESHOLDS = list(range(-2, 5))

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 from harness.cli import main
-from harness.diagnosis import Failure
-from harness.report import SHOWN_DOCUMENTS, failure_lines
+from harness.core.diagnosis import Failure
+from harness.report.text import SHOWN_DOCUMENTS, failure_lines
 
 FAST = ["--bootstrap-samples", "200"]
 

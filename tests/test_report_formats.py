@@ -25,12 +25,12 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError
 from harness import compare
 from harness.cli import main
-from harness.report_formats import REPORT_FORMATS, format_for_path, parse_formats, render_report
-from harness.report_latex import letter, tex
-from harness.report_markdown import MAX_CHARACTERS, render_markdown
-from harness.report_view import ReportView
-from harness.results_reader import open_results
-from harness.results import write_results
+from harness.report.formats import REPORT_FORMATS, format_for_path, parse_formats, render_report
+from harness.report.latex import letter, tex
+from harness.report.markdown import MAX_CHARACTERS, render_markdown
+from harness.report.view import ReportView
+from harness.store.read import open_results
+from harness.store.write import write_results
 from retrievers import BM25, FixedRun
 
 REPO = Path(__file__).resolve().parents[1]

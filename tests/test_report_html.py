@@ -22,8 +22,8 @@ pytest.importorskip("matplotlib", reason="the HTML report needs the report extra
 
 from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
-from harness.report_html import OPEN_QUERIES, SECTIONS  # noqa: E402
-from harness.statistics import bootstrap_indices, percentile_interval  # noqa: E402
+from harness.report.html import OPEN_QUERIES, SECTIONS  # noqa: E402
+from harness.core.statistics import bootstrap_indices, percentile_interval  # noqa: E402
 
 ARTICLE_METRICS = ["hit@3", "recall@5", "mrr", "ndcg@5"]
 CRANFIELD_METRICS = ["ndcg@10", "map", "recall@100", "mrr"]

@@ -21,10 +21,11 @@ import pandas as pd
 import pytest
 
 from corpora import RetbenchError
-from harness import plots, tune
+from harness import tune
+from harness.report import plots
 from harness.cli import main
-from harness.report_formats import render_report, tune_formats
-from harness.tune_results import write_tune
+from harness.report.formats import render_report, tune_formats
+from harness.tuning.results import write_tune
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden" / "tune"

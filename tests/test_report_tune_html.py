@@ -22,9 +22,10 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="the HTML report needs the report extra (pip install 'retbench[report]')")
 
-from harness import plots, tune  # noqa: E402
+from harness import tune  # noqa: E402
+from harness.report import plots  # noqa: E402
 from harness.cli import main  # noqa: E402
-from harness.report_tune import SECTIONS  # noqa: E402
+from harness.report.tune import SECTIONS  # noqa: E402
 
 ALPHA_GRID = "weighted(bm25,lsa,alpha=0:1:0.25)"
 TWO_AXES = "weighted(bm25(k1=0.6|1.2|1.8),lsa,alpha=0.25|0.5|0.75)"  # axes alpha, then bm25.k1

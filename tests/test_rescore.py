@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
-from harness.evaluation import evaluate
-from harness.metrics import parse_metric
+from harness.core.evaluation import evaluate
+from harness.core.metrics import parse_metric
 from corpora.trec_io import read_run
-from harness.trec_eval import trec_eval_name
+from harness.core.trec_eval import trec_eval_name
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (the test extra) is the reference evaluator")
 

@@ -21,8 +21,8 @@ import pytest
 from corpora import InputFileError
 from harness import compare
 from harness.cli import main
-from harness.results_folder import host_tag, write_folder
-from harness.results_reader import open_results
+from harness.store.folder import host_tag, write_folder
+from harness.store.read import open_results
 from harness.serve.store import NotStored, RunStore
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import harness.results as results
-import harness.results_folder as results_folder
+import harness.store.write as results
+import harness.store.folder as results_folder
 from corpora import RetbenchError
 from harness.cli import main
 from harness import CompareResult, compare
@@ -201,7 +201,7 @@ def test_labels_that_clean_to_the_same_name_get_distinct_files() -> None:
 _KILLED_WRITER = """
 import os, sys, time
 from harness import compare
-from harness.results import write_results
+from harness.store.write import write_results
 result = compare("bm25", "article", "mrr", bootstrap_samples=10)
 def stall(source, target):
     print("staged", flush=True)

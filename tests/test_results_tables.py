@@ -12,7 +12,7 @@ import pytest
 
 from corpora import Corpus, Dataset, InputFileError, Qrels, Queries, UnknownNameError
 from harness import compare
-from harness.results_reader import TABLES, open_results
+from harness.store.read import TABLES, open_results
 from retrievers import BM25, FixedRun
 
 DOCS = Corpus(["d1", "d2", "d3", "d4"], ["apple pie recipe", "apple tart", "blue sky", "sky and apple"])

@@ -14,9 +14,9 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries
 from harness import compare
 from harness.cli import main
-from harness.retrieval_metrics import (CARD_METRICS, FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE,
+from harness.core.retrieval_metrics import (CARD_METRICS, FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE,
                                        result_id)
-from harness.statistics import bootstrap_means, percentile_interval
+from harness.core.statistics import bootstrap_means, percentile_interval
 from retrievers import FixedRun
 
 CARD_NAMES = list(CARD_METRICS)

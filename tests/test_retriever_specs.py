@@ -6,7 +6,7 @@ import pytest
 
 from corpora import RetbenchError
 from harness.cli import main
-from harness.inputs import build_systems
+from harness.core.inputs import build_systems
 from retrievers import build
 from retrievers.spec import parse
 from retrievers.bm25 import BM25

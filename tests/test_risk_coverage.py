@@ -1,4 +1,4 @@
-"""Risk–coverage (``harness.risk_coverage``): a hand-computed example with a tie, properties, and the
+"""Risk–coverage (``harness.core.risk_coverage``): a hand-computed example with a tie, properties, and the
 bundled corpus re-computed from a written results folder's run files and per_query.csv.
 """
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from corpora import RetbenchError, Run, UnknownNameError
 from harness import compare
-from harness.risk_coverage import (CURVE_COLUMNS, SUMMARY_COLUMNS, aurc, oracle_aurc, query_confidence, risk_coverage,
+from harness.core.risk_coverage import (CURVE_COLUMNS, SUMMARY_COLUMNS, aurc, oracle_aurc, query_confidence, risk_coverage,
                                    risk_coverage_curve, summarise)
 
 # ----- the hand-computed example -------------------------------------------------------------------

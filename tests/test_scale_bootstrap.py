@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import harness.statistics as statistics
-from harness.statistics import bootstrap_indices, bootstrap_means
+import harness.core.statistics as statistics
+from harness.core.statistics import bootstrap_indices, bootstrap_means
 
 
 def reference_means(differences: np.ndarray, n_samples: int, seed: int) -> np.ndarray:

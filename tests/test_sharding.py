@@ -24,11 +24,11 @@ from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, load_dataset
 from harness import compare
 from harness.cli import main
 from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, resolve_engine
-from harness.evaluation import evaluate, evaluate_in_partitions
-from harness.leaderboard import leaderboards
-from harness.metrics import parse_metrics
-from harness.parallel import mapping
-from harness.statistics import bootstrap_means, randomisation_p_values
+from harness.core.evaluation import evaluate, evaluate_in_partitions
+from harness.core.leaderboard import leaderboards
+from harness.core.metrics import parse_metrics
+from harness.core.parallel import mapping
+from harness.core.statistics import bootstrap_means, randomisation_p_values
 from retrievers import BM25, LSA, RRF, Retriever, Weighted
 from retrievers.dense import Dense
 from retrievers.index import BM25Index, CollectionStatistics
@@ -180,7 +180,7 @@ def test_leaderboards_resampled_elsewhere_are_the_same() -> None:
 
     per_query = pd.DataFrame({"system": np.repeat(["a", "b", "c"], 900), "query_id": np.tile(np.arange(900), 3),
                               "m": rng.random(2700)})
-    from harness.statistics import compare_systems
+    from harness.core.statistics import compare_systems
 
     values = {s: {"m": per_query.loc[per_query.system == s, "m"].to_numpy()} for s in "abc"}
     comparisons = compare_systems(values, [("a", "b"), ("a", "c"), ("b", "c")], ["m"], 2000, 0)
@@ -334,7 +334,7 @@ def test_a_plugin_without_the_protocol_runs_on_the_client_with_a_note() -> None:
 
 
 def test_qrels_of_a_partition_keep_the_order_of_the_whole() -> None:
-    from harness.evaluation import _qrels_of
+    from harness.core.evaluation import _qrels_of
 
     qrels = Qrels({"q2": {"b": 1, "a": 2}, "q1": {"c": 0}, "q3": {"d": 1}})
     part = _qrels_of(qrels, ["q3", "q2"])

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.statistics import (
+from harness.core.statistics import (
     EXACT_UP_TO,
     Comparison,
     bootstrap_means,
@@ -39,7 +39,7 @@ def test_vectorised_bootstrap_is_the_article_loop(n_queries):
 
 
 def test_bootstrap_chunks_do_not_change_the_stream(monkeypatch):
-    import harness.statistics as statistics
+    import harness.core.statistics as statistics
 
     d = np.random.default_rng(3).normal(size=(40, 2))
     whole = bootstrap_means(d, 1000, seed=7)
@@ -138,7 +138,7 @@ def test_exact_p_hand_derived():
 
 
 def test_exact_p_blocks_do_not_change_it(monkeypatch):
-    import harness.statistics as statistics
+    import harness.core.statistics as statistics
 
     d = np.random.default_rng(5).normal(size=EXACT_UP_TO)
     whole = exact_p_value(d)

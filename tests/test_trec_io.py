@@ -432,8 +432,8 @@ def test_qrels_from_a_file_and_from_a_mapping_are_the_same_judgments(tmp_path: P
 def test_a_run_read_from_a_file_carries_the_hashes_the_reader_computed(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from corpora import model
-    from harness.evaluation import evaluate
-    from harness.metrics import parse_metrics
+    from harness.core.evaluation import evaluate
+    from harness.core.metrics import parse_metrics
 
     run = read_run(write(tmp_path, "run.trec", "q1 Q0 b 1 2 t\nq1 Q0 a 2 1 t\nq2 Q0 a 1 1 t\n"))
     qrels = read_qrels(write(tmp_path, "qrels.txt", "q1 0 a 1\nq2 0 a 2\n"))
@@ -453,8 +453,8 @@ def test_a_run_read_from_a_file_carries_the_hashes_the_reader_computed(tmp_path:
 def test_runs_read_from_files_evaluate_the_same_in_any_order(tmp_path: Path) -> None:
     import importlib
 
-    from harness.evaluation import evaluate
-    from harness.metrics import parse_metrics
+    from harness.core.evaluation import evaluate
+    from harness.core.metrics import parse_metrics
 
     with pytest.raises(ModuleNotFoundError):  # no process-global table of hashes any more
         importlib.import_module("harness.idcodes")

@@ -14,8 +14,8 @@ import pytest
 from corpora import Dataset, load_dataset
 from harness import compare, tune
 from harness.cli import main
-from harness.cross_validation import assign_folds, cross_validate
-from harness.statistics import bootstrap_means, percentile_interval
+from harness.tuning.cross_validation import assign_folds, cross_validate
+from harness.core.statistics import bootstrap_means, percentile_interval
 from retrievers import BM25
 from retrievers.cache import IndexCache
 
@@ -292,11 +292,11 @@ def test_the_command_stratifies_by_a_facet_from_a_side_file(runner, tmp_path) ->
 
 
 def test_harness_tune_stays_the_function_once_every_module_is_imported() -> None:
-    # a module harness/tune.py would replace the attribute with itself on import: the function lives in harness.tuning
+    # a module harness/tune.py would replace the attribute with itself on import: the function lives in harness.tuning.search
     import importlib
 
     import harness
 
-    for module in ("harness.tuning", "harness.tune_results", "harness.tune_record", "harness.cli.tune"):
+    for module in ("harness.tuning.search", "harness.tuning.results", "harness.tuning.record", "harness.cli.tune"):
         importlib.import_module(module)
-    assert callable(harness.tune) and harness.tune.__module__ == "harness.tuning"
+    assert callable(harness.tune) and harness.tune.__module__ == "harness.tuning.search"

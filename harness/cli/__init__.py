@@ -37,7 +37,7 @@ import click
 from harness.errors import RetbenchError
 
 if TYPE_CHECKING:
-    from harness.progress import Reporter
+    from harness.core.progress import Reporter
 
 #: sub-command name -> module of this package that defines it as ``command``
 COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate", "report": "report",
@@ -49,7 +49,7 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 #: ``ctx.meta`` key under which a command records the results folder it wrote (None: not yet).
 RESULTS_KEY = "retbench.results_folder"
-#: The help of every reader's ``--accept-edited`` (:func:`harness.results_reader.open_results`).
+#: The help of every reader's ``--accept-edited`` (:func:`harness.store.read.open_results`).
 ACCEPT_EDITED_HELP = ("Read a file of a results folder that was edited or truncated since retbench wrote it (its "
                       "SHA-256 differs from the one the manifest records) as it is, with a warning, instead of "
                       "refusing it (exit 2).")
@@ -212,7 +212,7 @@ def progress_shown(quiet: bool) -> Iterator[Reporter]:
     ir_datasets logs each file it opens at INFO through its own stderr handler, which ignores the
     root logger's level. Warnings and errors still show.
     """
-    from harness.progress import Reporter  # the renderer only where a command shows progress
+    from harness.core.progress import Reporter  # the renderer only where a command shows progress
 
     if not quiet:
         yield Reporter()

@@ -21,19 +21,19 @@ from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from corpora.readers import DEFAULT_SPLIT
-from harness.api import compare
+from harness.core.api import compare
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
 from harness.engines import ENGINES
-from harness.experiment import OptionKey, load_experiment
-from harness.facets import MAX_VALUES, MIN_QUERIES
-from harness.inputs import build_systems, resolve_metrics
-from harness.metrics import metrics_help
-from harness.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
-from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats
-from harness.results_folder import check_out
-from harness.retrieval_metrics import DEFAULT_RETRIEVAL_K
-from harness.risk_coverage import CONFIDENCES
-from harness.statistics import EXACT_UP_TO, FAMILIES
+from harness.core.experiment import OptionKey, load_experiment
+from harness.core.facets import MAX_VALUES, MIN_QUERIES
+from harness.core.inputs import build_systems, resolve_metrics
+from harness.core.metrics import metrics_help
+from harness.core.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
+from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats
+from harness.store.folder import check_out
+from harness.core.retrieval_metrics import DEFAULT_RETRIEVAL_K
+from harness.core.risk_coverage import CONFIDENCES
+from harness.core.statistics import EXACT_UP_TO, FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
 _FILE_FIELDS = "retbench.experiment_fields"

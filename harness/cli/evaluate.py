@@ -5,7 +5,7 @@ Which queries count: by default ``trec_eval -c``: every query of the qrels, a qu
 scoring 0, and so does one whose judgments are all non-relevant. ``--run-queries-only`` gives plain
 trec_eval: the queries both in the run and in the qrels. Queries are listed in trec_eval's order
 (query id, byte order); ``all`` holds the means (exactly rounded, see
-:func:`~harness.evaluation.mean_over_queries`), and ``--format trec`` prints what trec_eval prints
+:func:`~harness.core.evaluation.mean_over_queries`), and ``--format trec`` prints what trec_eval prints
 for the same measures, line for line.
 """
 
@@ -25,9 +25,9 @@ from corpora.run import TRAILING_FIELDS, RunFile
 from corpora.run_order import RUN_ORDERS
 from corpora.trec_io import QRELS_FORMATS, read_qrels
 from harness.cli import PathParameter
-from harness.evaluation import COUNTS, evaluate, mean_over_queries
-from harness.metrics import Metric, metrics_help, parse_metrics
-from harness.trec_eval import trec_eval_name, trec_eval_sort_key
+from harness.core.evaluation import COUNTS, evaluate, mean_over_queries
+from harness.core.metrics import Metric, metrics_help, parse_metrics
+from harness.core.trec_eval import trec_eval_name, trec_eval_sort_key
 
 ALL = "all"
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "trec")
@@ -37,7 +37,7 @@ _TREC_NAME_WIDTH = 22  # trec_eval left-justifies measure names to 22 characters
 @dataclass
 class RunScores:
     """One run's per-query values (index ``query_id``, one column per metric name), trec_eval's
-    counts per query (:data:`~harness.evaluation.COUNTS`), its ``runid`` and notes."""
+    counts per query (:data:`~harness.core.evaluation.COUNTS`), its ``runid`` and notes."""
 
     label: str
     run_id: str

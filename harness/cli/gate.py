@@ -1,6 +1,6 @@
 """``bench gate``: fail a CI job only when a candidate is worse than a stored baseline by more than a margin.
 
-A thin adapter over :func:`harness.gating.gate`. Each side is a results folder (``bench compare``'s,
+A thin adapter over :func:`harness.gating.rule.gate`. Each side is a results folder (``bench compare``'s,
 with ``--system`` when it holds several) or a TREC run file scored with ``--qrels``; or the candidate
 is run now (``--corpus`` and ``--systems``) through :func:`harness.compare` and gated against the
 stored baseline, which is refused as soon as the corpus is loaded if its hashes differ from the
@@ -19,13 +19,13 @@ import click
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
 from harness.cli import ACCEPT_EDITED_HELP, progress_shown, warn
-from harness.gating import DEFAULT_MARGIN, VERDICTS, check_options, gate
-from harness.gate_sides import GateSide, check_same_data, data_hashes
-from harness.inputs import resolve_metrics
-from harness.gate_report import FORMATS, render, render_junit
-from harness.metrics import metrics_help
-from harness.results import QRELS_FILE
-from harness.results_reader import open_results
+from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
+from harness.gating.sides import GateSide, check_same_data, data_hashes
+from harness.core.inputs import resolve_metrics
+from harness.gating.report import FORMATS, render, render_junit
+from harness.core.metrics import metrics_help
+from harness.store.write import QRELS_FILE
+from harness.store.read import open_results
 
 _CAN_ALSO_FAIL = [v for v in VERDICTS if v != "regressed"]  # regressed always fails
 
@@ -184,9 +184,9 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
                    out: Path | None, allow_different_queries: bool, bootstrap_samples: int, seed: int,
                    permutations: int, quiet: bool) -> GateSide:
     """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded."""
-    from harness.api import compare  # the retrievers load only when a candidate is run
-    from harness.inputs import build_systems
-    from harness.results_folder import check_out
+    from harness.core.api import compare  # the retrievers load only when a candidate is run
+    from harness.core.inputs import build_systems
+    from harness.store.folder import check_out
 
     def warn(message: str) -> None:
         click.echo(f"warning: {message}", err=True)

@@ -1,7 +1,7 @@
 """``bench report``: a report of a stored results folder, as HTML, Markdown or LaTeX (a tune
 folder's as HTML or Markdown).
 
-A thin adapter over :func:`harness.report_formats.render_report`: it reads the folder, renders it
+A thin adapter over :func:`harness.report.formats.render_report`: it reads the folder, renders it
 and prints the report, or writes it to ``-o FILE`` through a temporary file in the same folder (a
 reader never sees half a report, and an error leaves nothing). The report is a pure function of the
 folder: the same as ``bench compare --report`` wrote into it, and as ``result.report(format)``.
@@ -16,8 +16,8 @@ import click
 
 from corpora import RetbenchError
 from harness.cli import ACCEPT_EDITED_HELP, PathParameter, warn
-from harness.report_formats import REPORT_FORMATS, check_formats, format_for_path, render_report
-from harness.results_reader import open_results
+from harness.report.formats import REPORT_FORMATS, check_formats, format_for_path, render_report
+from harness.store.read import open_results
 
 _DEFAULT = "html"
 

@@ -17,10 +17,10 @@ from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from corpora.readers import DEFAULT_SPLIT
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
-from harness.metrics import metrics_help
-from harness.report_formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
-from harness.results_folder import check_out
-from harness.tuning import tune
+from harness.core.metrics import metrics_help
+from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
+from harness.store.folder import check_out
+from harness.tuning.search import tune
 from retrievers.grid import MAX_POINTS
 
 

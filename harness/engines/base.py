@@ -5,7 +5,7 @@ times and its ``engine`` record (which the configuration hash leaves out, for th
 An engine is used for one comparison at a time through :meth:`Engine.running`, which installs, for
 the ``with`` block, a placement for the retrievers that implement the sharding protocol
 (:mod:`retrievers.sharding`) and a chunk mapper for the statistics and the evaluation
-(:mod:`harness.parallel`), and yields an :class:`EngineRecord` that says what ran where.
+(:mod:`harness.core.parallel`), and yields an :class:`EngineRecord` that says what ran where.
 """
 
 from __future__ import annotations

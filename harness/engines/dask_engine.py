@@ -14,7 +14,7 @@ of ``workers`` processes (one thread each). On it:
 * every other retriever is fitted and searched on the client, as with the local engine, and the
   manifest's engine record lists it under ``on_client``;
 * the per-query evaluation runs in query partitions, and the bootstrap, the leaderboard's ranks and
-  the Monte Carlo sign flips in chunks, on the workers (:mod:`harness.parallel`).
+  the Monte Carlo sign flips in chunks, on the workers (:mod:`harness.core.parallel`).
 
 Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
 task again elsewhere when its worker dies, and the result is the same. The engine never changes a
@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from corpora import Corpus, RetbenchError
 from harness.engines import shard_tasks
 from harness.engines.base import DatasetOrigin, Engine, EngineRecord
-from harness.parallel import mapping
+from harness.core.parallel import mapping
 from retrievers.sharding import Placement, ShardHits, Shards, bounds_for, placed, shard_of, unfitted_copy
 
 __all__ = ["INSTALL_HINT", "DaskEngine"]
@@ -242,7 +242,7 @@ class _DaskPlacement(Placement):
 
 
 class _DaskMapper:
-    """Runs the chunks of :func:`harness.parallel.chunk_map` as tasks; the shared data is sent once."""
+    """Runs the chunks of :func:`harness.core.parallel.chunk_map` as tasks; the shared data is sent once."""
 
     def __init__(self, client: Any, partitions: int):
         self.client = client

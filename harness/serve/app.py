@@ -120,7 +120,7 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
     addresses, any port; :func:`harness.serve.hosts.host_name` says which are valid, and raises
     ``ValueError`` for one that is not); any other is answered 400. ``accept_edited`` serves a file
     edited since it was written, with a warning, instead of refusing it
-    (:func:`harness.results_reader.open_results`).
+    (:func:`harness.store.read.open_results`).
     """
     hosts = AllowedHosts(allowed_hosts)
     store = RunStore(results, accept_edited=accept_edited)

@@ -1,4 +1,4 @@
-"""The dashboard's charts: the report's own (:mod:`harness.plots`), so ``bench report`` and the
+"""The dashboard's charts: the report's own (:mod:`harness.report.plots`), so ``bench report`` and the
 dashboard show the same figure drawn by the same code.
 
 matplotlib comes with the ``serve`` extra; without it the page says how to install it and shows
@@ -21,6 +21,6 @@ def risk_coverage_chart(curve: pd.DataFrame, summary: pd.DataFrame) -> str | Non
     ``summary``: system, risk_metric, aurc, e_aurc, random_risk), or None without matplotlib."""
     if find_spec("matplotlib") is None:
         return None
-    from harness.plots import inline_svg, risk_coverage_svg
+    from harness.report.plots import inline_svg, risk_coverage_svg
 
     return inline_svg(risk_coverage_svg(curve, summary))

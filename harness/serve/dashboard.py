@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 
 import pandas as pd
 
-from harness.retrieval_metrics import CARD_METRICS
+from harness.core.retrieval_metrics import CARD_METRICS
 from harness.serve.charts import INSTALL_HINT, risk_coverage_chart
 from harness.serve.store import RunStore
 

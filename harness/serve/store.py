@@ -1,7 +1,7 @@
 """The results folders under one directory, as the evals API answers about them (no web framework here).
 
 Which runs
-    Every results folder directly inside ``root`` (:func:`harness.results_reader.results_folders`:
+    Every results folder directly inside ``root`` (:func:`harness.store.read.results_folders`:
     hidden staging folders and symbolic links are left out), listed again on every call, so a run
     written while the server runs appears at once; ``root`` itself when it is one results folder. A
     run id is looked up among the names the directory lists and is never joined to a path as given,
@@ -12,7 +12,7 @@ Nothing outside ``root``
     nor a folder (a pipe, a device), withholds the whole run (:class:`NotStored`): it is not listed,
     and its id answers what was found and how to fix it. A link that stays inside ``root`` is read.
 What is read
-    Only files ``bench compare`` wrote, with :mod:`harness.results_reader` (which refuses a file
+    Only files ``bench compare`` wrote, with :mod:`harness.store.read` (which refuses a file
     edited since, unless ``accept_edited``): the manifest, the card's
     ``retrieval_metrics.jsonl`` and its rollups, ``risk_coverage*.csv``, ``comparisons.csv``,
     ``per_query.csv`` and ``diagnosis.csv``. Nothing is re-computed: a number served is a number stored.
@@ -42,8 +42,8 @@ import numpy as np
 import pandas as pd
 
 from corpora import InputFileError
-from harness.results_reader import MANIFEST_FILE, ResultsFolder, open_results, results_folders
-from harness.retrieval_metrics import CARD_METRICS, RESULTS_FILE
+from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
+from harness.core.retrieval_metrics import CARD_METRICS, RESULTS_FILE
 
 __all__ = ["NotStored", "RunStore", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
 
@@ -111,7 +111,7 @@ class RunStore:
     def __init__(self, root: str | os.PathLike[str], *, accept_edited: bool = False):
         self.root = Path(os.path.abspath(root))  # absolute, so a message's paths can be made relative to it
         self._real_root = os.path.realpath(self.root)
-        self.accept_edited = accept_edited  # see harness.results_reader.open_results
+        self.accept_edited = accept_edited  # see harness.store.read.open_results
         self._cache: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
         bases = sorted({str(self.root), self._real_root}, key=len, reverse=True)
         self._bases = re.compile("(?:" + "|".join(map(re.escape, bases)) + r")(?:(?P<sep>[\\/])|(?![\w.-]))")

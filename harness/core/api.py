@@ -1,0 +1,351 @@
+"""The library's two entry points, over objects: :func:`compare` and :func:`evaluate`.
+
+``bench compare`` and ``bench evaluate`` are thin adapters that turn their options into these
+arguments; a notebook calls them directly::
+
+    from corpora import load_dataset
+    from harness import compare
+    from retrievers import BM25, LSA, RRF
+
+    result = compare([BM25(), RRF(BM25(), LSA())], load_dataset("article"), ["ndcg@5", "mrr"])
+    result.summary            # one row per system, one column per metric
+    result.write("results")   # the results folder bench compare writes
+
+Which queries count, in both: every query with at least one relevant judgment (grade >=
+``rel_threshold``); a query the run misses or answers with nothing scores 0 (trec_eval ``-c``); a
+query without a relevant judgment is excluded and reported so (``CompareResult.excluded_query_ids``),
+never silently averaged in. :func:`compare` also needs the query's text, to search with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import combinations
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_analyzer, load_dataset,
+                     load_facets_file, with_facets)
+from corpora.loading import source_of
+from corpora.progress import Callback, Renderer
+# under other names: compare's ``progress`` parameter would shadow the module
+from corpora.progress import rendering as _rendering
+from corpora.progress import task as _task
+from harness.core.result import CompareResult
+from harness.core.deadline import check_timeout, step_deadline
+from harness.core.record import CompareConfig, SystemResult
+from harness.core.diagnosis import Failure, diagnose
+from harness.engines import DatasetOrigin, Engine, resolve_engine
+from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries
+from harness.core.evaluation import evaluate as _evaluate
+from harness.core.facets import select_facets
+from harness.core.inputs import (CacheChoice, Systems, check_confidence_from, check_dataset_argument, check_facets_file,
+                            check_options, check_writable_ids, fusion_depth_messages, index_cache, resolve_facet_names,
+                            resolve_metrics, resolve_risk_metric, resolve_systems)
+from harness.core.metrics import Metric
+from harness.core.readings import read_comparison
+from harness.core.retrieval_metrics import CARD_METRICS, DEFAULT_RETRIEVAL_K, check_retrieval_k, retrieval_metrics
+from harness.core.statistics import available_memory, bootstrap_memory, compare_systems, largest_bootstrap
+from retrievers import Retriever, as_run
+from retrievers.cache import IndexCache, use_cache
+
+__all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
+
+
+def queries_that_count(qrels: Qrels, rel_threshold: int, among: Sequence[str] | None = None) -> list[str]:
+    """The queries a mean is taken over: those with at least one relevant judgment, in the order of
+    ``among`` (the dataset's queries, which must hold the query to search with it) or, without it,
+    in qrels order."""
+    with_relevant = qrels.queries_with_relevant(rel_threshold)
+    if among is None:
+        return with_relevant
+    relevant = set(with_relevant)
+    return [q for q in among if q in relevant]
+
+
+def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: int) -> Run:
+    """Keep, per query, only the documents of its candidate pool (order kept), cut at ``depth``.
+
+    Collections such as CSFCube are judged as re-ranking tasks: each query ranks its own pool.
+    A query without a pool keeps its ranking.
+    """
+    kept: dict[str, list[tuple[str, float]]] = {}
+    for q in run.query_ids:
+        pool = candidates.get(q)
+        items = run.items(q)
+        if pool is not None:
+            allowed = set(pool)
+            items = [(d, s) for d, s in items if d in allowed]
+        kept[q] = items[:depth]
+    return Run.from_mapping(kept)
+
+
+def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: str | Sequence[str | Metric], *,
+            baseline: str | None = None, depth: int = 1000, rel_threshold: int = 1, bootstrap_samples: int = 5000,
+            seed: int = 0, confidence: float = 0.95, permutations: int = 10_000, family: str = "metric",
+            fail_rank: int = 3, analyzer: str | None = None, facets: str | Sequence[str] | None = None,
+            facets_file: str | PathLike[str] | None = None, risk_metric: str | Metric | None = None,
+            confidence_from: str = "score", retrieval_k: int = DEFAULT_RETRIEVAL_K, cache: CacheChoice = False,
+            progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
+            allow_unmatched_judgments: bool | None = None,
+            on_loaded: Callable[[Dataset], None] | None = None, engine: str | Engine = "local",
+            scheduler: str | None = None, workers: int | None = None, timeout: float | None = None) -> CompareResult:
+    """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
+    leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.core.readings`).
+
+    ``systems``: :class:`~retrievers.Retriever` objects (``[BM25(), RRF(BM25(), LSA())]``), a mapping
+    label -> retriever that names them (the key becomes the retriever's label), or spec strings
+    (``"bm25(k1=0.9)"``, as ``--systems``). Each is fitted here, even if it was fitted before; labels
+    must be distinct. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
+    :func:`corpora.load_dataset` (``format``, ``split`` and ``allow_unmatched_judgments`` are its
+    options, and only apply then). ``metrics``: :class:`~harness.core.metrics.Metric` objects or names
+    (``"ndcg@10"``, ``"P_5"``).
+
+    Options, as ``bench compare`` documents them: ``baseline`` compares every system with the one of
+    that label instead of all pairs; ``depth`` results per query; ``rel_threshold`` the grade from
+    which a judgment is relevant; the paired bootstrap (``bootstrap_samples``, ``seed``,
+    ``confidence``), the randomisation test (``permutations``) and Holm's ``family``; ``fail_rank``
+    for the diagnosis; ``analyzer`` (default the article's) for the diagnosis's shared words and for
+    every spec string's retriever that takes one. ``facets``: the query facets to roll up (names, or
+    one comma-separated string; ``[]`` none; None: every numeric facet and every other with at most
+    20 distinct values); ``facets_file``: a side file of facets (query id + one column per facet,
+    :func:`corpora.load_facets_file`) added to the dataset's queries. ``risk_metric``: risk–coverage's
+    risk is 1 - this metric (default the first); ``confidence_from``: how a system's confidence is
+    read off its run (``"score"``, ``"margin"``) unless its retriever has a ``confidence(queries)``
+    method. ``retrieval_k``: the cutoff of the metrics card's ``recallAtK``, ``precisionAtK`` and
+    ``hitAtK`` (:mod:`harness.core.retrieval_metrics`; computed for every system whatever ``metrics`` are,
+    ``ndcgAt10`` always at 10). ``cache``: False keeps fitted indexes in memory for
+    this call, True reuses them from the user cache folder, or a folder. ``progress``: a renderer such
+    as :class:`harness.Reporter` (the terminal line of ``bench compare``) or a function
+    ``(label, done, total)``; None shows nothing unless the caller installed a renderer with
+    :func:`corpora.progress.rendering`. ``on_loaded`` hears the dataset before the first fit.
+    ``engine``: where the work runs, a name of :data:`harness.engines.ENGINES` (``"local"``, this
+    process; ``"dask"``, a Dask cluster: ``scheduler`` an address such as ``tcp://HOST:8786``, else
+    ``workers`` local processes, started and stopped by this call) or an
+    :class:`~harness.engines.Engine` object, which the caller keeps (and closes). An engine never
+    changes a number: the result is the same, and so is its folder but for the manifest's times and
+    ``engine`` record (``docs/scale-out.md``). ``timeout``: seconds each retriever's ``fit``, and then
+    its ``search``, may take (None, the default: no limit); a step past it raises
+    :class:`~harness.core.deadline.StepTimedOut` naming the retriever and the step (:mod:`harness.core.deadline`).
+
+    Every system is held to ``depth``: a ranking longer than asked (a plugin's ``search`` may return
+    more) is cut to its first ``depth`` results in the order returned, as the built-ins cut theirs,
+    and the manifest's notes say so.
+
+    Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
+    ids), so a mistake is a :class:`~corpora.RetbenchError` before any fitting. Writes nothing: see
+    :meth:`CompareResult.write`.
+    """
+    metric_list = resolve_metrics(metrics)
+    risk = resolve_risk_metric(risk_metric, metric_list)
+    check_confidence_from(confidence_from)
+    check_retrieval_k(retrieval_k)
+    seconds = check_timeout(timeout)
+    facet_names = resolve_facet_names(facets)
+    facet_values = check_facets_file(facets_file)  # read now: a mistake in it costs no loading
+    check_options(metric_list, depth=depth, fail_rank=fail_rank, bootstrap_samples=bootstrap_samples,
+                  permutations=permutations, seed=seed, confidence=confidence, family=family,
+                  rel_threshold=rel_threshold)
+    analyzer_name = analyzer or DEFAULT_ANALYZER
+    get_analyzer(analyzer_name)
+    retrievers = resolve_systems(systems, analyzer)
+    labels = [r.label for r in retrievers]
+    check_bootstrap_memory(bootstrap_samples, len(labels), len(metric_list))
+    depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, depth)
+    if baseline is not None and baseline not in labels:
+        raise RetbenchError(f"--baseline {baseline!r} is not among the systems ({', '.join(labels)}). "
+                            "Fix: name one of them")
+    check_dataset_argument(dataset, format, split, allow_unmatched_judgments)
+    runner, owned = resolve_engine(engine, scheduler, workers)
+    fitted_states = index_cache(cache)
+    loaded = not isinstance(dataset, Dataset)
+    config = CompareConfig(
+        corpus=str(dataset) if loaded else dataset.name, systems=labels, metrics=[m.name for m in metric_list],
+        format=format, split=(split or "test") if loaded else None,
+        allow_unmatched_judgments=bool(allow_unmatched_judgments) if loaded else None, depth=depth,
+        rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples, seed=seed, confidence=confidence,
+        permutations=permutations, family=family, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
+        facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None,
+        risk_metric=risk.name, confidence_from=confidence_from, retrieval_k=retrieval_k,
+        cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
+        cache=fitted_states.root is not None)
+
+    # None: whatever renderer the caller's context holds (silent unless it installed one)
+    with _rendering(progress) if progress is not None else contextlib.nullcontext(), \
+            contextlib.closing(runner) if owned else contextlib.nullcontext():
+        if isinstance(dataset, Dataset):
+            data = dataset
+            check_writable_ids(data)  # loaders refuse such ids at their file and line; memory went through none
+        else:
+            with _task(f"loading {dataset}"):
+                data = load_dataset(str(dataset), format=format, split=config.split or "test",
+                                    allow_unmatched_judgments=bool(allow_unmatched_judgments))
+        if facet_values is not None:
+            data = _with_facets_file(data, facet_values, Path(facets_file))  # type: ignore[arg-type]
+        if facet_names:  # an unknown facet is an error before anything is fitted or printed
+            select_facets(data.queries, data.queries.ids, facet_names)
+        if on_loaded is not None:
+            on_loaded(data)
+        origin = _origin(dataset, format, config.split, bool(allow_unmatched_judgments)) if loaded else None
+        with runner.running(data.corpus, origin) as record:
+            result = _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,
+                          [*data.warnings, *depth_warnings], notes, seconds)
+        result.engine = record.describe()
+        return result
+
+
+def bootstrap_columns(n_systems: int, n_metrics: int) -> int:
+    """The widest matrix of resampled values a comparison of ``n_systems`` on ``n_metrics`` keeps, in
+    :func:`~harness.core.statistics.bootstrap_memory`'s columns (16 bytes per resample each): the paired
+    differences of every pair on every metric (the leaderboard compares all pairs, whatever the
+    baseline), the leaderboard's ranks (every metric's, plus one metric's joined and sorted copies:
+    8 bytes each), the facets' means and the metrics card's rollup (every system on every card name)."""
+    pairs = n_systems * (n_systems - 1) // 2
+    return max(pairs * n_metrics, -(-n_systems * (n_metrics + 2) // 2), n_systems * n_metrics,
+               n_systems * len(CARD_METRICS))
+
+
+def check_bootstrap_memory(bootstrap_samples: int, n_systems: int, n_metrics: int,
+                           available: int | None = None) -> None:
+    """Refuse, before anything is loaded or fitted, a bootstrap whose resampled values would not fit
+    in memory (``available`` bytes; default :func:`~harness.core.statistics.available_memory`), naming the
+    largest number of resamples that would."""
+    columns = bootstrap_columns(n_systems, n_metrics)
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    needed = bootstrap_memory(bootstrap_samples, columns)
+    if needed <= available:
+        return
+    largest = largest_bootstrap(columns, available)
+    raise RetbenchError(
+        f"bootstrap_samples (--bootstrap-samples) {bootstrap_samples:,} needs about {needed / 1e9:.3g} GB for the "
+        f"resampled values of {n_systems} system(s) x {n_metrics} metric(s), more than the {available / 1e9:.3g} GB "
+        f"of memory available. Fix: " + (f"pass at most {largest:,}, or " if largest else "free memory, or ")
+        + "compare fewer systems or metrics per run")
+
+
+def _origin(dataset: str | PathLike[str], format: str | None, split: str | None,
+            allow_unmatched_judgments: bool) -> DatasetOrigin | None:
+    """Where a worker can load the dataset itself: a folder (absolute: workers start elsewhere) or a
+    bundled name; None for a source id (``irds:``), whose documents are shipped instead."""
+    if source_of(str(dataset)) is not None:
+        return None
+    path = Path(dataset)
+    location = str(path.resolve()) if path.exists() else str(dataset)
+    return DatasetOrigin(location, format, split or "test", allow_unmatched_judgments)
+
+
+def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], path: Path) -> Dataset:
+    """The dataset with the side file's facets; a query id the dataset lacks is an error at its line."""
+    known = set(dataset.queries.ids)
+    if any(q not in known for values in facets.values() for q in values):
+        load_facets_file(path, dataset.queries.ids)  # raises, naming the line of the first such id
+    return with_facets(dataset, facets, source=str(path))
+
+
+def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
+         fitted_states: IndexCache, analyzer: str, warnings: list[str], notes: list[str],
+         timeout: float | None = None) -> CompareResult:
+    """The comparison once every input is checked: fit, search (each within ``timeout`` seconds),
+    evaluate, compare, diagnose."""
+    query_ids = queries_that_count(dataset.qrels, config.rel_threshold, dataset.queries.ids)
+    if not query_ids:
+        raise RetbenchError(f"corpus {dataset.name!r}: no query has a relevant judgment (grade >= "
+                            f"{config.rel_threshold}) and a text. Fix: check the qrels and --rel-threshold")
+    counted = set(query_ids)
+    excluded = [q for q in dataset.queries.ids if q not in counted]
+    queries = dataset.queries.subset(counted)
+    facet_names = list(config.facets) if config.facets is not None else None
+
+    systems: list[SystemResult] = []
+    frames = []
+    for retriever in retrievers:
+        start = time.perf_counter()
+        label = retriever.label
+        with use_cache(fitted_states), _task(f"fitting {label}"), step_deadline(timeout, label, "fit"):
+            retriever.fit(dataset.corpus)
+        fitted = time.perf_counter()
+        # re-ranking collections: search everything, then rank each query's own pool
+        k = len(dataset.corpus) if dataset.candidates else config.depth
+        with use_cache(fitted_states), _task(f"searching {label}", len(queries)), \
+                step_deadline(timeout, label, "search"):
+            found = retriever.search(queries, k)
+        run = as_run(found, dataset.corpus, queries, label, k, notes.append)
+        if dataset.candidates:
+            run = restrict_to_candidates(run, dataset.candidates, config.depth)
+        searched = time.perf_counter()
+        systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
+        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold)
+        frame.insert(0, "system", retriever.label)
+        frames.append(frame.reset_index())
+    names = [m.name for m in metrics]
+    per_query = pd.concat(frames, ignore_index=True)
+    per_query = per_query[["system", "query_id", *names, FIRST_RELEVANT_RANK]]
+    # exactly rounded means, so that `bench evaluate` on the written runs prints the same bits
+    summary = per_query.groupby("system", sort=False)[names].agg(mean_over_queries).reset_index()
+
+    labels = [s.label for s in systems]
+    if config.baseline is not None:
+        pairs = [(label, config.baseline) for label in labels if label != config.baseline]
+    else:
+        pairs = list(combinations(labels, 2))
+    values = {
+        label: {name: per_query.loc[per_query.system == label, name].to_numpy(dtype=np.float64) for name in names}
+        for label in labels
+    }
+    with _task("bootstrap", config.bootstrap_samples) as task:
+        comparisons = compare_systems(values, pairs, names, config.bootstrap_samples, config.seed,
+                                      config.confidence, task.update, config.permutations, config.family)
+    readings = read_comparison(
+        labels=labels, retrievers=[s.retriever for s in systems], runs=[s.run for s in systems], queries=queries,
+        facet_queries=dataset.queries, query_ids=query_ids, per_query=per_query, names=names,
+        comparisons=comparisons, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
+        confidence=config.confidence, facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from)
+    with _task("retrieval metrics"):
+        card = retrieval_metrics({s.label: s.run for s in systems}, dataset.qrels, query_ids, dataset.queries,
+                                 retrieval_k=config.retrieval_k, rel_threshold=config.rel_threshold,
+                                 facets=facet_names, n_samples=config.bootstrap_samples, seed=config.seed,
+                                 confidence=config.confidence)
+    failures: list[Failure] = []
+    analyze = get_analyzer(analyzer)
+    for system in systems:
+        failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
+                                 analyze, query_ids, config.fail_rank, config.rel_threshold))
+    return CompareResult(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
+                         comparisons, failures, analyzer, readings.leaderboard,
+                         readings.power, readings.facets, readings.risk_coverage, readings.risk_coverage_summary,
+                         warnings, notes, card)
+
+
+def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],
+             metrics: str | Sequence[str | Metric], *, rel_threshold: int = 1, depth: int | None = None,
+             query_ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per-query values of one run against its judgments: one row per query (index ``query_id``), one
+    column per metric (named as requested), and ``first_relevant_rank`` (nullable int).
+
+    ``run``: a :class:`~corpora.Run` or a mapping query id -> ``[(doc id, score), ...]``, evaluated in
+    the order given (best first). ``qrels``: a :class:`~corpora.Qrels` or a mapping query id ->
+    ``{doc id: grade}``. ``metrics``: Metric objects or names. ``depth`` cuts every ranking first
+    (trec_eval ``-M``). Queries: ``query_ids`` when given, else every query with a relevant judgment
+    (grade >= ``rel_threshold``), in qrels order -- the rule of :func:`compare` and of trec_eval
+    ``-c``: a query the run misses or answers with nothing scores 0.
+
+    >>> evaluate({"q1": [("a", 2.0), ("b", 1.0)]}, {"q1": {"b": 1}, "q2": {"c": 0}}, ["mrr"])["mrr"].to_dict()
+    {'q1': 0.5}
+    """
+    metric_list = resolve_metrics(metrics)
+    if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int):
+        raise RetbenchError(f"rel_threshold must be an int (a grade). Got {rel_threshold!r} instead. "
+                            "Fix: pass e.g. rel_threshold=1")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise RetbenchError(f"depth must be None or an int >= 1. Got {depth!r} instead. Fix: pass e.g. depth=1000")
+    judgments = qrels if isinstance(qrels, Qrels) else Qrels(qrels)
+    ranked = run if isinstance(run, Run) else Run.from_mapping(run)
+    counted = list(query_ids) if query_ids is not None else queries_that_count(judgments, rel_threshold)
+    return _evaluate(ranked, judgments, metric_list, counted, rel_threshold, depth)

@@ -1,0 +1,222 @@
+"""A leaderboard that admits what the data cannot separate: bootstrap ranks and tie groups.
+
+Ordering systems by their means alone overstates what a test collection shows. For one metric:
+
+Ranks over the resamples (:func:`bootstrap_ranks`)
+    The bootstrap resamples of the queries (the rows of :func:`harness.core.statistics.bootstrap_indices`,
+    the same resamples the comparisons' intervals use for the same seed, drawn once for every metric
+    of :func:`leaderboards`) are averaged per system;
+    in each resample the systems are ranked by that mean, rank 1 the highest, systems whose means
+    agree to 12 decimals sharing the average of their ranks (so float rounding of equal sums makes
+    no order). ``mean_rank`` is a system's average rank over the resamples; ``rank_ci_low`` and
+    ``rank_ci_high`` are its sorted ranks at the indices :func:`harness.core.statistics.percentile_interval`
+    reads (125 and 4874 of 5,000 at 95%). ``mean`` is the exactly rounded mean over all the queries
+    (``math.fsum / n``, as ``summary.csv``) and ``rank`` its rank.
+Tie groups (:func:`tie_groups`): a compact letter display
+    The groups rest on the comparisons written to ``comparisons.csv`` (the run's own: same tests, same
+    Holm family) and on nothing else. Two systems are *separated* on a metric when their comparison
+    on it is significant (:attr:`harness.core.statistics.Comparison.significant`: Holm-adjusted p <= alpha
+    *and* the bootstrap interval excludes 0, exactly when its verdict says "A is better"). A letter
+    is a largest set of systems no two of which are separated; a system carries every letter whose
+    set holds it (one or several). So two systems share a letter exactly when their comparison does
+    not call one better, whatever the verdict's reason ("no clear difference", "too few differing
+    queries", "identical"), and never share one when it does. Significance is not transitive: with
+    A ~ B, B ~ C but A better than C, A is ``a``, B ``ab``, C ``b``.
+
+    Pairs the run did not compare (with a ``baseline``, every pair without it) are not separated:
+    no test said they differ, so they may share a letter, and no verdict is made up for them. With a
+    baseline the letters therefore only separate systems from the baseline; the rank intervals
+    beside them still show how the others spread.
+
+    The letters come from Piepho's insert-and-absorb algorithm (2004, *Journal of Computational and
+    Graphical Statistics* 13(2), "An algorithm for a letter-based representation of all-pairwise
+    comparisons"), without its sweep: start with one letter for every system; for each separated
+    pair, split each letter that holds both into one without the first and one without the second,
+    then drop every letter whose systems another letter also holds. What is left does not depend on
+    the order the pairs are taken in (every maximal set of mutually unseparated systems). The letters
+    are named ``a``, ``b``, ... by their systems in leaderboard order (highest mean first, ties by mean
+    rank, then as given): ``a`` holds the best system, and of two letters the one whose best system is
+    higher comes first (then its next, and so on). A cell lists its letters in that order (``ab``);
+    after ``z`` come ``A`` to ``Z``, and beyond 52 letters names such as ``a1``, the cell's names then
+    separated by spaces (:func:`group_letters` reads a cell back).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from harness.core.statistics import Comparison, over_resamples, percentile_interval
+
+__all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "group_letters", "leaderboard", "leaderboards", "letter_sets",
+           "tie_groups"]
+
+#: Columns of the leaderboard (``leaderboard.csv``), one row per (metric, system).
+LEADERBOARD_COLUMNS = ["metric", "group", "system", "mean", "rank", "mean_rank", "rank_ci_low", "rank_ci_high"]
+_DECIMALS = 12  # means compared to this many decimals when ranking
+
+
+def _ranks(means: np.ndarray) -> np.ndarray:
+    """Rank 1 = highest mean along the last axis; equal means (to 12 decimals) share their average rank.
+
+    A system's rank is 1 + the systems above it + half the others level with it (scipy's ``rankdata``
+    with ``method="average"`` on the negated means; a system count is small, so all pairs are compared).
+
+    >>> _ranks(np.array([[0.2, 0.9, 0.2], [0.5, 0.1, 0.3]])).tolist()
+    [[2.5, 1.0, 2.5], [1.0, 3.0, 2.0]]
+    """
+    rounded = np.round(np.asarray(means, dtype=np.float64), _DECIMALS)
+    above = (rounded[..., None, :] > rounded[..., :, None]).sum(axis=-1)
+    level = (rounded[..., None, :] == rounded[..., :, None]).sum(axis=-1)
+    return 1.0 + above + (level - 1) / 2.0
+
+
+def bootstrap_ranks(values: np.ndarray, index_chunks: Iterable[np.ndarray]) -> np.ndarray:
+    """Each system's rank in each resample: (resamples x systems), from ``values`` (queries x systems).
+
+    ``index_chunks`` yields row blocks of the resampling index matrix (:func:`bootstrap_indices`).
+
+    >>> values = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])  # 3 queries, 2 systems
+    >>> bootstrap_ranks(values, [np.array([[0, 0, 2], [1, 2, 2], [0, 1, 2]])]).tolist()
+    [[1.0, 2.0], [2.0, 1.0], [1.5, 1.5]]
+    """
+    values = np.asarray(values, dtype=np.float64)
+    blocks = [_ranks(values[rows].mean(axis=1)) for rows in index_chunks]
+    return np.concatenate(blocks) if blocks else np.empty((0, values.shape[1]))
+
+
+def _chunk_ranks(values: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray]:
+    """Each metric's (resamples x systems) ranks over one chunk of resampled query indices."""
+    return [bootstrap_ranks(table, [rows]) for table in values]
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _letter_name(index: int) -> str:
+    """``a`` ... ``z``, ``A`` ... ``Z``, then ``a1`` ... ``Z1``, ``a2``, ...
+
+    >>> [_letter_name(i) for i in (0, 25, 26, 51, 52, 104)]
+    ['a', 'z', 'A', 'Z', 'a1', 'a2']
+    """
+    cycle, at = divmod(index, len(_ALPHABET))
+    return _ALPHABET[at] + (str(cycle) if cycle else "")
+
+
+def letter_sets(n_systems: int, separated: Iterable[tuple[int, int]]) -> list[list[int]]:
+    """The letters of a compact letter display, each as the sorted positions of its systems.
+
+    ``separated``: pairs of positions (0 = the first system) whose comparison calls one better.
+    Piepho's insert-and-absorb (module docstring): every largest set of positions with no separated
+    pair inside, ordered by their positions (lexicographically), so the first letter holds position 0.
+
+    >>> letter_sets(3, [(0, 2)])  # A > C, but neither A nor C is separated from B
+    [[0, 1], [1, 2]]
+    >>> letter_sets(3, []), letter_sets(3, [(0, 1), (0, 2), (1, 2)])
+    ([[0, 1, 2]], [[0], [1], [2]])
+    """
+    letters: list[frozenset[int]] = [frozenset(range(n_systems))] if n_systems else []
+    for i, j in sorted({(min(p), max(p)) for p in separated}):
+        if i == j or not (0 <= i < n_systems and 0 <= j < n_systems):
+            raise ValueError(f"separated pair {(i, j)!r} does not name two of {n_systems} positions")
+        inserted: list[frozenset[int]] = []
+        for letter in letters:
+            inserted.extend([letter - {i}, letter - {j}] if i in letter and j in letter else [letter])
+        unique = list(dict.fromkeys(inserted))
+        letters = [a for a in unique if not any(a < b for b in unique)]  # absorb
+    return sorted(sorted(letter) for letter in letters)
+
+
+def group_letters(cell: str) -> list[str]:
+    """The letters of one ``group`` cell: its characters, or its space-separated names past 52 letters.
+
+    >>> group_letters("ab"), group_letters("a1 Z")
+    (['a', 'b'], ['a1', 'Z'])
+    """
+    cell = str(cell).strip()
+    return cell.split() if " " in cell else list(cell)
+
+
+def _order(systems: Sequence[str], means: Sequence[float], mean_ranks: Sequence[float] | None) -> list[int]:
+    """Positions of ``systems`` in leaderboard order: highest mean first, ties by mean rank, then as given."""
+    tiebreak = list(mean_ranks) if mean_ranks is not None else [0.0] * len(systems)
+    return sorted(range(len(systems)), key=lambda i: (-round(float(means[i]), _DECIMALS), tiebreak[i], i))
+
+
+def tie_groups(systems: Sequence[str], means: Sequence[float], comparisons: Sequence[Comparison], metric: str,
+               mean_ranks: Sequence[float] | None = None) -> dict[str, str]:
+    """System -> its letters (``"a"``, ``"ab"``, ...), by the rule of the module docstring.
+
+    ``comparisons``: the run's (those of other metrics, or naming other systems, are not read); a
+    pair with no comparison on ``metric`` is not separated. Two comparisons of one pair that
+    disagree on significance raise ValueError (no display can honour both).
+
+    >>> def c(a, b, significant):  # a fake comparison: Holm p and interval agree with ``significant``
+    ...     low, holm = (0.05, 0.01) if significant else (-0.05, 0.5)
+    ...     return Comparison(a, b, "m", 0.1, low, 0.2, 0.01, holm, 30, 30)
+    >>> tie_groups(["A", "B", "C"], [0.9, 0.8, 0.5], [c("A", "B", False), c("A", "C", True), c("B", "C", False)], "m")
+    {'A': 'a', 'B': 'ab', 'C': 'b'}
+    """
+    order = _order(systems, means, mean_ranks)
+    position = {systems[i]: at for at, i in enumerate(order)}
+    verdicts: dict[frozenset[str], bool] = {}
+    for c in comparisons:
+        if c.metric != metric or c.system_a not in position or c.system_b not in position:
+            continue
+        pair = frozenset((c.system_a, c.system_b))
+        if verdicts.setdefault(pair, c.significant) != c.significant:
+            raise ValueError(f"comparisons of {c.system_a!r} and {c.system_b!r} on {metric!r} disagree on "
+                             "significance: give one comparison per pair")
+    separated = [tuple(position[s] for s in pair) for pair, significant in verdicts.items()
+                 if significant and len(pair) == 2]
+    letters = letter_sets(len(order), separated)
+    names: dict[int, list[str]] = {at: [] for at in range(len(order))}
+    for k, members in enumerate(letters):
+        for at in members:
+            names[at].append(_letter_name(k))
+    spaced = len(letters) > len(_ALPHABET)
+    return {s: (" " if spaced else "").join(names[position[s]]) for s in systems}
+
+
+def leaderboard(per_query: pd.DataFrame, metric: str, comparisons: Sequence[Comparison], n_samples: int = 5000,
+                seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """The leaderboard of one metric (:data:`LEADERBOARD_COLUMNS`), rows by mean, highest first (ties by
+    mean rank, then as given); ``group`` holds each system's letters (:func:`tie_groups`).
+
+    ``per_query``: ``system``, ``query_id`` and the ``metric`` column, every system on the same
+    queries in the same order (``per_query.csv``). ``comparisons``: those of the run, as written to
+    ``comparisons.csv`` (the groups read them alone; see :func:`tie_groups`). The resamples are
+    ``bootstrap_indices(n_queries, n_samples, seed)``.
+    """
+    return leaderboards(per_query, [metric], comparisons, n_samples, seed, confidence)
+
+
+def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: Sequence[Comparison],
+                 n_samples: int = 5000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+    """:func:`leaderboard` of every metric, one after the other, the resamples drawn once for them all."""
+    systems = list(dict.fromkeys(per_query["system"]))
+    by_system = [per_query[per_query["system"] == s] for s in systems]
+    if len({len(rows) for rows in by_system}) != 1:
+        raise ValueError("per_query: every system must be evaluated on the same queries")
+    # one contiguous (queries x systems) array per metric: the resampled rows are gathered from it
+    values = [np.column_stack([rows[m].to_numpy(dtype=np.float64) for rows in by_system]) for m in metrics]
+    n_queries = len(by_system[0]) if systems else 0
+    chunks = over_resamples(_chunk_ranks, values, n_queries, n_samples, seed)  # here, or on an engine's workers
+    blocks = [[chunk[k] for chunk in chunks] for k in range(len(metrics))]
+    frames = []
+    for k, metric in enumerate(metrics):
+        ranks = np.concatenate(blocks[k])
+        mean_rank = ranks.mean(axis=0)
+        low, high = percentile_interval(np.sort(ranks, axis=0), confidence)
+        means = np.array([math.fsum(column.tolist()) / len(column) for column in values[k].T])
+        groups = tie_groups(systems, means.tolist(), comparisons, metric, mean_rank.tolist())
+        frame = pd.DataFrame({"metric": metric, "group": [groups[s] for s in systems], "system": systems,
+                              "mean": means, "rank": _ranks(means), "mean_rank": mean_rank, "rank_ci_low": low,
+                              "rank_ci_high": high})
+        frames.append(frame.iloc[_order(systems, means.tolist(), mean_rank.tolist())])
+    if not frames:
+        return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[LEADERBOARD_COLUMNS]

@@ -1,0 +1,88 @@
+"""A finished comparison as a value: :class:`CompareResult`.
+
+:func:`harness.compare` returns one; nothing is written until :meth:`CompareResult.write` stores it
+as a results folder (:mod:`harness.store.write`), and :meth:`CompareResult.report` is the text
+``bench compare`` prints (:mod:`harness.report.text`) or a report of the folder it would write (HTML,
+Markdown, LaTeX: :mod:`harness.report.formats`). Its data is :class:`~harness.core.record.CompareRecord`,
+which those modules read without importing this one.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpora import summary_line
+from harness.errors import ParameterError, RetbenchError
+from harness.core.record import CompareRecord
+
+__all__ = ["CompareResult"]
+
+# The renderers and the results store are imported where a result is rendered or written, so that
+# computing a comparison loads neither (the core imports no presentation).
+
+
+@dataclass
+class CompareResult(CompareRecord):
+    """A :class:`~harness.core.record.CompareRecord` that can print and store itself."""
+
+    def report(self, format: str = "text", *, show_failures: int | None = None, heading: bool = True,
+               command_line: Sequence[str] | None = None) -> str:
+        """A report of the comparison.
+
+        ``format="text"`` (the default): the report ``bench compare`` prints: the dataset's summary
+        line (unless ``heading`` is False), the leaderboard, the means, the rank of the first
+        relevant document, the comparisons, effect size and power, one table per facet,
+        risk–coverage and the diagnosis. ``show_failures=None`` lists every failed query
+        (``report.txt``); a number abridges the diagnosis to that many per system (the terminal's
+        ``--show-failures``).
+
+        ``format="html"``, ``"md"`` or ``"latex"`` (:data:`harness.report.formats.REPORT_FORMATS`):
+        the report ``bench report`` makes of the results folder :meth:`write` would store, made from
+        that folder (written to a temporary place and removed), so it is the same text; its command
+        line is ``command_line`` (default ``sys.argv``), as :meth:`write` records it. ``html``
+        needs the ``report`` extra (matplotlib).
+        """
+        from harness.report.formats import REPORT_FORMATS, TEXT, check_formats, parse_formats, render_report
+        from harness.report.text import render
+        from harness.store.write import write_results
+
+        if not isinstance(format, str):  # e.g. report(10) from before the format came first
+            raise ParameterError("format", "report", f"a str, one of {', '.join([TEXT, *REPORT_FORMATS])} (pass "
+                                 "show_failures by keyword)", format)
+        if format == TEXT:
+            body = render(self, show_failures)
+            return f"{summary_line(self.dataset)}\n{body}" if heading else body
+        (name,) = parse_formats([format])
+        if show_failures is not None or not heading:
+            raise RetbenchError(f"show_failures and heading shape the {TEXT} report only, not {name}. Fix: leave "
+                                "them out")
+        check_formats([name])
+        with tempfile.TemporaryDirectory(prefix="retbench-report-") as scratch:
+            # the folder write() would store, less the run files, which no report reads
+            folder = write_results(self, Path(scratch), list(command_line) if command_line is not None else None,
+                                   say=lambda message: None, report=self.report() + "\n", runs=False)
+            return render_report(folder, name)
+
+    def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,
+              say: Callable[[str], None] | None = None, reports: Sequence[str] | str = ()) -> Path:
+        """Store the comparison as a new results folder under ``out`` (created if missing) and
+        return its path; ``report.txt`` there is :meth:`report` whole. ``command_line`` is recorded
+        in the manifest (default ``sys.argv``); ``say`` hears notes such as a removed stale staging
+        folder (default: stderr). ``reports`` (``"html,md"`` or a list of
+        :data:`~harness.report.formats.REPORT_FORMATS` names) are made from the folder before it is
+        renamed into place and kept beside its files (``report.html``, ``report.md``,
+        ``report.tex``). An unusable ``out`` is a :class:`~corpora.RetbenchError`."""
+        from harness.report.formats import check_formats, parse_formats, report_files
+        from harness.store.folder import out_folder
+        from harness.store.read import open_staged
+        from harness.store.write import write_results
+
+        formats = parse_formats(reports)
+        check_formats(formats)  # before anything is written
+        arguments = {} if say is None else {"say": say}
+        derived = (lambda staging: report_files(open_staged(staging), formats)) if formats else None
+        return write_results(self, out_folder(out), list(command_line) if command_line is not None else None,
+                             report=self.report() + "\n", derived=derived, **arguments)

@@ -1,0 +1,287 @@
+"""A regression gate: is a candidate worse than a stored baseline, by more than a margin that matters?
+
+Paired by query. For each metric, ``d_i`` = candidate − baseline on query i (n paired queries; a
+positive difference is a gain), and the statistics of ``bench compare`` (:mod:`harness.core.statistics`):
+the paired bootstrap's sorted resampled means (``bootstrap_samples``, ``seed``), the sign-flip
+randomisation p (exact up to 20 differing queries, else ``permutations`` Monte Carlo flips), Holm
+across the metrics gated together, alpha = 1 − ``confidence``. Verdicts, in this order:
+
+regressed
+    the drop is significant (Holm p <= alpha and the ``confidence`` interval excludes 0) and that
+    interval reaches below −margin: the candidate may be worse by more than the margin.
+improved
+    the mirror: a significant gain whose interval reaches above +margin.
+unchanged
+    equivalence within the margin by two one-sided tests (Schuirmann's TOST) at alpha: H0 "mean <=
+    −margin" and H0 "mean >= +margin" are both rejected, which is the (1 − 2·alpha) percentile
+    interval of the same resamples lying within [−margin, +margin] (the 90% interval for the default
+    95%). No Holm step here: "every metric is unchanged" is an intersection-union claim, which needs
+    none (Berger 1982), while one regressed metric fails the gate, so regressions are Holm-adjusted.
+    Runs that score the same on every query give the interval [0, 0]: unchanged, whatever the margin.
+inconclusive
+    none of these (then nothing is significant): the queries cannot tell. :mod:`harness.core.power` says
+    how many would detect a difference the size of the margin at 80% power, given the observed
+    per-query spread (Sakai's topic set size design with the margin as the minimum detectable
+    difference), and how many the observed difference would need.
+
+A significant difference inside the margin is *unchanged* (its whole interval is within it). The
+gate's verdict is the first of regressed, inconclusive, improved, unchanged that a metric has.
+
+Refusing to compare different things (:mod:`harness.gating.sides`): the ``hashes`` of documents, queries
+and judgments (as results manifests record them) must be equal wherever both sides know them, the two
+sides must evaluate the same queries, with the same judgments on each (compared query by query, so a
+TREC run file with its qrels is checked too) and the same relevance threshold.
+``allow_different_queries`` pairs the queries both sides evaluated instead and says how many each
+side lost; it relaxes the queries hash and the whole-collection judgments hash (both cover every
+query), never the documents hash nor the judgments of the paired queries. The configuration hash is
+not compared: the candidate is meant to differ.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+
+import numpy as np
+
+from corpora import ParameterError, RetbenchError
+from harness.core.evaluation import mean_over_queries
+from harness.gating.sides import GateSide, check_judgments, check_same_data, pair_queries
+from harness.core.inputs import resolve_metrics
+from harness.core.metrics import Metric
+from harness.core.power import POWER, PowerAnalysis, paired_power, queries_needed
+from harness.core.record import CompareRecord
+from harness.core.statistics import (Comparison, bootstrap_means, holm, percentile_interval, sign_flip_tests,
+                                smallest_adjusted_p, smallest_p_value)
+
+__all__ = ["DEFAULT_MARGIN", "VERDICTS", "GateResult", "MetricGate", "QueryChange", "check_options", "gate"]
+
+#: The verdicts, in the order the gate's overall verdict takes them (the first any metric has).
+VERDICTS: dict[str, str] = {
+    "regressed": "a significant drop (Holm p <= alpha, interval excludes 0) whose interval reaches below -margin",
+    "inconclusive": "none of the others: not enough queries to tell",
+    "improved": "a significant gain whose interval reaches above +margin",
+    "unchanged": "the (1 - 2 alpha) interval lies within [-margin, +margin] (two one-sided tests at alpha)",
+}
+#: 0.01 in the metric's own units: one point of nDCG@10 or recall, the smallest change IR papers
+#: commonly treat as worth reporting; a gate that flags less would flag noise on most collections.
+DEFAULT_MARGIN = 0.01
+@dataclass(frozen=True)
+class QueryChange:
+    """One query's value on both sides and the change, candidate − baseline; its text when known."""
+
+    query_id: str
+    baseline: float
+    candidate: float
+    text: str | None = None
+
+    @property
+    def difference(self) -> float:
+        return self.candidate - self.baseline
+
+
+@dataclass(frozen=True)
+class MetricGate:
+    """The gate on one metric. ``comparison`` is candidate − baseline (its interval at the gate's
+    confidence, its Holm p across the gated metrics); ``equivalence_low``/``high`` the (1 − 2·alpha)
+    interval of the same resamples; ``power`` the paired effect size, detectable difference and
+    queries needed for the observed difference (:func:`harness.core.power.paired_power`);
+    ``queries_needed_for_margin`` the queries that detect a difference of the margin at 80% power."""
+
+    metric: str
+    verdict: str
+    comparison: Comparison
+    equivalence_low: float
+    equivalence_high: float
+    margin: float
+    baseline_mean: float
+    candidate_mean: float
+    power: PowerAnalysis
+    queries_needed_for_margin: int | None
+    baseline_values_from: str
+    candidate_values_from: str
+    lost_most: list[QueryChange]
+
+    @property
+    def reason(self) -> str:
+        """Why this verdict, in numbers."""
+        c, m = self.comparison, self.margin
+        level = _percent(1.0 - c.alpha)
+        interval = f"{level} interval [{c.ci_low:+.4f}, {c.ci_high:+.4f}]"
+        equivalence = (f"{_percent(1.0 - 2.0 * c.alpha)} interval [{self.equivalence_low:+.4f}, "
+                       f"{self.equivalence_high:+.4f}]")
+        if self.verdict == "regressed":
+            return f"{interval} reaches below -{m:g}; Holm p {c.p_adjusted:.4f} <= {c.alpha:g}"
+        if self.verdict == "improved":
+            return f"{interval} reaches above +{m:g}; Holm p {c.p_adjusted:.4f} <= {c.alpha:g}"
+        if self.verdict == "unchanged":
+            if c.n_differing == 0:
+                return "identical on every query"
+            return f"{equivalence} lies within ±{m:g}"
+        return (f"{equivalence} is not within ±{m:g}, and the difference is not significant (Holm p "
+                f"{c.p_adjusted:.4f}); {self.needed_text}")
+
+    @property
+    def needed_text(self) -> str:
+        """How many queries would tell: the margin's, then the observed difference's."""
+        margin = (f"about {self.queries_needed_for_margin} queries would detect a difference of {self.margin:g}"
+                  if self.queries_needed_for_margin is not None else "no number of queries detects a 0 margin")
+        observed = (f"{self.power.queries_needed} the observed {self.comparison.mean_diff:+.4f}"
+                    if self.power.queries_needed is not None else "none the observed difference of 0")
+        return f"{margin} at {POWER:.0%} power with this per-query spread ({observed})"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What :func:`gate` found: one :class:`MetricGate` per metric, over ``n_queries`` paired queries."""
+
+    baseline: str
+    candidate: str
+    metrics: list[MetricGate]
+    n_queries: int
+    margin: float
+    confidence: float
+    bootstrap_samples: int
+    seed: int
+    permutations: int
+    dropped_from_baseline: list[str] = field(default_factory=list)
+    dropped_from_candidate: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        """The first of :data:`VERDICTS` (in its order) that any metric has."""
+        found = {m.verdict for m in self.metrics}
+        return next(v for v in VERDICTS if v in found)
+
+    def failing(self, fail_on: Sequence[str] = ()) -> list[MetricGate]:
+        """The metrics that fail the gate: regressed ones, and those whose verdict is in ``fail_on``."""
+        failing = {"regressed", *fail_on}
+        return [m for m in self.metrics if m.verdict in failing]
+
+    def exit_code(self, fail_on: Sequence[str] = ()) -> int:
+        """1 when a metric fails the gate (:meth:`failing`), else 0."""
+        return 1 if self.failing(fail_on) else 0
+
+
+def _percent(level: float) -> str:
+    return f"{level * 100:.10g}%"
+
+
+def _check_number(value: object, name: str, expected: str, valid: bool) -> None:
+    if isinstance(value, bool) or not valid:
+        raise ParameterError(name, "gate", expected, value)
+
+
+def check_options(margin: float, confidence: float = 0.95, bootstrap_samples: int = 5000, seed: int = 0,
+                  permutations: int = 10_000, lost_most: int = 5) -> None:
+    """Each option of :func:`gate` in its domain, else a :class:`~corpora.ParameterError`."""
+    number = isinstance(margin, (int, float)) and not isinstance(margin, bool)
+    _check_number(margin, "margin", "a finite number >= 0, in the metric's units",
+                  number and math.isfinite(margin) and margin >= 0)
+    _check_number(confidence, "confidence", "a number strictly between 0.5 and 1",
+                  isinstance(confidence, (int, float)) and 0.5 < confidence < 1.0)
+    for value, name in ((bootstrap_samples, "bootstrap_samples"), (permutations, "permutations")):
+        _check_number(value, name, "an int >= 1", isinstance(value, int) and value >= 1)
+    _check_number(seed, "seed", "an int >= 0", isinstance(seed, int) and seed >= 0)
+    _check_number(lost_most, "lost_most", "an int >= 0", isinstance(lost_most, int) and lost_most >= 0)
+
+
+def _as_side(side: GateSide | CompareRecord | str | PathLike[str]) -> GateSide:
+    if isinstance(side, GateSide):
+        return side
+    if isinstance(side, CompareRecord):
+        return GateSide.from_compare(side)
+    return GateSide.from_results(side)
+
+
+def _spread(differences: np.ndarray) -> float:
+    """The sample standard deviation (ddof 1) as :func:`harness.core.power.paired_power` takes it."""
+    if len(differences) < 2:
+        return math.nan
+    return 0.0 if differences.min() == differences.max() else float(np.std(differences, ddof=1))
+
+
+def _needed_for_margin(differences: np.ndarray, margin: float, alpha: float) -> int | None:
+    spread = _spread(differences)
+    if math.isnan(spread) or margin == 0.0:
+        return None
+    return queries_needed(math.inf if spread == 0.0 else margin / spread, alpha)
+
+
+def _verdict(c: Comparison, low: float, high: float, margin: float) -> str:
+    if c.significant and c.mean_diff < 0 and c.ci_low < -margin:
+        return "regressed"
+    if c.significant and c.mean_diff > 0 and c.ci_high > margin:
+        return "improved"
+    if -margin <= low and high <= margin:
+        return "unchanged"
+    return "inconclusive"
+
+
+def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: GateSide | CompareRecord | str | PathLike[str],
+         metrics: str | Sequence[str | Metric], *, margin: float = DEFAULT_MARGIN, confidence: float = 0.95,
+         bootstrap_samples: int = 5000, seed: int = 0, permutations: int = 10_000,
+         allow_different_queries: bool = False, lost_most: int = 5) -> GateResult:
+    """Gate ``candidate`` against ``baseline`` on ``metrics``; see the module docstring for the rules.
+
+    Each side is a :class:`GateSide` (:meth:`GateSide.from_results`, :meth:`GateSide.from_run`,
+    :meth:`GateSide.from_compare`), a results folder's path (holding one system) or a comparison of
+    one system. ``margin`` is in the metric's units (0.01 = one point of nDCG); ``lost_most`` is how
+    many of the queries that lost most to keep per metric. Data that differ are a
+    :class:`~corpora.RetbenchError` naming what differs.
+
+    >>> from corpora import Qrels
+    >>> qrels = Qrels({f"q{i}": {"a": 1} for i in range(8)})
+    >>> same = {f"q{i}": [("a", 1.0)] for i in range(8)}
+    >>> gate(GateSide.from_run(same, qrels), GateSide.from_run(same, qrels), "mrr").verdict
+    'unchanged'
+    """
+    metric_list = resolve_metrics(metrics)
+    check_options(margin, confidence, bootstrap_samples, seed, permutations, lost_most)
+    before, after = _as_side(baseline), _as_side(candidate)
+    if before.rel_threshold != after.rel_threshold:
+        raise RetbenchError(f"the baseline counts grade >= {before.rel_threshold} as relevant, the candidate grade >= "
+                            f"{after.rel_threshold}. Fix: score both with the same relevance threshold")
+    notes = check_same_data(before.hashes, after.hashes, allow_different_queries=allow_different_queries)
+    paired, only_baseline, only_candidate = pair_queries(before, after, allow_different_queries)
+    check_judgments(before, after, paired)
+    if only_baseline or only_candidate:
+        notes.append(f"--allow-different-queries: {len(paired)} queries paired; dropped {len(only_baseline)} only in the "
+                     f"baseline and {len(only_candidate)} only in the candidate")
+
+    columns, sources = [], []
+    for metric in metric_list:
+        (b, b_from), (a, a_from) = before.values(metric), after.values(metric)
+        columns.append((b.loc[paired].to_numpy(np.float64), a.loc[paired].to_numpy(np.float64)))
+        sources.append((b_from, a_from))
+    differences = np.column_stack([a - b for b, a in columns])
+    alpha = 1.0 - confidence
+    resampled = bootstrap_means(differences, bootstrap_samples, seed)
+    low, high = percentile_interval(resampled, confidence)
+    equivalence_low, equivalence_high = percentile_interval(resampled, 1.0 - 2.0 * alpha)
+    p_values, tests = sign_flip_tests(differences, permutations, seed)
+    adjusted = holm(p_values)
+    differing = np.count_nonzero(differences, axis=0)
+    smallest = [smallest_p_value(t, int(m), permutations) for t, m in zip(tests, differing)]
+    best_adjusted = smallest_adjusted_p(p_values, smallest)
+    means = differences.mean(axis=0)
+
+    texts = {**before.query_texts, **after.query_texts}
+    gates = []
+    for i, metric in enumerate(metric_list):
+        comparison = Comparison("candidate", "baseline", metric.name, float(means[i]), float(low[i]), float(high[i]),
+                                float(p_values[i]), float(adjusted[i]), len(paired), int(differing[i]), tests[i],
+                                alpha, float(best_adjusted[i]), permutations)
+        b, a = columns[i]
+        changes = sorted((QueryChange(q, float(x), float(y), texts.get(q)) for q, x, y in zip(paired, b, a) if y < x),
+                         key=lambda change: (change.difference, change.query_id))
+        gates.append(MetricGate(
+            metric.name, _verdict(comparison, float(equivalence_low[i]), float(equivalence_high[i]), margin),
+            comparison, float(equivalence_low[i]), float(equivalence_high[i]), float(margin), mean_over_queries(b),
+            mean_over_queries(a), paired_power(differences[:, i], alpha), _needed_for_margin(differences[:, i], margin, alpha),
+            sources[i][0], sources[i][1], changes[:lost_most]))
+    return GateResult(before.name, after.name, gates, len(paired), float(margin), confidence, bootstrap_samples, seed,
+                      permutations, only_baseline, only_candidate, notes)

@@ -1,0 +1,250 @@
+"""Plain-text readings of a comparison, as the article prints them.
+
+:func:`render` gives the whole report (the results folder keeps it as ``report.txt``): the
+leaderboard first, then the means, the rank of the first relevant document, the comparisons, effect
+size and power for the first metric, one table per facet, risk–coverage and the diagnosis. With
+``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
+system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
+("… and 37 more"), so a large collection does not print thousands of lines.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
+from harness.core.facets import MIN_QUERIES
+from harness.core.power import POWER
+from harness.core.record import CompareRecord
+from harness.core.risk_coverage import CONFIDENCES
+from harness.core.statistics import EXACT_UP_TO
+
+
+__all__ = ["SHOWN_DOCUMENTS", "failure_lines", "render"]
+
+_RANK_DECIMALS = 2  # mean ranks and rank bounds (bounds are whole or half ranks; ties share the average)
+
+#: Relevant documents listed under a failed query in the abridged report (the rest are counted).
+SHOWN_DOCUMENTS = 3
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
+    right = right if right is not None else set(range(1, len(header)))
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def _means_table(result: CompareRecord) -> list[str]:
+    names = [m.name for m in result.metrics]
+    rows = [[row["system"], *(f"{row[n]:.3f}" for n in names)] for _, row in result.summary.iterrows()]
+    return _table(["system", *names], rows)
+
+
+def _number(value: float) -> str:
+    """A rank bound as written: ``2`` or ``2.5``."""
+    return f"{value:g}"
+
+
+def _leaderboard_lines(result: CompareRecord) -> list[str]:
+    """Per metric, the systems by mean with their letters (tie groups), mean rank over the resamples, rank interval."""
+    config = result.config
+    level = round(config.confidence * 100)
+    rows = []
+    previous = None
+    for row in result.leaderboard.itertuples(index=False):
+        interval = f"[{_number(row.rank_ci_low)}, {_number(row.rank_ci_high)}]"
+        rows.append([row.metric if row.metric != previous else "", str(row.group), row.system, f"{row.mean:.3f}",
+                     f"{row.mean_rank:.{_RANK_DECIMALS}f}", interval])
+        previous = row.metric
+    pairs = "" if config.baseline is None else f"; only pairs with {config.baseline} were compared"
+    lines = [f"leaderboard (mean rank over {config.bootstrap_samples} bootstrap resamples; systems sharing a group "
+             f"letter: no comparison calls one better{pairs}):"]
+    lines.extend("  " + line for line in _table(["metric", "group", "system", "mean", "mean rank",
+                                                  f"{level}% rank interval"], rows, right={3, 4, 5}))
+    return lines
+
+
+def _power_lines(result: CompareRecord) -> list[str]:
+    """Wins/ties/losses, d_z, the detectable difference and the queries needed, for the first metric."""
+    first = result.metrics[0].name
+    table = result.power[result.power["metric"] == first]
+    if table.empty:
+        return []
+    alpha = 1 - result.config.confidence
+    rows = []
+    for row in table.itertuples(index=False):
+        needed = "--" if pd.isna(row.queries_needed) else str(int(row.queries_needed))
+        effect = "--" if math.isnan(row.effect_size) else f"{row.effect_size:+.2f}"
+        detectable = "--" if math.isnan(row.detectable_difference) else f"{row.detectable_difference:.3f}"
+        rows.append([f"{row.system_a} - {row.system_b}", f"{row.wins}/{row.ties}/{row.losses}", effect, detectable,
+                     needed])
+    lines = [f"effect size and power on {first} (paired t-test, alpha {alpha:.2g}, {POWER:.0%} power; -- = none):"]
+    lines.extend("  " + line for line in _table(["comparison", "wins/ties/losses", "d_z", "detectable diff",
+                                                  "queries needed"], rows))
+    return lines
+
+
+def _facet_lines(result: CompareRecord) -> list[str]:
+    """One table per facet: each value's queries, then per system each metric's mean and interval."""
+    frame = result.facets
+    names = [m.name for m in result.metrics]
+    level = round(result.config.confidence * 100)
+    lines: list[str] = []
+    for facet in dict.fromkeys(frame["facet"]):
+        rows = []
+        previous = None
+        for row in frame[frame["facet"] == facet].to_dict("records"):
+            cells = []
+            for name in names:
+                low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
+                bounds = "(too few queries)" if pd.isna(low) else f"[{low:.3f}, {high:.3f}]"
+                cells.append(f"{row[name]:.3f} {bounds}")
+            first = row["value"] != previous  # the value and its query count once, above its systems
+            rows.append([str(row["value"]) if first else "", str(row["n_queries"]) if first else "", row["system"],
+                         *cells])
+            previous = row["value"]
+        lines.append(f"facet {facet}: mean [{level}% paired bootstrap interval] per value; under "
+                     f"{MIN_QUERIES} queries, no interval:")
+        lines.extend("  " + line for line in _table(["value", "queries", "system", *names], rows, right={1}))
+        lines.append("")
+    return lines[:-1]
+
+
+def _risk_lines(result: CompareRecord) -> list[str]:
+    """One line per system: AURC, the oracle's, E-AURC, the random baseline and Kendall's tau."""
+    summary = result.risk_coverage_summary
+    if summary.empty:
+        return []
+    sources = sorted(set(summary["confidence"]))
+    said = "; ".join(f"{s} = {CONFIDENCES.get(s, 'its own confidence(queries)')}" for s in sources)
+    rows = [[row.system, row.confidence, f"{row.aurc:.3f}", f"{row.oracle_aurc:.3f}", f"{row.e_aurc:.3f}",
+             f"{row.random_risk:.3f}", "--" if math.isnan(row.kendall_tau) else f"{row.kendall_tau:+.3f}"]
+            for row in summary.itertuples(index=False)]
+    lines = [f"risk–coverage (risk = 1 - {summary['risk_metric'].iloc[0]}; confidence: {said}; equal confidences "
+             "enter together; lower AURC is better, E-AURC = AURC - oracle):"]
+    lines.extend("  " + line for line in _table(["system", "confidence", "AURC", "oracle", "E-AURC", "random",
+                                                  "Kendall tau"], rows, right={2, 3, 4, 5, 6}))
+    return lines
+
+
+def _rank_table(result: CompareRecord, width: int = 38) -> list[str]:
+    """Rank of the first relevant document per query and system (-- when not found)."""
+    labels = [s.label for s in result.systems]
+    texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
+    ranks = result.per_query.set_index(["system", "query_id"])["first_relevant_rank"]
+    rows = []
+    for q in result.query_ids:
+        text = " ".join(texts.get(q, "").split())
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        cells = []
+        for label in labels:
+            value = ranks.loc[(label, q)]
+            cells.append("--" if value is None or str(value) == "<NA>" else str(int(value)))
+        rows.append([q, text, *cells])
+    return _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
+
+
+def _comparison_lines(result: CompareRecord) -> list[str]:
+    """The comparison table, then how to read it: alpha, the Holm family and the test behind each p."""
+    config = result.config
+    level = round(config.confidence * 100)
+    rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
+             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", f"{c.p_value:.3f}", f"{c.p_adjusted:.3f}", c.verdict]
+            for c in result.comparisons]
+    lines = _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
+                   rows, right={2, 3, 4, 5})
+    if not result.comparisons:
+        return lines
+    per_metric = len(result.comparisons) // max(1, len(result.metrics))
+    def comparisons(n: int) -> str:
+        return f"{n} comparison{'' if n == 1 else 's'}"
+
+    family = (f"the {comparisons(per_metric)} of each metric" if config.family == "metric"
+              else f"all {comparisons(len(result.comparisons))}")
+    exact = sum(c.test == "exact" for c in result.comparisons)
+    sampled = len(result.comparisons) - exact
+    tests = []
+    if exact:
+        tests.append(f"exact over all 2^m sign patterns of the m differing queries ({comparisons(exact)})")
+    if sampled:
+        tests.append(f"Monte Carlo, {config.permutations} random sign flips, seed {config.seed} "
+                     f"({comparisons(sampled)} with more than {EXACT_UP_TO} differing queries)")
+    lines.append(f"alpha {1 - config.confidence:.2g} (= 1 - confidence); Holm family (--family {config.family}): "
+                 f"{family}")
+    lines.append(f"p: {'; '.join(tests)}")
+    return lines
+
+
+def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
+    """The failed query, then each relevant document and the words it shares with the query
+    (the first ``documents`` of them when given; a last line counts the rest)."""
+    rank = f"rank {failure.rank}" if failure.rank is not None else "not found"
+    first = failure.first_result or "none"
+    lines = [f"  {failure.query_id} {failure.query!r} -> {rank}, first result: {first}  [{failure.category}]"]
+    if failure.duplicates:  # one line, however many pairs (at most fail_rank * (fail_rank - 1) / 2)
+        lines.append("      near-duplicates: " + "; ".join(
+            f"{p.doc_a} (rank {p.rank_a}) ~ {p.doc_b} (rank {p.rank_b}), shingle Jaccard {p.jaccard:.3f}"
+            for p in failure.duplicates))
+    shared = list(failure.shared_words.items())
+    for doc, words in shared[:documents]:
+        shown = ", ".join(words) if words else "none"
+        lines.append(f"      {doc} (grade {failure.grades[doc]}): words in common = {shown}")
+    if documents is not None and len(shared) > documents:
+        lines.append(f"      … and {len(shared) - documents} more relevant documents")
+    return lines
+
+
+def render(result: CompareRecord, show_failures: int | None = None) -> str:
+    """The report as ``bench compare`` prints it: ``show_failures=None`` gives every failed query
+    with every relevant document (``report.txt``); a number abridges the diagnosis to that many
+    failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``."""
+    out: list[str] = []
+    pools = "; each query ranks its candidate pool" if result.dataset.candidates else ""
+    out.append(f"systems: {', '.join(s.label for s in result.systems)}; analyzer {result.analyzer}; depth "
+               f"{result.config.depth}{pools}")
+    out.append("")
+    out.extend(_leaderboard_lines(result))
+    out.append("")
+    out.extend(_means_table(result))
+    out.append("")
+    out.append("rank of the first relevant document (-- = not found):")
+    out.extend("  " + line for line in _rank_table(result))
+    if result.comparisons:
+        out.append("")
+        pairs = "vs baseline " + result.config.baseline if result.config.baseline else "all pairs"
+        out.append(f"paired bootstrap over queries ({result.config.bootstrap_samples} resamples, seed "
+                   f"{result.config.seed}; {pairs}; p from a sign-flip randomisation test):")
+        out.extend("  " + line for line in _comparison_lines(result))
+        out.append("")
+        out.extend(_power_lines(result))
+    if not result.facets.empty:
+        out.append("")
+        out.extend(_facet_lines(result))
+    out.append("")
+    out.extend(_risk_lines(result))
+    out.append("")
+    fail_rank = result.config.fail_rank
+    out.append(f"diagnosis (first relevant document missing or below rank {fail_rank}, or near-duplicate documents "
+               f"in the top {fail_rank}):")
+    by_system: dict[str, list[Failure]] = {}
+    for f in result.failures:
+        by_system.setdefault(f.system, []).append(f)
+    for system in result.systems:
+        failures = by_system.get(system.label, [])
+        duplicated = sum(f.category == DUPLICATE_VERSIONS for f in failures)
+        out.append(f" {system.label}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}, "
+                   f"{duplicated} with duplicate versions in the top {result.config.fail_rank}")
+        shown = failures if show_failures is None else failures[:show_failures]
+        documents = None if show_failures is None else SHOWN_DOCUMENTS
+        for f in shown:
+            out.extend(failure_lines(f, documents))
+        if len(shown) < len(failures):
+            out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
+    return "\n".join(out)

@@ -1,0 +1,350 @@
+"""What the reports of a results folder show, read from that folder alone.
+
+``bench report`` (HTML, Markdown, LaTeX), the reports ``bench compare --report`` writes and the
+dashboard all start from a :class:`ReportView`: the folder's files (:mod:`harness.store.read`)
+and the few things derived from them, each a pure function of the folder, so a report made today
+from a past folder equals the one made when it was written.
+
+Derived here, and nowhere stored:
+
+* **significance** of a comparison: :attr:`harness.core.statistics.Comparison.significant` (Holm p <=
+  alpha *and* the interval excludes 0, the rule of the verdict "A is better"), on the stored row,
+  alpha from the manifest;
+* **the reference** each system is marked against, per metric: the baseline when the run had one,
+  else the leaderboard's best (its first row: the highest mean);
+* **mean intervals**: each system's mean with a percentile bootstrap interval over the queries,
+  drawn with the run's own resamples (:func:`harness.core.statistics.bootstrap_means` on
+  ``per_query.csv`` with the manifest's seed, resamples and confidence), the method of the facet
+  cells' intervals applied to all the queries;
+* **per-query differences** of a comparison (``a - b`` from ``per_query.csv``) and the queries that
+  lost most against the reference.
+
+A folder whose ``summary.csv`` or ``per_query.csv`` lacks a system's row or a metric's column (one
+read with ``accept_edited``, or written before the files were hashed) is an
+:class:`~corpora.InputFileError` naming the file, not a report of what is left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from corpora import InputFileError
+from harness.core.power import PowerAnalysis
+from harness.store.read import PER_QUERY_FILE, TABLES, ResultsFolder
+from harness.core.statistics import Comparison, bootstrap_means, percentile_interval
+
+__all__ = ["LABEL_CHARS", "ComparisonRow", "Loss", "ReportView", "counted", "number", "short_label"]
+
+#: Characters of a system label shown in a table before it is shortened (:func:`short_label`).
+LABEL_CHARS = 60
+
+
+def short_label(label: str, limit: int = LABEL_CHARS) -> str:
+    """``label`` as a table shows it: whole up to ``limit`` characters, else a prefix, an ellipsis
+    and 8 hex digits of its SHA-256, so two long labels never look the same.
+
+    >>> short_label("bm25")
+    'bm25'
+    >>> short_label("rrf(" + "bm25," * 20 + "lsa)", limit=20)
+    'rrf(bm25,bm…acc51d13'
+    """
+    if len(label) <= limit:
+        return label
+    digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:8]
+    return f"{label[:limit - 9]}…{digest}"
+
+
+_INCOMPLETE_FIX = "restore the file retbench wrote, or make the folder again with the command in its manifest"
+
+
+def _check_complete(path: object, frame: pd.DataFrame, systems: list[str], columns: list[str],
+                    one_row: bool) -> None:
+    """Every system of the manifest has its rows in ``frame`` (exactly one with ``one_row``), and
+    every column is there: a report of what is left would be silently wrong."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputFileError(path, f"has no {', '.join(map(repr, missing))} column, which its manifest lists",
+                             fix=_INCOMPLETE_FIX)
+    counts = frame["system"].value_counts()
+    for system in systems:
+        n = int(counts.get(system, 0))
+        if n == 0 or (one_row and n > 1):
+            problem = "no row" if n == 0 else f"{n} rows"
+            raise InputFileError(path, f"holds {problem} of system {system!r}, which its manifest lists",
+                                 fix=_INCOMPLETE_FIX)
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One row of ``comparisons.csv`` as a :class:`~harness.core.statistics.Comparison` (for its rule of
+    significance), with its stored verdict, effect size and power."""
+
+    comparison: Comparison
+    verdict: str
+    power: PowerAnalysis
+
+    @property
+    def significant(self) -> bool:
+        return self.comparison.significant
+
+    def versus(self, reference: str) -> tuple[str, float, float, float]:
+        """(the other system, mean difference, low, high) read as ``other - reference``."""
+        c = self.comparison
+        if c.system_b == reference:
+            return c.system_a, c.mean_diff, c.ci_low, c.ci_high
+        return c.system_b, 0.0 - c.mean_diff, 0.0 - c.ci_high, 0.0 - c.ci_low  # 0.0 - x: no negative zero
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A query on which a system scored below the reference: both values and the difference."""
+
+    query_id: str
+    reference_value: float
+    value: float
+
+    @property
+    def difference(self) -> float:
+        return self.value - self.reference_value
+
+
+def _optional_int(value: object) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
+class ReportView:
+    """The numbers of one results folder, as the reports show them (see the module docstring)."""
+
+    def __init__(self, folder: ResultsFolder) -> None:
+        self.folder = folder
+        self.manifest = folder.manifest
+
+    # ----- what was run ---------------------------------------------------------------------
+
+    @cached_property
+    def systems(self) -> list[str]:
+        """System labels, in the run's order."""
+        return self.folder.systems
+
+    @cached_property
+    def metrics(self) -> list[str]:
+        """Metric names, in ``--metrics`` order."""
+        return self.folder.metric_names
+
+    @cached_property
+    def metric_definitions(self) -> dict[str, dict]:
+        """Metric name -> its manifest entry (definition, gain, cutoff, rel_threshold, trec_eval)."""
+        return {str(m["name"]): m for m in self.manifest["metrics"]}
+
+    @property
+    def statistics(self) -> dict:
+        return self.manifest["statistics"]
+
+    @property
+    def alpha(self) -> float:
+        return float(self.statistics["alpha"])
+
+    @property
+    def confidence(self) -> float:
+        return float(self.statistics["confidence"])
+
+    @property
+    def level(self) -> str:
+        """The interval's level as written: ``95%``."""
+        return f"{self.confidence * 100:g}%"
+
+    @property
+    def baseline(self) -> str | None:
+        value = self.statistics.get("baseline")
+        return None if value is None else str(value)
+
+    @property
+    def corpus(self) -> dict:
+        return self.manifest["corpus"]
+
+    @cached_property
+    def query_ids(self) -> list[str]:
+        """The evaluated queries, in evaluation order (``per_query.csv``'s)."""
+        rows = self.folder.per_query
+        first = rows[rows["system"] == self.systems[0]]
+        return [str(q) for q in first["query_id"]]
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    # ----- the stored tables ----------------------------------------------------------------
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """``summary.csv``, checked to hold one row per system and a column per metric."""
+        frame = self.folder.summary
+        _check_complete(self.folder.path / TABLES["summary"].file, frame, self.systems, self.metrics, one_row=True)
+        return frame
+
+    def mean(self, system: str, metric: str) -> float:
+        frame = self.summary
+        return float(frame.loc[frame["system"] == system, metric].iloc[0])
+
+    @cached_property
+    def values(self) -> dict[str, pd.DataFrame]:
+        """System -> its ``per_query.csv`` rows (index ``query_id``, a float column per metric)."""
+        frame = self.folder.per_query_values
+        path = self.folder.path / PER_QUERY_FILE
+        _check_complete(path, frame, self.systems, self.metrics, one_row=False)
+        values = {s: frame[frame["system"] == s].set_index("query_id") for s in self.systems}
+        first = self.systems[0]
+        for system, rows in values.items():
+            if list(rows.index) != list(values[first].index):
+                raise InputFileError(path, f"holds other queries for system {system!r} ({len(rows)} rows) than for "
+                                     f"{first!r} ({len(values[first])})", fix=_INCOMPLETE_FIX)
+        return values
+
+    @cached_property
+    def comparison_rows(self) -> list[ComparisonRow]:
+        """``comparisons.csv``, row by row."""
+        rows = []
+        for r in self.folder.comparisons.to_dict("records"):
+            comparison = Comparison(str(r["system_a"]), str(r["system_b"]), str(r["metric"]), r["mean_diff"],
+                                    r["ci_low"], r["ci_high"], r["p_value"], r["p_adjusted"], int(r["n_queries"]),
+                                    int(r["n_differing"]), str(r["test"]), self.alpha)
+            power = PowerAnalysis(int(r["wins"]), int(r["ties"]), int(r["losses"]), r["effect_size"],
+                                  r["detectable_difference"], _optional_int(r["queries_needed"]))
+            rows.append(ComparisonRow(comparison, str(r["verdict"]), power))
+        return rows
+
+    def comparisons_of(self, metric: str) -> list[ComparisonRow]:
+        return [r for r in self.comparison_rows if r.comparison.metric == metric]
+
+    @cached_property
+    def _by_pair(self) -> dict[tuple[frozenset[str], str], ComparisonRow]:
+        return {(frozenset((r.comparison.system_a, r.comparison.system_b)), r.comparison.metric): r
+                for r in self.comparison_rows}
+
+    def comparison(self, a: str, b: str, metric: str) -> ComparisonRow | None:
+        """The stored comparison of ``a`` and ``b`` on ``metric`` in either order, or None."""
+        return self._by_pair.get((frozenset((a, b)), metric))
+
+    # ----- derived: references, markers, intervals, losses ------------------------------------
+
+    def reference(self, metric: str) -> str:
+        """The system the others are marked against on ``metric``: the baseline, else the
+        leaderboard's best (its first row, the highest mean)."""
+        if self.baseline is not None:
+            return self.baseline
+        board = self.folder.leaderboard
+        return str(board.loc[board["metric"] == metric, "system"].iloc[0])
+
+    def marker(self, system: str, metric: str) -> int:
+        """+1 when ``system`` is significantly better than the reference on ``metric``, -1 when
+        significantly worse, 0 otherwise (the reference itself, or no stored comparison)."""
+        reference = self.reference(metric)
+        row = None if system == reference else self.comparison(system, reference, metric)
+        if row is None or not row.significant:
+            return 0
+        _, difference, _, _ = row.versus(reference)
+        return 1 if difference > 0 else -1
+
+    def beaten_by(self, system: str, metric: str) -> list[str]:
+        """The systems ``system`` is significantly better than on ``metric``, in the run's order."""
+        beaten = []
+        for other in self.systems:
+            row = None if other == system else self.comparison(system, other, metric)
+            if row is not None and row.significant and row.versus(other)[1] > 0:
+                beaten.append(other)
+        return beaten
+
+    def best(self, metric: str) -> set[str]:
+        """The systems whose mean, to the 3 decimals shown, is the highest on ``metric``."""
+        shown = {s: round(self.mean(s, metric), 3) for s in self.systems}
+        top = max(shown.values())
+        return {s for s, v in shown.items() if v == top}
+
+    @cached_property
+    def mean_intervals(self) -> pd.DataFrame:
+        """``system``, then per metric its mean, ``<metric>_ci_low`` and ``<metric>_ci_high``: the
+        percentile interval of the mean over the run's bootstrap resamples of the queries."""
+        samples = int(self.statistics["bootstrap_samples"])
+        seed = int(self.statistics["seed"])
+        columns = [(s, m) for s in self.systems for m in self.metrics]
+        values = np.column_stack([self.values[s][m].to_numpy(dtype=np.float64) for s, m in columns])
+        low, high = percentile_interval(bootstrap_means(values, samples, seed), self.confidence)
+        rows = []
+        for i, system in enumerate(self.systems):
+            row: dict[str, object] = {"system": system}
+            for j, metric in enumerate(self.metrics):
+                k = i * len(self.metrics) + j
+                row.update({metric: self.mean(system, metric), f"{metric}_ci_low": float(low[k]),
+                            f"{metric}_ci_high": float(high[k])})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def differences(self, row: ComparisonRow) -> np.ndarray:
+        """The per-query differences ``system_a - system_b`` of a comparison, sorted ascending."""
+        c = row.comparison
+        a = self.values[c.system_a][c.metric].to_numpy(dtype=np.float64)
+        b = self.values[c.system_b][c.metric].to_numpy(dtype=np.float64)
+        return np.sort(a - b)
+
+    def losses(self, system: str, metric: str, limit: int) -> list[Loss]:
+        """The ``limit`` queries on which ``system`` lost most against the reference on ``metric``
+        (largest drop first, ties in evaluation order); only queries it scored lower on."""
+        reference = self.reference(metric)
+        mine = self.values[system][metric]
+        theirs = self.values[reference][metric]
+        drops = [Loss(q, float(theirs[q]), float(mine[q])) for q in self.query_ids if mine[q] < theirs[q]]
+        drops.sort(key=lambda loss: loss.difference)  # stable: equal drops keep evaluation order
+        return drops[:limit]
+
+    @cached_property
+    def first_relevant_ranks(self) -> pd.DataFrame:
+        """Query ids (index) x systems: the rank of the first relevant document (missing: not found)."""
+        return pd.DataFrame({s: self.values[s]["first_relevant_rank"] for s in self.systems}).loc[self.query_ids]
+
+    @cached_property
+    def failure_categories(self) -> dict[tuple[str, str], str]:
+        """(system, query id) -> the diagnosis category of that failure."""
+        frame = self.folder.diagnosis
+        return {(str(s), str(q)): str(c) for s, q, c in zip(frame["system"], frame["query_id"], frame["category"])}
+
+    @cached_property
+    def categories(self) -> dict[str, str]:
+        """Diagnosis category -> what it means, in the order they are checked (the manifest's)."""
+        return {str(k): str(v) for k, v in self.manifest["diagnosis"]["categories"].items()}
+
+    @cached_property
+    def category_counts(self) -> pd.DataFrame:
+        """Systems (index) x categories: failed queries per category."""
+        frame = self.folder.diagnosis
+        counts = pd.DataFrame(0, index=self.systems, columns=list(self.categories), dtype=int)
+        for (system, category), n in frame.groupby(["system", "category"], sort=False).size().items():
+            counts.loc[str(system), str(category)] = int(n)
+        return counts
+
+    def risk_metric(self) -> str | None:
+        summary = self.folder.risk_coverage_summary
+        return None if summary.empty else str(summary["risk_metric"].iloc[0])
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless n is 1: ``1 system``, ``4 systems``, ``1 query``.
+
+    >>> counted(1, "system"), counted(14, "query")
+    ('1 system', '14 queries')
+    """
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
+
+
+def number(value: float, digits: int = 3, sign: bool = False) -> str:
+    """A value as the reports write it (``--`` for a missing or undefined one)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "--"
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"

@@ -1,0 +1,389 @@
+"""Read a stored results folder back: what later tools (``bench gate``, ``bench report``, the
+dashboard) need from what ``bench compare`` wrote (:mod:`harness.store.write` documents the files).
+
+The manifest is read when the folder is opened; every other file on first use: ``per_query.csv``
+(as text, so ids stay ids and the caller parses values), ``qrels.txt``, the run files under
+``runs/``, and the tables :data:`TABLES` names (``summary.csv``, ``comparisons.csv``, ...), whose
+numbers are parsed with Python's ``float`` (correctly rounded: a stored double reads back to the
+same bits) and whose counts are integers (empty = missing). Anything missing or malformed is an
+:class:`~corpora.InputFileError` naming the file (and the line of a bad cell) and what to do; a
+folder that holds results folders instead of being one says which to name.
+
+Verification: every file is checked, on first use, against the SHA-256 the manifest records for it
+(its ``files``: :mod:`harness.store.folder`). A file whose bytes differ (edited or truncated
+since), or that the manifest does not record, is refused with an :class:`~corpora.InputFileError`
+naming it, unless the folder is opened with ``accept_edited=True`` (``--accept-edited`` on the
+command line), which reads it as it is with a warning: for a user who edited it on purpose. The
+manifest itself cannot record its own hash and is not checked. A folder written before the hashes
+were recorded (a manifest without ``files``) is read as it is, with one warning that its files
+cannot be verified. A staging folder (``.staging-…``: a run still writing, or killed while writing)
+is never read as results.
+
+For a tool that reads whole folders (``bench serve``): :func:`results_folders` lists the results
+folders inside a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from functools import cached_property
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
+from corpora.trec_io import read_qrels, read_run
+from harness.store.write import QRELS_FILE
+from harness.store.folder import FILES_KEY, MANIFEST_FILE, Say, file_hash, is_staging, warn_on_stderr
+from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
+
+__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "open_results", "open_staged",
+           "read_table", "results_folders"]
+
+PER_QUERY_FILE = "per_query.csv"
+# bench compare and bench tune both write folders read here: the fix names neither, but where to look.
+_RESTORE = ("restore the file retbench wrote, or make the folder again with the command that wrote it "
+            "(the manifest's command line)")
+
+
+@dataclass(frozen=True)
+class Table:
+    """How one CSV file of a results folder reads back: ``text`` columns stay strings, ``integers``
+    become nullable integers (``Int64``; an empty cell is missing), every other column is a float
+    (an empty cell is NaN). ``text`` and ``integers`` must all be present."""
+
+    file: str
+    text: tuple[str, ...]
+    integers: tuple[str, ...] = ()
+
+
+#: The tables of a results folder, by the attribute of :class:`ResultsFolder` that reads each.
+TABLES: dict[str, Table] = {
+    "summary": Table("summary.csv", ("system",)),
+    "comparisons": Table("comparisons.csv", ("system_a", "system_b", "metric", "test", "verdict"),
+                         ("n_queries", "n_differing", "wins", "ties", "losses", "queries_needed")),
+    "leaderboard": Table("leaderboard.csv", ("metric", "group", "system")),
+    "facets": Table("facets.csv", ("system", "facet", "value", "note"), ("n_queries",)),
+    "risk_coverage": Table("risk_coverage.csv", ("system",)),
+    "risk_coverage_summary": Table("risk_coverage_summary.csv", ("system", "confidence", "risk_metric"),
+                                   ("n_queries",)),
+    "diagnosis": Table("diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
+                       ("rank",)),
+    "duplicates": Table("duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b")),
+    # the metrics card's stored rollups (harness.core.retrieval_metrics), which bench serve answers from
+    "retrieval_metrics_summary": Table(ROLLUP_FILE, ("system",), ("n_queries",)),
+    "retrieval_metrics_facets": Table(FACETS_FILE, ("system", "facet", "value", "note"), ("n_queries",)),
+    "query_facets": Table(QUERY_FACETS_FILE, ("query_id", "facet", "value")),
+}
+
+
+def _read_text_csv(path: Path) -> pd.DataFrame:
+    """A CSV file with every cell as text (``keep_default_na=False``: a system called ``NA`` stays one)."""
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix=_RESTORE) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
+
+
+def _number(cell: str, integer: bool) -> object:
+    if integer:
+        return pd.NA if cell == "" else int(cell)
+    return float("nan") if cell == "" else float(cell)
+
+
+def _parse_column(path: Path, frame: pd.DataFrame, column: str, integer: bool) -> pd.Series:
+    """One column's cells as numbers; a cell that is not one names its line (the header is line 1)."""
+    cells = frame[column].tolist()
+    try:
+        parsed = [_number(cell, integer) for cell in cells]
+    except ValueError:
+        for row, cell in enumerate(cells):  # find the first bad cell, to name its line
+            try:
+                _number(cell, integer)
+            except ValueError:
+                kind = "an integer" if integer else "a number"
+                raise InputFileError(path, f"column {column!r}: {cell!r} is not {kind}", line=row + 2,
+                                     fix=_RESTORE) from None
+        raise
+    return pd.Series(parsed, index=frame.index, dtype="Int64" if integer else "float64", name=column)
+
+
+def read_table(path: Path, table: Table) -> pd.DataFrame:
+    """``path`` read as ``table`` says (see :class:`Table`)."""
+    frame = _read_text_csv(path)
+    missing = [c for c in (*table.text, *table.integers) if c not in frame.columns]
+    if missing:
+        raise InputFileError(path, f"has no {', '.join(map(repr, missing))} column", fix=_RESTORE)
+    for column in frame.columns:
+        if column not in table.text:
+            frame[column] = _parse_column(path, frame, column, column in table.integers)
+    return frame
+
+
+_EDITED_FIX = (f"{_RESTORE}; if it was edited on purpose, read it as it is with accept_edited=True "
+               "(bench: --accept-edited)")
+
+
+@dataclass
+class ResultsFolder:
+    """One results folder, read lazily. ``manifest`` is the parsed ``manifest.json``.
+
+    Each file is verified on first use (:meth:`verified`, see the module docstring); with
+    ``accept_edited`` an edited one is read with a warning to ``say`` instead of refused.
+    """
+
+    path: Path
+    manifest: dict[str, Any] = field(repr=False)
+    accept_edited: bool = False
+    say: Say = field(default=warn_on_stderr, repr=False, compare=False)
+    _tables: dict[str, pd.DataFrame] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _checked: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+
+    def verified(self, relative: str) -> Path:
+        """The path of the folder's file ``relative`` (a POSIX path, as the manifest names it), once
+        its bytes are proved to be those the manifest's ``files`` records (see the module docstring).
+        A missing file is left to the caller's reading (``file not found``)."""
+        path = self.path / relative
+        if relative in self._checked or not path.is_file():
+            return path
+        recorded = self.manifest.get(FILES_KEY)
+        problem = None
+        if recorded is None:
+            if not self._checked:  # once per folder
+                self.say(f"{self.path}: its {MANIFEST_FILE} records no file hashes (written by a retbench before "
+                         "they were recorded), so its files cannot be verified; read as they are")
+        elif not isinstance(recorded, dict):
+            raise InputFileError(self.path / MANIFEST_FILE, f"its {FILES_KEY!r} entry is not an object of file -> "
+                                 "sha256:<hex>", fix=_RESTORE)
+        elif relative not in recorded:
+            problem = f"is not one of the files its {MANIFEST_FILE} records (added since retbench wrote the folder)"
+        else:
+            try:
+                actual = file_hash(path)
+            except OSError as exc:
+                raise InputFileError(path, f"cannot be read ({exc.strerror or exc})", fix=_RESTORE) from None
+            if actual != recorded[relative]:
+                problem = (f"was edited or truncated since retbench wrote it (its SHA-256 is not the one "
+                           f"{MANIFEST_FILE} records)")
+        if problem is not None:
+            if not self.accept_edited:
+                raise InputFileError(path, problem, fix=_EDITED_FIX)
+            self.say(f"{path}: {problem}; read as it is (accept_edited)")
+        self._checked.add(relative)
+        return path
+
+    def _entry(self, key: str) -> Any:
+        if key not in self.manifest:
+            raise InputFileError(self.path / MANIFEST_FILE, f"has no {key!r} entry", fix=_RESTORE)
+        return self.manifest[key]
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        """The manifest's ``hashes`` (documents, queries, judgments, configuration, ...)."""
+        return {str(k): str(v) for k, v in self._entry("hashes").items()}
+
+    @property
+    def systems(self) -> list[str]:
+        """The system labels, in the manifest's order."""
+        return [str(s["label"]) for s in self._entry("systems")]
+
+    @property
+    def rel_threshold(self) -> int:
+        """The grade from which a judgment counted as relevant (recorded with every metric)."""
+        thresholds = {m.get("rel_threshold") for m in self._entry("metrics")}
+        if len(thresholds) != 1 or not isinstance(next(iter(thresholds)), int):
+            raise InputFileError(self.path / MANIFEST_FILE, "does not record one integer rel_threshold for its "
+                                 f"metrics (found {sorted(map(str, thresholds))})", fix=_RESTORE)
+        return int(next(iter(thresholds)))
+
+    def system(self, label: str | None = None) -> str:
+        """``label`` when the folder holds it; without one, the folder's only system."""
+        systems = self.systems
+        if label is None:
+            if len(systems) == 1:
+                return systems[0]
+            raise RetbenchError(f"results folder {self.path} holds {len(systems)} systems ({', '.join(systems)}), "
+                                "so which one to read must be said. Fix: name one (bench gate: --system NAME)")
+        if label not in systems:
+            raise UnknownNameError(f"system in {self.path}", label, systems)
+        return label
+
+    def run_path(self, label: str) -> Path:
+        """The run file of system ``label`` (``systems[].run_file`` maps a label to its file)."""
+        return self.path / self._run_file(label)
+
+    def _run_file(self, label: str) -> str:
+        for entry in self._entry("systems"):
+            if entry.get("label") == label:
+                return str(entry["run_file"])
+        raise UnknownNameError(f"system in {self.path}", label, self.systems)
+
+    def run(self, label: str) -> Run:
+        """The ranking of system ``label`` as scored (trec_eval's order reads it back exactly)."""
+        return read_run(self.verified(self._run_file(label)))
+
+    @cached_property
+    def qrels(self) -> Qrels:
+        """The judgments of the evaluated queries (``qrels.txt``)."""
+        return read_qrels(self.verified(QRELS_FILE))
+
+    @cached_property
+    def per_query(self) -> pd.DataFrame:
+        """``per_query.csv`` as strings (ids stay ids: ``007`` is not 7); values are parsed by the
+        caller, so a stored double reads back to the same bits."""
+        path = self.verified(PER_QUERY_FILE)
+        frame = _read_text_csv(path)
+        missing = [c for c in ("system", "query_id") if c not in frame.columns]
+        if missing:
+            raise InputFileError(path, f"has no {', '.join(missing)} column", fix=_RESTORE)
+        return frame
+
+    @cached_property
+    def per_query_values(self) -> pd.DataFrame:
+        """``per_query.csv`` with its metric columns as floats and ``first_relevant_rank`` as a
+        nullable integer (``system`` and ``query_id`` stay text)."""
+        table = Table(PER_QUERY_FILE, ("system", "query_id"), ("first_relevant_rank",))
+        return read_table(self.verified(PER_QUERY_FILE), table)
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The table ``name`` (a key of :data:`TABLES`), read and parsed once."""
+        if name not in TABLES:
+            raise UnknownNameError("results table", name, list(TABLES))
+        if name not in self._tables:
+            self._tables[name] = read_table(self.verified(TABLES[name].file), TABLES[name])
+        return self._tables[name]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """``summary.csv``: ``system``, then one float column per metric."""
+        return self.table("summary")
+
+    @property
+    def comparisons(self) -> pd.DataFrame:
+        """``comparisons.csv``: the paired comparisons with their verdicts, effect sizes and power."""
+        return self.table("comparisons")
+
+    @property
+    def leaderboard(self) -> pd.DataFrame:
+        """``leaderboard.csv``: per metric, the systems by mean; ``group`` their letters (text, such as
+        ``ab``; :func:`harness.core.leaderboard.group_letters` splits one)."""
+        return self.table("leaderboard")
+
+    @property
+    def facets(self) -> pd.DataFrame:
+        """``facets.csv``: per system, facet and value, each metric's mean and interval."""
+        return self.table("facets")
+
+    @property
+    def risk_coverage(self) -> pd.DataFrame:
+        """``risk_coverage.csv``: the risk–coverage curve of each system."""
+        return self.table("risk_coverage")
+
+    @property
+    def risk_coverage_summary(self) -> pd.DataFrame:
+        """``risk_coverage_summary.csv``: each system's AURC, oracle, E-AURC, random risk and Kendall tau."""
+        return self.table("risk_coverage_summary")
+
+    @property
+    def diagnosis(self) -> pd.DataFrame:
+        """``diagnosis.csv``: per system and failed query, its category, rank and first result."""
+        return self.table("diagnosis")
+
+    @property
+    def duplicates(self) -> pd.DataFrame:
+        """``duplicates.csv``: the near-duplicate pairs in the top places of a query."""
+        return self.table("duplicates")
+
+    @property
+    def metric_names(self) -> list[str]:
+        """The metrics, in the manifest's (``--metrics``) order."""
+        return [str(m["name"]) for m in self._entry("metrics")]
+
+
+def _results_inside(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if (p / MANIFEST_FILE).is_file())
+    except OSError:
+        return []
+
+
+def open_results(path: str | PathLike[str], *, accept_edited: bool = False,
+                 say: Say = warn_on_stderr) -> ResultsFolder:
+    """The results folder at ``path`` (its manifest read now, the rest on use, each file verified
+    against the manifest's hashes as it is first read: see the module docstring).
+
+    ``accept_edited=True`` reads a file edited since it was written (or one the manifest does not
+    record) as it is, with a warning to ``say``, instead of refusing it. A folder of results folders
+    (``bench compare --out``'s) is an error that names the newest one (run ids start with their
+    time), rather than a silent guess; so is a staging folder (``.staging-…``), which is never results.
+    """
+    folder = Path(path)
+    if is_staging(folder):
+        raise InputFileError(folder, "is the staging folder of a run that did not finish (still writing, or killed "
+                             "while writing), not results", fix="name a finished results folder (its name is the run "
+                             "id); the next run into the same folder removes a killed run's staging folder")
+    return _open(folder, accept_edited, say)
+
+
+def open_staged(path: str | PathLike[str]) -> ResultsFolder:
+    """The staging folder ``path`` of a run that is writing it, complete but for the files made from
+    it (a writer's ``derived`` reports): :func:`open_results` refuses a staging folder."""
+    return _open(Path(path), False, warn_on_stderr)
+
+
+def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:
+    if not folder.exists():
+        raise InputFileError(folder, "no such results folder", fix="check the path (a folder bench compare wrote)")
+    if not folder.is_dir():
+        raise InputFileError(folder, "is a file, not a results folder", fix="name the folder bench compare wrote")
+    manifest_path = folder / MANIFEST_FILE
+    if not manifest_path.is_file():
+        inside = _results_inside(folder)
+        if inside:
+            raise InputFileError(folder, f"holds {len(inside)} results folders, not one", fix=f"name one of them, "
+                                 f"e.g. the newest, {inside[-1]}")
+        raise InputFileError(folder, f"is not a results folder (no {MANIFEST_FILE})",
+                             fix="name a folder bench compare wrote")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputFileError(manifest_path, f"is not valid JSON ({exc.msg})", line=exc.lineno, fix=_RESTORE) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(manifest_path, f"cannot be read ({exc})", fix=_RESTORE) from None
+    if not isinstance(manifest, dict):
+        raise InputFileError(manifest_path, "is not a JSON object", fix=_RESTORE)
+    return ResultsFolder(folder, manifest, accept_edited, say)
+
+
+# ----- whole folders and any table of one (bench serve) ------------------------------------------
+
+
+def results_folders(root: str | PathLike[str]) -> list[Path]:
+    """The results folders directly inside ``root``, by name (run ids start with their time).
+
+    Hidden entries (a run's ``.staging-…`` folder while it writes) and symbolic links are left out,
+    so nothing outside ``root`` is ever listed.
+    """
+    names = []
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    manifest = os.lstat(os.path.join(entry.path, MANIFEST_FILE))
+                except OSError:
+                    continue
+                if stat.S_ISREG(manifest.st_mode):  # a regular file: a link is not followed out
+                    names.append(entry.name)
+    except OSError:
+        return []
+    base = Path(root)
+    return [base / name for name in sorted(names)]

@@ -1,0 +1,364 @@
+"""The results store: every ``bench compare`` writes a new folder ``<out>/<run-id>/``.
+
+Files are first written into a hidden staging folder beside it (``.staging-<host>-<pid>-…``;
+:mod:`harness.store.folder` keeps the folder's life for every writer),
+which is renamed into place at the end, so a killed run leaves no half-written result and an
+earlier folder is never touched. The rename claims the run id: when another run took the same id
+in the same second, the next free suffix (``-2``, ``-3``, …) is claimed instead, so both results
+land. A staging folder whose process is gone is removed by the next write into the same folder.
+Everything but the manifest's times is a pure function of the inputs and the seed. Readers
+(:mod:`harness.store.read`) check each file against the manifest's ``files`` hashes.
+
+| file | content |
+|---|---|
+| manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
+| summary.csv | system, one column per metric as requested |
+| per_query.csv | system, query_id, one column per metric, first_relevant_rank (empty when none) |
+| comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, queries_needed |
+| leaderboard.csv | metric, group (letters), system, mean, rank, mean_rank, rank_ci_low, rank_ci_high |
+| facets.csv | system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, note |
+| risk_coverage.csv | system, coverage, risk, threshold |
+| risk_coverage_summary.csv | system, confidence, risk_metric, n_queries, aurc, oracle_aurc, e_aurc, random_risk, kendall_tau |
+| diagnosis.csv | system, query_id, category, rank, first_result, shared_words |
+| duplicates.csv | system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard |
+| qrels.txt | the judgments of the evaluated queries, TREC qrels format |
+| runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
+| runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
+| report.txt | the report ``bench compare`` prints, with the whole diagnosis |
+| retrieval_metrics.jsonl | the metrics card's object per system and query: resultId, runId, system, queryId, retrievalMetrics {recallAtK, precisionAtK, ndcgAt10, mrr, hitAtK} |
+| retrieval_metrics_summary.csv | per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high |
+| retrieval_metrics_facets.csv | facets.csv's layout over the five card names |
+| query_facets.csv | query_id, facet, value: the cell of each evaluated query in each rolled-up facet |
+| report.html, report.md, report.tex | the reports asked for (``bench compare --report``), made from the files above |
+
+The card's files (:mod:`harness.core.retrieval_metrics`) are what ``bench serve`` answers from, so it
+never re-computes: ``retrieval_metrics.jsonl`` holds the run id, so it is written when the run id is
+claimed, beside the manifest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import platform
+import re
+import shlex
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from corpora.trec_io import format_qrels, format_run_and_raw_scores
+from harness.core.diagnosis import CATEGORIES
+from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
+from harness.core.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
+from harness.core.power import POWER, POWER_COLUMNS
+from harness.core.record import CompareRecord
+from harness.store.folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
+from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
+from harness.core.risk_coverage import CONFIDENCES
+from harness.core.statistics import COMPARISON_COLUMNS
+from harness.core.trec_eval import trec_eval_name
+
+
+__all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "run_file_stem",
+           "write_results"]
+
+DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
+QRELS_FILE = "qrels.txt"
+MAX_NAME = 80  # characters of a run file's stem (file systems allow 255 bytes; keep listings readable)
+_HASH_CHARS = 12  # of the label's SHA-256 appended to a shortened stem
+def run_file_stem(label: str, used: set[str]) -> str:
+    """The stem of a system's run files: :func:`safe_file_name` of the label, or, when that is
+    longer than :data:`MAX_NAME` or already used by another label, a readable prefix and a short
+    hash of the full label (the manifest maps each label to its files).
+
+    >>> run_file_stem("bm25", set())
+    'bm25'
+    >>> stem = run_file_stem("rrf(" + ",".join(["bm25(analyzer=english)"] * 6) + ")", set())
+    >>> len(stem), stem[:24]
+    (80, 'rrf_bm25_analyzer=englis')
+    """
+    stem = safe_file_name(label)
+    if len(stem) > MAX_NAME or stem in used:
+        digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:_HASH_CHARS]
+        stem = f"{stem[:MAX_NAME - _HASH_CHARS - 1]}-{digest}"
+    return stem
+
+
+def _run_tag(label: str, stem: str) -> str:
+    """The run files' tag column (trec_eval's runid): the label itself when a TREC line can hold
+    it and it is short, else the file stem."""
+    return label if len(label) <= MAX_NAME and label and not re.search(r"\s", label) else stem
+
+
+def _comparisons_frame(result: CompareRecord) -> pd.DataFrame:
+    """The comparisons' own columns, then their effect size and power (one row each, in order)."""
+    rows = [{c: getattr(comp, c) for c in COMPARISON_COLUMNS} for comp in result.comparisons]
+    frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    power = result.power.reset_index(drop=True)
+    keys = ["system_a", "system_b", "metric"]
+    if len(power) != len(frame) or not frame[keys].equals(power[keys]):
+        raise ValueError("result.power does not hold one row per comparison, in the comparisons' order")
+    return pd.concat([frame, power[POWER_COLUMNS]], axis=1)
+
+
+def _diagnosis_frame(result: CompareRecord) -> pd.DataFrame:
+    rows = [
+        {"system": f.system, "query_id": f.query_id, "category": f.category,
+         "rank": f.rank if f.rank is not None else pd.NA, "first_result": f.first_result or "",
+         "shared_words": f.shared_words_text()}
+        for f in result.failures
+    ]
+    frame = pd.DataFrame(rows, columns=DIAGNOSIS_COLUMNS)
+    frame["rank"] = frame["rank"].astype("Int64")
+    return frame
+
+
+def _evaluated_qrels(result: CompareRecord) -> dict[str, dict[str, int]]:
+    """The judgments the numbers were computed with: those of the evaluated queries, in their
+    order. Excluded queries (no relevant judgment) are left out, so that ``bench evaluate``, which
+    counts every query of its qrels as ``trec_eval -c`` does, scores the same queries."""
+    qrels = result.dataset.qrels
+    return {q: dict(qrels[q]) for q in result.query_ids}
+
+
+def _system_entries(result: CompareRecord) -> list[dict]:
+    used: set[str] = set()
+    entries = []
+    for system in result.systems:
+        stem = run_file_stem(system.label, used)
+        used.add(stem)
+        entries.append({
+            "label": system.label, "name": system.retriever.name,
+            "class": f"{type(system.retriever).__module__}.{type(system.retriever).__qualname__}",
+            "parameters": _jsonable(system.retriever.get_params()),
+            "run_file": f"runs/{stem}.trec", "raw_scores_file": f"runs/{stem}.raw.tsv",
+            "run_tag": _run_tag(system.label, stem),
+            "fit_seconds": round(system.fit_seconds, 6), "search_seconds": round(system.search_seconds, 6),
+        })
+    return entries
+
+
+def _sha256_json(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def _configuration(result: CompareRecord, systems: list[dict]) -> dict:
+    """What was asked for, in a form that hashes the same on every machine: every option of the
+    comparison except where the data and the cache live (the data are hashed by content), with the
+    systems and metrics as resolved."""
+    options = dataclasses.asdict(result.config)
+    # the facets file's content is in the queries' hash; where it lies is not configuration
+    for where in ("corpus", "cache_dir", "cache", "systems", "metrics", "facets_file"):
+        options.pop(where, None)
+    return {**options, "analyzer": result.analyzer, "metrics": [m.name for m in result.metrics],
+            "systems": [{k: s[k] for k in ("label", "class", "parameters")} for s in systems]}
+
+
+def _rescore_command(result: CompareRecord, systems: list[dict]) -> str:
+    """The ``bench evaluate`` command, run inside the results folder, that reproduces summary.csv."""
+    words = ["bench", "evaluate", "--qrels", QRELS_FILE, *[s["run_file"] for s in systems],
+             "--metrics", ",".join(m.name for m in result.metrics), "--format", "csv"]
+    if result.config.rel_threshold != 1:
+        words += ["--rel-threshold", str(result.config.rel_threshold)]
+    return shlex.join(words)
+
+
+def _manifest(result: CompareRecord, run_id: str, command_line: list[str], started: datetime,
+             systems: list[dict] | None = None) -> dict:
+    """Everything needed to tell how the numbers were made and to make them again."""
+    config = result.config
+    systems = systems if systems is not None else _system_entries(result)
+    dataset = result.dataset
+    hashes = {
+        "documents": dataset.corpus.content_hash(), "queries": dataset.queries.content_hash(),
+        "judgments": dataset.qrels.content_hash(), "configuration": _sha256_json(_configuration(result, systems)),
+    }
+    if dataset.candidates is not None:
+        hashes["candidates"] = _sha256_json(dataset.candidates)
+    return {
+        "run_id": run_id,
+        "time": started.isoformat(timespec="seconds"),
+        "command_line": command_line,
+        "versions": {
+            "retbench": package_version("retbench"), "python": platform.python_version(),
+            **{p: package_version(p) for p in ("numpy", "scipy", "scikit-learn", "pandas", "click")},
+        },
+        "engine": result.engine,
+        "corpus": {
+            "name": dataset.name, "source": str(dataset.source),
+            "content_hash": hashes["documents"],
+            "documents": len(dataset.corpus), "queries": len(dataset.queries),
+            "judgments": dataset.qrels.n_judgments(),
+            "queries_evaluated": len(result.query_ids), "queries_excluded": result.excluded_query_ids,
+        },
+        "hashes": hashes,
+        "hash_definitions": {
+            "documents": "SHA-256 of ids, titles and texts, in corpus order (the index cache's key)",
+            "queries": "SHA-256 of ids, texts and facets, in query order",
+            "judgments": "SHA-256 of every (query id, doc id, grade), sorted by query and doc id",
+            "configuration": "SHA-256 of the options, analyzer, metrics and systems with their parameters "
+                             "(not where the data or the cache live)",
+            **({"candidates": "SHA-256 of each query's candidate pool"} if "candidates" in hashes else {}),
+        },
+        "analyzer": result.analyzer,
+        "systems": systems,
+        "depth": config.depth,
+        "metrics": [
+            {"name": m.name, "family": m.base, "cutoff": m.k, "definition": m.describe(),
+             "gain": m.definition.gain_description,
+             "rel_threshold": config.rel_threshold, "trec_eval": trec_eval_name(m)}
+            for m in result.metrics
+        ],
+        "conventions": {
+            "ties": "score descending, then doc id ascending",
+            "zero_scores": "not results",
+            "queries": "every query with a relevant judgment (grade >= rel_threshold) and a text; a query with no "
+                       f"results scores 0; {QRELS_FILE} holds exactly their judgments",
+            "ideal_dcg": "every judged document of the query, retrieved or not",
+            "means": "exactly rounded: math.fsum of the per-query values / number of queries",
+            "run_files": "each ranking as scored; trec_eval, pytrec_eval and bench evaluate read scores as "
+                         "single-precision floats f and re-sort ties by doc id descending, so inside a query the "
+                         "scores are made strictly decreasing as floats by the smallest change, f(written_i) = "
+                         "min(f(raw_i), nextafter(f(written_i-1), -inf)) (a score already below is kept exactly); "
+                         "every evaluator then ranks the file as scored; the raw scores are in raw_scores_file, "
+                         "line for line",
+        },
+        "rescore": {
+            "command": _rescore_command(result, systems),
+            "note": "run inside this folder; it prints per_query.csv's values and, on the `all` rows, summary.csv's",
+        },
+        "statistics": {**result.statistics_record(), **_readings_record(result)},
+        "facets": {
+            "file": config.facets_file, "rolled_up": list(dict.fromkeys(result.facets["facet"])),
+            "asked": list(config.facets) if config.facets is not None else None,
+            "default": f"every numeric facet and every other with at most {MAX_VALUES} distinct values",
+            "quantile_buckets": QUANTILE_BUCKETS, "min_queries_for_an_interval": MIN_QUERIES,
+        },
+        "risk_coverage": {
+            "risk": f"1 - {config.risk_metric}",
+            "confidence": dict(zip(result.risk_coverage_summary["system"], result.risk_coverage_summary["confidence"])),
+            "confidences": {**CONFIDENCES, "retriever": "the retriever's own confidence(queries)"},
+            "ties": "queries of equal confidence enter together; AURC counts each with its group's mean risk "
+                    "(the expectation over the orders of the tied queries)",
+        },
+        "retrieval_metrics": _retrieval_record(result),
+        "diagnosis": {
+            "fail_rank": config.fail_rank, "categories": CATEGORIES,
+            "duplicates": result.duplicate_counts(),
+            "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD},
+        },
+        "warnings": result.warnings,
+        "notes": result.notes,
+        "loading": {"allow_unmatched_judgments": config.allow_unmatched_judgments},
+    }
+
+
+def _readings_record(result: CompareRecord) -> dict[str, object]:
+    """The manifest's record of how the leaderboard and the power figures were made."""
+    config = result.config
+    pairs = ("the run's comparisons (all pairs)" if config.baseline is None else
+             "the run's comparisons (those with the baseline; the other pairs are not separated)")
+    return {
+        "leaderboard": {
+            "ranks": "each system's rank in each bootstrap resample (the comparisons' resamples; 1 = highest mean, "
+                     "equal means share the average rank); rank interval: percentile of the sorted ranks",
+            "tie_groups": "compact letter display (Piepho 2004, insert-and-absorb): a letter is a largest set of "
+                          "systems no two of which comparisons.csv calls one better (Holm p <= alpha and the "
+                          "interval excludes 0); letters named by their best system, highest mean first",
+            "comparisons": pairs,
+        },
+        "power": {"power": POWER, "test": "two-sided paired t-test at alpha",
+                  "queries_needed": "Sakai (2016) topic set size design: the smallest n with that power for the "
+                                    "observed mean difference and standard deviation"},
+    }
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "label"):
+        return value.label
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def _retrieval_record(result: CompareRecord) -> dict | None:
+    """The manifest's ``retrieval_metrics``: the card's cutoff, each card name's metric, the files."""
+    card = result.retrieval
+    if card is None:
+        return None
+    return {
+        "default_retrieval_k": card.retrieval_k,
+        "metrics": {name: metric.name for name, metric in card.metrics.items()},
+        "result_id": "first 32 hex digits of SHA-256 over JSON [hashes.documents, hashes.queries, hashes.judgments, "
+                     "hashes.configuration, system, query id]: the same on every rerun of the same inputs",
+        "intervals": "paired bootstrap percentile interval over the queries (the comparison's resamples, seed and "
+                     "confidence), every system and card name on the same resampled queries",
+        "files": {"results": RESULTS_FILE, "rollup": ROLLUP_FILE, "facets": FACETS_FILE,
+                  "query_facets": QUERY_FACETS_FILE},
+    }
+
+
+def _new_run_id(result: CompareRecord, started: datetime) -> str:
+    digest = hashlib.sha256(
+        json.dumps([result.dataset.corpus.content_hash(), [s.label for s in result.systems],
+                    [m.name for m in result.metrics], result.config.seed]).encode()
+    ).hexdigest()[:8]
+    return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(result.dataset.name)[:MAX_NAME // 2]}-{digest}"
+
+
+def write_results(result: CompareRecord, out: Path, command_line: list[str] | None = None,
+                  say: Say = warn_on_stderr, report: str | None = None, derived: Derived | None = None,
+                  runs: bool = True) -> Path:
+    """Write the results folder atomically under a fresh run id and return its path; ``report``
+    (the printed report, unabridged) is kept as ``report.txt``.
+
+    ``derived`` makes more files from the folder itself (the HTML, Markdown and LaTeX reports): it
+    is called with the staging folder once every other file, the manifest included, is in it, and
+    the files it returns are written beside them before the folder is renamed into place, so they
+    are what a later reading of the finished folder gives. It runs again if the run id it saw was
+    taken by another run meanwhile (the manifest names the id). A name it returns that is already
+    a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's).
+
+    ``runs=False`` leaves the run files out (the manifest still names them): for a folder made only
+    to be read back by something that reads no run, such as a report."""
+    started = datetime.now(timezone.utc)
+    systems = _system_entries(result)
+    files: dict[str, str] = {
+        "summary.csv": csv_text(result.summary),
+        "per_query.csv": csv_text(result.per_query),
+        "comparisons.csv": csv_text(_comparisons_frame(result)),
+        "leaderboard.csv": csv_text(result.leaderboard),
+        "facets.csv": csv_text(result.facets),
+        "risk_coverage.csv": csv_text(result.risk_coverage),
+        "risk_coverage_summary.csv": csv_text(result.risk_coverage_summary),
+        "diagnosis.csv": csv_text(_diagnosis_frame(result)),
+        "duplicates.csv": csv_text(result.duplicates),
+        QRELS_FILE: format_qrels(_evaluated_qrels(result)),
+    }
+    if report is not None:
+        files["report.txt"] = report
+    if result.retrieval is not None:
+        files[ROLLUP_FILE] = csv_text(result.retrieval.rollup)
+        files[FACETS_FILE] = csv_text(result.retrieval.facets)
+        files[QUERY_FACETS_FILE] = csv_text(result.retrieval.query_facets)
+    for system, entry in zip(result.systems, systems) if runs else ():
+        files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
+                                                                                             entry["run_tag"])
+
+    def identified(run_id: str) -> tuple[dict, dict[str, str]]:
+        """What holds the run id: the manifest, and the card's per-result lines."""
+        document = _manifest(result, run_id, command_line or sys.argv, started, systems)
+        named = {}
+        if result.retrieval is not None:
+            named[RESULTS_FILE] = result_lines(result.retrieval, run_id, document["hashes"])
+        return document, named
+
+    return write_folder(out, files, _new_run_id(result, started), identified, derived, say)
