@@ -17,9 +17,10 @@ import pandas as pd
 from harness.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.facets import MIN_QUERIES
 from harness.power import POWER
-from harness.record import CompareRecord
+from harness.record import CompareRecord, SystemResult
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import EXACT_UP_TO
+from retrievers.defaults import as_run
 
 
 __all__ = ["SHOWN_DOCUMENTS", "failure_lines", "render"]
@@ -201,13 +202,20 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
     return lines
 
 
+def system_as_run(system: SystemResult) -> str:
+    """A system's label, followed by the spec it ran as when that says more (parameters chosen for
+    the corpus, :mod:`retrievers.defaults`, or a named system's spec): ``lsa [lsa(dims=100)]``."""
+    spec = as_run(system.retriever)
+    return system.label if spec == system.label else f"{system.label} [{spec}]"
+
+
 def render(result: CompareRecord, show_failures: int | None = None) -> str:
     """The report as ``bench compare`` prints it: ``show_failures=None`` gives every failed query
     with every relevant document (``report.txt``); a number abridges the diagnosis to that many
     failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``."""
     out: list[str] = []
     pools = "; each query ranks its candidate pool" if result.dataset.candidates else ""
-    out.append(f"systems: {', '.join(s.label for s in result.systems)}; analyzer {result.analyzer}; depth "
+    out.append(f"systems: {', '.join(map(system_as_run, result.systems))}; analyzer {result.analyzer}; depth "
                f"{result.config.depth}{pools}")
     out.append("")
     out.extend(_leaderboard_lines(result))

@@ -60,6 +60,7 @@ from harness.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FI
 from harness.risk_coverage import CONFIDENCES
 from harness.statistics import COMPARISON_COLUMNS
 from harness.trec_eval import trec_eval_name
+from retrievers.defaults import as_run, chosen
 
 
 __all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "run_file_stem",
@@ -133,7 +134,10 @@ def _system_entries(result: CompareRecord) -> list[dict]:
         entries.append({
             "label": system.label, "name": system.retriever.name,
             "class": f"{type(system.retriever).__module__}.{type(system.retriever).__qualname__}",
-            "parameters": _jsonable(system.retriever.get_params()),
+            # as it ran: a parameter chosen for the corpus (retrievers.defaults) in its value, not None
+            "parameters": _jsonable({**system.retriever.get_params(), **chosen(system.retriever)}),
+            "chosen_for_corpus": sorted(chosen(system.retriever)),
+            "as_run": as_run(system.retriever),
             "run_file": f"runs/{stem}.trec", "raw_scores_file": f"runs/{stem}.raw.tsv",
             "run_tag": _run_tag(system.label, stem),
             "fit_seconds": round(system.fit_seconds, 6), "search_seconds": round(system.search_seconds, 6),
