@@ -21,7 +21,7 @@ from harness.risk_coverage import CONFIDENCES
 from harness.statistics import FAMILIES
 from retrievers import Retriever, build
 from retrievers.cache import IndexCache, cache_root
-from retrievers.fusion import RRF, Fusion, fusions_in
+from retrievers.fusion import DEFAULT_CHILDREN, RRF, Fusion, Weighted, fusions_in
 from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
@@ -41,10 +41,13 @@ CacheChoice = Union[bool, str, "os.PathLike[str]", IndexCache]
 
 
 def _with_default_analyzer(spec: Spec, analyzer: str) -> Spec:
-    """Give every retriever in the spec tree that takes an ``analyzer`` the run-wide one."""
+    """Give every retriever in the spec tree that takes an ``analyzer`` the run-wide one, the default
+    children of a built-in fusion (``weighted`` = ``weighted(bm25,lsa)``) included."""
     cls = get_class(spec.target)
     if "analyzer" in cls.parameters() and "analyzer" not in spec.params:
         spec.params["analyzer"] = analyzer
+    if cls in (RRF, Weighted) and not spec.children:
+        spec.children = [Spec(name) for name in DEFAULT_CHILDREN]
     spec.children = [_with_default_analyzer(c, analyzer) for c in spec.children]
     return spec
 

@@ -19,7 +19,7 @@ from harness.facets import MIN_QUERIES
 from harness.power import POWER
 from harness.record import CompareRecord, SystemResult
 from harness.risk_coverage import CONFIDENCES
-from harness.statistics import EXACT_UP_TO
+from harness.statistics import EXACT_UP_TO, format_p
 from retrievers.defaults import as_run
 
 
@@ -157,7 +157,7 @@ def _comparison_lines(result: CompareRecord) -> list[str]:
     config = result.config
     level = round(config.confidence * 100)
     rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
-             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", f"{c.p_value:.3f}", f"{c.p_adjusted:.3f}", c.verdict]
+             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", format_p(c.p_value, c.alpha), format_p(c.p_adjusted, c.alpha), c.verdict]
             for c in result.comparisons]
     lines = _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
                    rows, right={2, 3, 4, 5})

@@ -44,6 +44,7 @@ from harness.report_parts import html_table as _table
 from harness.report_parts import (html_hashes, html_metric_definitions, html_page, html_remarks, html_section,
                                   run_facts)
 from harness.report_view import ComparisonRow, ReportView, counted, number
+from harness.statistics import format_p
 
 __all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "SECTIONS", "render_html"]
 
@@ -144,8 +145,8 @@ def _comparison_row(view: ReportView, row: ComparisonRow) -> str:
         _cell(number(c.mean_diff, sign=True), numeric=True, field="mean_diff", **keys),
         _cell(f"[{number(c.ci_low, sign=True)}, {number(c.ci_high, sign=True)}]", numeric=True, field="interval",
               **keys),
-        _cell(number(c.p_value), numeric=True, field="p_value", **keys),
-        _cell(number(c.p_adjusted), numeric=True, field="p_adjusted", **keys),
+        _cell(format_p(c.p_value, view.alpha), numeric=True, field="p_value", **keys),
+        _cell(format_p(c.p_adjusted, view.alpha), numeric=True, field="p_adjusted", **keys),
         _cell(c.test),
         _cell(number(power.effect_size, 2, sign=True), numeric=True, field="effect_size", **keys),
         _cell(f"{power.wins}/{power.ties}/{power.losses}", numeric=True),

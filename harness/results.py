@@ -52,7 +52,7 @@ import pandas as pd
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
 from harness.diagnosis import CATEGORIES
 from harness.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
-from harness.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
+from harness.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
 from harness.power import POWER, POWER_COLUMNS
 from harness.record import CompareRecord
 from harness.results_folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
@@ -252,7 +252,8 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         "diagnosis": {
             "fail_rank": config.fail_rank, "categories": CATEGORIES,
             "duplicates": result.duplicate_counts(),
-            "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD},
+            "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD,
+                                "min_body_words": MIN_BODY_WORDS},
         },
         "warnings": result.warnings,
         "notes": result.notes,
