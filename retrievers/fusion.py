@@ -86,8 +86,9 @@ class Fusion(Retriever):
 
 
 class Weighted(Fusion, ScoreRetriever):
-    """alpha * minmax(first child) + (1 - alpha) * minmax(second), exactly two children; top ``depth``
-    (by default chosen for the collection: as deep as the run).
+    """alpha * minmax(first) + (1 - alpha) * minmax(second); top ``depth`` (None: chosen for the collection).
+
+    ``depth`` not given: the corpus's own (the article's 10), else as deep as the run (:mod:`retrievers.defaults`).
 
     A document whose fused score is 0 (at the minimum of every child with a weight) is not a result.
     """
@@ -154,8 +155,9 @@ class Weighted(Fusion, ScoreRetriever):
 
 
 class RRF(Fusion):
-    """Reciprocal Rank Fusion: sum over children of 1 / (k + rank) over each child's top ``depth``
-    (by default chosen for the collection: as deep as the run).
+    """Reciprocal Rank Fusion: sum of 1 / (k + rank) over each child's top ``depth`` (None: chosen for the collection).
+
+    ``depth`` not given: the corpus's own (the article's 10), else as deep as the run (:mod:`retrievers.defaults`).
 
     It returns at most ``depth`` documents per child (fewer when a child is itself a shallower fusion).
     """

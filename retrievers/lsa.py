@@ -38,7 +38,7 @@ def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 class LSA(ScoreRetriever):
-    """TF-IDF -> truncated SVD (``dims`` dimensions, by default chosen for the collection) -> cosine similarity.
+    """TF-IDF -> truncated SVD (``dims`` dimensions; None: chosen for the collection) -> cosine similarity.
 
     ``dims`` not given: the corpus's own (the bundled article carries 6), else
     :func:`retrievers.defaults.lsa_dims`: 100, at most half the rank the collection allows
