@@ -294,8 +294,10 @@ def _risk_coverage(view: ReportView) -> str:
 def _duplicates(view: ReportView) -> str:
     frame = view.folder.duplicates
     settings = view.manifest["diagnosis"].get("near_duplicates", {})
+    body = settings.get("min_body_words")  # absent in folders written before the minimum existed
+    bodies = f", each with a body of at least {body} words" if body else ""
     note = (f'<p class="note">Near-duplicate documents (shingles of {settings.get("shingle_words", 2)} words, Jaccard '
-            f"&ge; {settings.get('jaccard_threshold', 0.9)}) in a query's top places.</p>")
+            f"&ge; {settings.get('jaccard_threshold', 0.9)}{bodies}) in a query's top places.</p>")
     if frame.empty:
         return _section("duplicates", note + '<p class="note">None found.</p>')
     rows = ["<tr>" + "".join([_cell(r.system), _cell(r.query_id), _cell(f"{r.doc_a} (rank {r.rank_a})"),
