@@ -19,11 +19,11 @@ option silently: ``format`` and ``split`` are for folders (an ir_datasets id nam
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from corpora.beir import load_beir, looks_like_beir
-from corpora.bundled import bundled_names, bundled_path
+from corpora.bundled import bundled_names, bundled_path, bundled_retriever_defaults
 from corpora.csfcube import load_csfcube, looks_like_csfcube
 from corpora.cystic_fibrosis import load_cystic_fibrosis, looks_like_cystic_fibrosis
 from corpora.errors import InputFileError, RetbenchError, UnknownNameError
@@ -189,6 +189,9 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = D
         raise InputFileError(where, f"cannot be read ({exc.strerror or exc})",
                              fix="make it readable, or pass the folder that holds the corpus files") from None
     dataset.format = dataset.format or chosen.name
+    carried = bundled_retriever_defaults(path)
+    if carried is not None:  # the bundled article's own experiment: its parameters travel with its corpus
+        dataset.corpus = replace(dataset.corpus, retriever_defaults=carried)
     if _bundled(name_or_path) == path:
         dataset.name = name_or_path
     elif not dataset.name:  # "." or "..": a loader's folder.name is empty

@@ -79,6 +79,12 @@ class Corpus:
 
     The indexed text of a document is its title followed by its body (:attr:`full_texts`).
     Duplicate ids are an error.
+
+    ``retriever_defaults``: parameters the collection carries for retrievers that choose a
+    parameter for the collection (retriever name -> parameter -> value; :mod:`retrievers.defaults`),
+    e.g. the bundled article's own experiment, ``{"lsa": {"dims": 6}}``. They win over the
+    retriever's rule from the collection's size; a parameter given to the retriever wins over both.
+    Not part of the corpus's identity (:meth:`content_hash`).
     """
 
     ids: list[str]
@@ -87,6 +93,7 @@ class Corpus:
     metadata: list[dict] | None = None
     name: str = "corpus"
     source: str = "<memory>"
+    retriever_defaults: Mapping[str, Mapping[str, Any]] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.ids) != len(self.texts):

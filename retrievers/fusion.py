@@ -14,9 +14,15 @@ changes none of its numbers.
 ``depth`` (k = 60, Elasticsearch's ``rank_constant``), so it returns at most ``depth`` documents per
 child. Ties break by doc id ascending.
 
-``depth`` (10 by default, the article's) is how deep a fusion looks: a metric that cuts deeper than
-it (``recall@100`` on ``rrf`` with depth 10 counts at most 20 documents) measures the cut, not the
-fusion; the harness warns when that happens (:func:`fusions_in`).
+``depth`` is how deep a fusion looks. Not given, it is chosen for the collection
+(:mod:`retrievers.defaults`): the corpus's own (the bundled article carries its experiment's 10),
+else as deep as the run, the ``k`` its search is asked for (``--depth``, 1000 by default), as a
+practitioner fuses. A metric that cuts deeper than a depth given (``recall@100`` on
+``rrf(depth=10)`` counts at most 20 documents) measures the cut, not the fusion; the harness warns
+when that happens (:func:`fusions_in`).
+
+Min-max over every document is the article's, and kept on every collection: it is each child's
+exact range for the query, which an engine that sees only its top k can only approximate.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
 from retrievers.base import Retriever, ScoreRetriever
+from retrievers.defaults import choose
 from retrievers.output import as_run
 from retrievers.ranking import doc_id_order, rank_sparse_rows
 from retrievers.validation import check_float, check_int
@@ -50,9 +57,16 @@ class Fusion(Retriever):
     children: tuple[Retriever, ...]
     depth: int
 
-    def max_results(self) -> int:
-        """The most documents this fusion returns for one query, whatever ``k`` asks."""
-        return self.depth
+    def depth_for(self, corpus: Corpus | None, k: int) -> int:
+        """How deep this fusion reads when its search is asked for ``k`` results on ``corpus``:
+        ``depth`` given, else the corpus's, else ``k`` (:func:`retrievers.defaults.choose`)."""
+        depth = choose(self, "depth", corpus, lambda: k)
+        check_int(depth, "depth", self.name, low=1, default=1000)  # a corpus's carried value is checked too
+        return depth
+
+    def max_results(self, corpus: Corpus | None, k: int) -> int:
+        """The most documents this fusion ranks for one query when asked for ``k`` on ``corpus``."""
+        return self.depth_for(corpus, k)
 
     def fit(self, corpus: Corpus) -> Fusion:
         super().fit(corpus)
@@ -72,7 +86,9 @@ class Fusion(Retriever):
 
 
 class Weighted(Fusion, ScoreRetriever):
-    """alpha * minmax(first child) + (1 - alpha) * minmax(second), exactly two children; top ``depth``.
+    """alpha * minmax(first) + (1 - alpha) * minmax(second); top ``depth`` (None: chosen for the collection).
+
+    ``depth`` not given: the corpus's own (the article's 10), else as deep as the run (:mod:`retrievers.defaults`).
 
     A document whose fused score is 0 (at the minimum of every child with a weight) is not a result.
     """
@@ -81,9 +97,10 @@ class Weighted(Fusion, ScoreRetriever):
     min_score = 0.0  # a fused score of 0 is no match (the article's "zero scores are not results")
     batch_cells = 1 << 22  # query x doc cells per batch: two dense batches of 32 MB at most
 
-    def __init__(self, *children: Retriever, alpha: float = 0.5, depth: int = 10):
+    def __init__(self, *children: Retriever, alpha: float = 0.5, depth: int | None = None):
         check_float(alpha, "alpha", "weighted", low=0.0, high=1.0, default=0.5)
-        check_int(depth, "depth", "weighted", low=1, default=10)
+        if depth is not None:  # None: chosen for the collection (retrievers.defaults)
+            check_int(depth, "depth", "weighted", low=1, default=1000)
         self.children = _default_children(children, "weighted")
         if len(self.children) != 2:
             fix = ("name two, e.g. weighted(bm25,lsa), or run the one retriever on its own"
@@ -134,38 +151,43 @@ class Weighted(Fusion, ScoreRetriever):
         return fused
 
     def search(self, queries: Queries, k: int) -> Run:
-        return ScoreRetriever.search(self, queries, min(k, self.depth))
+        return ScoreRetriever.search(self, queries, min(k, self.depth_for(self.corpus, k)))
 
 
 class RRF(Fusion):
-    """Reciprocal Rank Fusion: sum over children of 1 / (k + rank) over each child's top ``depth``.
+    """Reciprocal Rank Fusion: sum of 1 / (k + rank) over each child's top ``depth`` (None: chosen for the collection).
+
+    ``depth`` not given: the corpus's own (the article's 10), else as deep as the run (:mod:`retrievers.defaults`).
 
     It returns at most ``depth`` documents per child (fewer when a child is itself a shallower fusion).
     """
 
     name = "rrf"
 
-    def __init__(self, *children: Retriever, k: int = 60, depth: int = 10):
+    def __init__(self, *children: Retriever, k: int = 60, depth: int | None = None):
         check_int(k, "k", "rrf", low=0, default=60)
-        check_int(depth, "depth", "rrf", low=1, default=10)
+        if depth is not None:  # None: chosen for the collection (retrievers.defaults)
+            check_int(depth, "depth", "rrf", low=1, default=1000)
         self.children = _default_children(children, "rrf")
         self.k = k
         self.depth = depth
 
-    def max_results(self) -> int:
-        return sum(min(self.depth, c.max_results()) if isinstance(c, Fusion) else self.depth
+    def max_results(self, corpus: Corpus | None, k: int) -> int:
+        depth = self.depth_for(corpus, k)
+        return sum(min(depth, c.max_results(corpus, depth)) if isinstance(c, Fusion) else depth
                    for c in self.children)
 
     def search(self, queries: Queries, k: int) -> Run:
         corpus: Corpus = self.corpus
         n_queries = len(queries)
         fused = sp.csr_matrix((n_queries, len(corpus)))
+        depth = self.depth_for(corpus, k)
         for child in self.children:
-            run = as_run(child.search(queries, self.depth), corpus, queries, child.label, self.depth)
+            run = as_run(child.search(queries, depth), corpus, queries, child.label, depth)
             lengths = run.lengths()
             rows = np.repeat(np.arange(n_queries), lengths)
             ranks = np.arange(len(run.doc_index)) - np.repeat(run.offsets[:-1], lengths) + 1
-            keep = ranks <= self.depth
+            keep = ranks <= depth
             points = 1.0 / (self.k + ranks[keep])
             fused = fused + sp.csr_matrix((points, (rows[keep], run.doc_index[keep])), shape=fused.shape)
         return rank_sparse_rows(fused.tocsr(), k, self._tie_rank, queries.ids, corpus.ids)

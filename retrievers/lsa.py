@@ -25,6 +25,7 @@ from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyz
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.base import ScoreRetriever
 from retrievers.cache import State, fitted_state
+from retrievers.defaults import LSA_DIMS, choose, lsa_dims
 from retrievers.strings import SortedStrings, check_strings, pack_strings
 from retrievers.validation import check_int
 
@@ -37,15 +38,21 @@ def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 class LSA(ScoreRetriever):
-    """TF-IDF -> truncated SVD (``dims`` dimensions) -> cosine similarity."""
+    """TF-IDF -> truncated SVD (``dims`` dimensions; None: chosen for the collection) -> cosine similarity.
+
+    ``dims`` not given: the corpus's own (the bundled article carries 6), else
+    :func:`retrievers.defaults.lsa_dims`: 100, at most half the rank the collection allows
+    (:mod:`retrievers.defaults`).
+    """
 
     name = "lsa"
     #: Corpora larger than this (documents) use the fast tokenizer and a randomized SVD.
     randomized_above: ClassVar[int] = 50_000
     state_version: ClassVar[int] = 1
 
-    def __init__(self, dims: int = 6, seed: int = 0, analyzer: str = DEFAULT_ANALYZER):
-        check_int(dims, "dims", "lsa", low=1, default=6)
+    def __init__(self, dims: int | None = None, seed: int = 0, analyzer: str = DEFAULT_ANALYZER):
+        if dims is not None:  # None: chosen for the collection at fit (retrievers.defaults)
+            check_int(dims, "dims", "lsa", low=1, default=LSA_DIMS)
         # RandomState, which draws arpack's start vector, takes seeds in [0, 2^32 - 1]
         check_int(seed, "seed", "lsa", low=0, high=2**32 - 1, default=0)
         get_analyzer(analyzer)
@@ -60,9 +67,10 @@ class LSA(ScoreRetriever):
             return self._fit_large(corpus)
         analyzer = get_analyzer(self.analyzer)
         counts, self._vocabulary = _small_counts([analyzer(text) for text in corpus.full_texts])
-        self._check_dims(counts.shape)
+        dims = self._dims_for(corpus, *counts.shape)
+        self._check_dims(counts.shape, dims)
         self._idf = _smooth_idf(counts)
-        reduced, self._components = _arpack_svd(_tfidf_rows(counts, self._idf), self.dims, self.seed)
+        reduced, self._components = _arpack_svd(_tfidf_rows(counts, self._idf), dims, self.seed)
         self._doc_vectors = _normalise_rows(reduced)
         return self
 
@@ -84,7 +92,13 @@ class LSA(ScoreRetriever):
         terms = np.fromiter((t for row in rows for t in row), dtype=np.int64, count=int(offsets[-1]))
         return _counts(offsets, terms, len(vocabulary))
 
-    def _check_dims(self, shape: tuple[int, int]) -> None:
+    def _dims_for(self, corpus: Corpus, documents: int, terms: int) -> int:
+        """The dimensions of this fit: given, carried by the corpus, or :func:`~retrievers.defaults.lsa_dims`."""
+        dims = choose(self, "dims", corpus, lambda: lsa_dims(documents, terms))
+        check_int(dims, "dims", "lsa", low=1, default=LSA_DIMS)  # a corpus's carried value is checked too
+        return dims
+
+    def _check_dims(self, shape: tuple[int, int], dims: int) -> None:
         if shape[1] == 0:
             raise RetbenchError(
                 f"lsa found no terms in the corpus: every one of its {shape[0]} documents is empty after the "
@@ -94,19 +108,22 @@ class LSA(ScoreRetriever):
             raise RetbenchError(
                 f"lsa needs at least 2 documents and 2 distinct terms, the corpus has {shape[0]} documents x "
                 f"{shape[1]} terms. Fix: use a larger corpus, or leave lsa out of --systems.")
-        if self.dims > limit:
+        if dims > limit:
             raise RetbenchError(
-                f"lsa(dims={self.dims}) needs more dimensions than the corpus has: {shape[0]} documents "
+                f"lsa(dims={dims}) needs more dimensions than the corpus has: {shape[0]} documents "
                 f"x {shape[1]} terms allow at most {limit}. Fix: pass lsa(dims=N) with N <= {limit}."
             )
 
     # ----- large corpora ---------------------------------------------------------------------
     def _fit_large(self, corpus: Corpus) -> LSA:
-        params: dict[str, Any] = {"dims": self.dims, "seed": self.seed, "analyzer": self.analyzer,
+        # the rule reads the documents only: the terms are counted after tokenizing, and the cache's
+        # key needs the dimensions first (above randomized_above documents the rule gives 100 anyway)
+        dims = self._dims = self._dims_for(corpus, len(corpus), len(corpus))
+        params: dict[str, Any] = {"dims": dims, "seed": self.seed, "analyzer": self.analyzer,
                                   "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),
                                   "version": self.state_version}
         state = fitted_state("lsa", params, corpus, lambda: self._build_large(corpus),
-                             lambda s: _valid_state(s, len(corpus), self.dims))
+                             lambda s: _valid_state(s, len(corpus), dims))
         self._state = state
         self._doc_vectors = state["doc_vectors"]
         self._term_ids: SortedStrings | None = None
@@ -119,12 +136,12 @@ class LSA(ScoreRetriever):
 
         tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress.callback())
         counts = _counts(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
-        self._check_dims(counts.shape)
+        self._check_dims(counts.shape, self._dims)
         idf = _smooth_idf(counts)
         matrix = _tfidf_rows(counts, idf)
         # ten power iterations: text spectra can be flat, and five left a third of the top 10 apart from
         # arpack's on synthetic text; ten agree on ~98% of it
-        svd = TruncatedSVD(n_components=self.dims, random_state=self.seed, algorithm="randomized",
+        svd = TruncatedSVD(n_components=self._dims, random_state=self.seed, algorithm="randomized",
                            n_iter=10, n_oversamples=30)
         doc_vectors = _normalise_rows(svd.fit_transform(matrix))
         blob, offsets = pack_strings(tokens.vocabulary)

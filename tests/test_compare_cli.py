@@ -41,6 +41,8 @@ def nothing_written(tmp_path: Path) -> bool:
         (["--baseline", "dense9"], "--baseline 'dense9' is not among the systems"),
         (["--depth", "0"], "--depth must be an int >= 1"),
         (["--systems", "bm25,bm25"], "more than once"),
+        (["--corpus", "article", "--corpus", "no/such/folder"],
+         "--corpus is given 2 times ('article', 'no/such/folder'): several collections in one run are not supported"),
     ],
 )
 def test_bad_input_is_one_clear_message_exit_2_and_nothing_written(runner, tmp_path, args, message):

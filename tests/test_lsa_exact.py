@@ -12,6 +12,7 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from corpora import Corpus, Queries, RetbenchError, get_analyzer, load_dataset
+from retrievers.defaults import chosen
 from retrievers.lsa import LSA
 
 
@@ -53,8 +54,10 @@ def test_repeated_words_unknown_words_and_empty_queries():
 
 def test_a_real_collection_equals_scikit_learn_exactly(shared_data):
     data = load_dataset(str(shared_data / "med"))
-    ours = LSA().fit(data.corpus).score(data.queries)
-    np.testing.assert_array_equal(ours, _sklearn_scores(data.corpus, data.queries, 6, 0, "article"))
+    lsa = LSA()
+    ours = lsa.fit(data.corpus).score(data.queries)
+    assert chosen(lsa) == {"dims": 100}  # MED's 1,033 documents: the rule's 100 dimensions
+    np.testing.assert_array_equal(ours, _sklearn_scores(data.corpus, data.queries, 100, 0, "article"))
 
 
 def test_bench_compare_on_the_bundled_corpus_does_not_import_scikit_learn(tmp_path):
@@ -76,4 +79,11 @@ def test_bench_compare_on_the_bundled_corpus_does_not_import_scikit_learn(tmp_pa
 def test_corpora_too_small_for_lsa_get_a_clear_error(texts, message):
     corpus = Corpus([f"d{i}" for i in range(len(texts))], texts)
     with pytest.raises(RetbenchError, match=message):
-        LSA().fit(corpus)
+        LSA(dims=6).fit(corpus)
+
+
+def test_dimensions_not_given_fit_a_small_corpus():
+    """The rule chooses what the collection allows where a given dims=6 is an error (above)."""
+    corpus = Corpus(["d0", "d1", "d2"], ["red apple", "green pear", "blue plum"])
+    lsa = LSA().fit(corpus)
+    assert chosen(lsa) == {"dims": 1} and lsa.label == "lsa"  # (min(3 documents, 6 terms) - 1) // 2

@@ -1,5 +1,6 @@
 """Duplicate versions (``harness.core.near_duplicates``): two near-identical versions of one document in a
-query's top places are reported; dissimilar documents, or a version below the fail rank, are not."""
+query's top places are reported; dissimilar documents, a version below the fail rank, and records
+with too little text to tell (a shared title alone, a short text) are not."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 from corpora import Corpus, Queries, Run
-from harness.core.near_duplicates import DUPLICATE_COLUMNS, jaccard_of_pairs, near_duplicates, shingle_matrix, shingles
+from harness.core.near_duplicates import DUPLICATE_COLUMNS, MIN_BODY_WORDS, jaccard_of_pairs, near_duplicates, shingle_matrix, shingles
 from retrievers.bm25 import BM25
 
 POLICY = ("Refund policy. You can ask for your money back within 30 days of purchase by writing to the billing "
@@ -71,3 +72,34 @@ def test_bm25_retrieves_both_versions_and_the_pair_is_found() -> None:
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="threshold in"):
         near_duplicates(Run.from_mapping({}), corpus(), threshold=0.0)
+
+
+# CACM's case: an algorithm and a later remark on it, two different papers, both title-only records
+ALGORITHM_TITLE = "Algorithm 62: A set of associate Legendre polynomials of the second kind"
+
+
+def test_two_title_only_records_sharing_a_title_are_not_duplicates() -> None:
+    docs = Corpus(["algorithm", "remark", "other"], ["", "", ""],
+                  titles=[ALGORITHM_TITLE, ALGORITHM_TITLE, "Compiling matrix operations"])
+    run = Run.from_mapping({"q": [("algorithm", 2.0), ("remark", 1.0), ("other", 0.5)]})
+    assert jaccard_of_pairs(shingle_matrix(docs.full_texts), np.array([0]), np.array([1])).tolist() == [1.0]
+    assert near_duplicates(run, docs).empty  # identical shingles, but a title is all they have
+
+
+def test_two_records_with_the_same_substantial_body_are_duplicates_whatever_their_titles() -> None:
+    docs = Corpus(["copy-1", "copy-2", "remark"], [POLICY, POLICY, "Corrections to the algorithm above."],
+                  titles=["Refund policy", "Refunds (copy)", ALGORITHM_TITLE])
+    run = Run.from_mapping({"q": [("copy-1", 3.0), ("remark", 2.0), ("copy-2", 1.0)]})
+    found = near_duplicates(run, docs)
+    assert found[["doc_a", "doc_b", "rank_a", "rank_b"]].values.tolist() == [["copy-1", "copy-2", 1, 3]]
+    assert 0.9 <= found.loc[0, "jaccard"] < 1.0  # the titles differ, the 60-word bodies do not
+
+
+def test_a_short_text_pair_is_not_a_duplicate_even_when_identical() -> None:
+    short = " ".join(POLICY.split()[:MIN_BODY_WORDS - 1])  # one word short of enough to tell
+    enough = " ".join(POLICY.split()[:MIN_BODY_WORDS])
+    docs = Corpus(["s1", "s2", "e1", "e2"], [short, short, enough, enough])
+    run = Run.from_mapping({"short": [("s1", 2.0), ("s2", 1.0)], "enough": [("e1", 2.0), ("e2", 1.0)]})
+    assert near_duplicates(run, docs)["query_id"].tolist() == ["enough"]
+    # without the minimum the short pair would be flagged: the minimum, not the Jaccard, decides
+    assert near_duplicates(run, docs, min_body_words=0)["query_id"].tolist() == ["short", "enough"]

@@ -261,7 +261,7 @@ def test_bench_retrievers_lists_every_retriever_with_parameters_read_from_the_cl
             assert repr(p.default) in line
         first_doc_line = inspect.getdoc(cls).splitlines()[0]
         assert f"    {first_doc_line}" in lines
-    assert "rrf(*children, k: int = 60, depth: int = 10)" in lines
+    assert "rrf(*children, k: int = 60, depth: int | None = None)" in lines
 
 
 # ----- the built-in table ------------------------------------------------------------------------

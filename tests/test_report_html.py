@@ -8,6 +8,7 @@ installs it) and skips with a reason without it; the Cranfield case needs ``../s
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -136,6 +137,7 @@ def check_numbers(page: Page, folder: Path) -> None:
     for row in board.itertuples(index=False):
         assert shown[(row.system, row.metric)] == f"{row.mean:.3f}"
         assert groups[(row.system, row.metric)] == str(row.group)  # the letters of leaderboard.csv
+    alpha = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["statistics"]["alpha"]
     comparisons = pd.read_csv(folder / "comparisons.csv", dtype={"system_a": str, "system_b": str},
                               keep_default_na=False)
     fields = {}
@@ -148,8 +150,11 @@ def check_numbers(page: Page, folder: Path) -> None:
         key = (c.system_a, c.system_b, c.metric)
         assert fields[(*key, "mean_diff")] == f"{c.mean_diff:+.3f}"
         assert fields[(*key, "interval")] == f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]"
-        assert fields[(*key, "p_value")] == f"{c.p_value:.3f}"
-        assert fields[(*key, "p_adjusted")] == f"{c.p_adjusted:.3f}"
+        # 3 decimals, '< 0.001' below (Cranfield's Monte Carlo p of 1/10001), more digits near alpha
+        for field, p in (("p_value", c.p_value), ("p_adjusted", c.p_adjusted)):
+            shown = fields[(*key, field)]
+            assert shown == "< 0.001" if p < 0.001 else (float(shown) == pytest.approx(p, abs=5e-4)
+                                                        and (float(shown) <= alpha) == (p <= alpha))
         assert fields[(*key, "effect_size")] == f"{float(c.effect_size):+.2f}"
         assert fields[(*key, "detectable_difference")] == f"{float(c.detectable_difference):.3f}"
         assert fields[(*key, "queries_needed")] == (str(c.queries_needed) if c.queries_needed != "" else "--")

@@ -280,3 +280,44 @@ def test_the_manifest_record_says_which_test_how_many_flips_which_stream_and_fam
     assert record["randomisation_test"]["comparisons_by_test"] == {"exact": 1, "monte-carlo": 0}
     assert "SeedSequence(seed).spawn(1)[0]" in record["randomisation_test"]["permutation_stream"]
     assert (record["bootstrap_samples"], record["pairs"]) == (100, "all pairs")
+
+
+# ----- printed p-values: never a comparison that reads false, never a Monte Carlo p of 0 -------------
+
+
+def _comparison(p_adjusted: float, ci: tuple[float, float], **kw) -> "Comparison":
+    from harness.core.statistics import Comparison
+
+    return Comparison("a", "b", "ndcg@10", 0.02, ci[0], ci[1], p_adjusted, p_adjusted, 50, 30,
+                      **{"test": "monte-carlo", "smallest_p_adjusted": 0.001, **kw})
+
+
+@pytest.mark.parametrize(("p", "ci", "shown"), [
+    (0.0502, (0.001, 0.04), "Holm p 0.0502 > 0.05"),  # 3 decimals would print 0.050 > 0.05
+    (0.050000001, (0.001, 0.04), "Holm p 0.050000001 > 0.05"),
+    (0.04996, (-0.01, 0.04), "Holm p 0.04996 <= 0.05"),  # 3 decimals would print 0.050, true but blurred
+    (0.0449, (0.001, 0.04), "Holm p 0.045"),  # far from alpha: 3 decimals say it
+])
+def test_a_verdict_prints_enough_digits_to_be_visibly_true(p, ci, shown):
+    from harness.core.statistics import format_p
+
+    comparison = _comparison(p, ci)
+    verdict = comparison.verdict
+    if p > 0.05 or ci[0] <= 0 <= ci[1]:
+        assert shown in verdict
+        number, sign = verdict.split("Holm p ")[1].split()[:2]
+        assert (float(number) > 0.05) == (sign == ">") and float(number) != 0.05
+    else:
+        assert verdict == "a is better" and format_p(p, 0.05) == "0.045"
+
+
+def test_a_monte_carlo_p_never_prints_as_zero():
+    from harness.core.statistics import format_p, randomisation_p_values
+
+    clear = np.tile([1.0, 2.0, 3.0], 10)[:, None]  # 30 queries, all better: no flip is as extreme
+    p = randomisation_p_values(clear, 10_000, seed=0)[0]
+    assert p == 1 / 10_001
+    assert format_p(p, 0.05) == "< 0.001" and format_p(p) == "< 0.001"
+    # an alpha below 0.001 needs the digits: its side must show
+    assert format_p(p, 0.0001) == "0.00009999" and format_p(p, 0.0005) == "0.0001"
+    assert _comparison(p, (0.1, 0.2)).verdict == "a is better"

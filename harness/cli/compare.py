@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
+from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, RetbenchError, summary_line
 from corpora.analyzers import describe_analyzers
 from corpora.inspection import UNMATCHED_LIMIT
 from corpora.readers import DEFAULT_SPLIT
@@ -97,8 +97,26 @@ def _read_experiment(ctx: click.Context, param: click.Parameter, path: Path | No
     return path
 
 
+class _Once(click.Option):
+    """An option that may be given once: the parser keeps every occurrence (click keeps only the
+    last), so a second one is an error rather than a silent choice."""
+
+    def add_to_parser(self, parser, ctx: click.Context) -> None:  # noqa: ANN001 (click's private parser)
+        parser.add_option(obj=self, opts=self.opts, dest=self.name, action="append", nargs=self.nargs)
+
+    def process_value(self, ctx: click.Context, value: object) -> object:
+        if isinstance(value, list):
+            if len(value) > 1:
+                flag = self.opts[0]
+                raise RetbenchError(
+                    f"{flag} is given {len(value)} times ({', '.join(map(repr, value))}): several collections in one "
+                    f"run are not supported yet. Fix: run bench compare once per collection, each with one {flag}")
+            value = value[0]
+        return super().process_value(ctx, value)
+
+
 @click.command("compare")
-@click.option("--corpus", default="article", show_default=True,
+@click.option("--corpus", cls=_Once, default="article", show_default=True,
               help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, the `irds` extra).")
 @click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
               help="Force the corpus layout instead of detecting it from the folder's files.")

@@ -156,7 +156,6 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     retrievers = resolve_systems(systems, analyzer)
     labels = [r.label for r in retrievers]
     check_bootstrap_memory(bootstrap_samples, len(labels), len(metric_list))
-    depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, depth)
     if baseline is not None and baseline not in labels:
         raise RetbenchError(f"--baseline {baseline!r} is not among the systems ({', '.join(labels)}). "
                             "Fix: name one of them")
@@ -191,6 +190,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             select_facets(data.queries, data.queries.ids, facet_names)
         if on_loaded is not None:
             on_loaded(data)
+        # after loading: a fusion's depth may be the corpus's own (retrievers.defaults)
+        depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, depth, data.corpus)
         origin = _origin(dataset, format, config.split, bool(allow_unmatched_judgments)) if loaded else None
         with runner.running(data.corpus, origin) as record:
             result = _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,

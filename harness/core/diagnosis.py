@@ -5,8 +5,9 @@ A query fails for a system when its first relevant document is missing or ranked
 ``fail_rank`` places (the article's fourth failure). The categories, in the order they are checked
 (:data:`CATEGORIES` declares them; ``diagnosis.csv`` and the report use these names):
 
-* ``duplicate versions`` - near-duplicate documents (shingle Jaccard >= 0.9,
-  :mod:`harness.core.near_duplicates`) take two or more of the top ``fail_rank`` places, whether or not a
+* ``duplicate versions`` - near-duplicate documents (shingle Jaccard >= 0.9, each with a body of at
+  least 20 words: a shared title alone is no evidence, :mod:`harness.core.near_duplicates`) take two or
+  more of the top ``fail_rank`` places, whether or not a
   relevant document is among them: one answer crowds out others, and the reader may get the stale
   version. Checked first, because deduplicating the collection is its fix whatever else is wrong;
   the failure's ``rank`` and ``first_result`` still say where the first relevant document is.

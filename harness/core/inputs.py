@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Union
 
-from corpora import DEFAULT_ANALYZER, Dataset, InputFileError, ParameterError, RetbenchError, UnknownNameError
+from corpora import DEFAULT_ANALYZER, Corpus, Dataset, InputFileError, ParameterError, RetbenchError, UnknownNameError
 from corpora.facets import load_facets_file
 from corpora.readers import check_id, id_problem
 from harness.core.metrics import Metric, parse_metric, parse_metrics
@@ -21,7 +21,7 @@ from harness.core.risk_coverage import CONFIDENCES
 from harness.core.statistics import FAMILIES
 from retrievers import Retriever, build
 from retrievers.cache import IndexCache, cache_root
-from retrievers.fusion import fusions_in
+from retrievers.fusion import DEFAULT_CHILDREN, RRF, Fusion, Weighted, fusions_in
 from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
@@ -41,10 +41,13 @@ CacheChoice = Union[bool, str, "os.PathLike[str]", IndexCache]
 
 
 def _with_default_analyzer(spec: Spec, analyzer: str) -> Spec:
-    """Give every retriever in the spec tree that takes an ``analyzer`` the run-wide one."""
+    """Give every retriever in the spec tree that takes an ``analyzer`` the run-wide one, the default
+    children of a built-in fusion (``weighted`` = ``weighted(bm25,lsa)``) included."""
     cls = get_class(spec.target)
     if "analyzer" in cls.parameters() and "analyzer" not in spec.params:
         spec.params["analyzer"] = analyzer
+    if cls in (RRF, Weighted) and not spec.children:
+        spec.children = [Spec(name) for name in DEFAULT_CHILDREN]
     spec.children = [_with_default_analyzer(c, analyzer) for c in spec.children]
     return spec
 
@@ -183,27 +186,30 @@ def _qualify_colliding_classes(built: list[Retriever]) -> None:
                                else f"{qualified}[{default}]")
 
 
-def fusion_depth_messages(retrievers: Sequence[Retriever], metrics: Sequence[Metric],
-                          depth: int) -> tuple[list[str], list[str]]:
+def fusion_depth_messages(retrievers: Sequence[Retriever], metrics: Sequence[Metric], depth: int,
+                          corpus: Corpus | None = None) -> tuple[list[str], list[str]]:
     """(warnings, notes) for metrics that reach deeper than a fusion in a system looks.
 
-    A metric reaches its cutoff, or ``depth`` (the run's ``--depth``) without one. Below a fusion's
-    own ``depth`` its ranking is a cut, not a fusion of the children's rankings: ``recall@100`` on
-    ``rrf`` with depth 10 counts at most 20 documents. That is a warning, except for ``mrr`` /
-    ``mrr@k``, which reads only the first relevant document and so loses only queries whose first
-    relevant document lies below the cut: a note for the manifest (the article's table reports mrr
-    on these fusions).
+    A metric reaches its cutoff, or ``depth`` (the run's ``--depth``) without one. A fusion looks as
+    deep as its ``depth`` on ``corpus`` (given, carried by the corpus, else as deep as it is asked:
+    :mod:`retrievers.defaults`). Below that its ranking is a cut, not a fusion of the children's
+    rankings: ``recall@100`` on ``rrf(depth=10)`` counts at most 20 documents. That is a warning,
+    except for ``mrr`` / ``mrr@k``, which reads only the first relevant document and so loses only
+    queries whose first relevant document lies below the cut: a note for the manifest (the article's
+    table reports mrr on these fusions).
     """
     warnings: list[str] = []
     notes: list[str] = []
     for retriever in retrievers:
-        for fusion in fusions_in(retriever):
-            deep = [m for m in metrics if (m.k if m.k is not None else depth) > fusion.depth]
+        for fusion, asked in _fusions_and_depths(retriever, corpus, depth):
+            reads = fusion.depth_for(corpus, asked)
+            # a cutoff beyond the run's depth is the run's cut, for every system alike
+            deep = [m for m in metrics if (min(m.k, depth) if m.k is not None else depth) > reads]
             if not deep:
                 continue
             where = retriever.label if fusion is retriever else f"{fusion.label} inside {retriever.label}"
-            looks = (f"deeper than {where}, which fuses to depth {fusion.depth} (at most {fusion.max_results()} "
-                     "documents per query)")
+            looks = (f"deeper than {where}, which fuses to depth {reads} (at most "
+                     f"{fusion.max_results(corpus, asked)} documents per query)")
             for_warning = [m.name for m in deep if m.base != "mrr"]
             for_note = [m.name for m in deep if m.base == "mrr"]
             if for_warning:
@@ -221,6 +227,21 @@ def fusion_depth_messages(retrievers: Sequence[Retriever], metrics: Sequence[Met
                 notes.append(f"{', '.join(for_note)} {verb} {looks}: a query whose first relevant document lies "
                              "below that scores 0 there")
     return warnings, notes
+
+
+def _fusions_and_depths(retriever: Retriever, corpus: Corpus | None, depth: int) -> list[tuple[Fusion, int]]:
+    """Every fusion in ``retriever``'s tree (:func:`~retrievers.fusion.fusions_in`'s order) with the
+    ``k`` its search is asked for: ``depth`` at the top, an ``rrf``'s depth for its children (a
+    ``weighted`` reads its children's scores, not their searches: they are asked as deep as it is)."""
+    asked = {id(retriever): depth}
+    found = []
+    for fusion in fusions_in(retriever):
+        k = asked.get(id(fusion), depth)
+        found.append((fusion, k))
+        reads = fusion.depth_for(corpus, k) if isinstance(fusion, RRF) else k
+        for child in fusion.children:
+            asked.setdefault(id(child), reads)
+    return found
 
 
 # ----- metrics and options ------------------------------------------------------------------------

@@ -17,8 +17,22 @@ Shingles (:func:`shingles`)
     of two words still keeps word order, so a text and a shuffle of its words are not duplicates.
 Near-duplicates
     Two documents whose shingle sets have Jaccard ``|A & B| / |A | B| >= threshold``
-    (:data:`JACCARD_THRESHOLD`, 0.9). Two empty texts have Jaccard 0 (nothing shows they are the
-    same); a document the corpus does not hold has no text.
+    (:data:`JACCARD_THRESHOLD`, 0.9), each with a body (:attr:`corpora.Corpus.texts`, the text
+    without its title) of at least :data:`MIN_BODY_WORDS` (20) words. Two empty texts have Jaccard 0
+    (nothing shows they are the same); a document the corpus does not hold has no text.
+Enough text to tell
+    A title alone is no evidence: two records of *different* papers often share one (CACM's title-only
+    records of an algorithm and of a later remark on it), and a short text cannot say more. Below
+    about 38 shingles a Jaccard of 0.9 tolerates no replaced word at all (see above), so on a short
+    text the check could only find exact copies, which different documents share by chance (a title,
+    a one-line abstract, "no abstract"). A document whose body has fewer than :data:`MIN_BODY_WORDS`
+    words is therefore never half of a pair, whatever its title.
+
+What it can see: copies and versions of a document with a substantial body, a few replaced words
+apart (a price, a date), among a query's top places. What it cannot see: title-only or short records
+(never flagged, even when they are true copies), versions that differ in more than about one word
+in twenty (rewritten, reordered, translated), copies that never meet in one query's top
+``fail_rank``, and duplicates that are the same answer in different words.
 Exact, at any size
     Only pairs inside one query's top ``fail_rank`` are compared: at most ``fail_rank * (fail_rank - 1)
     / 2`` per query, shingled once per distinct document and intersected as rows of one sparse
@@ -38,13 +52,16 @@ from scipy import sparse
 
 from corpora import Corpus, Run
 
-__all__ = ["DUPLICATE_COLUMNS", "JACCARD_THRESHOLD", "SHINGLE_SIZE", "jaccard_of_pairs", "near_duplicates",
+__all__ = ["DUPLICATE_COLUMNS", "JACCARD_THRESHOLD", "MIN_BODY_WORDS", "SHINGLE_SIZE", "jaccard_of_pairs", "near_duplicates",
            "shingle_matrix", "shingles"]
 
 #: Words per shingle.
 SHINGLE_SIZE = 2
 #: Jaccard of the shingle sets from which two documents are near-duplicates.
 JACCARD_THRESHOLD = 0.9
+#: Words a document's body (its text without the title) needs before it can be called a duplicate:
+#: about twice a long title, half of the ~40 words from which one replaced word is tolerated.
+MIN_BODY_WORDS = 20
 #: Columns of :func:`near_duplicates`: one row per near-duplicate pair inside a query's top places.
 DUPLICATE_COLUMNS = ["query_id", "doc_a", "doc_b", "rank_a", "rank_b", "jaccard"]
 _WORD = re.compile(r"\w+")
@@ -94,14 +111,16 @@ def jaccard_of_pairs(matrix: sparse.csr_matrix, left: np.ndarray, right: np.ndar
 
 
 def near_duplicates(run: Run, corpus: Corpus, query_ids: Sequence[str] | None = None, fail_rank: int = 3,
-                    threshold: float = JACCARD_THRESHOLD, shingle_size: int = SHINGLE_SIZE) -> pd.DataFrame:
+                    threshold: float = JACCARD_THRESHOLD, shingle_size: int = SHINGLE_SIZE,
+                    min_body_words: int = MIN_BODY_WORDS) -> pd.DataFrame:
     """Near-duplicate pairs inside each query's top ``fail_rank`` (:data:`DUPLICATE_COLUMNS`).
 
-    ``query_ids``: the queries to look at, in order (default: the run's). Rows by query, then by
-    the ranks of the pair (``rank_a < rank_b``, 1-based).
+    ``query_ids``: the queries to look at, in order (default: the run's). A document whose body has
+    fewer than ``min_body_words`` words is in no pair (too little text to tell). Rows by query, then
+    by the ranks of the pair (``rank_a < rank_b``, 1-based).
     """
-    if fail_rank < 1 or shingle_size < 1 or not 0.0 < threshold <= 1.0:
-        raise ValueError("fail_rank and shingle_size must be >= 1 and threshold in (0, 1]")
+    if fail_rank < 1 or shingle_size < 1 or min_body_words < 0 or not 0.0 < threshold <= 1.0:
+        raise ValueError("fail_rank and shingle_size must be >= 1, min_body_words >= 0 and threshold in (0, 1]")
     wanted = list(run.query_ids if query_ids is None else query_ids)
     position = {q: j for j, q in enumerate(run.query_ids)}
     tops: list[tuple[str, list[int]]] = []  # query, run vocabulary indices of its top documents
@@ -114,12 +133,25 @@ def near_duplicates(run: Run, corpus: Corpus, query_ids: Sequence[str] | None = 
     row_of = {d: i for i, d in enumerate(seen)}
     corpus_row = corpus.index_of()
     full_texts = corpus.full_texts
-    texts = [full_texts[corpus_row[str(run.doc_ids[d])]] if str(run.doc_ids[d]) in corpus_row else "" for d in seen]
+    positions = [corpus_row.get(str(run.doc_ids[d])) for d in seen]
+    texts = [full_texts[j] if j is not None else "" for j in positions]
+    enough = {d for d, j in zip(seen, positions) if j is not None and _has_words(corpus.texts[j], min_body_words)}
     matrix = shingle_matrix(texts, shingle_size)
-    pairs = [(q, a, b, ra, rb) for q, top in tops for (ra, a), (rb, b) in combinations(enumerate(top, 1), 2)]
+    pairs = [(q, a, b, ra, rb) for q, top in tops for (ra, a), (rb, b) in combinations(enumerate(top, 1), 2)
+             if a in enough and b in enough]
     left = np.array([row_of[a] for _, a, _, _, _ in pairs], dtype=np.int64)
     right = np.array([row_of[b] for _, _, b, _, _ in pairs], dtype=np.int64)
     jaccard = jaccard_of_pairs(matrix, left, right)
     rows = [(q, str(run.doc_ids[a]), str(run.doc_ids[b]), ra, rb, float(x))
             for (q, a, b, ra, rb), x in zip(pairs, jaccard) if x >= threshold]
     return pd.DataFrame(rows, columns=DUPLICATE_COLUMNS)
+
+
+def _has_words(text: str, count: int) -> bool:
+    """True when ``text`` holds at least ``count`` words (stops reading at the count)."""
+    if count <= 0:
+        return True
+    for seen, _ in enumerate(_WORD.finditer(text), 1):
+        if seen >= count:
+            return True
+    return False

@@ -17,6 +17,7 @@ comparison (:class:`Comparison`, :func:`compare_systems`) and share its resampli
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -436,11 +437,43 @@ class Comparison:
             return f"{self.system_a if self.mean_diff > 0 else self.system_b} is better"
         if self.interval_excludes_zero:
             return (f"no clear difference: the interval excludes 0 but the {self.test} test does not reject "
-                    f"(Holm p {self.p_adjusted:.3f} > {self.alpha:g})")
+                    f"(Holm p {format_p(self.p_adjusted, self.alpha)} > {self.alpha:g})")
         if self.p_adjusted <= self.alpha:
-            return (f"no clear difference: Holm p {self.p_adjusted:.3f} <= {self.alpha:g} but the interval "
-                    "includes 0")
+            return (f"no clear difference: Holm p {format_p(self.p_adjusted, self.alpha)} <= {self.alpha:g} but the "
+                    "interval includes 0")
         return "no clear difference"
+
+
+#: Decimals of a printed p-value, unless more are needed to show its side of alpha (:func:`format_p`).
+P_DIGITS = 3
+
+
+def format_p(p: float, alpha: float | None = None) -> str:
+    """A p-value as every table, verdict and report prints it.
+
+    :data:`P_DIGITS` decimals, more where those would blur which side of ``alpha`` it lies on (a
+    Holm p of 0.0502 prints ``0.0502``, never ``0.050`` beside ``> 0.05``); below 0.001, ``< 0.001``
+    (a Monte Carlo p is at least 1 / (permutations + 1), an exact one 2 / 2^m: neither is 0), unless
+    ``alpha`` itself is below 0.001, where the digits grow until the side shows. ``--`` for none.
+
+    >>> format_p(0.0502, 0.05), format_p(0.04996, 0.05), format_p(0.05, 0.05), format_p(0.8437)
+    ('0.0502', '0.04996', '0.050', '0.844')
+    >>> format_p(1 / 10_001, 0.05), format_p(0.0003, 0.0005), format_p(0.0007, 0.0005)
+    ('< 0.001', '0.0003', '0.001')
+    """
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "--"
+    floor = 10.0 ** -P_DIGITS
+    if 0.0 < p < floor and (alpha is None or alpha >= floor):
+        return f"< {floor:.{P_DIGITS}f}"
+    for digits in range(P_DIGITS, 18):
+        text = f"{p:.{digits}f}"
+        shown = float(text)
+        if p > 0.0 and shown == 0.0:
+            continue
+        if alpha is None or ((shown <= alpha) == (p <= alpha) and (shown == alpha) == (p == alpha)):
+            return text
+    return repr(p)
 
 
 #: The columns of ``comparisons.csv``: each is an attribute of :class:`Comparison`.

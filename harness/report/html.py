@@ -44,6 +44,7 @@ from harness.report.parts import html_table as _table
 from harness.report.parts import (html_hashes, html_metric_definitions, html_page, html_remarks, html_section,
                                   run_facts)
 from harness.report.view import ComparisonRow, ReportView, counted, number
+from harness.core.statistics import format_p
 
 __all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "SECTIONS", "render_html"]
 
@@ -149,8 +150,8 @@ def _comparison_row(view: ReportView, row: ComparisonRow) -> str:
         _cell(number(c.mean_diff, sign=True), numeric=True, field="mean_diff", **keys),
         _cell(f"[{number(c.ci_low, sign=True)}, {number(c.ci_high, sign=True)}]", numeric=True, field="interval",
               **keys),
-        _cell(number(c.p_value), numeric=True, field="p_value", **keys),
-        _cell(number(c.p_adjusted), numeric=True, field="p_adjusted", **keys),
+        _cell(format_p(c.p_value, view.alpha), numeric=True, field="p_value", **keys),
+        _cell(format_p(c.p_adjusted, view.alpha), numeric=True, field="p_adjusted", **keys),
         _cell(c.test),
         _cell(number(power.effect_size, 2, sign=True), numeric=True, field="effect_size", **keys),
         _cell(f"{power.wins}/{power.ties}/{power.losses}", numeric=True),
@@ -298,8 +299,10 @@ def _risk_coverage(view: ReportView) -> str:
 def _duplicates(view: ReportView) -> str:
     frame = view.folder.duplicates
     settings = view.manifest["diagnosis"].get("near_duplicates", {})
+    body = settings.get("min_body_words")  # absent in folders written before the minimum existed
+    bodies = f", each with a body of at least {body} words" if body else ""
     note = (f'<p class="note">Near-duplicate documents (shingles of {settings.get("shingle_words", 2)} words, Jaccard '
-            f"&ge; {settings.get('jaccard_threshold', 0.9)}) in a query's top places.</p>")
+            f"&ge; {settings.get('jaccard_threshold', 0.9)}{bodies}) in a query's top places.</p>")
     if frame.empty:
         return _section("duplicates", note + '<p class="note">None found.</p>')
     rows = ["<tr>" + "".join([_cell(r.system), _cell(r.query_id), _cell(f"{r.doc_a} (rank {r.rank_a})"),

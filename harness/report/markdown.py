@@ -30,6 +30,7 @@ from harness.report.parts import md_details as _details
 from harness.report.parts import md_row as _row
 from harness.report.parts import md_text as _md
 from harness.report.view import ReportView, counted, number, short_label
+from harness.core.statistics import format_p
 
 __all__ = ["MAX_CHARACTERS", "render_markdown"]
 
@@ -98,7 +99,7 @@ def _verdicts(view: ReportView, metrics: Sequence[str], systems: Sequence[str]) 
             _, difference, low, high = row.versus(reference)
             lines.append(f"- {_md(metric)}: {_label(system)} - {_label(reference)} {number(difference, sign=True)} "
                          f"[{number(low, sign=True)}, {number(high, sign=True)}], Holm p "
-                         f"{number(row.comparison.p_adjusted)}: {_md(row.verdict)}")
+                         f"{format_p(row.comparison.p_adjusted, view.alpha)}: {_md(row.verdict)}")
     if not lines:
         return []
     against = (f"against the baseline {_label(view.baseline)}" if view.baseline is not None

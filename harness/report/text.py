@@ -17,9 +17,10 @@ import pandas as pd
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.facets import MIN_QUERIES
 from harness.core.power import POWER
-from harness.core.record import CompareRecord
+from harness.core.record import CompareRecord, SystemResult
 from harness.core.risk_coverage import CONFIDENCES
-from harness.core.statistics import EXACT_UP_TO
+from harness.core.statistics import EXACT_UP_TO, format_p
+from retrievers.defaults import as_run
 
 
 __all__ = ["SHOWN_DOCUMENTS", "failure_lines", "render"]
@@ -156,7 +157,7 @@ def _comparison_lines(result: CompareRecord) -> list[str]:
     config = result.config
     level = round(config.confidence * 100)
     rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
-             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", f"{c.p_value:.3f}", f"{c.p_adjusted:.3f}", c.verdict]
+             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", format_p(c.p_value, c.alpha), format_p(c.p_adjusted, c.alpha), c.verdict]
             for c in result.comparisons]
     lines = _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
                    rows, right={2, 3, 4, 5})
@@ -201,13 +202,20 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
     return lines
 
 
+def system_as_run(system: SystemResult) -> str:
+    """A system's label, followed by the spec it ran as when that says more (parameters chosen for
+    the corpus, :mod:`retrievers.defaults`, or a named system's spec): ``lsa [lsa(dims=100)]``."""
+    spec = as_run(system.retriever)
+    return system.label if spec == system.label else f"{system.label} [{spec}]"
+
+
 def render(result: CompareRecord, show_failures: int | None = None) -> str:
     """The report as ``bench compare`` prints it: ``show_failures=None`` gives every failed query
     with every relevant document (``report.txt``); a number abridges the diagnosis to that many
     failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``."""
     out: list[str] = []
     pools = "; each query ranks its candidate pool" if result.dataset.candidates else ""
-    out.append(f"systems: {', '.join(s.label for s in result.systems)}; analyzer {result.analyzer}; depth "
+    out.append(f"systems: {', '.join(map(system_as_run, result.systems))}; analyzer {result.analyzer}; depth "
                f"{result.config.depth}{pools}")
     out.append("")
     out.extend(_leaderboard_lines(result))

@@ -53,7 +53,7 @@ import pandas as pd
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
 from harness.core.diagnosis import CATEGORIES
 from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
-from harness.core.near_duplicates import JACCARD_THRESHOLD, SHINGLE_SIZE
+from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
 from harness.core.power import POWER, POWER_COLUMNS
 from harness.core.record import CompareRecord
 from harness.store.folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
@@ -61,6 +61,7 @@ from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESUL
 from harness.core.risk_coverage import CONFIDENCES
 from harness.core.statistics import COMPARISON_COLUMNS
 from harness.core.trec_eval import trec_eval_name
+from retrievers.defaults import as_run, chosen
 
 
 __all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "run_file_stem",
@@ -134,7 +135,10 @@ def _system_entries(result: CompareRecord) -> list[dict]:
         entries.append({
             "label": system.label, "name": system.retriever.name,
             "class": f"{type(system.retriever).__module__}.{type(system.retriever).__qualname__}",
-            "parameters": _jsonable(system.retriever.get_params()),
+            # as it ran: a parameter chosen for the corpus (retrievers.defaults) in its value, not None
+            "parameters": _jsonable({**system.retriever.get_params(), **chosen(system.retriever)}),
+            "chosen_for_corpus": sorted(chosen(system.retriever)),
+            "as_run": as_run(system.retriever),
             "run_file": f"runs/{stem}.trec", "raw_scores_file": f"runs/{stem}.raw.tsv",
             "run_tag": _run_tag(system.label, stem),
             "fit_seconds": round(system.fit_seconds, 6), "search_seconds": round(system.search_seconds, 6),
@@ -249,7 +253,8 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         "diagnosis": {
             "fail_rank": config.fail_rank, "categories": CATEGORIES,
             "duplicates": result.duplicate_counts(),
-            "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD},
+            "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD,
+                                "min_body_words": MIN_BODY_WORDS},
         },
         "warnings": result.warnings,
         "notes": result.notes,

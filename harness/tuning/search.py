@@ -218,7 +218,7 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
     settings: list[Retriever | None] = [*retrievers, *([] if default_point is not None else [default])]
     del retrievers, default
     plain = [build(grid.default_spec()), build(grid.spec(points[0]))]  # unshared: fusions nested in children show
-    depth_warnings = list(dict.fromkeys(w for w in fusion_depth_messages(plain, [metric], config.depth)[0]))
+    depth_warnings = list(dict.fromkeys(w for w in fusion_depth_messages(plain, [metric], config.depth, dataset.corpus)[0]))
     search_depth = len(dataset.corpus) if dataset.candidates else (metric.k or config.depth)
 
     values = np.empty((len(settings), len(query_ids)))
