@@ -130,11 +130,21 @@ def _sources(result: GateResult) -> list[str]:
     return lines
 
 
+def _lost_heading(m: MetricGate) -> str:
+    """How many queries lost, and how many of them are listed."""
+    lost = f"{m.n_lost} of the {m.comparison.n_queries} paired queries lost on {m.metric}"
+    if m.n_lost == 0:
+        return f"no query lost on {m.metric}"
+    if not m.lost_most:
+        return f"{lost} (none listed)"
+    return f"{lost}; the {len(m.lost_most)} that lost most (baseline -> candidate):"
+
+
 def _lost_lines(m: MetricGate) -> list[str]:
     if not m.lost_most:
-        return [f"no query lost on {m.metric}"]
+        return [_lost_heading(m)]
     width = max(len(change.query_id) for change in m.lost_most)
-    return [f"queries that lost most on {m.metric} (baseline -> candidate):",
+    return [_lost_heading(m),
             *(f"  {change.query_id:<{width}}  {change.baseline:.4f} -> {change.candidate:.4f}  "
               f"({change.difference:+.4f}){_quoted(change.text)}" for change in m.lost_most)]
 
@@ -171,9 +181,9 @@ def render_markdown(result: GateResult) -> str:
     lines += ["| " + " | ".join(_cell(cell) for cell in _row(m)) + " |" for m in result.metrics]
     for m in result.metrics:
         lines += ["", f"**{_cell(m.metric)}**: {m.verdict}: {_cell(m.reason)}", "", "```text", *number_line(m), "```"]
+        lines += ["", _cell(_lost_heading(m))]
         if m.lost_most:
-            lines += ["", f"Queries that lost most on {_cell(m.metric)}:", "",
-                      "| query | baseline | candidate | change | text |", "|---|---:|---:|---:|---|",
+            lines += ["", "| query | baseline | candidate | change | text |", "|---|---:|---:|---:|---|",
                       *(f"| {_cell(c.query_id)} | {c.baseline:.4f} | {c.candidate:.4f} | {c.difference:+.4f} | "
                         f"{_cell(_quoted(c.text).strip())} |" for c in m.lost_most)]
     lines += ["", *(f"- {_cell(line)}" for line in [*_sources(result), *result.notes, *_rules(result)])]

@@ -305,7 +305,8 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
     if before.rel_threshold != after.rel_threshold:
         raise RetbenchError(f"the baseline counts grade >= {before.rel_threshold} as relevant, the candidate grade >= "
                             f"{after.rel_threshold}. Fix: score both with the same relevance threshold")
-    notes = check_same_data(before.hashes, after.hashes, allow_different_queries=allow_different_queries)
+    notes = [*before.notes, *after.notes,
+             *check_same_data(before.hashes, after.hashes, allow_different_queries=allow_different_queries)]
     paired, only_baseline, only_candidate = pair_queries(before, after, allow_different_queries)
     check_judgments(before, after, paired)
     if only_baseline or only_candidate:

@@ -333,6 +333,23 @@ def test_different_query_sets_are_refused_unless_allowed_and_then_the_dropped_ar
     assert "57 queries paired; dropped 3 only in the baseline and 0 only in the candidate" in allowed.output
 
 
+def test_a_run_whose_query_ids_match_none_of_the_judged_ones_is_refused_not_scored_0(
+        runner, baseline: Path, tmp_path: Path) -> None:
+    renamed = run_file(tmp_path / "renamed.trec", {q.upper(): r for q, r in rankings(60).items()})
+    for order in ([baseline, renamed], [renamed, baseline]):  # either side
+        done = runner.invoke(main, ["gate", *map(str, order), "--qrels", str(baseline / "qrels.txt"),
+                                    "--metric", "ndcg@10"])
+        assert done.exit_code == 2, done.output
+        assert done.output.startswith(f"error: {renamed}: none of the run's 60 queries (Q00, Q01, ") and \
+            "is among the 60 queries with a relevant judgment" in done.output and "Fix:" in done.output
+        assert len(done.output.splitlines()) == 1
+    # some missing: they score 0 (the rule of bench compare), and the report says so
+    partial = run_file(tmp_path / "partial.trec", {q: r for q, r in rankings(60).items() if q not in {"q03", "q40"}})
+    done = runner.invoke(main, ["gate", str(baseline), str(partial), "--qrels", str(baseline / "qrels.txt"),
+                                "--metric", "ndcg@10"])
+    assert f"note: {partial}: 2 of the 60 judged queries are missing from the run and score 0 (q03, q40)" in done.output
+
+
 def test_a_candidate_run_now_on_another_corpus_is_refused_before_any_fit(runner, baseline: Path) -> None:
     done = runner.invoke(main, ["gate", str(baseline), "--corpus", "article", "--systems", "bm25", "--metric",
                                 "ndcg@10", "-q", "--no-cache"])
@@ -382,7 +399,90 @@ def test_a_run_file_needs_qrels_and_a_candidate_must_be_named(runner, baseline: 
                                       f"{baseline}" in parent.output
 
 
+def _edit_per_query(folder: Path, edit) -> Path:
+    """Apply ``edit`` to the lines of ``folder``'s per_query.csv; drop the manifest's content hashes
+    (``files``) where it records them, so the parse is what refuses the file, not the hash check."""
+    path = folder / "per_query.csv"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(edit(lines)), encoding="utf-8")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.pop("files", None) is not None:
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return path
+
+
+def _replace_cell(lines: list[str], line: int, column: int, value: str) -> list[str]:
+    cells = lines[line - 1].rstrip("\n").split(",")
+    cells[column] = value
+    return [*lines[:line - 1], ",".join(cells) + "\n", *lines[line:]]
+
+
+# (edit of the lines, the line named, the problem): one case per kind of damage
+DAMAGED = {
+    "a duplicated row": (lambda ls: [*ls, ls[5]], 62, "query 'q04' of system 'base' appears twice (first at line 6)"),
+    "a nan cell": (lambda ls: _replace_cell(ls, 4, 2, "nan"), 4, "column 'ndcg@10': 'nan' is not a finite number"),
+    "an inf cell": (lambda ls: _replace_cell(ls, 9, 3, "-inf"), 9, "column 'mrr': '-inf' is not a finite number"),
+    "a text cell": (lambda ls: _replace_cell(ls, 7, 3, "high"), 7, "column 'mrr': 'high' is not a number"),
+    "an empty cell": (lambda ls: _replace_cell(ls, 3, 2, ""), 3, "column 'ndcg@10': empty"),
+    "a short row": (lambda ls: [*ls[:10], ls[10].rsplit(",", 2)[0] + "\n", *ls[11:]], 11, "column 'mrr': empty"),
+    "an empty query id": (lambda ls: _replace_cell(ls, 5, 1, ""), 5, "column 'query_id': empty"),
+    "an unjudged query": (lambda ls: _replace_cell(ls, 8, 1, "q99"), 8, "query 'q99' has no judgment in qrels.txt"),
+    "a bad rank": (lambda ls: _replace_cell(ls, 2, 4, "0"), 2,
+                   "column 'first_relevant_rank': '0' is neither a rank (an integer >= 1) nor empty"),
+    "a blank line before a bad cell": (lambda ls: [ls[0], "\n", *_replace_cell(ls, 4, 2, "x")[1:]], 5,
+                                       "column 'ndcg@10': 'x' is not a number"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+@pytest.mark.parametrize("which", ["baseline", "candidate"])
+def test_a_damaged_per_query_csv_is_one_error_naming_its_line(runner, tmp_path: Path, damage: str,
+                                                                which: str) -> None:
+    intact = store(tmp_path / "intact", {"base": rankings(60)})
+    damaged = store(tmp_path / "damaged", {"base": rankings(60)})
+    edit, line, problem = DAMAGED[damage]
+    path = _edit_per_query(damaged, edit)
+    sides = [intact, damaged] if which == "candidate" else [damaged, intact]
+    done = runner.invoke(main, ["gate", *map(str, sides), "--metric", "ndcg@10"])
+    assert done.exit_code == 2, done.output
+    assert done.output == f"error: {path}:{line}: {problem}. Fix: restore the file as retbench wrote it, or make " \
+                          "the folder again (the manifest's command line).\n"
+
+
+def test_per_query_values_are_read_exactly_once_checked() -> None:
+    """The parsed values are Python's float of the stored text (correctly rounded): the same bits."""
+    frame = pd.DataFrame({"system": ["s", "s"], "query_id": ["a", "b"], "ndcg@10": ["0.1", "0.30000000000000004"],
+                          "first_relevant_rank": ["1", ""]})
+
+    class Folder:
+        path = Path("results")
+        per_query = frame
+        qrels = Qrels({"a": {"d": 1}, "b": {"d": 1}})
+
+    from harness.gate_sides import read_per_query
+
+    read = read_per_query(Folder())  # type: ignore[arg-type]
+    assert read["ndcg@10"].dtype == np.float64 and read["ndcg@10"].tolist() == [0.1, 0.30000000000000004]
+    assert read["first_relevant_rank"].tolist() == ["1", ""] and frame["ndcg@10"].tolist()[0] == "0.1"
+
+
 # ----- output: number line, Markdown, JUnit -----------------------------------------------------------
+
+
+def test_show_worst_0_lists_no_query_but_still_says_how_many_lost(runner, baseline: Path, tmp_path: Path) -> None:
+    candidate = run_file(tmp_path / "pushed.trec", rankings(60, PUSHED))
+    args = ["gate", str(baseline), str(candidate), "--qrels", str(baseline / "qrels.txt"), "--metric", "ndcg@10"]
+    none = runner.invoke(main, [*args, "--show-worst", "0"])
+    assert none.exit_code == 1 and "no query lost" not in none.output
+    assert "18 of the 60 paired queries lost on ndcg@10 (none listed)" in none.output
+    some = runner.invoke(main, [*args, "--show-worst", "2"])
+    assert "18 of the 60 paired queries lost on ndcg@10; the 2 that lost most (baseline -> candidate):" in some.output
+    md = runner.invoke(main, [*args, "--show-worst", "0", "--format", "md"])
+    assert "18 of the 60 paired queries lost on ndcg@10 (none listed)" in md.output and "no query lost" not in md.output
+    same = runner.invoke(main, ["gate", str(baseline), str(baseline), "--metric", "ndcg@10", "--show-worst", "0"])
+    assert "no query lost on ndcg@10" in same.output
+
+
 
 
 def test_the_number_line_draws_the_interval_against_the_margin(baseline: Path, tmp_path: Path) -> None:
@@ -435,6 +535,39 @@ def test_the_junit_report_has_the_structure_ci_systems_read(runner, baseline: Pa
     assert [p.get("name") for p in suite.find("properties")] == ["baseline", "candidate", "verdict",
                                                                  "paired_queries", "margin", "confidence"]
     assert list(report.parent.iterdir()) == [report]  # written through a temporary file, nothing left beside it
+
+
+def test_a_junit_report_that_cannot_be_written_leaves_nothing_behind(runner, baseline: Path, tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """A full disk: the write fails (ENOSPC); the temporary file goes, an earlier report stays whole."""
+    import errno
+    import os
+
+    report = tmp_path / "reports" / "gate.xml"
+    report.parent.mkdir()
+    report.write_text("the previous report", encoding="utf-8")
+    opened = os.fdopen
+
+    class Full:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: Full(opened(*a, **k)))
+    done = runner.invoke(main, ["gate", str(baseline), str(baseline), "--metric", "ndcg@10", "--junit", str(report)])
+    monkeypatch.undo()
+    assert done.exit_code == 2, done.output
+    assert done.output == f"error: --junit {report}: cannot be written (No space left on device). Fix: free space, " \
+                          "or name a file in a folder you can write to\n"
+    assert list(report.parent.iterdir()) == [report] and report.read_text(encoding="utf-8") == "the previous report"
 
 
 def test_junit_counts_a_verdict_named_by_fail_on_as_a_failure(baseline: Path) -> None:
