@@ -88,7 +88,9 @@ class GateSide:
                  *, name: str = "run", rel_threshold: int = 1, run_from: str | None = None,
                  qrels_from: str | None = None) -> GateSide:
         """A ranking and its judgments, scored with :func:`harness.evaluate`: every query with a
-        relevant judgment counts, and one the run misses scores 0 (the rule of ``bench compare``)."""
+        relevant judgment counts, and one the run misses scores 0 (the rule of ``bench compare``;
+        :attr:`notes` says how many). A run that ranks none of those queries is an
+        :class:`~corpora.InputFileError` (its ids do not match the judgments')."""
         judgments = qrels if isinstance(qrels, Qrels) else Qrels(qrels)
         ranked = run if isinstance(run, Run) else Run.from_mapping(run)
         query_ids = queries_that_count(judgments, rel_threshold)
@@ -100,9 +102,9 @@ class GateSide:
         ranked_ids = set(ranked.query_ids)
         if not counted & ranked_ids:
             raise InputFileError(run_name, f"none of the run's {len(ranked.query_ids)} queries "
-                                 f"({_preview(ranked.query_ids)}) is among the {len(query_ids)} queries with a relevant "
-                                 f"judgment in {qrels_name} ({_preview(query_ids)}), so every query would score 0",
-                                 fix="check that the run and the qrels use the same query ids")
+                                 f"({_preview(ranked.query_ids)}) is among the {len(query_ids)} queries with a "
+                                 f"relevant judgment in {qrels_name} ({_preview(query_ids)}), so every query would "
+                                 "score 0", fix="check that the run and the qrels use the same query ids")
         notes = []
         missing = [q for q in query_ids if q not in ranked_ids]
         if missing:
@@ -209,7 +211,8 @@ def _bad_cell(column: str, cell: object, is_metric: bool) -> str | None:
         except ValueError:
             return f"column {column!r}: {cell!r} is not a number"
         return None if math.isfinite(value) else f"column {column!r}: {cell!r} is not a finite number"
-    if column == FIRST_RELEVANT_RANK and cell != "" and not (cell.isdigit() and int(cell) >= 1):
+    rank = cell.isascii() and cell.isdigit() and int(cell) >= 1
+    if column == FIRST_RELEVANT_RANK and cell != "" and not rank:
         return f"column {column!r}: {cell!r} is neither a rank (an integer >= 1) nor empty"
     return None
 
