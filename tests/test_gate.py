@@ -640,3 +640,9 @@ def test_the_readme_section_names_only_real_options_and_its_workflow_gates_pull_
     mentioned = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", prose))
     assert mentioned <= _options("gate") | _options("compare"), mentioned - _options("gate") - _options("compare")
     assert "| `bench gate BASELINE [CANDIDATE] --metric LIST` |" in readme.split("\n## Commands\n")[1]
+    # every verdict is described, and the order and what can fail are the code's
+    described = re.findall(r"^\d\. \*\*([a-z]+)\*\*:", prose, re.M)
+    assert sorted(described) == sorted(VERDICTS)
+    words = " ".join(prose.split())
+    assert f"The gate's verdict is the first of {', '.join(VERDICTS)} that any metric has" in words
+    assert f"but regressed, comma-separated: {', '.join(v for v in VERDICTS if v != 'regressed')})" in words
