@@ -149,7 +149,7 @@ def side(name: str, values: dict[str, list[float]], n: int) -> GateSide:
     return GateSide(name, name, ids, Qrels({q: {"d": 1} for q in ids}), stored=frame, values_from="a frame")
 
 
-def test_a_significant_drop_inside_the_margin_is_unchanged_by_two_one_sided_tests() -> None:
+def test_a_significant_drop_inside_the_margin_is_dropped_which_fails_only_when_asked() -> None:
     rng = np.random.default_rng(7)
     base = rng.uniform(0.3, 0.7, 60)
     drop = -0.004 + rng.uniform(-0.001, 0.001, 60)  # every query a little worse: significant, but < 0.01
@@ -157,10 +157,84 @@ def test_a_significant_drop_inside_the_margin_is_unchanged_by_two_one_sided_test
     m = result.metrics[0]
     assert m.comparison.significant and m.comparison.mean_diff < 0
     assert -0.01 <= m.equivalence_low and m.equivalence_high <= 0.01
-    assert m.verdict == "unchanged" and "90% interval" in m.reason and "lies within ±0.01" in m.reason
+    assert m.verdict == "dropped" and "within the margin: 90% interval" in m.reason and "within ±0.01" in m.reason
+    assert result.verdict == "dropped" and result.exit_code() == 0 and result.exit_code(["dropped"]) == 1
     # the same drop with a margin it exceeds is a regression
     tight = gate(side("b", {"ndcg@10": base}, 60), side("c", {"ndcg@10": base + drop}, 60), "ndcg@10", margin=0.002)
-    assert tight.metrics[0].verdict == "regressed"
+    assert tight.metrics[0].verdict == "regressed" and tight.exit_code() == 1
+    # a gain the same size is the mirror
+    up = gate(side("b", {"ndcg@10": base}, 60), side("c", {"ndcg@10": base - drop}, 60), "ndcg@10")
+    assert up.metrics[0].verdict == "gained" and up.exit_code() == 0 and up.exit_code(["gained"]) == 1
+
+
+def test_a_significant_drop_whose_interval_reaches_past_the_margin_is_dropped_not_regressed() -> None:
+    """The rule before: significant and the 95% interval reaching below -margin was a regression."""
+    rng = np.random.default_rng(5)
+    base = rng.uniform(0.2, 0.9, 52)
+    cand = base + rng.normal(-0.005, 0.02, 52)  # half the margin, the spread where the old rule failed most
+    m = gate(side("b", {"ndcg@10": base}, 52), side("c", {"ndcg@10": cand}, 52), "ndcg@10").metrics[0]
+    c = m.comparison
+    assert c.significant and c.ci_low < -0.01 < m.equivalence_high  # what the old rule called regressed
+    assert m.verdict == "dropped" and m.margin_side == "below" and m.margin_p > 0.05
+    assert "not shown to exceed the margin: 90% interval" in m.reason and "reaches past -0.01" in m.reason
+
+
+def _regressed_share(mean: float, spreads: tuple[float, ...], reps: int, seed: int) -> tuple[float, float]:
+    """Of ``reps`` simulated candidates (52 queries, per-query differences normal with this mean and
+    the spreads in turn): the share the gate calls regressed, and the share the rule before did
+    (significant, and the 95% interval reaching below -margin). Few resamples: the share is the point."""
+    rng = np.random.default_rng(seed)
+    regressed = before = 0
+    for r in range(reps):
+        base = rng.uniform(0.2, 0.9, 52)
+        cand = base + rng.normal(mean, spreads[r % len(spreads)], 52)
+        m = gate(side("b", {"ndcg@10": base}, 52), side("c", {"ndcg@10": cand}, 52), "ndcg@10", margin=0.01,
+                 bootstrap_samples=400, permutations=200, seed=r).metrics[0]
+        regressed += m.verdict == "regressed"
+        c = m.comparison
+        before += c.significant and c.mean_diff < 0 and c.ci_low < -0.01
+    return regressed / reps, before / reps
+
+
+def test_candidates_whose_true_drop_is_half_the_margin_fail_at_most_alpha_of_the_time() -> None:
+    reps, alpha = 300, 0.05
+    regressed, before = _regressed_share(-0.005, (0.015, 0.02, 0.03), reps, seed=2026)
+    # The simulation sits where the rule before failed such candidates often (20-47% in issue 29) ...
+    assert before > 0.2
+    # ... and the gate's one-sided test against -margin fails them at most alpha of the time. The bound
+    # for a true rate of exactly alpha, plus 3 binomial standard deviations of a share of 300 (0.038):
+    # a correct rule exceeds it with probability under 0.2%, a rule failing 20% never meets it.
+    assert regressed <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+    # not by never failing: a drop of 3x the margin at the middle spread is called regressed
+    power, _ = _regressed_share(-0.03, (0.02,), 60, seed=7)
+    assert power >= 0.9
+
+
+def test_the_tests_against_the_margin_are_the_one_minus_two_alpha_interval_of_the_same_resamples() -> None:
+    """One metric: regressed exactly when the (1 - 2 alpha) interval lies wholly below -margin, its p the
+    share of resampled means >= -margin; checked at the margins where the interval's end crosses it,
+    at a confidence whose alpha is not exact in floating point (1 - 0.9)."""
+    from harness.core.statistics import bootstrap_means, percentile_interval
+
+    rng = np.random.default_rng(4)
+    base = rng.uniform(0.2, 0.9, 30)
+    cand = base + rng.normal(-0.05, 0.03, 30)
+    resampled = bootstrap_means((cand - base)[:, None], 1000, 3)[:, 0]
+    (high_at,) = [i for i in range(1000) if resampled[i] == percentile_interval(resampled[:, None], 0.8)[1][0]][-1:]
+    for at in range(high_at - 2, high_at + 3):
+        margin = -float(resampled[at])
+        m = gate(side("b", {"mrr": base}, 30), side("c", {"mrr": cand}, 30), "mrr", margin=margin, confidence=0.9,
+                 bootstrap_samples=1000, seed=3).metrics[0]
+        assert m.margin_side == "below" and m.margin_p == np.count_nonzero(resampled >= -margin) / 1000
+        assert (m.verdict == "regressed") == (m.equivalence_high < -margin), (at, high_at, m.verdict)
+        assert m.verdict in ("regressed", "dropped")
+    # the mirror: improved exactly when the interval lies above +margin
+    resampled_up = bootstrap_means((base - cand)[:, None], 1000, 3)[:, 0]
+    for margin in (float(v) for v in resampled_up[95:106]):
+        m = gate(side("b", {"mrr": cand}, 30), side("c", {"mrr": base}, 30), "mrr", margin=margin, confidence=0.9,
+                 bootstrap_samples=1000, seed=3).metrics[0]
+        assert m.margin_p == np.count_nonzero(resampled_up <= margin) / 1000
+        assert (m.verdict == "improved") == (m.equivalence_low > margin)
 
 
 def test_the_equivalence_interval_is_the_one_minus_two_alpha_interval_of_the_same_resamples() -> None:
@@ -188,11 +262,18 @@ def test_several_metrics_are_holm_adjusted_together_and_the_worst_verdict_wins()
     raw = [m.comparison.p_value for m in result.metrics]
     assert [m.comparison.p_adjusted for m in result.metrics] == holm(raw).tolist()
     assert [m.verdict for m in result.metrics] == ["regressed", "inconclusive"]
+    # the tests against the margin are adjusted too, one family per side
+    from harness.core.statistics import bootstrap_means
+
+    resampled = bootstrap_means(np.column_stack([worse - base, noisy - base]), 5000, 0)
+    below = (resampled >= -0.01).mean(axis=0)
+    assert [m.margin_side for m in result.metrics] == ["below", "below" if below[1] < 0.5 else "above"]
+    assert result.metrics[0].margin_p == holm(below)[0] <= 0.05
     assert result.verdict == "regressed" and result.exit_code() == 1
     assert result.exit_code(["inconclusive"]) == 1
     alone = gate(side("b", {"mrr": base}, 60), side("c", {"mrr": noisy}, 60), "mrr")
     assert alone.metrics[0].comparison.p_adjusted == alone.metrics[0].comparison.p_value  # a family of one
-    assert list(VERDICTS) == ["regressed", "inconclusive", "improved", "unchanged"]
+    assert list(VERDICTS) == ["regressed", "dropped", "inconclusive", "improved", "gained", "unchanged"]
 
 
 def test_a_metric_the_folder_lacks_is_re_scored_from_its_run_file_with_its_qrels(baseline: Path) -> None:
@@ -252,6 +333,23 @@ def test_different_query_sets_are_refused_unless_allowed_and_then_the_dropped_ar
     assert "57 queries paired; dropped 3 only in the baseline and 0 only in the candidate" in allowed.output
 
 
+def test_a_run_whose_query_ids_match_none_of_the_judged_ones_is_refused_not_scored_0(
+        runner, baseline: Path, tmp_path: Path) -> None:
+    renamed = run_file(tmp_path / "renamed.trec", {q.upper(): r for q, r in rankings(60).items()})
+    for order in ([baseline, renamed], [renamed, baseline]):  # either side
+        done = runner.invoke(main, ["gate", *map(str, order), "--qrels", str(baseline / "qrels.txt"),
+                                    "--metric", "ndcg@10"])
+        assert done.exit_code == 2, done.output
+        assert done.output.startswith(f"error: {renamed}: none of the run's 60 queries (Q00, Q01, ") and \
+            "is among the 60 queries with a relevant judgment" in done.output and "Fix:" in done.output
+        assert len(done.output.splitlines()) == 1
+    # some missing: they score 0 (the rule of bench compare), and the report says so
+    partial = run_file(tmp_path / "partial.trec", {q: r for q, r in rankings(60).items() if q not in {"q03", "q40"}})
+    done = runner.invoke(main, ["gate", str(baseline), str(partial), "--qrels", str(baseline / "qrels.txt"),
+                                "--metric", "ndcg@10"])
+    assert f"note: {partial}: 2 of the 60 judged queries are missing from the run and score 0 (q03, q40)" in done.output
+
+
 def test_a_candidate_run_now_on_another_corpus_is_refused_before_any_fit(runner, baseline: Path) -> None:
     done = runner.invoke(main, ["gate", str(baseline), "--corpus", "article", "--systems", "bm25", "--metric",
                                 "ndcg@10", "-q", "--no-cache"])
@@ -301,7 +399,92 @@ def test_a_run_file_needs_qrels_and_a_candidate_must_be_named(runner, baseline: 
                                       f"{baseline}" in parent.output
 
 
+def _edit_per_query(folder: Path, edit) -> Path:
+    """Apply ``edit`` to the lines of ``folder``'s per_query.csv; drop the manifest's content hashes
+    (``files``) where it records them, so the parse is what refuses the file, not the hash check."""
+    path = folder / "per_query.csv"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(edit(lines)), encoding="utf-8")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.pop("files", None) is not None:
+        (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return path
+
+
+def _replace_cell(lines: list[str], line: int, column: int, value: str) -> list[str]:
+    cells = lines[line - 1].rstrip("\n").split(",")
+    cells[column] = value
+    return [*lines[:line - 1], ",".join(cells) + "\n", *lines[line:]]
+
+
+# (edit of the lines, the line named, the problem): one case per kind of damage
+DAMAGED = {
+    "a duplicated row": (lambda ls: [*ls, ls[5]], 62, "query 'q04' of system 'base' appears twice (first at line 6)"),
+    "a nan cell": (lambda ls: _replace_cell(ls, 4, 2, "nan"), 4, "column 'ndcg@10': 'nan' is not a finite number"),
+    "an inf cell": (lambda ls: _replace_cell(ls, 9, 3, "-inf"), 9, "column 'mrr': '-inf' is not a finite number"),
+    "a text cell": (lambda ls: _replace_cell(ls, 7, 3, "high"), 7, "column 'mrr': 'high' is not a number"),
+    "an empty cell": (lambda ls: _replace_cell(ls, 3, 2, ""), 3, "column 'ndcg@10': empty"),
+    "a short row": (lambda ls: [*ls[:10], ls[10].rsplit(",", 2)[0] + "\n", *ls[11:]], 11, "column 'mrr': empty"),
+    "an empty query id": (lambda ls: _replace_cell(ls, 5, 1, ""), 5, "column 'query_id': empty"),
+    "an unjudged query": (lambda ls: _replace_cell(ls, 8, 1, "q99"), 8, "query 'q99' has no judgment in qrels.txt"),
+    "a bad rank": (lambda ls: _replace_cell(ls, 2, 4, "0"), 2,
+                   "column 'first_relevant_rank': '0' is neither a rank (an integer >= 1) nor empty"),
+    "a blank line before a bad cell": (lambda ls: [ls[0], "\n", *_replace_cell(ls, 4, 2, "x")[1:]], 5,
+                                       "column 'ndcg@10': 'x' is not a number"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGED))
+@pytest.mark.parametrize("which", ["baseline", "candidate"])
+def test_a_damaged_per_query_csv_is_one_error_naming_its_line(runner, tmp_path: Path, damage: str,
+                                                                which: str) -> None:
+    intact = store(tmp_path / "intact", {"base": rankings(60)})
+    damaged = store(tmp_path / "damaged", {"base": rankings(60)})
+    edit, line, problem = DAMAGED[damage]
+    path = _edit_per_query(damaged, edit)
+    sides = [intact, damaged] if which == "candidate" else [damaged, intact]
+    done = runner.invoke(main, ["gate", *map(str, sides), "--metric", "ndcg@10"])
+    assert done.exit_code == 2, done.output
+    *warnings, said = done.output.splitlines()
+    assert said == f"error: {path}:{line}: {problem}. Fix: restore the file as retbench wrote it, or make " \
+                   "the folder again (the manifest's command line)."
+    assert all("records no file hashes" in w for w in warnings), warnings  # the folder's hashes were dropped
+
+
+def test_per_query_values_are_read_exactly_once_checked() -> None:
+    """The parsed values are Python's float of the stored text (correctly rounded): the same bits."""
+    frame = pd.DataFrame({"system": ["s", "s"], "query_id": ["a", "b"], "ndcg@10": ["0.1", "0.30000000000000004"],
+                          "first_relevant_rank": ["1", ""]})
+
+    class Folder:
+        path = Path("results")
+        per_query = frame
+        qrels = Qrels({"a": {"d": 1}, "b": {"d": 1}})
+
+    from harness.gating.sides import read_per_query
+
+    read = read_per_query(Folder())  # type: ignore[arg-type]
+    assert read["ndcg@10"].dtype == np.float64 and read["ndcg@10"].tolist() == [0.1, 0.30000000000000004]
+    assert read["first_relevant_rank"].tolist() == ["1", ""] and frame["ndcg@10"].tolist()[0] == "0.1"
+
+
 # ----- output: number line, Markdown, JUnit -----------------------------------------------------------
+
+
+def test_show_worst_0_lists_no_query_but_still_says_how_many_lost(runner, baseline: Path, tmp_path: Path) -> None:
+    candidate = run_file(tmp_path / "pushed.trec", rankings(60, PUSHED))
+    args = ["gate", str(baseline), str(candidate), "--qrels", str(baseline / "qrels.txt"), "--metric", "ndcg@10"]
+    none = runner.invoke(main, [*args, "--show-worst", "0"])
+    assert none.exit_code == 1 and "no query lost" not in none.output
+    assert "18 of the 60 paired queries lost on ndcg@10 (none listed)" in none.output
+    some = runner.invoke(main, [*args, "--show-worst", "2"])
+    assert "18 of the 60 paired queries lost on ndcg@10; the 2 that lost most (baseline -> candidate):" in some.output
+    md = runner.invoke(main, [*args, "--show-worst", "0", "--format", "md"])
+    assert "18 of the 60 paired queries lost on ndcg@10 (none listed)" in md.output and "no query lost" not in md.output
+    same = runner.invoke(main, ["gate", str(baseline), str(baseline), "--metric", "ndcg@10", "--show-worst", "0"])
+    assert "no query lost on ndcg@10" in same.output
+
+
 
 
 def test_the_number_line_draws_the_interval_against_the_margin(baseline: Path, tmp_path: Path) -> None:
@@ -354,6 +537,39 @@ def test_the_junit_report_has_the_structure_ci_systems_read(runner, baseline: Pa
     assert [p.get("name") for p in suite.find("properties")] == ["baseline", "candidate", "verdict",
                                                                  "paired_queries", "margin", "confidence"]
     assert list(report.parent.iterdir()) == [report]  # written through a temporary file, nothing left beside it
+
+
+def test_a_junit_report_that_cannot_be_written_leaves_nothing_behind(runner, baseline: Path, tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """A full disk: the write fails (ENOSPC); the temporary file goes, an earlier report stays whole."""
+    import errno
+    import os
+
+    report = tmp_path / "reports" / "gate.xml"
+    report.parent.mkdir()
+    report.write_text("the previous report", encoding="utf-8")
+    opened = os.fdopen
+
+    class Full:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fdopen", lambda *a, **k: Full(opened(*a, **k)))
+    done = runner.invoke(main, ["gate", str(baseline), str(baseline), "--metric", "ndcg@10", "--junit", str(report)])
+    monkeypatch.undo()
+    assert done.exit_code == 2, done.output
+    assert done.output == f"error: --junit {report}: cannot be written (No space left on device). Fix: free space, " \
+                          "or name a file in a folder you can write to\n"
+    assert list(report.parent.iterdir()) == [report] and report.read_text(encoding="utf-8") == "the previous report"
 
 
 def test_junit_counts_a_verdict_named_by_fail_on_as_a_failure(baseline: Path) -> None:
@@ -426,3 +642,9 @@ def test_the_readme_section_names_only_real_options_and_its_workflow_gates_pull_
     mentioned = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", prose))
     assert mentioned <= _options("gate") | _options("compare"), mentioned - _options("gate") - _options("compare")
     assert "| `bench gate BASELINE [CANDIDATE] --metric LIST` |" in readme.split("\n## Commands\n")[1]
+    # every verdict is described, and the order and what can fail are the code's
+    described = re.findall(r"^\d\. \*\*([a-z]+)\*\*:", prose, re.M)
+    assert sorted(described) == sorted(VERDICTS)
+    words = " ".join(prose.split())
+    assert f"The gate's verdict is the first of {', '.join(VERDICTS)} that any metric has" in words
+    assert f"but regressed, comma-separated: {', '.join(v for v in VERDICTS if v != 'regressed')})" in words

@@ -5,11 +5,12 @@ with ``--system`` when it holds several) or a TREC run file scored with ``--qrel
 is run now (``--corpus`` and ``--systems``) through :func:`harness.compare` and gated against the
 stored baseline, which is refused as soon as the corpus is loaded if its hashes differ from the
 baseline's. Exit status: 0, or 1 when a metric regressed (or has a verdict named by ``--fail-on``);
-2 for an error (nothing is written then).
+2 for an error (nothing is written then: a ``--junit`` file is written whole or not at all).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -65,16 +66,25 @@ def _check_writable(path: Path) -> None:
 
 def _write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder, so a reader never
-    sees half a report."""
+    sees half a report; when anything fails (a full disk), the temporary file is removed and
+    ``path`` is left as it was."""
     folder = path.parent if str(path.parent) else Path(".")
+    temporary: str | None = None
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
+            out.flush()
+            os.fsync(out.fileno())  # a full disk shows here, not after the rename
         os.replace(temporary, path)
-    except OSError as exc:
-        raise RetbenchError(f"--junit {path}: cannot be written ({exc.strerror or exc}). Fix: name a file in a "
-                            "folder you can write to") from None
+    except BaseException as exc:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        if isinstance(exc, OSError):
+            raise RetbenchError(f"--junit {path}: cannot be written ({exc.strerror or exc}). Fix: free space, or "
+                                "name a file in a folder you can write to") from None
+        raise
 
 
 @click.command("gate")
@@ -131,8 +141,10 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
             analyzer: str | None, depth: int, no_cache: bool, out: Path | None, allow_different_queries: bool,
             fail_on: tuple[str, ...], output_format: str, junit: Path | None, show_worst: int,
             bootstrap_samples: int, seed: int, permutations: int, quiet: bool, accept_edited: bool) -> None:
-    """Gate a CANDIDATE against a stored BASELINE, paired by query: regressed (exit 1), improved,
-    unchanged (equivalent within --margin) or inconclusive (with the queries it would need).
+    """Gate a CANDIDATE against a stored BASELINE, paired by query: regressed (worse by more than
+    --margin; exit 1), dropped (significantly worse, not shown to be by more than the margin),
+    inconclusive (with the queries it would need), improved, gained (the mirrors) or unchanged
+    (equivalent within --margin).
 
     BASELINE and CANDIDATE are results folders of bench compare or TREC run files (with --qrels);
     without CANDIDATE, --corpus and --systems run it now. Different documents, queries or judgments

@@ -32,8 +32,8 @@ def number_line(gate: MetricGate, width: int = _LINE_WIDTH) -> list[str]:
 
     ``-E ... 0 ... +E`` (a symmetric scale whose end E is round and holds everything drawn); the axis,
     ``=`` inside [−margin, +margin] with ``|`` at its edges and ``+`` at 0; the gate's interval
-    ``[---*---]`` (``*`` the mean difference); the equivalence interval ``(---)``. A line's label
-    follows it.
+    ``[---*---]`` (``*`` the mean difference); the (1 − 2·alpha) interval ``(---)``, which the tests
+    against the margin read. A line's label follows it.
     """
     c = gate.comparison
     values = [c.ci_low, c.ci_high, gate.equivalence_low, gate.equivalence_high, c.mean_diff, gate.margin]
@@ -74,7 +74,7 @@ def number_line(gate: MetricGate, width: int = _LINE_WIDTH) -> list[str]:
             "".join(axis) + f"  margin ±{gate.margin:g}",
             interval(c.ci_low, c.ci_high, "[]", c.mean_diff) + f"  {level:g}% interval, * = mean difference",
             interval(gate.equivalence_low, gate.equivalence_high, "()", None) + f"  {equivalence:g}% interval "
-                                                                                "(equivalence test)"]
+                                                                                "(tests against the margin)"]
 
 
 def verdict_line(result: GateResult) -> str:
@@ -85,14 +85,16 @@ def verdict_line(result: GateResult) -> str:
 
 def _holm_note(result: GateResult) -> str:
     n = len(result.metrics)
-    return "Holm across the metric" if n == 1 else f"Holm across the {n} metrics"
+    return "Holm across the metric" if n == 1 else \
+        f"Holm across the {n} metrics (one family against 0, one for each side of the margin)"
 
 
 def _rules(result: GateResult) -> list[str]:
     alpha = round(1 - result.confidence, 12)
     return [f"alpha {alpha:g} (= 1 - confidence), {_holm_note(result)}; paired bootstrap {result.bootstrap_samples} "
-            f"resamples, seed {result.seed}; sign-flip test exact up to 20 differing queries, else "
-            f"{result.permutations} flips",
+            f"resamples, seed {result.seed}; against 0 the sign-flip test (exact up to 20 differing queries, else "
+            f"{result.permutations} flips) with the {_level(result.confidence)} interval; against the margin the "
+            "one-sided bootstrap test (the share of resampled means on the near side of the margin)",
             *(f"{name}: {meaning}" for name, meaning in VERDICTS.items()),
             f"the gate's verdict is the first of {', '.join(VERDICTS)} that a metric has"]
 
@@ -103,14 +105,16 @@ def _row(m: MetricGate) -> list[str]:
         str(m.queries_needed_for_margin)
     return [m.metric, m.verdict, f"{m.baseline_mean:.4f}", f"{m.candidate_mean:.4f}", f"{c.mean_diff:+.4f}",
             f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"[{m.equivalence_low:+.4f}, {m.equivalence_high:+.4f}]",
-            f"{c.p_adjusted:.4f}", needed]
+            f"{c.p_adjusted:.4f}", f"{m.margin_p:.4f}", needed]
+
+
+def _level(confidence: float) -> str:
+    return f"{round(confidence * 100, 6):g}%"
 
 
 def _header(result: GateResult) -> list[str]:
-    level = round(result.confidence * 100, 6)
-    equivalence = round((2 * result.confidence - 1) * 100, 6)
-    return ["metric", "verdict", "baseline", "candidate", "difference", f"{level:g}% interval",
-            f"{equivalence:g}% interval", "Holm p", "queries needed"]
+    return ["metric", "verdict", "baseline", "candidate", "difference", f"{_level(result.confidence)} interval",
+            f"{_level(2 * result.confidence - 1)} interval", "Holm p vs 0", "vs margin", "queries needed"]
 
 
 def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -126,11 +130,21 @@ def _sources(result: GateResult) -> list[str]:
     return lines
 
 
+def _lost_heading(m: MetricGate) -> str:
+    """How many queries lost, and how many of them are listed."""
+    lost = f"{m.n_lost} of the {m.comparison.n_queries} paired queries lost on {m.metric}"
+    if m.n_lost == 0:
+        return f"no query lost on {m.metric}"
+    if not m.lost_most:
+        return f"{lost} (none listed)"
+    return f"{lost}; the {len(m.lost_most)} that lost most (baseline -> candidate):"
+
+
 def _lost_lines(m: MetricGate) -> list[str]:
     if not m.lost_most:
-        return [f"no query lost on {m.metric}"]
+        return [_lost_heading(m)]
     width = max(len(change.query_id) for change in m.lost_most)
-    return [f"queries that lost most on {m.metric} (baseline -> candidate):",
+    return [_lost_heading(m),
             *(f"  {change.query_id:<{width}}  {change.baseline:.4f} -> {change.candidate:.4f}  "
               f"({change.difference:+.4f}){_quoted(change.text)}" for change in m.lost_most)]
 
@@ -167,9 +181,9 @@ def render_markdown(result: GateResult) -> str:
     lines += ["| " + " | ".join(_cell(cell) for cell in _row(m)) + " |" for m in result.metrics]
     for m in result.metrics:
         lines += ["", f"**{_cell(m.metric)}**: {m.verdict}: {_cell(m.reason)}", "", "```text", *number_line(m), "```"]
+        lines += ["", _cell(_lost_heading(m))]
         if m.lost_most:
-            lines += ["", f"Queries that lost most on {_cell(m.metric)}:", "",
-                      "| query | baseline | candidate | change | text |", "|---|---:|---:|---:|---|",
+            lines += ["", "| query | baseline | candidate | change | text |", "|---|---:|---:|---:|---|",
                       *(f"| {_cell(c.query_id)} | {c.baseline:.4f} | {c.candidate:.4f} | {c.difference:+.4f} | "
                         f"{_cell(_quoted(c.text).strip())} |" for c in m.lost_most)]
     lines += ["", *(f"- {_cell(line)}" for line in [*_sources(result), *result.notes, *_rules(result)])]

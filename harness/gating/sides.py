@@ -10,6 +10,12 @@ know are equal (:func:`check_same_data`), they evaluated the same queries (:func
 judged each of them the same way (:func:`check_judgments`). ``allow_different_queries`` pairs the
 queries both evaluated instead; it relaxes the queries hash and the whole-collection judgments hash
 (both cover every query), never the documents hash nor the judgments of the paired queries.
+
+What a side is read from is checked before any number is taken from it: ``per_query.csv`` whole,
+once (:func:`read_per_query`: one row per system and query, a finite number in every metric cell, a
+judged query on every row), and a run scored with judgments must rank at least one of the judged
+queries (a run whose query ids match none, renamed say, would otherwise score 0 everywhere and read
+as a collapse). Each problem is an :class:`~corpora.InputFileError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -17,22 +23,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
+
+import csv
+import math
 
 import numpy as np
 import pandas as pd
 
 from corpora import Dataset, InputFileError, Qrels, RetbenchError, Run
 from harness.core.api import evaluate, queries_that_count
+from harness.core.evaluation import FIRST_RELEVANT_RANK
 from harness.core.metrics import Metric, parse_metric
 from harness.core.record import CompareRecord
 from harness.store.write import QRELS_FILE
 from harness.store.read import PER_QUERY_FILE, ResultsFolder, open_results
 
-__all__ = ["DATA_HASHES", "GateSide", "check_judgments", "check_same_data", "data_hashes", "pair_queries"]
+__all__ = ["DATA_HASHES", "GateSide", "check_judgments", "check_same_data", "data_hashes", "pair_queries",
+           "read_per_query"]
 
 #: The hashes a results manifest records that say what was measured (not how: no ``configuration``).
 DATA_HASHES: tuple[str, ...] = ("documents", "queries", "judgments")
 _WHOLE_COLLECTION = ("queries", "judgments")  # cover every query: relaxed by allow_different_queries
+_RESTORE = "restore the file as retbench wrote it, or make the folder again (the manifest's command line)"
 
 
 def data_hashes(dataset: Dataset) -> dict[str, str]:
@@ -67,21 +80,38 @@ class GateSide:
     folder: ResultsFolder | None = field(default=None, repr=False)
     #: query id -> text, where the side knows them (a comparison run now; a results folder stores none)
     query_texts: dict[str, str] = field(default_factory=dict, repr=False)
+    #: what the reader noticed and the report should say (queries a run misses, which score 0, ...)
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def from_run(cls, run: Run | Mapping[str, Sequence[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],
                  *, name: str = "run", rel_threshold: int = 1, run_from: str | None = None,
                  qrels_from: str | None = None) -> GateSide:
         """A ranking and its judgments, scored with :func:`harness.evaluate`: every query with a
-        relevant judgment counts, and one the run misses scores 0 (the rule of ``bench compare``)."""
+        relevant judgment counts, and one the run misses scores 0 (the rule of ``bench compare``;
+        :attr:`notes` says how many). A run that ranks none of those queries is an
+        :class:`~corpora.InputFileError` (its ids do not match the judgments')."""
         judgments = qrels if isinstance(qrels, Qrels) else Qrels(qrels)
         ranked = run if isinstance(run, Run) else Run.from_mapping(run)
         query_ids = queries_that_count(judgments, rel_threshold)
+        qrels_name, run_name = qrels_from or judgments.source, run_from or name
         if not query_ids:
-            raise RetbenchError(f"{qrels_from or judgments.source}: no query has a relevant judgment (grade >= "
+            raise RetbenchError(f"{qrels_name}: no query has a relevant judgment (grade >= "
                                 f"{rel_threshold}). Fix: check the qrels and the relevance threshold")
+        counted = set(query_ids)
+        ranked_ids = set(ranked.query_ids)
+        if not counted & ranked_ids:
+            raise InputFileError(run_name, f"none of the run's {len(ranked.query_ids)} queries "
+                                 f"({_preview(ranked.query_ids)}) is among the {len(query_ids)} queries with a "
+                                 f"relevant judgment in {qrels_name} ({_preview(query_ids)}), so every query would "
+                                 "score 0", fix="check that the run and the qrels use the same query ids")
+        notes = []
+        missing = [q for q in query_ids if q not in ranked_ids]
+        if missing:
+            notes.append(f"{run_name}: {len(missing)} of the {len(query_ids)} judged queries are missing from the run "
+                         f"and score 0 ({_preview(missing)})")
         return cls(name, name, query_ids, Qrels({q: judgments[q] for q in query_ids}, judgments.source),
-                   rel_threshold, run=ranked, run_from=run_from or name, qrels_from=qrels_from or judgments.source)
+                   rel_threshold, run=ranked, run_from=run_name, qrels_from=qrels_name, notes=notes)
 
     @classmethod
     def from_results(cls, folder: ResultsFolder | str | PathLike[str], system: str | None = None, *,
@@ -93,11 +123,11 @@ class GateSide:
         a :class:`ResultsFolder` given is read as it was opened)."""
         results = folder if isinstance(folder, ResultsFolder) else open_results(folder, accept_edited=accept_edited)
         label = results.system(system)
-        frame = results.per_query
+        frame = read_per_query(results)
         stored = frame[frame["system"] == label].drop(columns=["system"]).set_index("query_id")
         if stored.empty:
             raise InputFileError(results.path / PER_QUERY_FILE, f"holds no row of system {label!r}",
-                                 fix="restore the file bench compare wrote")
+                                 fix=_RESTORE)
         hashes = {k: v for k, v in results.hashes.items() if k in DATA_HASHES}
         name = f"{results.path} ({label})" if len(results.systems) > 1 else str(results.path)
         return cls(name, label, list(stored.index), results.qrels, results.rel_threshold, stored=stored,
@@ -143,7 +173,7 @@ class GateSide:
         column = self._stored_column(metric)
         if column is not None:
             values = self.stored[column]  # type: ignore[index]
-            if values.dtype == object:  # read from per_query.csv as text: float() is correctly rounded
+            if values.dtype == object:  # text, as a caller may give it: float() is correctly rounded
                 values = values.map(float)
             return values.astype(np.float64), f"{column} from {self.values_from}"
         if self.run is None and self.folder is not None:
@@ -154,6 +184,85 @@ class GateSide:
         frame = evaluate(self.run, self.qrels, [metric], rel_threshold=self.rel_threshold, query_ids=self.query_ids)
         verb = "re-scored" if self.stored is not None else "scored"
         return frame[metric.name].astype(np.float64), f"{metric.name} {verb} from {self.run_from} with {self.qrels_from}"
+
+
+def _is_metric(column: str) -> bool:
+    try:
+        parse_metric(column)
+    except RetbenchError:
+        return False
+    return True
+
+
+def _line_numbers(path: Path) -> list[int]:
+    """The line of each data row of a CSV file as pandas reads it (blank lines skipped, the header
+    first): only computed to name the line of a bad row."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        lines = [reader.line_num for fields in reader if fields]
+    return lines[1:]
+
+
+def _bad_cell(column: str, cell: object, is_metric: bool) -> str | None:
+    """Why ``cell`` of ``column`` is not what ``bench compare`` writes there, or None."""
+    if not isinstance(cell, str):  # pandas fills the fields a short row lacks
+        return f"column {column!r}: no value (the row has fewer fields than the header)"
+    if cell == "" and (is_metric or column in ("system", "query_id")):
+        return f"column {column!r}: empty"
+    if is_metric:
+        try:
+            value = float(cell)
+        except ValueError:
+            return f"column {column!r}: {cell!r} is not a number"
+        return None if math.isfinite(value) else f"column {column!r}: {cell!r} is not a finite number"
+    rank = cell.isascii() and cell.isdigit() and int(cell) >= 1
+    if column == FIRST_RELEVANT_RANK and cell != "" and not rank:
+        return f"column {column!r}: {cell!r} is neither a rank (an integer >= 1) nor empty"
+    return None
+
+
+def read_per_query(results: ResultsFolder) -> pd.DataFrame:
+    """``per_query.csv`` of a results folder, checked whole before any value is used: ``system``
+    and ``query_id`` non-empty and one row per pair; every metric cell a finite number (read with
+    ``float``, correctly rounded, into float64 columns); ``first_relevant_rank`` a rank or empty;
+    every query judged in ``qrels.txt``. Anything else is an :class:`~corpora.InputFileError`
+    naming the line (the header is line 1)."""
+    path = results.path / PER_QUERY_FILE
+    frame = results.per_query.copy()
+
+    def line(row: int) -> int | None:
+        lines = _line_numbers(path)
+        return lines[row] if row < len(lines) else None
+
+    def refuse(row: int, problem: str) -> None:
+        raise InputFileError(path, problem, line=line(row), fix=_RESTORE)
+
+    for column in ("system", "query_id"):
+        for row, cell in enumerate(frame[column].tolist()):
+            why = _bad_cell(column, cell, False)
+            if why:
+                refuse(row, why)
+    keys = list(zip(frame["system"], frame["query_id"]))
+    first: dict[tuple[str, str], int] = {}
+    for row, key in enumerate(keys):
+        if key in first:
+            refuse(row, f"query {key[1]!r} of system {key[0]!r} appears twice (first at line {line(first[key])})")
+        first[key] = row
+    metrics = {str(c): _is_metric(str(c)) for c in frame.columns if c not in ("system", "query_id")}
+    for column, is_metric in metrics.items():
+        cells = frame[column].tolist()
+        for row, cell in enumerate(cells):
+            why = _bad_cell(column, cell, is_metric)
+            if why:
+                refuse(row, why)
+        if is_metric:
+            frame[column] = np.array([float(cell) for cell in cells], dtype=np.float64)
+    judged = set(results.qrels)
+    unjudged = np.flatnonzero([q not in judged for q in frame["query_id"]])
+    if len(unjudged):
+        row = int(unjudged[0])
+        refuse(row, f"query {frame['query_id'].iloc[row]!r} has no judgment in {QRELS_FILE}")
+    return frame
 
 
 def _short(digest: str) -> str:
