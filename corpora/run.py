@@ -204,8 +204,8 @@ class Run:
         transformer returns; ``rank`` and other columns are ignored) or ``query_id, doc_id, score``.
 
         Ranked like a TREC run file (``order="trec"``: score descending, ties by doc id descending;
-        ``"trec9"``: the same, scores compared as floats; ``"file"``: the row order). Ids are strings (a column of integers is read as its decimal
-        text); a missing or non-string id, a NaN score and a (query, doc) pair in two rows are
+        ``"trec9"``: the same, scores compared as floats; ``"file"``: the row order). Ids are strings
+        (a column of integers is read as its decimal text); a missing or non-string id, a NaN score and a (query, doc) pair in two rows are
         errors (:class:`~corpora.RetbenchError`) naming the row (counted from 0, as ``df.iloc`` counts).
 
         >>> import pandas as pd
@@ -384,7 +384,8 @@ class RunFile:
         Parquet, anything else TREC, as trec_eval reads any file name). ``order="trec"`` ranks each
         query like trec_eval 10 (score descending, ties by doc id descending, rank ignored);
         ``"trec9"`` like trec_eval 9.x and pytrec_eval (the same, scores compared as
-        single-precision floats); ``"file"`` keeps the order of the lines or rows. ``trailing_fields`` is for TREC lines."""
+        single-precision floats); ``"file"`` keeps the order of the lines or rows.
+        ``trailing_fields`` is for TREC lines."""
         target = Path(path)
         if order not in RUN_ORDERS:
             raise ValueError(f"order must be one of {RUN_ORDERS}, not {order!r}")
