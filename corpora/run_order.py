@@ -109,7 +109,9 @@ def reading_dependent_queries(offsets: np.ndarray, scores: np.ndarray, doc_ids: 
     The run's entries (query ``j`` is ``offsets[j]:offsets[j+1]``, doc id ``doc_ids[doc_index[i]]``)
     must be ordered by one of the two readings, as a run file read with ``order="trec"`` or
     ``"trec9"`` is: equal floats are then neighbours, so one pass over neighbouring scores finds the
-    candidate queries, and only those are ordered again under both readings.
+    blocks of equal floats that hold different doubles. As floats, such a block is one tie, ranked
+    by doc id descending; as doubles, by score first. The two agree exactly when the doubles do not
+    increase along the block's doc-id-descending order (equal doubles fall back on the same rule).
 
     >>> reading_dependent_queries(np.array([0, 2]), np.array([0.1000000001, 0.1]), np.array(["a", "b"], dtype=object),
     ...                           np.array([0, 1])).tolist()
@@ -119,14 +121,17 @@ def reading_dependent_queries(offsets: np.ndarray, scores: np.ndarray, doc_ids: 
     lengths = np.diff(offsets)
     query_of = np.repeat(np.arange(len(lengths)), lengths)
     floats = as_float32(raw)
-    collide = (query_of[1:] == query_of[:-1]) & (floats[1:] == floats[:-1]) & (raw[1:] != raw[:-1])
-    candidates = np.unique(query_of[1:][collide])
-    if not len(candidates):
-        return candidates
-    entries = np.flatnonzero(np.isin(query_of, candidates))
-    codes, docs, values = query_of[entries], doc_ids[doc_index[entries]], raw[entries]
-    differs = trec_order(codes, docs, comparison_keys(values, "trec")) != trec_order(codes, docs, as_float32(values))
-    return np.unique(codes[differs])
+    same_float = (query_of[1:] == query_of[:-1]) & (floats[1:] == floats[:-1])
+    collide = same_float & (raw[1:] != raw[:-1])
+    if not collide.any():
+        return np.empty(0, dtype=np.int64)
+    block = np.cumsum(np.concatenate([[True], ~same_float]))  # runs of equal floats within a query
+    entries = np.flatnonzero(np.isin(block, block[1:][collide]))
+    text_rank = np.argsort(np.argsort(doc_ids[doc_index[entries]].astype(np.str_), kind="stable"), kind="stable")
+    entries = entries[np.lexsort((-text_rank, block[entries]))]  # each block by doc id descending
+    same_block = block[entries][1:] == block[entries][:-1]
+    rises = same_block & (raw[entries][1:] > raw[entries][:-1])
+    return np.unique(query_of[entries[1:][rises]])
 
 
 @dataclass(frozen=True)

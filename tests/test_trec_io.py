@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from corpora import InputFileError, Qrels, RetbenchError, Run
 from corpora.id_hashes import hash_ids
+from corpora.run_order import reading_dependent_queries
 from corpora.trec_io import (TREC_EVAL_QRELS, QrelsFile, QrelsRules, format_qrels, format_raw_scores, format_run,
                              read_qrels, read_qrels_file, read_run, read_run_file, run_from_arrays, trec_scores,
                              write_qrels, write_run)
@@ -284,6 +285,18 @@ def test_a_run_read_one_way_is_written_so_that_both_readings_agree(tmp_path: Pat
     for order in ("trec", "trec9"):
         back = read_run(tmp_path / "back.trec", order=order)
         assert [back.ranking(q) for q in ("q", "r")] == [["a", "b"], ["d", "c"]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(list("abcdefg")),
+                          st.sampled_from([0.1, 0.1000000001, 0.1 - 3e-10, 0.5, 1.0, 1.0 + 1e-12, 2.0])),
+                min_size=1, max_size=30, unique_by=lambda row: row[:2]))
+def test_the_queries_whose_ranking_depends_on_the_reading_are_found(rows: list[tuple[str, str, float]]) -> None:
+    columns = [list(c) for c in zip(*rows)]
+    doubles, floats = Run.from_columns(*columns), Run.from_columns(*columns, order="trec9")
+    differ = [j for j, q in enumerate(doubles.query_ids) if doubles.ranking(q) != floats.ranking(q)]
+    for run in (doubles, floats):  # found from a run ordered either way
+        assert reading_dependent_queries(run.offsets, run.scores, run.doc_ids, run.doc_index).tolist() == differ
 
 
 def test_a_step_cascades_into_the_next_score_only_when_it_must() -> None:
