@@ -29,7 +29,7 @@ from harness.parallel import current_mapper
 from harness.ranked_grades import RankedGrades
 
 __all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "RankedGrades", "batch_metric", "evaluate", "evaluate_in_partitions",
-           "first_relevant_ranks", "mean_over_queries", "rank_grades", "trec_eval_queries"]
+           "first_relevant_ranks", "mean_over_queries", "preview_ids", "rank_grades", "trec_eval_queries"]
 
 FIRST_RELEVANT_RANK = "first_relevant_rank"
 #: trec_eval's per-query counts: retrieved (after the depth cut), relevant judged, relevant retrieved.
@@ -37,7 +37,12 @@ COUNTS: tuple[str, ...] = ("num_ret", "num_rel", "num_rel_ret")
 _SLICE = 1 << 19  # run entries scanned at a time by the join
 
 
-def _preview(ids: Sequence[str], limit: int = 5) -> str:
+def preview_ids(ids: Sequence[str], limit: int = 5) -> str:
+    """The first ``limit`` ids, quoted, and how many more: how messages name a list of queries.
+
+    >>> preview_ids(["q1", "q2", "q3"], limit=2)
+    "'q1', 'q2' (and 1 more)"
+    """
     shown = ", ".join(repr(i) for i in list(ids)[:limit])
     return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
 
@@ -66,23 +71,23 @@ def trec_eval_queries(qrels: Qrels, run_query_ids: Sequence[str], rel_threshold:
     in_run = [q for q in run_query_ids if q in judged_set]
     if not in_run:
         raise RetbenchError(
-            f"{run_label}: none of the run's {len(run_query_ids)} queries ({_preview(run_query_ids)}) is judged in "
+            f"{run_label}: none of the run's {len(run_query_ids)} queries ({preview_ids(run_query_ids)}) is judged in "
             f"{qrels.source}. Fix: check that the run and the qrels use the same query ids")
     notes = []
     unjudged = [q for q in run_query_ids if q not in judged_set]
     if unjudged:
-        notes.append(f"{len(unjudged)} run queries have no judgments and are ignored: {_preview(unjudged)}")
+        notes.append(f"{len(unjudged)} run queries have no judgments and are ignored: {preview_ids(unjudged)}")
     counted = in_run if run_queries_only else judged
     relevant_set = set(qrels.queries_with_relevant(rel_threshold))
     no_relevant = [q for q in counted if q not in relevant_set]
     if no_relevant:
         notes.append(f"{len(no_relevant)} judged queries have no relevant document (grade >= {rel_threshold}) and "
-                     f"score 0: {_preview(no_relevant)}")
+                     f"score 0: {preview_ids(no_relevant)}")
     if not run_queries_only:
         in_run_set = set(run_query_ids)
         missing = [q for q in judged if q not in in_run_set]
         if missing:
-            notes.append(f"{len(missing)} queries are missing from the run and score 0: {_preview(missing)}")
+            notes.append(f"{len(missing)} queries are missing from the run and score 0: {preview_ids(missing)}")
     # trec_eval orders query ids with strcmp; code-point order of str equals UTF-8 byte order.
     return sorted(counted), notes
 

@@ -29,7 +29,7 @@ from corpora import ParameterError, Qrels
 from corpora.run import TRAILING_FIELDS, RunFile
 from corpora.run_order import RUN_ORDERS, SCORE_READINGS, SCORES_COMPARED_AS, reading_dependent_queries
 from corpora.trec_io import QRELS_FORMATS, read_qrels
-from harness.evaluation import COUNTS, evaluate, mean_over_queries, trec_eval_queries
+from harness.evaluation import COUNTS, evaluate, mean_over_queries, preview_ids, trec_eval_queries
 from harness.metrics import Metric, metrics_help, parse_metrics
 from harness.trec_eval import trec_eval_name, trec_eval_sort_key
 
@@ -71,12 +71,7 @@ def reading_warning(run_file: RunFile, order: str) -> str | None:
     else:
         how, other = "as trec_eval 9.x and pytrec_eval read scores (floats)", "--order trec gives trec_eval 10's"
     return (f"{len(ids)} queries rank differently as trec_eval 10 and 9.x read their scores (values that differ "
-            f"as doubles tie as single-precision floats): {_preview(ids)}; evaluated {how}, {other}")
-
-
-def _preview(ids: Sequence[str], limit: int = 5) -> str:
-    shown = ", ".join(repr(i) for i in list(ids)[:limit])
-    return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
+            f"as doubles tie as single-precision floats): {preview_ids(ids)}; evaluated {how}, {other}")
 
 
 def score_runs(qrels: Qrels, runs: Sequence[tuple[str, RunFile]], metrics: Sequence[Metric],
