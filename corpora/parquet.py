@@ -2,8 +2,9 @@
 
 A Parquet run holds one row per result. Reading takes PyTerrier's columns ``qid, docno, score`` or
 ``query_id, doc_id, score`` (:data:`~corpora.frames.RUN_COLUMNS`; ``rank`` and any other column are
-ignored) and ranks each query like a TREC run file: score descending, ties by doc id descending,
-unless ``order="file"`` keeps the row order. A column of integer ids is read as their decimal text;
+ignored) and ranks each query like a TREC run file: score descending (as doubles; ``order="trec9"``:
+as single-precision floats, as trec_eval 9.x does), ties by doc id descending, unless
+``order="file"`` keeps the row order. A column of integer ids is read as their decimal text;
 a missing id, a NaN score and a (query, doc) pair in two rows are errors naming the file and row.
 
 Writing gives ``qid`` and ``docno`` (strings), ``score`` (float64: :meth:`~corpora.Run.file_scores`,

@@ -5,11 +5,12 @@ A run is read from and written to TREC run files and Parquet files (:meth:`Run.r
 and from pandas DataFrames in PyTerrier's columns (:meth:`Run.from_dataframe`,
 :meth:`Run.to_dataframe`) and ranx's ``Run`` (:meth:`Run.from_ranx`, :meth:`Run.to_ranx`).
 
-Order. What comes in is ranked like trec_eval (score descending, ties by doc id descending, scores
-compared as single-precision floats, any rank column ignored) unless ``order="file"`` keeps the
-order given: the rule every evaluator that runs trec_eval's code applies (pytrec_eval, ir_measures,
-PyTerrier's ``Experiment``). What goes out keeps the run's ranking under that rule: a query whose
-order the rule rebuilds from its scores keeps them exactly; in any other query (a retriever breaks
+Order. What comes in is ranked like trec_eval 10 (score descending, scores compared as doubles,
+ties by doc id descending, any rank column ignored); ``order="trec9"`` compares the scores as
+single-precision floats instead, as trec_eval 9.x does and with it every evaluator that runs its
+code (pytrec_eval, ir_measures, PyTerrier's ``Experiment``); ``order="file"`` keeps the order given.
+What goes out keeps the run's ranking under both readings: a query whose order the rule rebuilds
+from its scores, read either way, keeps them exactly; in any other query (a retriever breaks
 ties by doc id *ascending*) the scores are lowered by the smallest steps that make them strictly
 decreasing (:func:`trec_scores`). So reading back a written run gives the same rankings, and the
 same scores too whenever the run was already in trec_eval's order (any run read from a file or a
@@ -34,8 +35,8 @@ import numpy as np
 from corpora.errors import RetbenchError
 from corpora.frames import RUN_COLUMNS, id_column, pick_columns, score_column
 from corpora.id_hashes import hash_ids
-from corpora.run_order import (RUN_ORDERS, OrderedColumns, RunOrder, ScoreProblem, as_trec_eval_float, order_columns,
-                                strictly_decreasing, trec_order)
+from corpora.run_order import (RUN_ORDERS, SCORE_READINGS, OrderedColumns, RunOrder, ScoreProblem, comparison_keys,
+                                order_columns, strictly_decreasing, trec_order)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -175,9 +176,10 @@ class Run:
                      order: RunOrder = "trec") -> Run:
         """A run from parallel columns, one row per result, queries in order of first appearance.
 
-        ``order="trec"`` ranks each query like trec_eval (score descending, ties by doc id descending,
-        scores compared as floats); ``"file"`` keeps the order of the rows. A (query, doc) pair given
-        twice is a ``ValueError`` (:meth:`from_dataframe` and the file readers name its row instead).
+        ``order="trec"`` ranks each query like trec_eval 10 (score descending, scores compared as
+        doubles, ties by doc id descending); ``"trec9"`` compares the scores as single-precision
+        floats (trec_eval 9.x, pytrec_eval); ``"file"`` keeps the order of the rows. A (query, doc)
+        pair given twice is a ``ValueError`` (:meth:`from_dataframe` and the file readers name its row instead).
 
         >>> Run.from_columns(["q1", "q1", "q1"], ["a", "c", "b"], [1.0, 2.0, 2.0]).ranking("q1")
         ['c', 'b', 'a']
@@ -202,8 +204,8 @@ class Run:
         transformer returns; ``rank`` and other columns are ignored) or ``query_id, doc_id, score``.
 
         Ranked like a TREC run file (``order="trec"``: score descending, ties by doc id descending;
-        ``"file"``: the row order). Ids are strings (a column of integers is read as its decimal
-        text); a missing or non-string id, a NaN score and a (query, doc) pair in two rows are
+        ``"trec9"``: the same, scores compared as floats; ``"file"``: the row order). Ids are strings
+        (a column of integers is read as its decimal text); a missing or non-string id, a NaN score and a (query, doc) pair in two rows are
         errors (:class:`~corpora.RetbenchError`) naming the row (counted from 0, as ``df.iloc`` counts).
 
         >>> import pandas as pd
@@ -276,11 +278,13 @@ class Run:
         return target
 
     def file_scores(self, tag: str = "run") -> np.ndarray:
-        """The scores a written run holds, so that trec_eval's rule ranks it as this run is ranked.
+        """The scores a written run holds, so that trec_eval's rule ranks it as this run is ranked,
+        whichever way the evaluator reads the scores (trec_eval 10: doubles; 9.x and pytrec_eval: floats).
 
-        A query whose order the rule rebuilds from its own scores keeps them exactly (every run read
-        from a file or a DataFrame, and a retriever's queries without ties); any other query gets
-        :func:`trec_scores`' (strictly decreasing as floats, by the smallest steps). NaN, or a tie at
+        A query whose order the rule rebuilds from its own scores under both readings keeps them
+        exactly (every run read from a file or a DataFrame whose ranking does not depend on the
+        reading, and a retriever's queries without ties); any other query gets :func:`trec_scores`'
+        (strictly decreasing as floats, so as doubles too, by the smallest steps). NaN, or a tie at
         ``-inf`` out of order, is an error naming ``tag``, the query and the document.
         """
         raw = np.asarray(self.scores, dtype=np.float64)
@@ -290,8 +294,10 @@ class Run:
                                                        "give every result a real-valued score"))
         lengths = self.lengths()
         query_of = np.repeat(np.arange(len(self.query_ids)), lengths)
-        permutation = trec_order(query_of, self.doc_ids[self.doc_index], as_trec_eval_float(raw))
-        out_of_order = permutation != np.arange(len(raw))
+        docs = self.doc_ids[self.doc_index]
+        out_of_order = np.zeros(len(raw), dtype=bool)
+        for reading in SCORE_READINGS:
+            out_of_order |= trec_order(query_of, docs, comparison_keys(raw, reading)) != np.arange(len(raw))
         if not out_of_order.any():
             return raw.copy()
         lowered_query = np.zeros(len(self.query_ids), dtype=bool)
@@ -376,8 +382,10 @@ class RunFile:
     def read(cls, path: str | Path, order: RunOrder = "trec", trailing_fields: TrailingFields = "error") -> RunFile:
         """Read a run file in the format its suffix names (:func:`run_file_format`: ``.parquet`` is
         Parquet, anything else TREC, as trec_eval reads any file name). ``order="trec"`` ranks each
-        query like trec_eval (score descending, ties by doc id descending, rank ignored);
-        ``"file"`` keeps the order of the lines or rows. ``trailing_fields`` is for TREC lines."""
+        query like trec_eval 10 (score descending, ties by doc id descending, rank ignored);
+        ``"trec9"`` like trec_eval 9.x and pytrec_eval (the same, scores compared as
+        single-precision floats); ``"file"`` keeps the order of the lines or rows.
+        ``trailing_fields`` is for TREC lines."""
         target = Path(path)
         if order not in RUN_ORDERS:
             raise ValueError(f"order must be one of {RUN_ORDERS}, not {order!r}")

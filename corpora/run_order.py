@@ -6,9 +6,14 @@ Array functions with no model type, below :mod:`corpora.run` (which builds and w
 
 trec_eval (and pytrec_eval, ir_measures and PyTerrier's evaluation, which run its code) ignores the
 rank column: it sorts each query by score descending and breaks ties by doc id *descending* in byte
-order (``strcmp``), comparing scores as single-precision floats (its ``TEXT_RESULTS`` holds ``float
-sim``). :func:`trec_order` is that rule; :func:`strictly_decreasing` is the smallest change of
-scores that makes every evaluator, whatever its tie rule, rank a list as it is ordered.
+order (``strcmp``). How it reads a score depends on its version: trec_eval 10 (the current release)
+reads each into a C ``double``; trec_eval 9.x, and pytrec_eval, which runs 9.x's code, into a
+``float`` (its ``TEXT_RESULTS`` held ``float sim`` until 2023), so two doubles that round to the
+same single-precision value tie there. :data:`SCORE_READINGS` names the two; :func:`trec_order` is
+the rule, given the scores as one of them compares them (:func:`comparison_keys`);
+:func:`reading_dependent_queries` finds the queries whose ranking depends on the choice;
+:func:`strictly_decreasing` is the smallest change of scores that makes every evaluator, whatever
+its tie rule and reading, rank a list as it is ordered.
 """
 
 from __future__ import annotations
@@ -20,30 +25,47 @@ import numpy as np
 
 from corpora.id_hashes import duplicate_pairs, factorize_blocks, hash_ids
 
-#: How a reader orders each query's results: ``"trec"``, trec_eval's rule (score descending, ties by
-#: doc id descending, any rank column ignored); ``"file"``, the order of the lines or rows.
-RunOrder = Literal["trec", "file"]
-RUN_ORDERS: tuple[str, ...] = ("trec", "file")
+#: How a reader orders each query's results: ``"trec"``, trec_eval 10's rule (score descending,
+#: scores compared as doubles, ties by doc id descending, any rank column ignored); ``"trec9"``, the
+#: same rule with scores compared as single-precision floats, as trec_eval 9.x and pytrec_eval do;
+#: ``"file"``, the order of the lines or rows.
+RunOrder = Literal["trec", "trec9", "file"]
+RUN_ORDERS: tuple[str, ...] = ("trec", "trec9", "file")
+#: How each trec_eval reading compares scores: the order -> the dtype of its comparison keys.
+SCORE_READINGS: dict[str, type[np.floating]] = {"trec": np.float64, "trec9": np.float32}
+#: What a results file records for each order (``bench evaluate --format json``'s settings).
+SCORES_COMPARED_AS: dict[str, str | None] = {"trec": "float64", "trec9": "float32", "file": None}
 
 _INT32_MIN = -(2**31)
 
 
-def as_trec_eval_float(scores: np.ndarray) -> np.ndarray:
-    """The scores as trec_eval compares them: it reads each into a C ``float`` (its ``TEXT_RESULTS``
-    holds ``float sim``; pytrec_eval shares that code), so two doubles that round to the same
-    single-precision value are a tie there. Values beyond float range become infinite, as in C.
+def as_float32(scores: np.ndarray) -> np.ndarray:
+    """The scores as trec_eval 9.x and pytrec_eval compare them: each read into a C ``float``, so two
+    doubles that round to the same single-precision value are a tie there. Values beyond float range
+    become infinite, as in C.
 
-    >>> as_trec_eval_float(np.array([1.0, 1.0 + 1e-12])).tolist()
+    >>> as_float32(np.array([1.0, 1.0 + 1e-12])).tolist()
     [1.0, 1.0]
     """
     with np.errstate(over="ignore"):
         return np.asarray(scores, dtype=np.float64).astype(np.float32)
 
 
+def comparison_keys(scores: np.ndarray, order: str) -> np.ndarray:
+    """The scores as the trec_eval reading ``order`` (a key of :data:`SCORE_READINGS`) compares
+    them: the doubles themselves for ``"trec"`` (trec_eval 10), :func:`as_float32` for ``"trec9"``.
+
+    >>> [comparison_keys(np.array([0.1000000001, 0.1]), o).tolist() for o in ("trec", "trec9")]
+    [[0.1000000001, 0.1], [0.10000000149011612, 0.10000000149011612]]
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    return as_float32(values) if SCORE_READINGS[order] is np.float32 else values
+
+
 def trec_order(query_codes: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """Permutation grouping by query (first appearance), then score descending, ties broken by doc
     id descending in code-point order (= ``strcmp`` on UTF-8 bytes, as trec_eval does). ``scores``
-    are the keys as trec_eval compares them (:func:`as_trec_eval_float`).
+    are the keys as a trec_eval reading compares them (:func:`comparison_keys`).
 
     >>> trec_order(np.array([0, 0, 0]), np.array(["a", "c", "b"], dtype=object), np.array([1.0, 2.0, 2.0])).tolist()
     [1, 2, 0]
@@ -78,6 +100,40 @@ def trec_order(query_codes: np.ndarray, docs: np.ndarray, scores: np.ndarray) ->
     return order
 
 
+def reading_dependent_queries(offsets: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray,
+                              doc_index: np.ndarray) -> np.ndarray:
+    """The queries (positions in ``offsets``) whose ranking differs between trec_eval 10's reading of
+    the scores (doubles) and trec_eval 9.x's (single-precision floats): some of their scores collide
+    as floats but not as doubles, and the doc-id tie break puts them in another order.
+
+    The run's entries (query ``j`` is ``offsets[j]:offsets[j+1]``, doc id ``doc_ids[doc_index[i]]``)
+    must be ordered by one of the two readings, as a run file read with ``order="trec"`` or
+    ``"trec9"`` is: equal floats are then neighbours, so one pass over neighbouring scores finds the
+    blocks of equal floats that hold different doubles. As floats, such a block is one tie, ranked
+    by doc id descending; as doubles, by score first. The two agree exactly when the doubles do not
+    increase along the block's doc-id-descending order (equal doubles fall back on the same rule).
+
+    >>> reading_dependent_queries(np.array([0, 2]), np.array([0.1000000001, 0.1]), np.array(["a", "b"], dtype=object),
+    ...                           np.array([0, 1])).tolist()
+    [0]
+    """
+    raw = np.asarray(scores, dtype=np.float64)
+    lengths = np.diff(offsets)
+    query_of = np.repeat(np.arange(len(lengths)), lengths)
+    floats = as_float32(raw)
+    same_float = (query_of[1:] == query_of[:-1]) & (floats[1:] == floats[:-1])
+    collide = same_float & (raw[1:] != raw[:-1])
+    if not collide.any():
+        return np.empty(0, dtype=np.int64)
+    block = np.cumsum(np.concatenate([[True], ~same_float]))  # runs of equal floats within a query
+    entries = np.flatnonzero(np.isin(block, block[1:][collide]))
+    text_rank = np.argsort(np.argsort(doc_ids[doc_index[entries]].astype(np.str_), kind="stable"), kind="stable")
+    entries = entries[np.lexsort((-text_rank, block[entries]))]  # each block by doc id descending
+    same_block = block[entries][1:] == block[entries][:-1]
+    rises = same_block & (raw[entries][1:] > raw[entries][:-1])
+    return np.unique(query_of[entries[1:][rises]])
+
+
 @dataclass(frozen=True)
 class OrderedColumns:
     """Parallel result columns grouped and ordered: ``query_ids`` in order of first appearance,
@@ -102,8 +158,8 @@ def order_columns(query_ids: np.ndarray, doc_ids: np.ndarray, scores: np.ndarray
     repeated = duplicate_pairs(query_codes, doc_ids, hashes)
     if len(repeated):
         return int(repeated.min())
-    if order == "trec":
-        permutation = trec_order(query_codes, doc_ids, as_trec_eval_float(scores))
+    if order in SCORE_READINGS:
+        permutation = trec_order(query_codes, doc_ids, comparison_keys(scores, order))
     else:
         permutation = np.argsort(query_codes, kind="stable")
     counts = np.bincount(query_codes, minlength=len(query_vocabulary))
@@ -139,8 +195,9 @@ def strictly_decreasing(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray |
     Inside each query, walking down the ranking with ``f`` the float a score reads as: a score whose
     ``f`` is below the previous written one's is kept as it is; any other is replaced by the float
     just below, ``f(written_i) = min(f(raw_i), nextafter(f(written_(i-1)), -inf))``: the smallest
-    change that makes the scores strictly decreasing where trec_eval looks (and so as doubles too,
-    rounding being monotone). Vectorised: with ``o`` the position of a float on the line of floats,
+    change that makes the scores strictly decreasing as trec_eval 9.x reads them, and so as doubles
+    too (trec_eval 10's reading; rounding is monotone): both readings rank the list as it is.
+    Vectorised: with ``o`` the position of a float on the line of floats,
     ``o(f(written_i)) = min_(j <= i)(o(f(raw_j)) + j) - i`` within the query. A NaN score, or a
     ``-inf`` that would need a step below ``-inf``, has no such score.
 
@@ -156,7 +213,7 @@ def strictly_decreasing(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray |
     if len(nan):
         return ScoreProblem(int(nan[0]), "the score is NaN, which cannot be ranked", "give every result a real-valued score")
     lengths = np.diff(offsets)
-    ordinals = _float32_ordinals(as_trec_eval_float(raw))
+    ordinals = _float32_ordinals(as_float32(raw))
     follows = np.ones(n, dtype=bool)
     follows[offsets[:-1][lengths > 0]] = False  # an entry that has a predecessor in its own query
     if not (follows[1:] & (ordinals[1:] >= ordinals[:-1])).any():

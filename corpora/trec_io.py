@@ -14,10 +14,11 @@ Formats (one judgment or result per line):
   shift the score column; trec_eval's habit of ignoring fields after ``tag`` is available with
   ``trailing_fields="ignore"``). ``Q0`` is ignored, and so is ``rank``: a ranking is ordered like
   trec_eval, by ``score`` descending with ties broken by doc id *descending* in byte order
-  (``strcmp``), unless ``order="file"`` keeps the order of the lines. Like trec_eval (and
-  pytrec_eval), scores are compared as single-precision floats: two scores equal in float are a
-  tie, however they differ as doubles (the run keeps the doubles). trec_eval's ``runid`` is the
-  ``tag`` of the last line.
+  (``strcmp``), unless ``order="file"`` keeps the order of the lines. Scores are compared as
+  doubles, as trec_eval 10 reads them; ``order="trec9"`` compares them as single-precision floats,
+  as trec_eval 9.x and pytrec_eval do (two scores equal as floats are a tie there, however they
+  differ as doubles; the run keeps the doubles either way). trec_eval's ``runid`` is the ``tag``
+  of the last line.
 
 Both: a line whose first character is ``#`` is a comment (a ``#`` anywhere else belongs to its
 token: MS MARCO v2.1 ids contain one); blank lines are skipped; ids are strings, never numbers; a
@@ -26,9 +27,9 @@ fine); a line over :data:`~corpora.input_files.MAX_JUDGMENT_LINE` (1 MiB), a NUL
 not UTF-8, a folder and a device are errors naming the file (and line); a pipe is read like a file
 (:func:`~corpora.input_files.read_input_bytes`).
 
-Writing (:func:`format_run`) makes the scores strictly decreasing inside each query, as floats, by
-the smallest change that keeps the run's order (:func:`trec_scores`), so that trec_eval,
-pytrec_eval and :func:`read_run` rank the written file exactly as the run was ranked;
+Writing (:func:`format_run`) makes the scores strictly decreasing inside each query, as floats (so
+as doubles too), by the smallest change that keeps the run's order (:func:`trec_scores`), so that
+trec_eval 10 and 9.x, pytrec_eval and :func:`read_run` rank the written file exactly as the run was ranked;
 :func:`format_raw_scores` keeps the scores as they were. :meth:`Run.write <corpora.Run.write>` (the
 TREC format this module registers in :data:`corpora.run.RUN_FILE_FORMATS`) changes only the queries
 that need it (:meth:`~corpora.Run.file_scores`), so a run read from a file is written back exactly.
@@ -248,8 +249,9 @@ def read_run_file(path: str | Path, order: RunOrder = "trec", trailing_fields: T
     """Read a TREC run file: its :class:`~corpora.Run` (queries in order of first appearance) and
     trec_eval's ``runid``, the tag of its last line.
 
-    ``order="trec"`` ranks each query like trec_eval (score descending, ties by doc id descending,
-    rank column ignored); ``order="file"`` keeps the order of the lines. A line without exactly six
+    ``order="trec"`` ranks each query like trec_eval 10 (score descending, ties by doc id descending,
+    rank column ignored); ``"trec9"`` like trec_eval 9.x and pytrec_eval (scores compared as
+    single-precision floats); ``order="file"`` keeps the order of the lines. A line without exactly six
     fields (``trailing_fields="ignore"``: fewer than six), a score that is not a number, a (query,
     document) pair ranked twice and a file without any result are :class:`~corpora.InputFileError`
     naming the file (and line).

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner, Result
 
+from corpora import Run, read_qrels
+from harness import evaluate
 from harness.cli import main
 
 SEED_QRELS = """\
@@ -131,6 +135,89 @@ def test_file_order(files: dict[str, Path]) -> None:
     strict = bench("--qrels", str(files["qrels"]), str(run), "--metrics", "mrr", "--format", "csv", "--order", "file",
                    "--rel-threshold", "3")
     assert pd.read_csv(io.StringIO(strict.stdout)).mrr.iloc[0] == 0.5
+
+
+# ----- how scores are read: trec_eval 10 (doubles) by default, 9.x (floats) with --order trec9 ----
+# Hand-derived: 0.1000000001 > 0.1 as doubles, so trec_eval 10 ranks a first; as floats both are
+# 0.1f, a tie that trec_eval breaks by doc id descending, so 9.x (and pytrec_eval) rank b first.
+
+TWO_LINES_QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n"
+TWO_LINES_RUN = "q1 Q0 a 1 0.1000000001 t\nq1 Q0 b 2 0.1 t\nq2 Q0 c 1 1 t\n"
+
+
+def test_scores_are_compared_as_doubles_as_trec_eval_10_does(files: dict[str, Path]) -> None:
+    files["qrels"].write_text(TWO_LINES_QRELS)
+    files["run"].write_text(TWO_LINES_RUN)
+    ten = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_1,recip_rank", "--format", "trec")
+    assert ten.exit_code == 0, ten.output
+    assert "P_1                   \tq1\t1.0000" in ten.stdout and "recip_rank            \tq1\t1.0000" in ten.stdout
+    nine = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_1,recip_rank", "--format", "trec",
+                 "--order", "trec9")
+    assert "P_1                   \tq1\t0.0000" in nine.stdout and "recip_rank            \tq1\t0.5000" in nine.stdout
+    # either way, one warning line: how many queries depend on the reading, and how to get the other
+    (line,) = [w for w in ten.stderr.splitlines() if w.startswith("warning:")]
+    assert "1 queries rank differently as trec_eval 10 and 9.x read their scores" in line and "'q1'" in line
+    assert "--order trec9" in line
+    (line,) = [w for w in nine.stderr.splitlines() if w.startswith("warning:")]
+    assert "1 queries rank differently" in line and "--order trec gives trec_eval 10's" in line
+    kept = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_1", "--order", "file")
+    assert "warning:" not in kept.stderr  # the file's order decides: the reading plays no part
+
+
+def test_no_warning_when_the_ranking_does_not_depend_on_the_reading(files: dict[str, Path]) -> None:
+    files["qrels"].write_text(TWO_LINES_QRELS)
+    # the larger doc id has the larger double: both readings put b first
+    files["run"].write_text("q1 Q0 b 1 0.1000000001 t\nq1 Q0 a 2 0.1 t\nq2 Q0 c 1 1 t\n")
+    result = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_1", "--format", "csv")
+    assert result.exit_code == 0 and "warning:" not in result.stderr
+
+
+def test_json_records_how_the_scores_were_read(files: dict[str, Path]) -> None:
+    files["qrels"].write_text(TWO_LINES_QRELS)
+    files["run"].write_text(TWO_LINES_RUN)
+    for options, compared_as in (((), "float64"), (("--order", "trec9"), "float32"), (("--order", "file"), None)):
+        result = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_1", "--format", "json",
+                       *options)
+        document = json.loads(result.stdout)
+        assert document["settings"]["scores_compared_as"] == compared_as
+        assert len(document["runs"][0]["warnings"]) == (0 if compared_as is None else 1)
+
+
+def _random_files(folder: Path, seed: int) -> tuple[Path, Path]:
+    """Tie-heavy files: few score values, some nudged by 1e-10 (colliding only as floats), queries
+    missing from the run, judged only non-relevant, or ranked but not judged."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(40)]
+    qrels, run = [], []
+    for q in range(25):
+        judged = rng.choice(docs, size=int(rng.integers(1, 10)), replace=False)
+        grades = rng.choice([0, 0, 1, 2], size=len(judged)) if q % 7 else np.zeros(len(judged), dtype=int)
+        qrels += [f"q{q} 0 {d} {g}" for d, g in zip(judged, grades)]
+        if q % 5 == 4:
+            continue
+        for d in rng.choice(docs, size=int(rng.integers(1, 30)), replace=False):
+            score = float(rng.choice([0.1, 0.5, 1.0, 2.25]))
+            run.append(f"q{q} Q0 {d} 0 {score * (1 + int(rng.integers(-3, 4)) * 1e-10)!r} t")
+    run.append("x Q0 d1 0 1.0 t")
+    (folder / "r.qrels").write_text("\n".join(qrels) + "\n")
+    (folder / "r.run").write_text("\n".join(rng.permutation(run)) + "\n")
+    return folder / "r.qrels", folder / "r.run"
+
+
+@pytest.mark.parametrize("order", ["trec", "trec9"])
+def test_bench_evaluate_equals_harness_evaluate_on_the_same_files(tmp_path: Path, order: str) -> None:
+    metrics = "map,P_5,recip_rank,ndcg_cut_10,recall_10,Rprec,bpref,success_1"
+    for seed in range(3):
+        qrels, run = _random_files(tmp_path, seed)
+        result = bench("--qrels", str(qrels), str(run), "--metrics", metrics, "--format", "csv", "--order", order)
+        assert result.exit_code == 0, result.output
+        assert "queries rank differently as trec_eval 10 and 9.x" in result.stderr  # the reading matters here
+        printed = pd.read_csv(io.StringIO(result.stdout), dtype={"query_id": str}).set_index("query_id")
+        library = evaluate(Run.read(run, order=order), read_qrels(qrels), metrics)
+        names = metrics.split(",")
+        assert printed.index.tolist() == [*library.index, "all"]  # the same queries, in the same order
+        assert printed.loc[library.index, names].to_numpy().tolist() == library[names].to_numpy().tolist()
+        assert printed.loc["all", names].tolist() == [math.fsum(library[n]) / len(library) for n in names]
 
 
 # ----- bad input: one line on stderr, exit 2 --------------------------------------------------

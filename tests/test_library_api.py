@@ -4,6 +4,8 @@ library and `bench compare` give the same numbers and the same files."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -11,7 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, load_dataset, summary_line
+from click.testing import CliRunner
+
+from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, Run, load_dataset, read_qrels, summary_line
 from harness import CompareResult, compare, evaluate, parse_metric
 from harness.cli import main
 from harness.core.retrieval_metrics import RESULTS_FILE
@@ -269,23 +273,50 @@ def test_a_dataset_of_the_wrong_kind_is_refused() -> None:
 # ----- evaluate ----------------------------------------------------------------------------------
 
 
-def test_evaluate_counts_the_queries_compare_counts_and_scores_a_missed_one_zero() -> None:
+def test_evaluate_counts_every_judged_query_as_trec_eval_c_does() -> None:
     run = {"q1": [("d2", 3.0), ("d1", 2.0)], "q9": [("d1", 1.0)]}  # q2 missed; q9 not judged
     frame = evaluate(run, QRELS.to_dict(), ["mrr", "ndcg@2"])
-    assert frame.index.tolist() == ["q1", "q2"]  # q3 has no relevant judgment: excluded, as in compare
-    assert frame["mrr"].tolist() == [0.5, 0.0]
+    assert frame.index.tolist() == ["q1", "q2", "q3"]  # q3 is judged, only non-relevant: it counts, as 0
+    assert frame["mrr"].tolist() == [0.5, 0.0, 0.0]
     assert frame["ndcg@2"].iloc[0] == pytest.approx((2 / np.log2(3)) / 2)  # d1 (grade 2) at rank 2 of ideal 1
-    assert frame["first_relevant_rank"].tolist() == [2, pd.NA]
-    assert evaluate(run, QRELS, "mrr", depth=1)["mrr"].tolist() == [0.0, 0.0]
-    assert evaluate(run, QRELS, "mrr", query_ids=["q1", "q3"])["mrr"].tolist() == [0.5, 0.0]
+    assert frame["first_relevant_rank"].tolist() == [2, pd.NA, pd.NA]
+    assert evaluate(run, QRELS, "mrr", depth=1)["mrr"].tolist() == [0.0, 0.0, 0.0]
+    assert evaluate(run, QRELS, "mrr", query_ids=["q3", "q1"])["mrr"].tolist() == [0.0, 0.5]
+    assert evaluate(run, QRELS, "mrr", run_queries_only=True)["mrr"].to_dict() == {"q1": 0.5}
+
+
+def test_evaluate_and_bench_evaluate_count_the_same_queries(tmp_path) -> None:
+    """The issue's example: q2 is judged only non-relevant. trec_eval -c (and both of ours) counts
+    it: mean MRR (1 + 0) / 2 = 0.5, not 1.0."""
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 0\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 1.0 t\nq2 Q0 b 1 1.0 t\n")
+    frame = evaluate(Run.read(tmp_path / "run"), read_qrels(tmp_path / "qrels"), ["mrr"])
+    assert frame["mrr"].to_dict() == {"q1": 1.0, "q2": 0.0}
+    result = CliRunner().invoke(main, ["evaluate", "--qrels", str(tmp_path / "qrels"), str(tmp_path / "run"),
+                                       "--metrics", "mrr", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    rows = {row["query_id"]: float(row["mrr"]) for row in csv.DictReader(io.StringIO(result.stdout))}
+    assert rows == {"q1": 1.0, "q2": 0.0, "all": 0.5} and frame["mrr"].mean() == 0.5
+
+
+def test_evaluate_refuses_judgments_or_a_run_that_would_make_every_number_zero() -> None:
+    with pytest.raises(RetbenchError, match="no query has a relevant judgment.*Fix:"):
+        evaluate({"q1": [("d1", 1.0)]}, {"q1": {"d1": 0}}, ["mrr"])
+    with pytest.raises(RetbenchError, match=r"run: none of the run's 1 queries \('x'\) is judged.*Fix:"):
+        evaluate({"x": [("d1", 1.0)]}, QRELS, ["mrr"])
 
 
 def test_evaluate_equals_the_per_query_values_of_compare() -> None:
+    """compare averages the queries with a relevant judgment (q1, q2); evaluate counts q3 too, as 0."""
     result = compare([Overlap(), FixedRun(FIXED)], tiny(), ["mrr", "ndcg@3"], bootstrap_samples=50)
     for system in result.systems:
         frame = evaluate(system.run, QRELS, ["mrr", "ndcg@3"])
+        assert frame.loc["q3", ["mrr", "ndcg@3"]].tolist() == [0.0, 0.0]
         mine = result.per_query[result.per_query.system == system.label].set_index("query_id")
-        pd.testing.assert_frame_equal(frame, mine.drop(columns="system"), check_names=False, check_index_type=False)
+        pd.testing.assert_frame_equal(frame.loc[result.query_ids], mine.drop(columns="system"), check_names=False,
+                                      check_index_type=False)
+        same = evaluate(system.run, QRELS, ["mrr", "ndcg@3"], query_ids=result.query_ids)
+        pd.testing.assert_frame_equal(same, mine.drop(columns="system"), check_names=False, check_index_type=False)
 
 
 def test_evaluate_refuses_bad_options() -> None:

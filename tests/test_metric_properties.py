@@ -4,6 +4,8 @@ Generated cases: documents from a small pool so that rankings and judgments over
 -1 (judged, never relevant) and queries judged all-0; some queries missing from the run, some from
 the qrels; scores from a handful of float32-exact values (pytrec_eval stores scores as float32), so
 ties are everywhere and trec_eval's tie-break (doc id descending) is exercised on every example.
+Then the same with doubles that collide only as floats, where trec_eval 10 (doubles, our default)
+and 9.x (floats, pytrec_eval, ``order="trec9"``) rank differently: each reading against pytrec_eval.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from corpora.trec_io import run_from_arrays
 DOCS = [f"d{i}" for i in range(12)] + ["D1", "d1x", "é"]
 QUERIES = [f"q{i}" for i in range(6)]
 SCORES = [-1.0, 0.0, 0.5, 1.0, 1.0, 2.25, 3.0]  # float32-exact; the repeat makes ties likelier
+# distinct doubles, fewer distinct floats: 1 +- 1e-12, 0.1 and 0.1000000001, 0.5 + 1e-13 tie as floats
+NEAR_TIES = [0.1, 0.1000000001, 0.5, 0.5 + 1e-13, 1.0, 1.0 + 1e-12, 1.0 - 1e-12, 2.25]
 PROPERTY_SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LIGHTER_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=100)
 
@@ -44,7 +48,7 @@ class Case:
 
 
 @st.composite
-def cases(draw: st.DrawFn) -> Case:
+def cases(draw: st.DrawFn, scores: list[float] = SCORES) -> Case:
     judgments = {}
     for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=5, unique=True)):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
@@ -52,7 +56,7 @@ def cases(draw: st.DrawFn) -> Case:
     rankings = {}
     for q in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=6, unique=True)):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True))
-        rankings[q] = [(d, draw(st.sampled_from(SCORES))) for d in docs]
+        rankings[q] = [(d, draw(st.sampled_from(scores))) for d in docs]
     return Case(judgments, rankings, draw(st.sampled_from([1, 1, 2])))
 
 
@@ -164,3 +168,42 @@ def test_per_query_values_equal_pytrec_eval(case: Case) -> None:
     if missing:
         zeros = evaluate(case.run(), Qrels(case.judgments), parse_metrics(names), missing, case.rel_threshold)
         assert (zeros[names].to_numpy() == 0).all()
+
+
+def _pytrec_eval_values(case: Case, rankings: dict[str, dict[str, float]]) -> tuple[dict, list[str]]:
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is a test dependency")
+    cutoffs = ",".join(str(k) for k in CUTOFFS)
+    requested = {m if m not in ("map_cut", "P", "recall", "ndcg_cut", "success") else f"{m}.{cutoffs}"
+                 for m in TREC_MEASURES}
+    evaluator = pytrec_eval.RelevanceEvaluator(case.judgments, requested, relevance_level=case.rel_threshold)
+    return evaluator.evaluate(rankings), _trec_names()
+
+
+def _assert_equal(ours, theirs: dict, names: list[str], query_ids: list[str]) -> None:
+    assert sorted(theirs) == sorted(query_ids)
+    for q in query_ids:
+        for name in names:
+            assert math.isclose(ours.loc[q, name], theirs[q][name], rel_tol=0, abs_tol=1e-9), (q, name)
+
+
+@PROPERTY_SETTINGS
+@given(case=cases(NEAR_TIES).filter(_trec_eval_safe))
+def test_the_trec9_reading_equals_pytrec_eval_on_doubles_that_tie_as_floats(case: Case) -> None:
+    """pytrec_eval is given the doubles themselves and reads them as floats, as trec_eval 9.x does."""
+    theirs, names = _pytrec_eval_values(case, {q: dict(pairs) for q, pairs in case.rankings.items()})
+    ours = evaluate(case.run("trec9"), Qrels(case.judgments), parse_metrics(names), case.both(), case.rel_threshold)
+    _assert_equal(ours, theirs, names, case.both())
+
+
+@PROPERTY_SETTINGS
+@given(case=cases(NEAR_TIES).filter(_trec_eval_safe))
+def test_the_default_reading_ranks_by_doubles_as_trec_eval_10_does(case: Case) -> None:
+    """trec_eval 10's ranking computed independently (sort by the double, ties by doc id descending),
+    handed to pytrec_eval as one distinct float per rank, so its float reading cannot reorder it."""
+    ranked = {q: sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True) for q, pairs in case.rankings.items()}
+    as_ranks = {q: {d: float(len(pairs) - i) for i, (d, _) in enumerate(pairs)} for q, pairs in ranked.items()}
+    theirs, names = _pytrec_eval_values(case, as_ranks)
+    run = case.run()
+    assert {q: run.ranking(q) for q in run.query_ids} == {q: [d for d, _ in p] for q, p in ranked.items()}
+    ours = evaluate(run, Qrels(case.judgments), parse_metrics(names), case.both(), case.rel_threshold)
+    _assert_equal(ours, theirs, names, case.both())

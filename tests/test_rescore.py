@@ -4,7 +4,9 @@ pytrec_eval (trec_eval's code) on the written ``runs/*.trec`` and the written qr
 value of ``per_query.csv``, and ``bench evaluate`` with default options (the command the manifest
 records) prints ``summary.csv``'s means to the last bit: on the bundled corpus and on two real
 collections (and CSFCube's candidate pools), for the four baselines, including rrf, whose scores
-tie in every Cranfield query.
+tie in every Cranfield query. The written scores are strictly decreasing as floats, so the two
+readings of trec_eval (10: doubles, the default; 9.x and pytrec_eval: floats, ``--order trec9``)
+rank them alike: both print the same bytes, without a warning.
 """
 
 from __future__ import annotations
@@ -107,14 +109,21 @@ def test_pytrec_eval_on_the_written_runs_equals_per_query(results_folder: Path) 
     assert compared == len(per_query) * len(metrics)
 
 
-def _evaluate_as_recorded(folder: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+def _evaluate_as_recorded(folder: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> list[dict[str, str]]:
     manifest = json.loads((folder / "manifest.json").read_text())
     command = manifest["rescore"]["command"].split()
     assert command[:2] == ["bench", "evaluate"] and "--format" in command
     monkeypatch.chdir(folder)  # the recorded command runs inside the results folder
-    result = CliRunner().invoke(main, command[1:])
+    result = CliRunner().invoke(main, [*command[1:], *extra])
     assert result.exit_code == 0, result.output
+    assert "warning:" not in result.stderr  # no ranking depends on how the scores are read
     return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+def test_both_readings_of_the_scores_rescore_the_written_runs_alike(
+        results_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _evaluate_as_recorded(results_folder, monkeypatch, "--order", "trec9") == \
+        _evaluate_as_recorded(results_folder, monkeypatch)
 
 
 def test_bench_evaluate_with_default_options_reproduces_summary_and_per_query(
@@ -159,9 +168,9 @@ def test_rrf_ties_on_the_bundled_corpus_survive_the_round_trip(tmp_path: Path) -
     assert float(lines[0].split()[4]) > float(lines[1].split()[4])
 
 
-# ----- bench evaluate reads scores as trec_eval does --------------------------------------------
+# ----- order="trec9" reads scores as trec_eval 9.x and pytrec_eval do ----------------------------
 
-# distinct doubles, but only three distinct floats: trec_eval ties them
+# distinct doubles, but only three distinct floats: trec_eval 9.x (so pytrec_eval) ties them
 _NEAR_TIES = [1.0, 1.0 - 1e-12, 1.0 - 2e-12, 0.5, 0.5 + 1e-13, 0.25]
 
 
@@ -175,7 +184,7 @@ def test_scores_equal_as_floats_rank_as_in_pytrec_eval(tmp_path_factory, entries
     path = tmp_path_factory.mktemp("near-ties") / "run.trec"
     path.write_text("".join(f"q Q0 {d} 1 {score!r} t\n" for d, (score, _) in zip(docs, entries)))
     metrics = [parse_metric(m) for m in ("mrr", "ndcg@5", "precision@3", "map")]
-    ours = evaluate(read_run(path), qrels, metrics).loc["q"]
+    ours = evaluate(read_run(path, order="trec9"), qrels, metrics).loc["q"]
     reference = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg_cut.5", "P.3", "map"}).evaluate(
         {"q": {d: score for d, (score, _) in zip(docs, entries)}})["q"]
     for metric in metrics:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from corpora import InputFileError, Qrels, RetbenchError, Run
 from corpora.id_hashes import hash_ids
+from corpora.run_order import reading_dependent_queries
 from corpora.trec_io import (TREC_EVAL_QRELS, QrelsFile, QrelsRules, format_qrels, format_raw_scores, format_run,
                              read_qrels, read_qrels_file, read_run, read_run_file, run_from_arrays, trec_scores,
                              write_qrels, write_run)
@@ -246,15 +247,56 @@ def test_tied_scores_are_written_one_float_apart_so_trec_eval_keeps_the_run_orde
     assert read_run(tmp_path / "run.trec").ranking("q1") == run.ranking("q1")
 
 
-def test_scores_that_differ_only_beyond_float_precision_are_a_tie_for_trec_eval(tmp_path: Path) -> None:
-    """trec_eval and pytrec_eval hold scores as C floats: 1.0 and 1.0 - 1e-12 tie there, and the
-    tie goes to the larger doc id. The reader does the same; the writer separates them."""
+def test_scores_that_differ_only_beyond_float_precision_are_a_tie_only_for_trec_eval_9(tmp_path: Path) -> None:
+    """trec_eval 10 reads scores as C doubles: 1.0 is above 1.0 - 1e-12. trec_eval 9.x and
+    pytrec_eval hold them as C floats: the two tie there, and the tie goes to the larger doc id.
+    The reader follows 10 by default and 9.x with order="trec9"; the writer separates them as
+    floats, so both read the written file as the run is ranked."""
     path = write(tmp_path, "run.trec", "q Q0 a 1 1.0 t\nq Q0 b 2 0.999999999999 t\nq Q0 c 3 0.5 t\n")
-    assert read_run(path).ranking("q") == ["b", "a", "c"]
+    assert read_run(path).ranking("q") == ["a", "b", "c"]
+    assert read_run(path, order="trec9").ranking("q") == ["b", "a", "c"]
     run = Run.from_mapping({"q": [("a", 1.0), ("b", 1.0 - 1e-12), ("c", 0.5)]})
     assert trec_scores(run).tolist() == [1.0, _down(1.0), 0.5]
     write_run(run, tmp_path / "written.trec", tag="t")
-    assert read_run(tmp_path / "written.trec").ranking("q") == ["a", "b", "c"]
+    for order in ("trec", "trec9"):
+        assert read_run(tmp_path / "written.trec", order=order).ranking("q") == ["a", "b", "c"]
+
+
+def test_the_two_line_example_of_trec_eval_10(tmp_path: Path) -> None:
+    """0.1000000001 > 0.1 as doubles (trec_eval 10: "a" first); as floats both are 0.1f, a tie that
+    the larger doc id "b" wins (trec_eval 9.x). Derived by hand from trec_eval's comparison."""
+    path = write(tmp_path, "run.trec", "q Q0 a 1 0.1000000001 t\nq Q0 b 2 0.1 t\n")
+    assert read_run(path).ranking("q") == ["a", "b"]
+    assert read_run(path, order="trec9").ranking("q") == ["b", "a"]
+    assert read_run(path, order="file").ranking("q") == ["a", "b"]
+
+
+def test_a_run_read_one_way_is_written_so_that_both_readings_agree(tmp_path: Path) -> None:
+    """Read as trec_eval 10 reads it, ["a", "b"] depends on the reading (9.x says ["b", "a"]); the
+    written file lowers b just below a as a float, so that both say ["a", "b"]. A query whose
+    ranking does not depend on the reading keeps its scores exactly."""
+    path = write(tmp_path, "run.trec", "q Q0 a 1 0.1000000001 t\nq Q0 b 2 0.1 t\nr Q0 d 1 0.1000000001 t\n"
+                                       "r Q0 c 2 0.1 t\n")
+    run = read_run(path)
+    assert run.ranking("r") == ["d", "c"] == read_run(path, order="trec9").ranking("r")  # the tie goes to d too
+    written = run.file_scores()
+    assert written.tolist() == [0.1000000001, _down(0.1000000001), 0.1000000001, 0.1]
+    run.write(tmp_path / "back.trec")
+    for order in ("trec", "trec9"):
+        back = read_run(tmp_path / "back.trec", order=order)
+        assert [back.ranking(q) for q in ("q", "r")] == [["a", "b"], ["d", "c"]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(list("abcdefg")),
+                          st.sampled_from([0.1, 0.1000000001, 0.1 - 3e-10, 0.5, 1.0, 1.0 + 1e-12, 2.0])),
+                min_size=1, max_size=30, unique_by=lambda row: row[:2]))
+def test_the_queries_whose_ranking_depends_on_the_reading_are_found(rows: list[tuple[str, str, float]]) -> None:
+    columns = [list(c) for c in zip(*rows)]
+    doubles, floats = Run.from_columns(*columns), Run.from_columns(*columns, order="trec9")
+    differ = [j for j, q in enumerate(doubles.query_ids) if doubles.ranking(q) != floats.ranking(q)]
+    for run in (doubles, floats):  # found from a run ordered either way
+        assert reading_dependent_queries(run.offsets, run.scores, run.doc_ids, run.doc_index).tolist() == differ
 
 
 def test_a_step_cascades_into_the_next_score_only_when_it_must() -> None:

@@ -1,12 +1,17 @@
 """``bench evaluate``: score run files (TREC, or Parquet by the ``.parquet`` suffix) against TREC or
-BEIR qrels, with trec_eval's semantics.
+BEIR qrels, with trec_eval 10's semantics.
 
-Which queries count: by default ``trec_eval -c``: every query of the qrels, a query the run misses
-scoring 0, and so does one whose judgments are all non-relevant. ``--run-queries-only`` gives plain
-trec_eval: the queries both in the run and in the qrels. Queries are listed in trec_eval's order
-(query id, byte order); ``all`` holds the means (exactly rounded, see
+Which queries count (:func:`~harness.core.evaluation.trec_eval_queries`, the rule of
+:func:`harness.evaluate` too): by default ``trec_eval -c``: every query of the qrels, a query the run
+misses scoring 0, and so does one whose judgments are all non-relevant. ``--run-queries-only`` gives
+plain trec_eval: the queries both in the run and in the qrels. Queries are listed in trec_eval's
+order (query id, byte order); ``all`` holds the means (exactly rounded, see
 :func:`~harness.core.evaluation.mean_over_queries`), and ``--format trec`` prints what trec_eval prints
 for the same measures, line for line.
+
+How scores are read: as trec_eval 10 reads them (doubles) by default; ``--order trec9`` as trec_eval
+9.x and pytrec_eval do (single-precision floats, so doubles that round to the same float tie). When a
+run's ranking depends on that choice, one warning line says in how many queries.
 """
 
 from __future__ import annotations
@@ -20,12 +25,12 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from corpora import ParameterError, Qrels, RetbenchError
+from corpora import ParameterError, Qrels
 from corpora.run import TRAILING_FIELDS, RunFile
-from corpora.run_order import RUN_ORDERS
+from corpora.run_order import RUN_ORDERS, SCORE_READINGS, SCORES_COMPARED_AS, reading_dependent_queries
 from corpora.trec_io import QRELS_FORMATS, read_qrels
 from harness.cli import PathParameter
-from harness.core.evaluation import COUNTS, evaluate, mean_over_queries
+from harness.core.evaluation import COUNTS, evaluate, mean_over_queries, preview_ids, trec_eval_queries
 from harness.core.metrics import Metric, metrics_help, parse_metrics
 from harness.core.trec_eval import trec_eval_name, trec_eval_sort_key
 
@@ -37,13 +42,14 @@ _TREC_NAME_WIDTH = 22  # trec_eval left-justifies measure names to 22 characters
 @dataclass
 class RunScores:
     """One run's per-query values (index ``query_id``, one column per metric name), trec_eval's
-    counts per query (:data:`~harness.core.evaluation.COUNTS`), its ``runid`` and notes."""
+    counts per query (:data:`~harness.core.evaluation.COUNTS`), its ``runid``, notes and warnings."""
 
     label: str
     run_id: str
     per_query: pd.DataFrame
     counts: pd.DataFrame
     notes: list[str]
+    warnings: list[str]
 
     @property
     def means(self) -> pd.Series:
@@ -51,57 +57,36 @@ class RunScores:
                          dtype="float64")
 
 
-def _sorted_ids(ids: Sequence[str]) -> list[str]:
-    # trec_eval orders query ids with strcmp; code-point order of str equals UTF-8 byte order.
-    return sorted(ids)
-
-
-def _preview(ids: Sequence[str], limit: int = 5) -> str:
-    shown = ", ".join(repr(i) for i in list(ids)[:limit])
-    return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
-
-
-def select_queries(run_file: RunFile, qrels: Qrels, run_label: str, rel_threshold: int,
-                   run_queries_only: bool) -> tuple[list[str], list[str]]:
-    """The query ids to evaluate (trec_eval order) and notes on what was left out or scores 0."""
+def reading_warning(run_file: RunFile, order: str) -> str | None:
+    """The warning for a run whose ranking depends on how its scores are read (trec_eval 10's
+    doubles or 9.x's floats), or None: how many queries, and how to get the other reading."""
+    if order not in SCORE_READINGS:
+        return None  # --order file: the scores decide nothing
     run = run_file.run
-    judged = list(qrels)  # every judged query, in order of first appearance
-    judged_set = set(judged)
-    in_run = [q for q in run.query_ids if q in judged_set]
-    if not in_run:
-        raise RetbenchError(
-            f"{run_label}: none of the run's {len(run.query_ids)} queries ({_preview(run.query_ids)}) is judged in "
-            f"{qrels.source}. Fix: check that the run and the qrels use the same query ids")
-    notes = []
-    unjudged = [q for q in run.query_ids if q not in judged_set]
-    if unjudged:
-        notes.append(f"{len(unjudged)} run queries have no judgments and are ignored: {_preview(unjudged)}")
-    counted = in_run if run_queries_only else judged
-    relevant_set = set(qrels.queries_with_relevant(rel_threshold))
-    no_relevant = [q for q in counted if q not in relevant_set]
-    if no_relevant:
-        notes.append(f"{len(no_relevant)} judged queries have no relevant document (grade >= {rel_threshold}) and "
-                     f"score 0: {_preview(no_relevant)}")
-    if not run_queries_only:
-        in_run_set = set(run.query_ids)
-        missing = [q for q in judged if q not in in_run_set]
-        if missing:
-            notes.append(f"{len(missing)} queries are missing from the run and score 0: {_preview(missing)}")
-    return _sorted_ids(counted), notes
+    queries = reading_dependent_queries(run.offsets, run.scores, run.doc_ids, run.doc_index)
+    if not len(queries):
+        return None
+    ids = sorted(run.query_ids[j] for j in queries.tolist())  # trec_eval's order, as the output lists them
+    if order == "trec":
+        how, other = "as trec_eval 10 reads scores (doubles)", "--order trec9 gives trec_eval 9.x's and pytrec_eval's"
+    else:
+        how, other = "as trec_eval 9.x and pytrec_eval read scores (floats)", "--order trec gives trec_eval 10's"
+    return (f"{len(ids)} queries rank differently as trec_eval 10 and 9.x read their scores (values that differ "
+            f"as doubles tie as single-precision floats): {preview_ids(ids)}; evaluated {how}, {other}")
 
 
 def score_runs(qrels: Qrels, runs: Sequence[tuple[str, RunFile]], metrics: Sequence[Metric],
-               rel_threshold: int = 1, depth: int | None = None, run_queries_only: bool = False) -> list[RunScores]:
-    """Evaluate each (label, run file) on its query set; see the module docstring for which queries count."""
-    if not qrels.queries_with_relevant(rel_threshold):
-        raise RetbenchError(f"{qrels.source}: no query has a relevant judgment (grade >= {rel_threshold}). "
-                            "Fix: check the qrels and --rel-threshold")
+               rel_threshold: int = 1, depth: int | None = None, run_queries_only: bool = False,
+               order: str = "trec") -> list[RunScores]:
+    """Evaluate each (label, run file, read with ``order``) on its query set
+    (:func:`~harness.core.evaluation.trec_eval_queries`)."""
     scored = []
     for label, run_file in runs:
-        query_ids, notes = select_queries(run_file, qrels, label, rel_threshold, run_queries_only)
+        query_ids, notes = trec_eval_queries(qrels, run_file.run.query_ids, rel_threshold, run_queries_only, label)
         frame = evaluate(run_file.run, qrels, metrics, query_ids, rel_threshold, depth, counts=True)
+        warning = reading_warning(run_file, order)
         scored.append(RunScores(label, run_file.run_id, frame[[m.name for m in metrics]], frame[list(COUNTS)],
-                                notes))
+                                notes, [warning] if warning else []))
     return scored
 
 
@@ -181,6 +166,7 @@ def format_json(scores: Sequence[RunScores], settings: dict[str, object]) -> str
                 "per_query": {str(q): {name: _json_value(v) for name, v in row.items()}
                               for q, row in run.per_query.to_dict(orient="index").items()},
                 "notes": run.notes,
+                "warnings": run.warnings,
             }
             for run in scores
         ],
@@ -223,7 +209,9 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
               help="Evaluate only the queries in both run and qrels (plain trec_eval) instead of every query of the "
                    "qrels, missing ones and ones without a relevant judgment scoring 0 (trec_eval -c).")
 @click.option("--order", type=click.Choice(RUN_ORDERS), default="trec", show_default=True,
-              help="trec: score descending, ties by doc id descending, rank column ignored; file: as written "
+              help="trec: as trec_eval 10 ranks: score descending (scores compared as doubles), ties by doc id "
+                   "descending, rank column ignored; trec9: the same with scores compared as single-precision "
+                   "floats, as trec_eval 9.x and pytrec_eval (ir_measures, PyTerrier) do; file: as written "
                    "(lines, or Parquet rows).")
 @click.option("--qrels-format", type=click.Choice(QRELS_FORMATS), default="auto", show_default=True,
               help="auto: TREC (4 fields) or BEIR (3 tab-separated fields, optional header) from the first line.")
@@ -232,7 +220,7 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
                    "ignore them, as trec_eval does.")
 def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_format: str, rel_threshold: int,
             depth: int | None, run_queries_only: bool, order: str, qrels_format: str, trailing_fields: str) -> None:
-    """Score run files against TREC or BEIR qrels (trec_eval's semantics, vectorised).
+    """Score run files against TREC or BEIR qrels (trec_eval 10's semantics, vectorised).
 
     A RUN is a TREC run file, or a Parquet file (name ending in .parquet) with the columns qid,
     docno, score (PyTerrier's) or query_id, doc_id, score, ranked by the same rules.
@@ -242,8 +230,10 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
     _positive("depth", depth, 1)
     qrels = read_qrels(qrels_path, qrels_format)  # type: ignore[arg-type]
     labelled = [(str(path), RunFile.read(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
-    scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only)
+    scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only, order)
     for run in scores:
+        for warning in run.warnings:
+            click.echo(f"warning: {run.label}: {warning}", err=True)
         for note in run.notes:
             click.echo(f"note: {run.label}: {note}", err=True)
     if output_format == "csv":
@@ -251,6 +241,7 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
     elif output_format == "json":
         settings = {"qrels": str(qrels_path), "metrics": [m.name for m in metrics], "rel_threshold": rel_threshold,
                     "depth": depth, "run_queries_only": run_queries_only, "order": order,
+                    "scores_compared_as": SCORES_COMPARED_AS[order],
                     "qrels_format": qrels_format, "trailing_fields": trailing_fields,
                     "definitions": {m.name: m.describe() for m in metrics}}
         click.echo(format_json(scores, settings), nl=False)

@@ -11,10 +11,13 @@ arguments; a notebook calls them directly::
     result.summary            # one row per system, one column per metric
     result.write("results")   # the results folder bench compare writes
 
-Which queries count, in both: every query with at least one relevant judgment (grade >=
-``rel_threshold``); a query the run misses or answers with nothing scores 0 (trec_eval ``-c``); a
-query without a relevant judgment is excluded and reported so (``CompareResult.excluded_query_ids``),
-never silently averaged in. :func:`compare` also needs the query's text, to search with it.
+Which queries count. :func:`compare`: every query with at least one relevant judgment (grade >=
+``rel_threshold``) and a text to search with; a query the run misses or answers with nothing scores
+0; a query without a relevant judgment is excluded and reported so
+(``CompareResult.excluded_query_ids``), never silently averaged in (the article's convention).
+:func:`evaluate`: trec_eval 10 ``-c``, as ``bench evaluate``
+(:func:`~harness.core.evaluation.trec_eval_queries`, one function for both): every query of the
+judgments counts, one the run misses or whose judgments are all non-relevant scoring 0.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, Engine, resolve_engine
-from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries
+from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
 from harness.core.inputs import (CacheChoice, Systems, check_confidence_from, check_dataset_argument, check_facets_file,
@@ -58,7 +61,7 @@ __all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count"
 
 
 def queries_that_count(qrels: Qrels, rel_threshold: int, among: Sequence[str] | None = None) -> list[str]:
-    """The queries a mean is taken over: those with at least one relevant judgment, in the order of
+    """The queries :func:`compare` takes a mean over: those with at least one relevant judgment, in the order of
     ``among`` (the dataset's queries, which must hold the query to search with it) or, without it,
     in qrels order."""
     with_relevant = qrels.queries_with_relevant(rel_threshold)
@@ -326,19 +329,28 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],
              metrics: str | Sequence[str | Metric], *, rel_threshold: int = 1, depth: int | None = None,
-             query_ids: Sequence[str] | None = None) -> pd.DataFrame:
+             query_ids: Sequence[str] | None = None, run_queries_only: bool = False) -> pd.DataFrame:
     """Per-query values of one run against its judgments: one row per query (index ``query_id``), one
-    column per metric (named as requested), and ``first_relevant_rank`` (nullable int).
+    column per metric (named as requested), and ``first_relevant_rank`` (nullable int) -- the numbers
+    ``bench evaluate`` prints for the same files.
 
     ``run``: a :class:`~corpora.Run` or a mapping query id -> ``[(doc id, score), ...]``, evaluated in
-    the order given (best first). ``qrels``: a :class:`~corpora.Qrels` or a mapping query id ->
-    ``{doc id: grade}``. ``metrics``: Metric objects or names. ``depth`` cuts every ranking first
-    (trec_eval ``-M``). Queries: ``query_ids`` when given, else every query with a relevant judgment
-    (grade >= ``rel_threshold``), in qrels order -- the rule of :func:`compare` and of trec_eval
-    ``-c``: a query the run misses or answers with nothing scores 0.
+    the order given (best first). A run file read with ``Run.read(path)`` is ranked as trec_eval 10
+    ranks it (scores compared as doubles); ``Run.read(path, order="trec9")`` as trec_eval 9.x and
+    pytrec_eval do (as single-precision floats). ``qrels``: a :class:`~corpora.Qrels` or a mapping
+    query id -> ``{doc id: grade}``. ``metrics``: Metric objects or names. ``depth`` cuts every
+    ranking first (trec_eval ``-M``).
+
+    Queries (``bench evaluate``'s rule, :func:`~harness.core.evaluation.trec_eval_queries`): trec_eval 10
+    ``-c``, every query of the judgments, in trec_eval's order (query id, byte order); a query the
+    run misses, or whose judgments are all non-relevant (grade < ``rel_threshold``), scores 0.
+    ``run_queries_only=True`` keeps only the queries the run answers (plain trec_eval); ``query_ids``
+    evaluates exactly those, in that order (:func:`compare` and ``bench gate`` pass the queries with
+    a relevant judgment). Judgments without any relevant grade, or a run none of whose queries is
+    judged, are a :class:`~corpora.RetbenchError`: every number would be 0.
 
     >>> evaluate({"q1": [("a", 2.0), ("b", 1.0)]}, {"q1": {"b": 1}, "q2": {"c": 0}}, ["mrr"])["mrr"].to_dict()
-    {'q1': 0.5}
+    {'q1': 0.5, 'q2': 0.0}
     """
     metric_list = resolve_metrics(metrics)
     if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int):
@@ -348,5 +360,8 @@ def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels 
         raise RetbenchError(f"depth must be None or an int >= 1. Got {depth!r} instead. Fix: pass e.g. depth=1000")
     judgments = qrels if isinstance(qrels, Qrels) else Qrels(qrels)
     ranked = run if isinstance(run, Run) else Run.from_mapping(run)
-    counted = list(query_ids) if query_ids is not None else queries_that_count(judgments, rel_threshold)
+    if query_ids is not None:
+        counted = [str(q) for q in query_ids]
+    else:
+        counted, _ = trec_eval_queries(judgments, ranked.query_ids, rel_threshold, bool(run_queries_only))
     return _evaluate(ranked, judgments, metric_list, counted, rel_threshold, depth)

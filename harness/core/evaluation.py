@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from corpora import JudgmentArrays, Qrels, Run, is_relevant
+from corpora import JudgmentArrays, Qrels, RetbenchError, Run, is_relevant
 from corpora.id_hashes import group_salts, pair_hashes
 from harness.core.batch_metrics import _first_relevant, first_relevant_ranks
 from harness.core.metrics import Metric, batch_metric
@@ -29,12 +29,67 @@ from harness.core.parallel import current_mapper
 from harness.core.ranked_grades import RankedGrades
 
 __all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "RankedGrades", "batch_metric", "evaluate", "evaluate_in_partitions",
-           "first_relevant_ranks", "mean_over_queries", "rank_grades"]
+           "first_relevant_ranks", "mean_over_queries", "preview_ids", "rank_grades", "trec_eval_queries"]
 
 FIRST_RELEVANT_RANK = "first_relevant_rank"
 #: trec_eval's per-query counts: retrieved (after the depth cut), relevant judged, relevant retrieved.
 COUNTS: tuple[str, ...] = ("num_ret", "num_rel", "num_rel_ret")
 _SLICE = 1 << 19  # run entries scanned at a time by the join
+
+
+def preview_ids(ids: Sequence[str], limit: int = 5) -> str:
+    """The first ``limit`` ids, quoted, and how many more: how messages name a list of queries.
+
+    >>> preview_ids(["q1", "q2", "q3"], limit=2)
+    "'q1', 'q2' (and 1 more)"
+    """
+    shown = ", ".join(repr(i) for i in list(ids)[:limit])
+    return shown + (f" (and {len(ids) - limit} more)" if len(ids) > limit else "")
+
+
+def trec_eval_queries(qrels: Qrels, run_query_ids: Sequence[str], rel_threshold: int = 1,
+                      run_queries_only: bool = False, run_label: str = "run") -> tuple[list[str], list[str]]:
+    """The queries evaluating a run counts, in trec_eval's order (query id, byte order), and notes
+    on what was left out or scores 0: the one rule of ``bench evaluate`` and :func:`harness.evaluate`.
+
+    By default trec_eval 10 ``-c``: every query of ``qrels`` counts; a query the run misses scores 0,
+    and so does one whose judgments are all non-relevant (grade < ``rel_threshold``).
+    ``run_queries_only`` gives plain trec_eval: the queries both judged and in the run. Run queries
+    without a judgment are ignored (noted). Qrels without any relevant judgment, or a run none of
+    whose queries is judged, are a :class:`~corpora.RetbenchError` (every number would be 0: the ids
+    or the threshold are wrong, not the system); ``run_label`` names the run in it.
+
+    >>> trec_eval_queries(Qrels({"q2": {"b": 0}, "q1": {"a": 1}}), ["q1"])[0]
+    ['q1', 'q2']
+    """
+    if not qrels.queries_with_relevant(rel_threshold):
+        raise RetbenchError(f"{qrels.source}: no query has a relevant judgment (grade >= {rel_threshold}). "
+                            "Fix: check the qrels and the relevance threshold (rel_threshold, --rel-threshold)")
+    judged = list(qrels)  # every judged query, in order of first appearance
+    judged_set = set(judged)
+    run_query_ids = [str(q) for q in run_query_ids]
+    in_run = [q for q in run_query_ids if q in judged_set]
+    if not in_run:
+        raise RetbenchError(
+            f"{run_label}: none of the run's {len(run_query_ids)} queries ({preview_ids(run_query_ids)}) is judged in "
+            f"{qrels.source}. Fix: check that the run and the qrels use the same query ids")
+    notes = []
+    unjudged = [q for q in run_query_ids if q not in judged_set]
+    if unjudged:
+        notes.append(f"{len(unjudged)} run queries have no judgments and are ignored: {preview_ids(unjudged)}")
+    counted = in_run if run_queries_only else judged
+    relevant_set = set(qrels.queries_with_relevant(rel_threshold))
+    no_relevant = [q for q in counted if q not in relevant_set]
+    if no_relevant:
+        notes.append(f"{len(no_relevant)} judged queries have no relevant document (grade >= {rel_threshold}) and "
+                     f"score 0: {preview_ids(no_relevant)}")
+    if not run_queries_only:
+        in_run_set = set(run_query_ids)
+        missing = [q for q in judged if q not in in_run_set]
+        if missing:
+            notes.append(f"{len(missing)} queries are missing from the run and score 0: {preview_ids(missing)}")
+    # trec_eval orders query ids with strcmp; code-point order of str equals UTF-8 byte order.
+    return sorted(counted), notes
 
 
 def _judgment_arrays(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> JudgmentArrays:
@@ -175,8 +230,9 @@ def evaluate(run: Run, qrels: Qrels | Mapping[str, Mapping[str, int]], metrics: 
              rel_threshold: int = 1, depth: int | None = None, counts: bool = False) -> pd.DataFrame:
     """Per-query values: one row per query (index ``query_id``), one column per metric name,
     plus ``first_relevant_rank`` (nullable int), and with ``counts`` trec_eval's :data:`COUNTS`.
-    Queries default to those with a relevant judgment, in qrels order; a query the run misses
-    scores 0 (trec_eval ``-c``), and so does a query without a relevant judgment."""
+    Queries default to those with a relevant judgment, in qrels order (``bench compare``'s rule;
+    :func:`trec_eval_queries` is ``bench evaluate``'s); a query the run misses scores 0 (trec_eval
+    ``-c``), and so does a query without a relevant judgment."""
     if not isinstance(qrels, Qrels):
         qrels = Qrels(qrels)
     if query_ids is None:
