@@ -19,9 +19,10 @@ from corpora import DEFAULT_CORPUS, FORMATS, bundled_names, describe, load_datas
 from corpora.bundled import bundled_description
 from corpora.inspection import ALLOW_UNMATCHED_FLAG, UNMATCHED_LIMIT, report_lines, summary_line
 from corpora.model import Dataset
+from harness.cli.summaries import SummaryGroup, first_sentence, wrapped
 
 
-@click.group("corpora", invoke_without_command=True)
+@click.group("corpora", cls=SummaryGroup, invoke_without_command=True)
 @click.pass_context
 def command(ctx: click.Context) -> None:
     """List the bundled corpora (usable by name with --corpus); `show` or `validate` a corpus folder
@@ -29,7 +30,9 @@ def command(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:
         for name in bundled_names():
             default = " (default)" if name == DEFAULT_CORPUS else ""
-            click.echo(f"{name}{default}  {bundled_description(name)}")
+            click.echo(f"{name}{default}")
+            for line in wrapped(first_sentence(bundled_description(name))):
+                click.echo(line)
 
 
 def _corpus_options(function):
