@@ -32,7 +32,7 @@ _RANK_DECIMALS = 2  # mean ranks and rank bounds (bounds are whole or half ranks
 #: Relevant documents listed under a failed query in the abridged report (the rest are counted).
 SHOWN_DOCUMENTS = 3
 #: Up to this many queries, the terminal gets every query of the rank table.
-TERMINAL_QUERIES = 40
+TERMINAL_QUERIES = 24
 #: Queries of the rank table the terminal gets beyond :data:`TERMINAL_QUERIES` (the rest are counted).
 ABRIDGED_QUERIES = 10
 #: Failed queries per system the terminal's diagnosis gets, up to :data:`TERMINAL_QUERIES` queries.

@@ -6,7 +6,7 @@ the specs and metric names into objects, calls the library, writes the result an
 The results folder is written before the report is printed, so neither a reader that stops early
 (``bench compare | head -3``) nor a Ctrl-C while printing costs the results; its path is printed
 before the report and again after it. The terminal gets the report with the diagnosis abridged
-(``--show-failures``) and, beyond a few dozen queries, the rank table too
+(``--show-failures``) and, on a collection of more than two dozen queries, the rank table too
 (:func:`harness.report.terminal_cut`); ``report.txt`` in the results folder keeps it whole, and
 ``--full`` prints it whole.
 """
@@ -212,8 +212,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
     results folder under --out (report.txt there holds the whole report) and prints its path before
-    the report and again last. Beyond a few dozen queries the printed report is abridged (--full
-    prints it whole).
+    the report and again last. On a collection of more than two dozen queries the printed report is
+    abridged (--full prints it whole).
     """
     options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
                    allow_unmatched_judgments=allow_unmatched_judgments,
