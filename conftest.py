@@ -1,4 +1,5 @@
-"""Collection rules for the whole checkout (``--doctest-modules`` imports every module of the packages).
+"""Collection rules for the whole checkout (``--doctest-modules`` imports every module of the packages),
+and a closing summary of why tests were skipped.
 
 The modules of ``bench serve``'s web application import FastAPI and pydantic at the top, as any
 FastAPI application does; without the ``serve`` extra they cannot be imported, so their doctests are
@@ -14,3 +15,28 @@ from importlib.util import find_spec
 collect_ignore = [] if find_spec("fastapi") is not None else ["harness/serve/app.py", "harness/serve/schema.py"]
 if find_spec("numba") is None:
     collect_ignore.append("retrievers/_compiled_kernel.py")
+
+
+def skip_reasons(reports: list) -> list[tuple[int, str]]:
+    """(count, reason) of the skipped tests' reports, the most frequent first."""
+    from collections import Counter
+
+    reasons: Counter[str] = Counter()
+    for report in reports:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reasons[reason.removeprefix("Skipped: ")] += 1
+    return sorted(((count, reason) for reason, count in reasons.items()), key=lambda item: (-item[0], item[1]))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Say why tests were skipped, one line per reason with its count: on a fresh clone most of the
+    suite waits for an extra (``pip install 'retbench[...]'``) or the real collections, and a bare
+    "166 skipped" does not say which (``pytest -rs`` lists every test)."""
+    reasons = skip_reasons(terminalreporter.stats.get("skipped", []))
+    if not reasons:
+        return
+    total = sum(count for count, _ in reasons)
+    terminalreporter.section(f"{total} skipped: what would run them", sep="-")
+    for count, reason in reasons:
+        terminalreporter.write_line(f"{count:5d}  {reason}")

@@ -23,11 +23,13 @@ def bundled_path(name: str) -> Path | None:
 
 
 def bundled_description(name: str) -> str:
+    """The first paragraph of the corpus's README.md after its heading, on one line ("" without one)."""
     readme = BUNDLED_ROOT / name / "README.md"
     if not readme.is_file():
         return ""
-    lines = [ln.strip() for ln in readme.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    return lines[1] if len(lines) > 1 else ""
+    paragraphs = [" ".join(block.split()) for block in readme.read_text(encoding="utf-8").split("\n\n")]
+    text = [p for p in paragraphs if p and not p.startswith("#")]
+    return text[0] if text else ""
 
 
 def bundled_retriever_defaults(folder: Path) -> dict[str, dict[str, Any]] | None:

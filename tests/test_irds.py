@@ -81,8 +81,10 @@ def test_bench_compare_on_irds_prints_the_articles_numbers_as_the_folder_does(ir
                          for file in ("summary.csv", "per_query.csv", "comparisons.csv", "diagnosis.csv", "qrels.txt")}
         outputs[name]["runs"] = {p.name: p.read_bytes() for p in sorted((folder / "runs").iterdir())}
         outputs[name]["hashes"] = json.loads((folder / "manifest.json").read_text())["hashes"]
-        first_line, printed = result.stdout.split("\n", 1)  # the first line names the corpus
-        outputs[name]["printed"] = printed.split("\nresults: ")[0]  # the last names the folder
+        # the first line names the corpus, the second and the last the folder
+        first_line, folder_line, printed = result.stdout.split("\n", 2)
+        assert folder_line == f"results: {folder}"
+        outputs[name]["printed"] = printed.split("\nresults: ")[0]
     assert outputs["irds"] == outputs["folder"]  # every number, run file and hash (not where the data lives)
     table = outputs["irds"]["printed"]
     for row in ("bm25      0.857     0.667  0.821   0.691", "lsa       0.857     0.679  0.827   0.679",

@@ -140,7 +140,7 @@ def test_the_library_report_takes_the_format_first(article_result) -> None:
         article_result.report(10)
     with pytest.raises(RetbenchError, match="unknown report format 'pdf'"):
         article_result.report("pdf")
-    with pytest.raises(RetbenchError, match="show_failures and heading shape the text report only"):
+    with pytest.raises(RetbenchError, match="show_failures, show_queries and heading shape the text report only"):
         article_result.report("md", show_failures=3)
     assert article_result.report() == article_result.report("text")  # the text report is unchanged
     assert parse_formats("md, latex,md") == ["md", "latex"]

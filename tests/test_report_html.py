@@ -252,3 +252,50 @@ def test_chromium_renders_the_charts(article_folder, tmp_path) -> None:
                           capture_output=True, text=True, timeout=180)
     assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
     assert saturated_share(png) > 0.005
+
+
+#: Run in the page after it loads: open every folded section, then report the page's widths and each
+#: table cell whose right edge passes the viewport or the box its table scrolls in (a cell cut off).
+_MEASURE = """<script>
+for (const details of document.querySelectorAll("details")) details.open = true;
+const width = window.innerWidth;
+const cut = [];
+for (const cell of document.querySelectorAll("td, th")) {
+  const right = cell.getBoundingClientRect().right;
+  const box = cell.closest("table").parentElement.getBoundingClientRect().right;
+  if (right > Math.min(width, box) + 0.5) {
+    cut.push([cell.closest("section").id, cell.textContent.slice(0, 60), Math.round(right)]);
+  }
+}
+const out = document.createElement("pre");
+out.id = "retbench-measured";
+out.textContent = JSON.stringify({width: width, scroll_width: document.documentElement.scrollWidth, cut: cut});
+document.body.appendChild(out);
+</script>"""
+
+
+def measured_in_chromium(page: Path, tmp_path: Path, width: int) -> dict:
+    """:data:`_MEASURE`'s findings on ``page`` (a copy with the script added) laid out ``width`` pixels wide."""
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    done = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                           "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                           "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={width},900",
+                           "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="retbench-measured">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:]
+    from html import unescape
+
+    return json.loads(unescape(found.group(1)))
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is absent (Debian's chromium package; "
+                                                             ".ci/run installs it)")
+def test_every_table_fits_a_1280_pixel_window(article_folder, tmp_path) -> None:
+    """The comparisons table (eleven columns, the verdict last) ran 5 pixels past its column at
+    1280 pixels, so its box scrolled and cut the verdicts off at the right edge."""
+    measured = measured_in_chromium(article_folder / "report.html", tmp_path, 1280)
+    assert measured["width"] == 1280
+    assert measured["scroll_width"] <= 1280
+    assert measured["cut"] == []

@@ -202,6 +202,13 @@ def test_too_few_follows_the_holm_family_size():
     assert six[0].verdict == "too few differing queries to tell (6 of 14)"
 
 
+def test_too_few_says_the_queries_are_short_when_every_one_differs():
+    # 5 queries, all better: the exact test's smallest two-sided p is 2/32 = 0.0625 > 0.05
+    (five,) = compare_systems({"a": {"m": np.full(5, 0.6)}, "b": {"m": np.full(5, 0.5)}}, [("a", "b")], ["m"], 500, 0)
+    assert five.n_differing == five.n_queries == 5 and five.smallest_p_adjusted == pytest.approx(2 / 32)
+    assert five.verdict == "too few queries to tell (all 5 differ)"
+
+
 def test_family_all_adjusts_across_metrics():
     rng = np.random.default_rng(9)
     values = {s: {"m1": rng.random(30), "m2": rng.random(30)} for s in "ab"}

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from harness.cli.summaries import SummaryGroup
 from harness.errors import RetbenchError
 
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ def _debug_hint(ctx: click.Context, exc: BaseException) -> str:
     return f" (rerun as `bench --debug {command} ...` for the traceback)"
 
 
-class _Group(click.Group):
+class _Group(SummaryGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

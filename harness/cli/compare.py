@@ -4,10 +4,12 @@ A thin adapter over :func:`harness.compare`: it reads the options (and an experi
 the specs and metric names into objects, calls the library, writes the result and prints its report.
 
 The results folder is written before the report is printed, so neither a reader that stops early
-(``bench compare | head -3``), nor a stdout that cannot be written (``> /dev/full``: an error that
-names the folder), nor a Ctrl-C while printing costs the results. The terminal gets the
-report with the diagnosis abridged (``--show-failures``); ``report.txt`` in the results folder
-keeps it whole.
+(``bench compare | head -3``) nor a stdout that cannot be written (``> /dev/full``: an error that
+names the folder), nor a Ctrl-C while printing costs the results; its path is printed
+before the report and again after it. The terminal gets the report with the diagnosis abridged
+(``--show-failures``) and, on a collection of more than two dozen queries, the rank table too
+(:func:`harness.report.text.terminal_cut`); ``report.txt`` in the results folder keeps it whole, and
+``--full`` prints it whole.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from harness.core.facets import MAX_VALUES, MIN_QUERIES
 from harness.core.inputs import build_systems, resolve_metrics
 from harness.core.metrics import metrics_help
 from harness.core.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
+from harness.report.text import ABRIDGED_FAILURES, ABRIDGED_QUERIES, SHOWN_FAILURES, TERMINAL_QUERIES, terminal_cut
 from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.store.folder import check_out
 from harness.core.retrieval_metrics import DEFAULT_RETRIEVAL_K
@@ -190,9 +193,14 @@ class _Once(click.Option):
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress on stderr: no progress line (it only shows on a terminal) and no "
                    "informational logs of ir_datasets.")
-@click.option("--show-failures", type=click.IntRange(min=0), default=10, show_default=True,
-              help="Failed queries printed per system in the diagnosis (the rest are counted); report.txt in "
-                   "the results folder holds them all.")
+@click.option("--show-failures", type=click.IntRange(min=0), default=None,
+              help=f"Failed queries printed per system in the diagnosis (the rest are counted); report.txt in "
+                   f"the results folder holds them all [default: {SHOWN_FAILURES}; {ABRIDGED_FAILURES} beyond "
+                   f"{TERMINAL_QUERIES} queries; all with --full].")
+@click.option("--full", is_flag=True,
+              help=f"Print the report whole, as report.txt holds it: beyond {TERMINAL_QUERIES} queries the "
+                   f"terminal otherwise gets the first {ABRIDGED_QUERIES} queries of the rank table (per_query.csv "
+                   "holds them all) and a shorter diagnosis.")
 @click.option("--report", "reports", default="",
               help="Also write these reports into the results folder, comma-separated: "
                    + "; ".join(f"{f.name} = {f.file}, {f.description}" for f in REPORT_FORMATS.values())
@@ -205,11 +213,13 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
             risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None,
             cache_dir: Path | None, no_cache: bool, engine: str, scheduler: str | None, workers: int | None,
-            timeout: float | None, quiet: bool, show_failures: int, reports: str) -> None:
+            timeout: float | None, quiet: bool, show_failures: int | None, full: bool, reports: str) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
-    results folder under --out (report.txt there holds the whole report) and prints its path last.
+    results folder under --out (report.txt there holds the whole report) and prints its path before
+    the report and again last. On a collection of more than two dozen queries the printed report is
+    abridged (--full prints it whole).
     """
     options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
                    allow_unmatched_judgments=allow_unmatched_judgments,
@@ -256,7 +266,13 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
         click.echo(f"warning: {warning}", err=True)
-    stdout.echo(result.report(show_failures=show_failures, heading=False))
+    show_queries, failures_shown = (None, None) if full else terminal_cut(len(result.query_ids))
+    abridged = show_queries is not None and show_queries < len(result.query_ids)
+    # the first lines say where everything is, and how to see here what the terminal leaves out
+    stdout.echo(f"results: {folder}" + (" (report.txt there holds the whole report; --full prints it here)"
+                                        if abridged else ""))
+    stdout.echo(result.report(show_failures=show_failures if show_failures is not None else failures_shown,
+                              show_queries=show_queries, heading=False))
     stdout.echo("")
     stdout.echo(f"results: {folder}")
     stdout.finish(ctx, folder)

@@ -21,9 +21,10 @@ from corpora.inspection import ALLOW_UNMATCHED_FLAG, UNMATCHED_LIMIT, report_lin
 from corpora.model import Dataset
 from corpora.readers import DEFAULT_SPLIT
 from harness.cli import SPLIT_HELP
+from harness.cli.summaries import SummaryGroup, first_sentence, wrapped
 
 
-@click.group("corpora", invoke_without_command=True)
+@click.group("corpora", cls=SummaryGroup, invoke_without_command=True)
 @click.pass_context
 def command(ctx: click.Context) -> None:
     """List the bundled corpora (usable by name with --corpus); `show` or `validate` a corpus folder
@@ -31,7 +32,9 @@ def command(ctx: click.Context) -> None:
     if ctx.invoked_subcommand is None:
         for name in bundled_names():
             default = " (default)" if name == DEFAULT_CORPUS else ""
-            click.echo(f"{name}{default}  {bundled_description(name)}")
+            click.echo(f"{name}{default}")
+            for line in wrapped(first_sentence(bundled_description(name))):
+                click.echo(line)
 
 
 def _corpus_options(function):

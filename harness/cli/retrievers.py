@@ -1,8 +1,8 @@
 """``bench retrievers``: every available retriever with its parameters, read from the classes.
 
 Names come from the registry (built-ins and installed plugins); parameters, their types and their
-defaults from each class's ``__init__``; the summary from the first line of its docstring. Nothing
-here is typed twice.
+defaults from each class's ``__init__``; the summary is the first sentence of its docstring, whole
+and wrapped (:mod:`harness.cli.summaries`). Nothing here is typed twice.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import typing
 
 import click
 
+from harness.cli.summaries import first_sentence, wrapped
 from retrievers import Retriever, available
 from retrievers.registry import broken_plugins
 
@@ -43,9 +44,8 @@ def describe_parameters(cls: type[Retriever]) -> str:
 
 
 def summary(cls: type[Retriever]) -> str:
-    """The first line of the class docstring, or an empty string."""
-    doc = inspect.getdoc(cls)
-    return doc.splitlines()[0] if doc else ""
+    """The first sentence of the class docstring, or an empty string."""
+    return first_sentence(inspect.getdoc(cls))
 
 
 @click.command("retrievers")
@@ -64,8 +64,8 @@ def command() -> None:
     """
     for name, cls in available().items():
         click.echo(f"{name}({describe_parameters(cls)})")
-        if summary(cls):
-            click.echo(f"    {summary(cls)}")
+        for line in wrapped(summary(cls)):
+            click.echo(line)
         origin = cls.__module__.split(".")[0]
         if origin != "retrievers":
             click.echo(f"    from {cls.__module__}:{cls.__qualname__}")

@@ -24,7 +24,8 @@ from harness.tuning.search import tune
 from retrievers.grid import MAX_POINTS
 
 
-@click.command("tune")
+@click.command("tune", short_help="Tune a retriever's parameters over a grid, with a cross-validated estimate "
+                                   "of the tuned retriever.")
 @click.argument("grid")
 @click.option("--metric", default="ndcg@10", show_default=True,
               help="The one metric the parameters are chosen by; any of `bench compare --metrics`: "

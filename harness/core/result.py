@@ -28,8 +28,8 @@ __all__ = ["CompareResult"]
 class CompareResult(CompareRecord):
     """A :class:`~harness.core.record.CompareRecord` that can print and store itself."""
 
-    def report(self, format: str = "text", *, show_failures: int | None = None, heading: bool = True,
-               command_line: Sequence[str] | None = None) -> str:
+    def report(self, format: str = "text", *, show_failures: int | None = None, show_queries: int | None = None,
+               heading: bool = True, command_line: Sequence[str] | None = None) -> str:
         """A report of the comparison.
 
         ``format="text"`` (the default): the report ``bench compare`` prints: the dataset's summary
@@ -37,7 +37,8 @@ class CompareResult(CompareRecord):
         relevant document, the comparisons, effect size and power, one table per facet,
         risk–coverage and the diagnosis. ``show_failures=None`` lists every failed query
         (``report.txt``); a number abridges the diagnosis to that many per system (the terminal's
-        ``--show-failures``).
+        ``--show-failures``). ``show_queries=None`` gives the rank table whole; a number, its first
+        that many queries (:func:`harness.report.text.terminal_cut` says what a terminal gets).
 
         ``format="html"``, ``"md"`` or ``"latex"`` (:data:`harness.report.formats.REPORT_FORMATS`):
         the report ``bench report`` makes of the results folder :meth:`write` would store, made from
@@ -53,12 +54,15 @@ class CompareResult(CompareRecord):
             raise ParameterError("format", "report", f"a str, one of {', '.join([TEXT, *REPORT_FORMATS])} (pass "
                                  "show_failures by keyword)", format)
         if format == TEXT:
-            body = render(self, show_failures)
+            for parameter, value in (("show_failures", show_failures), ("show_queries", show_queries)):
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                    raise ParameterError(parameter, "report", "None or an int >= 0", value)
+            body = render(self, show_failures, show_queries)
             return f"{summary_line(self.dataset)}\n{body}" if heading else body
         (name,) = parse_formats([format])
-        if show_failures is not None or not heading:
-            raise RetbenchError(f"show_failures and heading shape the {TEXT} report only, not {name}. Fix: leave "
-                                "them out")
+        if show_failures is not None or show_queries is not None or not heading:
+            raise RetbenchError(f"show_failures, show_queries and heading shape the {TEXT} report only, not {name}. "
+                                "Fix: leave them out")
         check_formats([name])
         with tempfile.TemporaryDirectory(prefix="retbench-report-") as scratch:
             # the folder write() would store, less the run files, which no report reads

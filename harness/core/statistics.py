@@ -423,6 +423,8 @@ class Comparison:
         * ``too few differing queries to tell (m of n)``: even the most extreme sign pattern of the m
           differing queries would not bring the Holm-adjusted p to alpha in this family (with the
           Monte Carlo test, ``too few permutations`` when 1 / (1 + permutations) is what stops it);
+          ``too few queries to tell (all n differ)`` when every query differs, so what is short is
+          the collection itself;
         * ``A is better``: Holm p <= alpha and the interval excludes 0;
         * ``no clear difference``, saying which of the two disagrees when only one of them would
           call the difference real.
@@ -432,6 +434,8 @@ class Comparison:
         if self.smallest_p_adjusted > self.alpha:
             if self.test == "monte-carlo":
                 return f"too few permutations to tell (p >= 1/{self.permutations + 1})"
+            if self.n_differing == self.n_queries:  # more queries, not other systems, would tell
+                return f"too few queries to tell (all {self.n_queries} differ)"
             return f"too few differing queries to tell ({self.n_differing} of {self.n_queries})"
         if self.significant:
             return f"{self.system_a if self.mean_diff > 0 else self.system_b} is better"

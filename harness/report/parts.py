@@ -51,7 +51,7 @@ td.failed { background: #fff4e5; }
 figure { margin: 0.8rem 0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 0.4rem 1rem; }
 .charts figure { margin: 0.3rem 0; }
-table.comparisons td:not(:last-child), table.comparisons th { white-space: nowrap; }
+table.comparisons th { white-space: normal; }
 table.comparisons td:last-child { min-width: 12rem; }
 svg { max-width: 100%; height: auto; }
 svg * { stroke-linejoin: round; stroke-linecap: butt; }

@@ -5,7 +5,9 @@ leaderboard first, then the means, the rank of the first relevant document, the 
 size and power for the first metric, one table per facet, risk–coverage and the diagnosis. With
 ``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
 system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
-("… and 37 more"), so a large collection does not print thousands of lines.
+("… and 37 more"); with ``show_queries``, the rank table's first that many queries, the rest
+counted. :func:`terminal_cut` says how much a terminal gets: everything up to
+:data:`TERMINAL_QUERIES` queries, so a large collection's report still fits on a few screens.
 """
 
 from __future__ import annotations
@@ -23,12 +25,31 @@ from harness.core.statistics import EXACT_UP_TO, format_p
 from retrievers.defaults import as_run
 
 
-__all__ = ["SHOWN_DOCUMENTS", "failure_lines", "render"]
+__all__ = ["ABRIDGED_FAILURES", "ABRIDGED_QUERIES", "SHOWN_DOCUMENTS", "SHOWN_FAILURES", "TERMINAL_QUERIES",
+           "failure_lines", "render", "terminal_cut"]
 
 _RANK_DECIMALS = 2  # mean ranks and rank bounds (bounds are whole or half ranks; ties share the average)
 
 #: Relevant documents listed under a failed query in the abridged report (the rest are counted).
 SHOWN_DOCUMENTS = 3
+#: Up to this many queries, the terminal gets every query of the rank table.
+TERMINAL_QUERIES = 24
+#: Queries of the rank table the terminal gets beyond :data:`TERMINAL_QUERIES` (the rest are counted).
+ABRIDGED_QUERIES = 10
+#: Failed queries per system the terminal's diagnosis gets, up to :data:`TERMINAL_QUERIES` queries.
+SHOWN_FAILURES = 10
+#: Failed queries per system the terminal's diagnosis gets beyond :data:`TERMINAL_QUERIES` queries.
+ABRIDGED_FAILURES = 1
+
+
+def terminal_cut(n_queries: int) -> tuple[int | None, int]:
+    """(``show_queries``, ``show_failures``) of :func:`render` for a terminal, by the collection's
+    number of queries: the whole rank table and :data:`SHOWN_FAILURES` failed queries per system up
+    to :data:`TERMINAL_QUERIES` queries; beyond, :data:`ABRIDGED_QUERIES` rows and
+    :data:`ABRIDGED_FAILURES` failed queries per system (``report.txt`` keeps them all)."""
+    if n_queries <= TERMINAL_QUERIES:
+        return None, SHOWN_FAILURES
+    return ABRIDGED_QUERIES, ABRIDGED_FAILURES
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
@@ -135,13 +156,15 @@ def _risk_lines(result: CompareRecord) -> list[str]:
     return lines
 
 
-def _rank_table(result: CompareRecord, width: int = 38) -> list[str]:
-    """Rank of the first relevant document per query and system (-- when not found)."""
+def _rank_table(result: CompareRecord, show_queries: int | None = None, width: int = 38) -> list[str]:
+    """Rank of the first relevant document per query and system (-- when not found); the first
+    ``show_queries`` queries when given, the rest counted on a last line."""
     labels = [s.label for s in result.systems]
     texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
     ranks = result.per_query.set_index(["system", "query_id"])["first_relevant_rank"]
+    shown = result.query_ids if show_queries is None else result.query_ids[:show_queries]
     rows = []
-    for q in result.query_ids:
+    for q in shown:
         text = " ".join(texts.get(q, "").split())
         text = text if len(text) <= width else text[: width - 1] + "…"
         cells = []
@@ -149,7 +172,10 @@ def _rank_table(result: CompareRecord, width: int = 38) -> list[str]:
             value = ranks.loc[(label, q)]
             cells.append("--" if value is None or str(value) == "<NA>" else str(int(value)))
         rows.append([q, text, *cells])
-    return _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
+    lines = _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
+    if len(shown) < len(result.query_ids):
+        lines.append(f"… and {len(result.query_ids) - len(shown)} more queries in report.txt and per_query.csv")
+    return lines
 
 
 def _comparison_lines(result: CompareRecord) -> list[str]:
@@ -188,7 +214,8 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
     (the first ``documents`` of them when given; a last line counts the rest)."""
     rank = f"rank {failure.rank}" if failure.rank is not None else "not found"
     first = failure.first_result or "none"
-    lines = [f"  {failure.query_id} {failure.query!r} -> {rank}, first result: {first}  [{failure.category}]"]
+    query = " ".join(failure.query.split())  # a query's line breaks (Cranfield's) would show as \n
+    lines = [f"  {failure.query_id} {query!r} -> {rank}, first result: {first}  [{failure.category}]"]
     if failure.duplicates:  # one line, however many pairs (at most fail_rank * (fail_rank - 1) / 2)
         lines.append("      near-duplicates: " + "; ".join(
             f"{p.doc_a} (rank {p.rank_a}) ~ {p.doc_b} (rank {p.rank_b}), shingle Jaccard {p.jaccard:.3f}"
@@ -209,10 +236,12 @@ def system_as_run(system: SystemResult) -> str:
     return system.label if spec == system.label else f"{system.label} [{spec}]"
 
 
-def render(result: CompareRecord, show_failures: int | None = None) -> str:
+def render(result: CompareRecord, show_failures: int | None = None, show_queries: int | None = None) -> str:
     """The report as ``bench compare`` prints it: ``show_failures=None`` gives every failed query
     with every relevant document (``report.txt``); a number abridges the diagnosis to that many
-    failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``."""
+    failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``.
+    ``show_queries=None`` gives the rank table whole; a number, its first that many queries, the
+    rest counted and left to ``report.txt`` and ``per_query.csv``."""
     out: list[str] = []
     pools = "; each query ranks its candidate pool" if result.dataset.candidates else ""
     out.append(f"systems: {', '.join(map(system_as_run, result.systems))}; analyzer {result.analyzer}; depth "
@@ -223,7 +252,7 @@ def render(result: CompareRecord, show_failures: int | None = None) -> str:
     out.extend(_means_table(result))
     out.append("")
     out.append("rank of the first relevant document (-- = not found):")
-    out.extend("  " + line for line in _rank_table(result))
+    out.extend("  " + line for line in _rank_table(result, show_queries))
     if result.comparisons:
         out.append("")
         pairs = "vs baseline " + result.config.baseline if result.config.baseline else "all pairs"
