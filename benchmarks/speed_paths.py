@@ -126,9 +126,9 @@ def case_bm25_index_search() -> Case:
 
 
 def case_blocks() -> Case:
-    """retrievers.index: postings in blocks of BLOCK_DOCS documents, or one block over all of them."""
+    """retrievers.bm25.index: postings in blocks of BLOCK_DOCS documents, or one block over all of them."""
     from corpora.tokenize import encode, tokenize
-    from retrievers.index import BLOCK_DOCS, BM25Index
+    from retrievers.bm25.index import BLOCK_DOCS, BM25Index
     from retrievers.ranking import doc_id_order
 
     data = _synthetic(8 * BLOCK_DOCS, 1000)
@@ -145,7 +145,7 @@ def case_blocks() -> Case:
 def _million_doc_index():
     """The engines benchmark's workload: 1M synthetic documents, 2,000 queries of 3-6 terms."""
     from corpora.tokenize import encode, tokenize
-    from retrievers.index import BM25Index
+    from retrievers.bm25.index import BM25Index
     from retrievers.ranking import doc_id_order
 
     import synthetic
@@ -167,34 +167,34 @@ def _case_compiled(k: int) -> Case:
 
 
 def case_compiled_10() -> Case:
-    """retrievers.compiled: the compiled loop (numba), or scipy's sparse products, at 1M documents, k = 10."""
+    """retrievers.bm25.compiled: the compiled loop (numba), or scipy's sparse products, at 1M documents, k = 10."""
     return _case_compiled(10)
 
 
 def case_compiled_1000() -> Case:
-    """retrievers.compiled: the same at k = 1000."""
+    """retrievers.bm25.compiled: the same at k = 1000."""
     return _case_compiled(1000)
 
 
 def _case_pruning(k: int) -> Case:
-    from retrievers import compiled
+    from retrievers.bm25 import compiled
 
     index, offsets, terms, tie_rank = _million_doc_index()
     arguments = (index._postings(), index.block_docs, index.k1, offsets, terms, k, 0.0, tie_rank)
     bounds = index.term_bounds()
     compiled.top_k(*arguments, bounds=bounds)  # compiles (or loads) the loop
-    return Case(f"retrievers.compiled.top_k: pruning (compiled.prunes), k = {k}",
+    return Case(f"retrievers.bm25.compiled.top_k: pruning (compiled.prunes), k = {k}",
                 f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms",
                 lambda: compiled.top_k(*arguments, bounds=bounds), lambda: compiled.top_k(*arguments), _arrays_equal)
 
 
 def case_pruning_10() -> Case:
-    """retrievers.compiled: the compiled loop with pruning, or scoring every posting, at 1M documents, k = 10."""
+    """retrievers.bm25.compiled: the compiled loop with pruning, or scoring every posting, at 1M documents, k = 10."""
     return _case_pruning(10)
 
 
 def case_pruning_100() -> Case:
-    """retrievers.compiled: the same at k = 100."""
+    """retrievers.bm25.compiled: the same at k = 100."""
     return _case_pruning(100)
 
 
@@ -231,9 +231,9 @@ def case_sorted_strings() -> Case:
 
 
 def case_single_block_rows() -> Case:
-    """retrievers.index.BM25Index._rows: one block's rows as slices, or concatenated like many blocks."""
+    """retrievers.bm25.index.BM25Index._rows: one block's rows as slices, or concatenated like many blocks."""
     from corpora.tokenize import encode, tokenize
-    from retrievers.index import BM25Index
+    from retrievers.bm25.index import BM25Index
 
     data = _synthetic(50_000, 2000)
     tokens = tokenize(data.texts)

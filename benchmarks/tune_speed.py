@@ -94,8 +94,8 @@ def _all_postings_runs(dataset):
 
     from corpora import Run
     from corpora.tokenize import encode
-    from retrievers.bm25_sweep import build_postings
-    from retrievers.index import BM25Index, bm25_idf, length_classes, length_norms
+    from retrievers.bm25.sweep import build_postings
+    from retrievers.bm25.index import BM25Index, bm25_idf, length_classes, length_norms
     from retrievers.strings import SortedStrings
 
     corpus = dataset.corpus

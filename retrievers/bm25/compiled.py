@@ -1,8 +1,8 @@
-"""BM25 top k over a :class:`~retrievers.index.BM25Index` in a compiled loop (numba), exact.
+"""BM25 top k over a :class:`~retrievers.bm25.index.BM25Index` in a compiled loop (numba), exact.
 
 The exhaustive path is one scipy sparse product per block of documents, then a ranking per query
 in numpy. The compiled loop does the same arithmetic with less around it: per query and block, each
-term's postings are weighted as they are read (:func:`~retrievers.index.bm25_weights`' operations)
+term's postings are weighted as they are read (:func:`~retrievers.bm25.index.bm25_weights`' operations)
 and added to a dense array of the block's scores; the same postings are walked a second time to
 collect each touched document once (its score is not 0.0 until it is collected and reset), and the
 running k-th best score discards most of them on the spot (a min-heap for k up to 300; above, a
@@ -23,7 +23,7 @@ Exactness, the contract of the exhaustive path:
   ties at the k-th place break exactly as before.
 
 Up to k = 300 (:func:`prunes`) the loop also prunes, safely (MaxScore, a block at a time; see
-:func:`retrievers._compiled_kernel.top_k`): once the running k-th best is known, the query terms
+:func:`retrievers.bm25.kernel.top_k`): once the running k-th best is known, the query terms
 whose largest weights (:func:`term_bounds`) sum below it cannot bring a document into the top k on
 their own, so their postings are only read, and weighted just for documents that the other terms
 brought in; the few documents that may still make the top k are scored again exactly, in term id
@@ -61,7 +61,7 @@ def term_bounds(postings: tuple[np.ndarray, ...], block_docs: int, k1: float) ->
     One pass over every posting (0.23 s at a million synthetic documents)."""
     if not available():
         raise ImportError(f"the compiled search loop needs numba: {INSTALL_HINT}")
-    from retrievers._compiled_kernel import term_bounds as kernel
+    from retrievers.bm25.kernel import term_bounds as kernel
 
     docs, tfs, indptr, block_starts, idf, length_class, class_norm = postings
     return kernel(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_norm, float(k1))
@@ -74,7 +74,7 @@ def prunes(k: int) -> bool:
     candidates gathered in bulk above, 0.74x at k = 1000. False without numba (no loop to prune)."""
     if not available():
         return False
-    from retrievers._compiled_kernel import HEAP_UP_TO_K
+    from retrievers.bm25.kernel import HEAP_UP_TO_K
 
     return k <= HEAP_UP_TO_K
 
@@ -85,7 +85,7 @@ def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_of
     """Per query, its top ``k`` documents (global indices) with exact scores: ``(offsets, docs,
     scores)``, a CSR over queries in rank order (:func:`retrievers.ranking.top_k`'s conventions).
 
-    ``postings`` are a :class:`~retrievers.index.BM25Index`'s arrays ``(docs, tfs, indptr,
+    ``postings`` are a :class:`~retrievers.bm25.index.BM25Index`'s arrays ``(docs, tfs, indptr,
     block_starts, idf, length_class, class_norm)``, with its ``block_docs`` and ``k1``;
     ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct term ids,
     ascending; ``tie_rank`` ranks every document's id. With ``bounds`` (:func:`term_bounds`) and
@@ -95,7 +95,7 @@ def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_of
     """
     if not available():
         raise ImportError(f"the compiled search loop needs numba: {INSTALL_HINT}")
-    from retrievers._compiled_kernel import top_k as kernel
+    from retrievers.bm25.kernel import top_k as kernel
 
     docs, tfs, indptr, block_starts, idf, length_class, class_norm = postings
     if bounds is None or not prunes(k):

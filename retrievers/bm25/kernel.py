@@ -1,6 +1,6 @@
-"""The compiled search loop of :mod:`retrievers.compiled` (numba; imported only when it is installed).
+"""The compiled search loop of :mod:`retrievers.bm25.compiled` (numba; imported only when it is installed).
 
-Kept apart so that importing :mod:`retrievers.compiled` never imports numba, and so that numba's
+Kept apart so that importing :mod:`retrievers.bm25.compiled` never imports numba, and so that numba's
 on-disk cache (``cache=True``) holds this file's functions only. The loop is split into small
 functions on purpose: passed as arguments, the accumulator and the postings are distinct arrays to
 the compiler, which keeps the innermost loop tight (one function doing everything measured 1.1x to
@@ -26,7 +26,7 @@ MARGIN = 1.0 + 1e-9
 
 @njit(cache=True, nogil=True, inline="always")
 def _weight(idf, tf, norm, factor):  # type: ignore[no-untyped-def]
-    """One posting's weight: :func:`retrievers.index.bm25_weights`' expression, the same float64
+    """One posting's weight: :func:`retrievers.bm25.index.bm25_weights`' expression, the same float64
     operations in the same order (``factor`` is ``k1 + 1``), so the same bits."""
     f = np.float64(tf)
     return idf * f * factor / (f + norm)
@@ -159,7 +159,7 @@ def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_
     """Per query, its top ``k`` documents above ``min_score``, ranked by score descending, ties by
     ``tie_rank`` ascending, with exact scores.
 
-    The index is :class:`~retrievers.index.BM25Index`'s arrays.
+    The index is :class:`~retrievers.bm25.index.BM25Index`'s arrays.
     ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct term ids,
     ascending; ``k >= 1``. Block by block, each query term's postings' weights are added to a dense score
     array in ascending term id order from 0.0 — the sparse product's order and arithmetic, so every

@@ -35,7 +35,7 @@ only be lower), which discards most of them before ``np.partition``. This path n
 either path ``threads=2`` scores two batches side by side.
 
 Where numba is installed (the ``fast`` extra), a large index is searched by a compiled loop instead
-(:mod:`retrievers.compiled`): the same weights, added in the same order into a dense array of a
+(:mod:`retrievers.bm25.compiled`): the same weights, added in the same order into a dense array of a
 block's scores, and a running k-th best that discards most candidates on the spot and, up to
 k = 300, lets the loop skip the weights of terms that cannot bring a document into the top k on
 their own (safe pruning); it returns exactly what the product returns, scores bit for bit, and
@@ -395,13 +395,13 @@ class BM25Index:
 
         Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
         query counts once. ``progress(done, total)`` hears about every batch of queries.
-        ``compiled=True`` searches with the compiled loop (:mod:`retrievers.compiled`; needs numba),
+        ``compiled=True`` searches with the compiled loop (:mod:`retrievers.bm25.compiled`; needs numba),
         ``False`` with scipy's sparse products; both return the same documents, scores (bit for bit)
         and order. The default (None) compiles where it pays: from :data:`COMPILED_FROM_DOCS`
         documents, numba installed.
         """
         if compiled is None:
-            from retrievers import compiled as compiled_module
+            from retrievers.bm25 import compiled as compiled_module
 
             compiled = self.n_docs >= COMPILED_FROM_DOCS and compiled_module.available()
         n_queries = len(query_offsets) - 1
@@ -465,9 +465,9 @@ class BM25Index:
 
     def _compiled_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
                         min_score: float) -> Callable[[range], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """A batch of queries' top k through the compiled loop (:func:`retrievers.compiled.top_k`), as
+        """A batch of queries' top k through the compiled loop (:func:`retrievers.bm25.compiled.top_k`), as
         ``(results per query, docs, scores)``."""
-        from retrievers import compiled
+        from retrievers.bm25 import compiled
 
         # copies: sum_duplicates sorts and compacts the arrays in place
         distinct = sp.csr_matrix((np.ones(len(query_terms)), np.array(query_terms, dtype=np.int32),
@@ -525,14 +525,14 @@ class BM25Index:
                    np.concatenate([scores[b[row]:b[row + 1]] for b, (_, _, scores) in zip(bounds, products)]))
 
     def _postings(self) -> tuple[np.ndarray, ...]:
-        """The arrays the compiled loop reads (:func:`retrievers.compiled.top_k`'s ``postings``)."""
+        """The arrays the compiled loop reads (:func:`retrievers.bm25.compiled.top_k`'s ``postings``)."""
         return self.docs, self.tfs, self.indptr, self.block_starts, self.idf, self.length_class, self.class_norm
 
     def term_bounds(self) -> np.ndarray:
-        """Each term's largest weight (:func:`retrievers.compiled.term_bounds`; needs numba): computed
+        """Each term's largest weight (:func:`retrievers.bm25.compiled.term_bounds`; needs numba): computed
         on first use and kept."""
         if self._bounds is None:
-            from retrievers import compiled
+            from retrievers.bm25 import compiled
 
             self._bounds = compiled.term_bounds(self._postings(), self.block_docs, self.k1)
         return self._bounds

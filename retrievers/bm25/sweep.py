@@ -15,7 +15,7 @@ candidates are laid out once, as (query, document) pairs with the postings that 
 (:class:`BM25Sweep`); a setting weights the postings, sums them into the pairs in the order the
 index's sparse product sums them, and ranks each query with the index's own
 :func:`~retrievers.ranking.top_k`. The weights come from the index's own functions
-(:func:`~retrievers.index.length_norms`, :func:`~retrievers.index.bm25_weights`), so every setting's run equals
+(:func:`~retrievers.bm25.index.length_norms`, :func:`~retrievers.bm25.index.bm25_weights`), so every setting's run equals
 ``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for bit (``tests/test_tune.py`` pins it).
 ``benchmarks/tune_speed.py`` times it against the other ways (README, "bench tune").
 """
@@ -27,7 +27,7 @@ import numpy as np
 from corpora import Corpus, Queries, Run, progress
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.cache import State, fitted_state
-from retrievers.index import BLOCK_DOCS, _block_postings, bm25_idf, bm25_weights, length_norms
+from retrievers.bm25.index import BLOCK_DOCS, _block_postings, bm25_idf, bm25_weights, length_norms
 from retrievers.ranking import doc_id_order, top_k
 from retrievers.strings import SortedStrings, check_strings, pack_strings
 
