@@ -33,8 +33,8 @@ from common import (  # noqa: E402
     report,
     run_child,
     texts_file,
-    workload_arguments,
 )
+from synthetic import workload_arguments  # noqa: E402
 
 SYSTEMS = ("retbench", "bm25s-numpy", "bm25s-numba", "rank-bm25")
 

@@ -7,7 +7,6 @@ JSON object as its last stdout line, its own peak RSS (``VmHWM``) included.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -18,6 +17,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import synthetic  # a sibling: the folder that holds this file is on sys.path wherever it is imported
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -35,9 +36,6 @@ def texts_file(n_docs: int, n_queries: int, seed: int, folder: Path = DEFAULT_DA
     lengths = "" if query_terms == (2, 5) else f"-terms{query_terms[0]}to{query_terms[1]}"
     queries = folder / f"zipf-{n_docs}-{seed}-{n_queries}{lengths}.queries.txt"
     if not (docs.is_file() and queries.is_file()):
-        sys.path.insert(0, str(HERE))
-        import synthetic
-
         data = synthetic.make(n_docs, n_queries, seed, query_terms=query_terms)
         _write_lines(docs, data.texts)
         _write_lines(queries, data.queries)
@@ -48,9 +46,6 @@ def beir_folder(n_docs: int, n_queries: int, seed: int, folder: Path = DEFAULT_D
     """The same synthetic data as a BEIR folder (for ``bench compare`` and the peer script)."""
     target = folder / f"zipf-{n_docs}-{seed}-{n_queries}-beir"
     if not (target / "qrels" / "test.tsv").is_file():
-        sys.path.insert(0, str(HERE))
-        import synthetic
-
         synthetic.write_beir(synthetic.make(n_docs, n_queries, seed), target)
     return target
 
@@ -143,13 +138,3 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
-
-def workload_arguments(parser: argparse.ArgumentParser, docs: int = 200_000, queries: int = 1000,
-                       rounds: int | None = 3) -> None:
-    """The options every benchmark shares: the synthetic workload's size and seed, and the rounds
-    whose medians are reported (``rounds=None``: a script without rounds)."""
-    parser.add_argument("--docs", type=int, default=docs, help="synthetic documents")
-    parser.add_argument("--queries", type=int, default=queries, help="synthetic queries")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic text")
-    if rounds is not None:
-        parser.add_argument("--rounds", type=int, default=rounds, help="rounds; medians are reported")

@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import beir_folder, load_note, markdown, median, workload_arguments  # noqa: E402
+from common import beir_folder, load_note, markdown, median  # noqa: E402
+from synthetic import workload_arguments  # noqa: E402
 from whole_process import BENCH, timed  # noqa: E402
 
 WAYS = {

@@ -54,8 +54,8 @@ from common import (  # noqa: E402
     report,
     run_child,
     texts_file,
-    workload_arguments,
 )
+from synthetic import workload_arguments  # noqa: E402
 
 SYSTEMS = ("retbench", "tantivy", "pisa", "bm25s-numba")
 QUERY_TERMS = (3, 6)

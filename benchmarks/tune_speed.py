@@ -31,7 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import beir_folder, load_note, markdown, median, report, run_child, workload_arguments  # noqa: E402
+from common import beir_folder, load_note, markdown, median, report, run_child  # noqa: E402
+from synthetic import workload_arguments  # noqa: E402
 
 GRID = "bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)"
 METRIC = "ndcg@10"

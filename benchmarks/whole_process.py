@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, beir_folder, load_note, markdown, median, workload_arguments  # noqa: E402
+from common import REPO, beir_folder, load_note, markdown, median  # noqa: E402
+from synthetic import workload_arguments  # noqa: E402
 
 BENCH = [sys.executable, "-c", "import sys; from harness.cli import main; sys.argv[0] = 'bench'; main()"]
 
