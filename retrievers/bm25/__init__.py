@@ -80,11 +80,6 @@ class BM25(BM25Sharding, ScoreRetriever):
         """The indexed terms, ascending; a term's position is its id."""
         return unpack_strings(*self._vocabulary_arrays)
 
-    @property
-    def idf(self) -> np.ndarray:
-        """Lucene idf of every indexed term, by term id."""
-        return self.index.idf
-
     @classmethod
     def sweep(cls, settings: Sequence[Retriever], corpus: Corpus, queries: Queries,
               k: int) -> Iterator[Run] | None:
@@ -115,14 +110,6 @@ class BM25(BM25Sharding, ScoreRetriever):
         if self._term_ids is None:
             self._term_ids = SortedStrings(*self._vocabulary_arrays)
         return encode(queries.texts, self._term_ids, self.analyzer)
-
-    def query_matrix(self, queries: Queries) -> sp.csr_matrix:
-        """Binary (n_queries x n_terms): each distinct known query term once."""
-        offsets, terms = self.encode_queries(queries)
-        q = sp.csr_matrix((np.ones(len(terms)), terms, offsets), shape=(len(queries), self.index.n_terms))
-        q.sum_duplicates()
-        q.data[:] = 1.0
-        return q
 
     def score(self, queries: Queries) -> sp.csr_matrix:
         return self.index.score_matrix(*self.encode_queries(queries))

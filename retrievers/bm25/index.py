@@ -357,10 +357,6 @@ class BM25Index:
         start, stop = self.block_starts[number], self.block_starts[number + 1]
         return self.indptr[number], self.docs[start:stop], self.tfs[start:stop]
 
-    def document_frequencies(self) -> np.ndarray:
-        """Documents that hold each term, by term id."""
-        return np.diff(self.indptr, axis=1).sum(axis=0)
-
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """``(doc indices, weights)`` of one term over all blocks, docs ascending."""
         docs, weights = [], []
