@@ -4,7 +4,8 @@
     python benchmarks/speed_paths.py --only as_run,top_k --repeats 9
 
 A speed path is code that computes what a plainer path already computes, only faster: it stays only
-where it pays at least 20% (issue 12), and its docstring says so with the number measured here.
+where it pays at least 20% (issue 12); its docstring says what it does, and the number measured here
+is in ``benchmarks/RESULTS.md`` (each case writes its own section, ``speed_paths.<case>``).
 Each case builds its inputs once (synthetic, fixed seeds), then times the speed path and the plain
 path alternately in this process (the order flips every round), reports medians, and checks that
 both give the same output. The plain paths are the code's own fallbacks where it has them, else
@@ -26,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import load_note, markdown, median  # noqa: E402
+from common import load_note, markdown, median, record_results  # noqa: E402
 
 
 @dataclass
@@ -378,6 +379,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(CASES), help="comma-separated cases: " + ", ".join(CASES))
     args = parser.parse_args()
     print(f"# speed paths, medians of {args.repeats}; {load_note()}", flush=True)
+    header = ["speed path", "size", "fast ms (median)", "plain ms (median)", "speed-up", "same output", ">= 20%?"]
     rows = []
     for name in args.only.split(","):
         case = CASES[name.strip()]()
@@ -393,9 +395,10 @@ def main() -> None:
         rows.append([case.path, case.size, 1000 * fast, 1000 * plain, f"{speed_up:.2f}x",
                      case.same(outputs["fast"], outputs["plain"]), "pays" if speed_up >= 1.2 else "does not pay"])
         print(f"# {name}: {speed_up:.2f}x", flush=True)
+        record_results(f"speed_paths.{name.strip()}", markdown(header, rows[-1:]),
+                       f"medians of {args.repeats}, alternating; {load_note()}")
     print(f"# done; {load_note()}")
-    print(markdown(["speed path", "size", "fast ms (median)", "plain ms (median)", "speed-up", "same output",
-                    ">= 20%?"], rows))
+    print(markdown(header, rows))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import beir_folder, load_note, markdown, median, report, run_child  # noqa: E402
+from common import beir_folder, load_note, markdown, median, record_results, report, run_child  # noqa: E402
 from synthetic import workload_arguments  # noqa: E402
 
 GRID = "bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)"
@@ -150,7 +150,11 @@ def main() -> None:
                          ("all-postings", "shared postings, every posting weighted per point"),
                          ("plain", "plain: every point fitted from scratch")):
         rows.append([name, median(seconds[system]), median(seconds[system]) / one, len(seconds[system])])
-    print(markdown(["7 x 7 BM25 grid, 5 folds", "median s", "x one fit + search", "runs"], rows))
+    table = markdown(["7 x 7 BM25 grid, 5 folds", "median s", "x one fit + search", "runs"], rows)
+    table += f"\n\nper-point means equal to tune's: {json.dumps(same)}"
+    print(table)
+    record_results("tune_speed", table, f"{GRID}, {FOLDS} folds, {METRIC}: {args.docs:,} docs, {args.queries:,} "
+                   f"queries; {load_note()}")
 
 
 if __name__ == "__main__":
