@@ -115,8 +115,8 @@ class BM25(BM25Sharding, ScoreRetriever):
         return self.index.score_matrix(*self.encode_queries(queries))
 
     def search(self, queries: Queries, k: int) -> Run:
-        """The top ``k`` over the index's postings: 4.2x faster than ranking :meth:`score`'s matrix
-        (``ScoreRetriever.search``) at 50,000 documents, 500 queries, k = 1000 (``benchmarks/speed_paths.py`` ``bm25_search``)."""
+        """The top ``k`` over the index's postings, without ranking :meth:`score`'s matrix
+        (``ScoreRetriever.search``; ``benchmarks/speed_paths.py`` ``bm25_search`` times the two)."""
         offsets, terms = self.encode_queries(queries)
         run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
                                                       threads=self.threads, progress=progress.callback())

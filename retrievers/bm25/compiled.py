@@ -7,10 +7,8 @@ and added to a dense array of the block's scores; the same postings are walked a
 collect each touched document once (its score is not 0.0 until it is collected and reset), and the
 running k-th best score discards most of them on the spot (a min-heap for k up to 300; above, a
 floor from a sample of the first block's candidates, then a quickselect whenever 2k candidates have
-gathered); the survivors are ranked by two stable radix sorts. At a million documents, 2,000
-queries of 3 to 6 terms, it answers 3.87x the queries per second of the product at k = 10 (with
-the pruning below) and 1.85x at k = 1000 (``benchmarks/speed_paths.py`` ``compiled`` and
-``compiled_1000``).
+gathered); the survivors are ranked by two stable radix sorts. ``benchmarks/speed_paths.py``
+``compiled`` and ``compiled_1000`` time it against the product (numbers in ``benchmarks/RESULTS.md``).
 
 Exactness, the contract of the exhaustive path:
 
@@ -27,15 +25,14 @@ Up to k = 300 (:func:`prunes`) the loop also prunes, safely (MaxScore, a block a
 whose largest weights (:func:`term_bounds`) sum below it cannot bring a document into the top k on
 their own, so their postings are only read, and weighted just for documents that the other terms
 brought in; the few documents that may still make the top k are scored again exactly, in term id
-order, so scores keep their bits. At a million synthetic documents, k = 10, it computes 23% of the
-weights and answers 1.5x to 1.9x the queries per second of the same loop without pruning.
+order, so scores keep their bits (``benchmarks/speed_paths.py`` ``pruning``, ``pruning_100``).
 An earlier loop pruned document at a time (MaxScore with cursors over the postings) and lost to
-scoring every posting block by block (1,397 vs 1,899 q/s at k = 10): pruning pays here because it
-keeps this loop's sequential walks.
+scoring every posting block by block: pruning pays here because it keeps this loop's sequential
+walks.
 
 The loop is cached on disk by numba after its first compilation (seconds, once per machine and per
-combination of the index's integer types); the first call in a process still costs about 1 s,
-numba's start-up and loading the loop. Without numba the product runs (:func:`available`).
+combination of the index's integer types); the first call in a process still pays numba's
+start-up and loading the loop. Without numba the product runs (:func:`available`).
 """
 
 from __future__ import annotations
@@ -58,7 +55,7 @@ def available() -> bool:
 def term_bounds(postings: tuple[np.ndarray, ...], block_docs: int, k1: float) -> np.ndarray:
     """Each term's largest weight over its postings (float64, by term id; 0.0 for a term without
     postings): what pruning bounds a term's part of any score by. ``postings`` as for :func:`top_k`.
-    One pass over every posting (0.23 s at a million synthetic documents)."""
+    One pass over every posting."""
     if not available():
         raise ImportError(f"the compiled search loop needs numba: {INSTALL_HINT}")
     from retrievers.bm25.kernel import term_bounds as kernel
@@ -69,9 +66,9 @@ def term_bounds(postings: tuple[np.ndarray, ...], block_docs: int, k1: float) ->
 
 def prunes(k: int) -> bool:
     """Whether :func:`top_k` prunes at this ``k`` when given bounds: where the loop keeps its running
-    k-th best in a heap (``HEAP_UP_TO_K``, 300). At a million synthetic documents, 2,000 queries,
-    pruning was 1.5x to 1.9x as fast at k = 10, 1.2x to 1.3x at k = 100 and 1.2x at 300; with
-    candidates gathered in bulk above, 0.74x at k = 1000. False without numba (no loop to prune)."""
+    k-th best in a heap (``HEAP_UP_TO_K``, 300): pruning pays there, and lost with candidates
+    gathered in bulk above (``benchmarks/RESULTS.md``, ``speed_paths.pruning``). False without
+    numba (no loop to prune)."""
     if not available():
         return False
     from retrievers.bm25.kernel import HEAP_UP_TO_K
