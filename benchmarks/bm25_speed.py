@@ -143,8 +143,8 @@ def main() -> None:
                       "q/s 2 threads", "retbench q/s / this, 1 thread", "same, 2 threads", "compile s",
                       "peak RSS MB", "RSS after loading texts MB"], rows)
     print(table)
-    record_results(f"bm25_speed.{args.docs}", table, f"{args.docs:,} docs, {args.queries:,} queries, top-{args.k}, medians of "
-                   f"{args.rounds} rounds; {load_note()}")
+    record_results(f"bm25_speed.{args.docs}", table, f"{args.docs:,} docs, {args.queries:,} queries, "
+                   f"top-{args.k}, medians of {args.rounds} rounds; {load_note()}")
 
 
 if __name__ == "__main__":

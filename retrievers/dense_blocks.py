@@ -5,8 +5,9 @@ its thread count too: cutting the documents into blocks, a different number of q
 product and one BLAS thread instead of two each change some scores. The encoder is the same kind
 of computation: encoding documents in batches made of other documents changes some of the vectors'
 components, while torch's thread count did not (how often each happened is in
-``benchmarks/RESULTS.md``, ``notes.dense_bits``). So :class:`~retrievers.dense.Dense` computes everything in fixed pieces, and
-the pieces are the same whether the corpus is whole or cut in shards:
+``benchmarks/RESULTS.md``, ``notes.dense_bits``). So :class:`~retrievers.dense.Dense` computes
+everything in fixed pieces, and the pieces are the same whether the corpus is whole or cut in
+shards:
 
 * **encoding**: documents in blocks of ``block_docs`` consecutive documents in corpus order; inside
   a block, longest first, in chunks of ``4 * batch_size`` texts (less padding per batch). A

@@ -28,9 +28,10 @@ docs, weights): scipy walks only the postings of the batch's terms and adds each
 in ascending term order, in C++ and without the GIL, leaving each query's distinct candidates with
 their scores; blocks keep scipy's per-document work arrays in a core's cache (timed against one
 product over all documents by ``benchmarks/speed_paths.py`` ``blocks``; numbers in
-``benchmarks/RESULTS.md``). The product needs each block's weights as an array: they are computed on its first search and kept. Per query, a strided
-sample of the candidates gives a lower bound of the k-th best score (the k-th best of a subset can
-only be lower), which discards most of them before ``np.partition``. This path needs no JIT; on
+``benchmarks/RESULTS.md``). The product needs each block's weights as an array: they are computed
+on its first search and kept. Per query, a strided sample of the candidates gives a lower bound of
+the k-th best score (the k-th best of a subset can only be lower), which discards most of them
+before ``np.partition``. This path needs no JIT; on
 either path ``threads=2`` scores two batches side by side.
 
 Where numba is installed (the ``fast`` extra), a large index is searched by a compiled loop instead

@@ -15,8 +15,9 @@ candidates are laid out once, as (query, document) pairs with the postings that 
 (:class:`BM25Sweep`); a setting weights the postings, sums them into the pairs in the order the
 index's sparse product sums them, and ranks each query with the index's own
 :func:`~retrievers.ranking.top_k`. The weights come from the index's own functions
-(:func:`~retrievers.bm25.index.length_norms`, :func:`~retrievers.bm25.index.bm25_weights`), so every setting's run equals
-``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for bit (``tests/test_tune.py`` pins it).
+(:func:`~retrievers.bm25.index.length_norms`, :func:`~retrievers.bm25.index.bm25_weights`), so
+every setting's run equals ``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for bit
+(``tests/test_tune.py`` pins it).
 ``benchmarks/tune_speed.py`` times it against the other ways (``benchmarks/RESULTS.md``).
 """
 
