@@ -145,7 +145,6 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
-
 def command_line(argv: Sequence[str] | None = None) -> str:
     """The command that ran this script, as one would type it from the repository's root."""
     argv = list(sys.argv if argv is None else argv)
