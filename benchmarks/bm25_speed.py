@@ -32,9 +32,10 @@ from common import (  # noqa: E402
     read_lines,
     report,
     run_child,
+    record_results,
     texts_file,
-    workload_arguments,
 )
+from synthetic import workload_arguments  # noqa: E402
 
 SYSTEMS = ("retbench", "bm25s-numpy", "bm25s-numba", "rank-bm25")
 
@@ -138,9 +139,12 @@ def main() -> None:
                      base["qps_2"] / qps[1] if qps[1] == qps[1] else float("nan"),
                      median([r.get("compile_s") for r in runs]), median([r.get("peak_rss_mb") for r in runs]),
                      median([r.get("loaded_rss_mb") for r in runs])])
-    print(markdown(["system", "index s", "index time / retbench's", "of which tokenize s", "q/s 1 thread",
-                    "q/s 2 threads", "retbench q/s / this, 1 thread", "same, 2 threads", "compile s",
-                    "peak RSS MB", "RSS after loading texts MB"], rows))
+    table = markdown(["system", "index s", "index time / retbench's", "of which tokenize s", "q/s 1 thread",
+                      "q/s 2 threads", "retbench q/s / this, 1 thread", "same, 2 threads", "compile s",
+                      "peak RSS MB", "RSS after loading texts MB"], rows)
+    print(table)
+    record_results(f"bm25_speed.{args.docs}", table, f"{args.docs:,} docs, {args.queries:,} queries, "
+                   f"top-{args.k}, medians of {args.rounds} rounds; {load_note()}")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import load_note, markdown, median  # noqa: E402
+from common import load_note, markdown, median, record_results  # noqa: E402
 
 _CHUNK_CELLS = 1 << 20
 _THREADS = 2
@@ -234,9 +234,11 @@ def main() -> None:
             rows.append([label, name, 1000 * median(times[name]), 1000 * min(times[name]), base / median(times[name])])
             same[f"{label}, {name}"] = outputs[name] == outputs["retbench"]
     print(f"# done; {load_note()}")
-    print(markdown(["size", "bootstrap", "median ms", "best ms", "speed-up vs retbench"], rows))
-    print(f"\nsame bytes as retbench: {all(same.values())} ({sum(same.values())} of {len(same)}); "
-          f"5,000 x 14 equal to the article's loop: {same_article}")
+    table = markdown(["size", "bootstrap", "median ms", "best ms", "speed-up vs retbench"], rows)
+    table += (f"\n\nsame bytes as retbench: {all(same.values())} ({sum(same.values())} of {len(same)}); "
+              f"5,000 x 14 equal to the article's loop: {same_article}")
+    print(table)
+    record_results("bootstrap_speed", table, f"medians of {args.repeats}; {load_note()}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Shared parts of the speed benchmarks: cached synthetic data, child processes, medians, tables.
+"""Shared parts of the speed benchmarks: cached synthetic data, child processes, medians, tables,
+and the one page their numbers are kept on (``benchmarks/RESULTS.md``, :func:`record_results`).
 
 Every measurement runs in a fresh child process, so one system's memory and warm caches never help
 another; the parent alternates the systems round by round and reports medians. A child prints one
@@ -7,20 +8,26 @@ JSON object as its last stdout line, its own peak RSS (``VmHWM``) included.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import re
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
+
+import synthetic  # a sibling: the folder that holds this file is on sys.path wherever it is imported
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+#: The page every benchmark writes its latest numbers to, one section per script (or case).
+RESULTS = HERE / "RESULTS.md"
 DEFAULT_DATA = Path(os.environ.get("RETBENCH_BENCH_DATA") or Path(tempfile.gettempdir()) / "retbench-bench")
 
 
@@ -35,9 +42,6 @@ def texts_file(n_docs: int, n_queries: int, seed: int, folder: Path = DEFAULT_DA
     lengths = "" if query_terms == (2, 5) else f"-terms{query_terms[0]}to{query_terms[1]}"
     queries = folder / f"zipf-{n_docs}-{seed}-{n_queries}{lengths}.queries.txt"
     if not (docs.is_file() and queries.is_file()):
-        sys.path.insert(0, str(HERE))
-        import synthetic
-
         data = synthetic.make(n_docs, n_queries, seed, query_terms=query_terms)
         _write_lines(docs, data.texts)
         _write_lines(queries, data.queries)
@@ -48,9 +52,6 @@ def beir_folder(n_docs: int, n_queries: int, seed: int, folder: Path = DEFAULT_D
     """The same synthetic data as a BEIR folder (for ``bench compare`` and the peer script)."""
     target = folder / f"zipf-{n_docs}-{seed}-{n_queries}-beir"
     if not (target / "qrels" / "test.tsv").is_file():
-        sys.path.insert(0, str(HERE))
-        import synthetic
-
         synthetic.write_beir(synthetic.make(n_docs, n_queries, seed), target)
     return target
 
@@ -144,12 +145,42 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
-def workload_arguments(parser: argparse.ArgumentParser, docs: int = 200_000, queries: int = 1000,
-                       rounds: int | None = 3) -> None:
-    """The options every benchmark shares: the synthetic workload's size and seed, and the rounds
-    whose medians are reported (``rounds=None``: a script without rounds)."""
-    parser.add_argument("--docs", type=int, default=docs, help="synthetic documents")
-    parser.add_argument("--queries", type=int, default=queries, help="synthetic queries")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic text")
-    if rounds is not None:
-        parser.add_argument("--rounds", type=int, default=rounds, help="rounds; medians are reported")
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """The command that ran this script, as one would type it from the repository's root."""
+    argv = list(sys.argv if argv is None else argv)
+    script = Path(argv[0]).resolve()
+    shown = script.relative_to(REPO).as_posix() if script.is_relative_to(REPO) else script.name
+    return " ".join(["python", shlex.quote(shown), *map(shlex.quote, argv[1:])])
+
+
+def results_section(name: str, body: str, command: str, date: str, note: str = "") -> str:
+    """One section of RESULTS.md: its markers, a heading, the command and date, the numbers."""
+    lines = [f"<!-- {name} -->", f"### {name}", "", f"`{command}`, run {date}" + (f"; {note}" if note else "") + ".",
+             "", body.strip(), f"<!-- /{name} -->"]
+    return "\n".join(lines)
+
+
+def record_results(name: str, body: str, note: str = "", results: Path = RESULTS,
+                   argv: Sequence[str] | None = None) -> None:
+    """Write ``body`` (markdown: a table, or text in a fenced block) as section ``name`` of
+    ``results``, with the exact command line and today's date (UTC), replacing what stood between
+    its ``<!-- name -->`` and ``<!-- /name -->`` markers; a new section goes at the end. The rest
+    of the page is left as it was, and the page is replaced whole (never half-written)."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ValueError(f"section name {name!r}: use letters, digits, '_', '.' or '-'")
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    section = results_section(name, body, command_line(argv), date, note)
+    text = results.read_text(encoding="utf-8") if results.is_file() else "# Benchmark results\n"
+    begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    if text.count(begin) > 1 or text.count(end) > 1 or (begin in text) != (end in text):
+        raise ValueError(f"{results}: the markers of section {name!r} are not one pair; mend them by hand")
+    if begin in text:
+        start, stop = text.index(begin), text.index(end) + len(end)
+        if stop < start:
+            raise ValueError(f"{results}: section {name!r} ends before it begins; mend its markers by hand")
+        text = text[:start] + section + text[stop:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    temporary = results.with_name(results.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(results)

@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import beir_folder, load_note, markdown, median, workload_arguments  # noqa: E402
+from common import beir_folder, load_note, markdown, median, record_results  # noqa: E402
+from synthetic import workload_arguments  # noqa: E402
 from whole_process import BENCH, timed  # noqa: E402
 
 WAYS = {
@@ -61,8 +62,10 @@ def sizing(corpus_folder: Path, k: int) -> None:
             rows.append([n_shards, number, shards.bounds[number][1] - shards.bounds[number][0],
                          int(index.indptr[:, -1].sum()), index_bytes / 1e6, len(pickle.dumps(hits)) / 1e6,
                          len(data.queries)])
-    print(markdown(["shards", "shard", "documents", "postings", "index MB", f"top {k} of the batch, MB pickled",
-                    "queries in the batch"], rows))
+    table = markdown(["shards", "shard", "documents", "postings", "index MB", f"top {k} of the batch, MB pickled",
+                      "queries in the batch"], rows)
+    print(table)
+    record_results("dask_speed.sizing", table, f"{len(data.corpus):,} docs, {len(data.queries):,} queries, k = {k}")
 
 
 def main() -> None:
@@ -102,9 +105,13 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     print(f"# done; {load_note()}")
     local = median(walls[next(iter(WAYS))])
-    print(markdown(["bench compare", "whole process s (median)", "ratio to one process", "bm25 fit s", "bm25 search s"],
-                   [[name, median(walls[name]), median(walls[name]) / local, median(fits[name]),
-                     median(searches[name])] for name in WAYS]))
+    table = markdown(["bench compare", "whole process s (median)", "ratio to one process", "bm25 fit s",
+                      "bm25 search s"],
+                     [[name, median(walls[name]), median(walls[name]) / local, median(fits[name]),
+                       median(searches[name])] for name in WAYS])
+    print(table)
+    record_results("dask_speed", table, f"bm25 at {args.docs:,} docs, {args.queries:,} queries, depth {args.depth}, "
+                   f"medians of {args.rounds} rounds; {load_note()}")
 
 
 if __name__ == "__main__":

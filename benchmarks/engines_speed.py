@@ -53,9 +53,10 @@ from common import (  # noqa: E402
     read_lines,
     report,
     run_child,
+    record_results,
     texts_file,
-    workload_arguments,
 )
+from synthetic import workload_arguments  # noqa: E402
 
 SYSTEMS = ("retbench", "tantivy", "pisa", "bm25s-numba")
 QUERY_TERMS = (3, 6)
@@ -213,8 +214,11 @@ def main() -> None:
         rows.append([_version(system)] + [median([r.get(key) for r in runs]) for key in
                                           ("index_s", "qps_10", "qps_1000", "peak_rss_mb", "index_peak_rss_mb",
                                            "compile_s", "first_search_s_10")])
-    print(markdown(["system", "index from raw text s", "q/s top-10", "q/s top-1000", "peak RSS MB",
-                    "peak RSS to indexed MB", "compile s", "first search s"], rows))
+    table = markdown(["system", "index from raw text s", "q/s top-10", "q/s top-1000", "peak RSS MB",
+                      "peak RSS to indexed MB", "compile s", "first search s"], rows)
+    print(table)
+    record_results("engines_speed", table, f"{args.docs:,} docs, {args.queries:,} queries of {QUERY_TERMS[0]}-"
+                   f"{QUERY_TERMS[1]} terms, one thread, medians of {args.rounds} rounds; {load_note()}")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from common import load_note, markdown, record_results  # noqa: E402
 from corpora import Qrels  # noqa: E402
 from corpora.trec_io import read_run, run_from_arrays  # noqa: E402
 from harness.core.evaluation import evaluate  # noqa: E402
@@ -230,14 +232,14 @@ def part_one(args: argparse.Namespace) -> None:
             del state
         print(f"  round {round_number + 1}: " + ", ".join(f"{n} {eval_times[n][-1]:.2f} s" for n in names))
     base = statistics.median(eval_times["retbench"])
-    print("\nlibrary        setup (median)  evaluate (median)  evaluate / retbench")
-    for name in names:
-        evaluate_median = statistics.median(eval_times[name])
-        print(f"{name:<14} {statistics.median(setup_times[name]):>12.3f} s  {evaluate_median:>15.3f} s  "
-              f"{evaluate_median / base:>17.1f}x")
-    print("\nmeans (a sanity check that every library computed the same thing):")
-    for name in names:
-        print(f"  {name:<14} " + "  ".join(f"{label} {value:.6f}" for label, value in means[name].items()))
+    table = markdown(["library", "setup s (median)", "evaluate s (median)", "evaluate / retbench's"],
+                     [[name, statistics.median(setup_times[name]), statistics.median(eval_times[name]),
+                       f"{statistics.median(eval_times[name]) / base:.1f}x"] for name in names])
+    table += "\n\nmeans (a sanity check that every library computed the same thing):\n\n" + "\n".join(
+        f"- {name}: " + ", ".join(f"{label} {value:.6f}" for label, value in means[name].items()) for name in names)
+    print("\n" + table)
+    record_results("evaluate_speed.library", table, f"{args.queries:,} queries x {args.depth:,} docs, ~{args.judged} "
+                   f"judgments per query, {args.rounds} rotating rounds, medians; {load_note()}")
 
 
 def write_trec_files(folder: Path, n_queries: int, depth: int, judged: int, collection: int) -> tuple[Path, Path]:
@@ -286,11 +288,13 @@ def part_two(args: argparse.Namespace) -> None:
             read_run(run_path)
             reads.append(time.perf_counter() - start)
         base = statistics.median(times["bench evaluate"])
-        print(f"  retbench read_run alone (in process): {statistics.median(reads):.2f} s median")
-        for name, values in times.items():
-            median = statistics.median(values)
-            print(f"  {name:<16} {median:6.2f} s  ({median / base:.1f}x)  runs: "
-                  + ", ".join(f"{v:.2f}" for v in values))
+        rows = [[name, statistics.median(values), f"{statistics.median(values) / base:.1f}x",
+                 ", ".join(f"{v:.2f}" for v in values)] for name, values in times.items()]
+        rows.append(["retbench read_run alone (in process)", statistics.median(reads), "", ""])
+        table = markdown(["command", "wall s (median)", "/ bench evaluate's", "rounds s"], rows)
+        print(table)
+        record_results("evaluate_speed.cli", table, f"a {lines:,}-line run file, {args.cli_rounds} alternating "
+                       f"rounds; {load_note()}")
 
 
 def main() -> None:

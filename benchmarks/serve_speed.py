@@ -31,9 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import load_note, markdown, record_results  # noqa: E402
 from corpora import Corpus, Dataset, Qrels, Queries
-from harness import compare
-from retrievers import FixedRun
+from harness import compare  # noqa: E402
+from retrievers import FixedRun  # noqa: E402
 
 
 class Scored(FixedRun):
@@ -113,12 +116,14 @@ def serve(root: Path):
     raise SystemExit("bench serve did not start")
 
 
-def measure(label: str, url: str, repeats: int) -> None:
+def measure(label: str, url: str, repeats: int) -> list[object]:
+    """The request's first and median times (ms) and its size, as a row of the table."""
     first = timed(url)
     times = [timed(url) for _ in range(repeats)]
     size = len(urllib.request.urlopen(url, timeout=120).read())  # noqa: S310
     print(f"{label}: first {first * 1000:.1f} ms, median of {repeats} {statistics.median(times) * 1000:.1f} ms "
           f"({size:,} bytes)")
+    return [label, first * 1000, statistics.median(times) * 1000, f"{size:,}"]
 
 
 def main() -> None:
@@ -135,22 +140,26 @@ def main() -> None:
         folder = big_run(root / "big", args.queries, args.systems, args.bootstrap_samples)
         print(f"setup: {args.queries} queries x {args.systems} systems written in {time.perf_counter() - start:.1f} s")
         many_runs(root / "many", args.runs)
+        rows = []
         process, base = serve(root / "big")
         try:
-            measure(f"/metrics, {args.queries} queries x {args.systems} systems",
-                    f"{base}/api/v1/evals/runs/{folder.name}/metrics", args.requests)
-            measure("/results, a page of 100", f"{base}/api/v1/evals/runs/{folder.name}/results?limit=100",
-                    args.requests)
+            rows.append(measure(f"/metrics, {args.queries} queries x {args.systems} systems",
+                    f"{base}/api/v1/evals/runs/{folder.name}/metrics", args.requests))
+            rows.append(measure("/results, a page of 100", f"{base}/api/v1/evals/runs/{folder.name}/results?limit=100",
+                                args.requests))
         finally:
             process.terminate()
             process.wait()
         process, base = serve(root / "many" / "runs")
         try:
-            measure(f"/runs, {args.runs} runs, a page of 50", f"{base}/api/v1/evals/runs", args.requests)
-            measure(f"/runs, {args.runs} runs, a page of 1000", f"{base}/api/v1/evals/runs?limit=1000", args.requests)
+            rows.append(measure(f"/runs, {args.runs} runs, a page of 50", f"{base}/api/v1/evals/runs", args.requests))
+            rows.append(measure(f"/runs, {args.runs} runs, a page of 1000", f"{base}/api/v1/evals/runs?limit=1000",
+                                args.requests))
         finally:
             process.terminate()
             process.wait()
+    record_results("serve_speed", markdown(["request", "first ms", "median ms", "bytes"], rows),
+                   f"medians of {args.requests} requests; {load_note()}")
 
 
 if __name__ == "__main__":

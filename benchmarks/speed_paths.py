@@ -4,7 +4,8 @@
     python benchmarks/speed_paths.py --only as_run,top_k --repeats 9
 
 A speed path is code that computes what a plainer path already computes, only faster: it stays only
-where it pays at least 20% (issue 12), and its docstring says so with the number measured here.
+where it pays at least 20% (issue 12); its docstring says what it does, and the number measured here
+is in ``benchmarks/RESULTS.md`` (each case writes its own section, ``speed_paths.<case>``).
 Each case builds its inputs once (synthetic, fixed seeds), then times the speed path and the plain
 path alternately in this process (the order flips every round), reports medians, and checks that
 both give the same output. The plain paths are the code's own fallbacks where it has them, else
@@ -26,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import load_note, markdown, median  # noqa: E402
+from common import load_note, markdown, median, record_results  # noqa: E402
 
 
 @dataclass
@@ -126,9 +127,9 @@ def case_bm25_index_search() -> Case:
 
 
 def case_blocks() -> Case:
-    """retrievers.index: postings in blocks of BLOCK_DOCS documents, or one block over all of them."""
+    """retrievers.bm25.index: postings in blocks of BLOCK_DOCS documents, or one block over all of them."""
     from corpora.tokenize import encode, tokenize
-    from retrievers.index import BLOCK_DOCS, BM25Index
+    from retrievers.bm25.index import BLOCK_DOCS, BM25Index
     from retrievers.ranking import doc_id_order
 
     data = _synthetic(8 * BLOCK_DOCS, 1000)
@@ -145,7 +146,7 @@ def case_blocks() -> Case:
 def _million_doc_index():
     """The engines benchmark's workload: 1M synthetic documents, 2,000 queries of 3-6 terms."""
     from corpora.tokenize import encode, tokenize
-    from retrievers.index import BM25Index
+    from retrievers.bm25.index import BM25Index
     from retrievers.ranking import doc_id_order
 
     import synthetic
@@ -167,34 +168,34 @@ def _case_compiled(k: int) -> Case:
 
 
 def case_compiled_10() -> Case:
-    """retrievers.compiled: the compiled loop (numba), or scipy's sparse products, at 1M documents, k = 10."""
+    """retrievers.bm25.compiled: the compiled loop (numba), or scipy's sparse products, at 1M documents, k = 10."""
     return _case_compiled(10)
 
 
 def case_compiled_1000() -> Case:
-    """retrievers.compiled: the same at k = 1000."""
+    """retrievers.bm25.compiled: the same at k = 1000."""
     return _case_compiled(1000)
 
 
 def _case_pruning(k: int) -> Case:
-    from retrievers import compiled
+    from retrievers.bm25 import compiled
 
     index, offsets, terms, tie_rank = _million_doc_index()
     arguments = (index._postings(), index.block_docs, index.k1, offsets, terms, k, 0.0, tie_rank)
     bounds = index.term_bounds()
     compiled.top_k(*arguments, bounds=bounds)  # compiles (or loads) the loop
-    return Case(f"retrievers.compiled.top_k: pruning (compiled.prunes), k = {k}",
+    return Case(f"retrievers.bm25.compiled.top_k: pruning (compiled.prunes), k = {k}",
                 f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms",
                 lambda: compiled.top_k(*arguments, bounds=bounds), lambda: compiled.top_k(*arguments), _arrays_equal)
 
 
 def case_pruning_10() -> Case:
-    """retrievers.compiled: the compiled loop with pruning, or scoring every posting, at 1M documents, k = 10."""
+    """retrievers.bm25.compiled: the compiled loop with pruning, or scoring every posting, at 1M documents, k = 10."""
     return _case_pruning(10)
 
 
 def case_pruning_100() -> Case:
-    """retrievers.compiled: the same at k = 100."""
+    """retrievers.bm25.compiled: the same at k = 100."""
     return _case_pruning(100)
 
 
@@ -231,9 +232,9 @@ def case_sorted_strings() -> Case:
 
 
 def case_single_block_rows() -> Case:
-    """retrievers.index.BM25Index._rows: one block's rows as slices, or concatenated like many blocks."""
+    """retrievers.bm25.index.BM25Index._rows: one block's rows as slices, or concatenated like many blocks."""
     from corpora.tokenize import encode, tokenize
-    from retrievers.index import BM25Index
+    from retrievers.bm25.index import BM25Index
 
     data = _synthetic(50_000, 2000)
     tokens = tokenize(data.texts)
@@ -378,6 +379,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(CASES), help="comma-separated cases: " + ", ".join(CASES))
     args = parser.parse_args()
     print(f"# speed paths, medians of {args.repeats}; {load_note()}", flush=True)
+    header = ["speed path", "size", "fast ms (median)", "plain ms (median)", "speed-up", "same output", ">= 20%?"]
     rows = []
     for name in args.only.split(","):
         case = CASES[name.strip()]()
@@ -393,9 +395,10 @@ def main() -> None:
         rows.append([case.path, case.size, 1000 * fast, 1000 * plain, f"{speed_up:.2f}x",
                      case.same(outputs["fast"], outputs["plain"]), "pays" if speed_up >= 1.2 else "does not pay"])
         print(f"# {name}: {speed_up:.2f}x", flush=True)
+        record_results(f"speed_paths.{name.strip()}", markdown(header, rows[-1:]),
+                       f"medians of {args.repeats}, alternating; {load_note()}")
     print(f"# done; {load_note()}")
-    print(markdown(["speed path", "size", "fast ms (median)", "plain ms (median)", "speed-up", "same output",
-                    ">= 20%?"], rows))
+    print(markdown(header, rows))
 
 
 if __name__ == "__main__":

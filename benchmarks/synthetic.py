@@ -109,9 +109,18 @@ def write_beir(data: Synthetic, folder: Path) -> Path:
     return folder
 
 
-def main() -> None:
-    from common import workload_arguments  # common imports this module lazily too
+def workload_arguments(parser: argparse.ArgumentParser, docs: int = 200_000, queries: int = 1000,
+                       rounds: int | None = 3) -> None:
+    """The options every benchmark shares: the synthetic workload's size and seed, and the rounds
+    whose medians are reported (``rounds=None``: a script without rounds)."""
+    parser.add_argument("--docs", type=int, default=docs, help="synthetic documents")
+    parser.add_argument("--queries", type=int, default=queries, help="synthetic queries")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic text")
+    if rounds is not None:
+        parser.add_argument("--rounds", type=int, default=rounds, help="rounds; medians are reported")
 
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     workload_arguments(parser, rounds=None)
     parser.add_argument("--out", type=Path, required=True)

@@ -31,7 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import beir_folder, load_note, markdown, median, report, run_child, workload_arguments  # noqa: E402
+from common import beir_folder, load_note, markdown, median, record_results, report, run_child  # noqa: E402
+from synthetic import workload_arguments  # noqa: E402
 
 GRID = "bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)"
 METRIC = "ndcg@10"
@@ -94,8 +95,8 @@ def _all_postings_runs(dataset):
 
     from corpora import Run
     from corpora.tokenize import encode
-    from retrievers.bm25_sweep import build_postings
-    from retrievers.index import BM25Index, bm25_idf, length_classes, length_norms
+    from retrievers.bm25.sweep import build_postings
+    from retrievers.bm25.index import BM25Index, bm25_idf, length_classes, length_norms
     from retrievers.strings import SortedStrings
 
     corpus = dataset.corpus
@@ -149,7 +150,11 @@ def main() -> None:
                          ("all-postings", "shared postings, every posting weighted per point"),
                          ("plain", "plain: every point fitted from scratch")):
         rows.append([name, median(seconds[system]), median(seconds[system]) / one, len(seconds[system])])
-    print(markdown(["7 x 7 BM25 grid, 5 folds", "median s", "x one fit + search", "runs"], rows))
+    table = markdown(["7 x 7 BM25 grid, 5 folds", "median s", "x one fit + search", "runs"], rows)
+    table += f"\n\nper-point means equal to tune's: {json.dumps(same)}"
+    print(table)
+    record_results("tune_speed", table, f"{GRID}, {FOLDS} folds, {METRIC}: {args.docs:,} docs, {args.queries:,} "
+                   f"queries; {load_note()}")
 
 
 if __name__ == "__main__":

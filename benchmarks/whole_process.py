@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, beir_folder, load_note, markdown, median, workload_arguments  # noqa: E402
+from common import REPO, beir_folder, load_note, markdown, median, record_results  # noqa: E402
+from synthetic import workload_arguments  # noqa: E402
 
 BENCH = [sys.executable, "-c", "import sys; from harness.cli import main; sys.argv[0] = 'bench'; main()"]
 
@@ -88,16 +89,19 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     print(f"# done; {load_note()}")
     bench, peer = median(times["bench"]), median(times["peer"])
-    print(markdown(["process", "median s", "ratio to bm25s + pytrec_eval", "peak RSS MB"], [
+    table = markdown(["process", "median s", "ratio to bm25s + pytrec_eval", "peak RSS MB"], [
         ["bench compare (no cache)", bench, bench / peer, median(peaks["bench"])],
         ["bm25s + pytrec_eval script", peer, 1.0, median(peaks["peer"])],
-    ]))
+    ])
     cold, warm = median(fits["cold"]), median(fits["warm"])
-    print()
-    print(markdown(["bench compare with the cache", "bm25 fit s", "whole process s", "fit / first run's fit"], [
+    table += "\n\n" + markdown(["bench compare with the cache", "bm25 fit s", "whole process s",
+                                 "fit / first run's fit"], [
         ["first run (builds, writes the cache)", cold, median(times["cold"]), 1.0],
         ["second run (loads the cache)", warm, median(times["warm"]), warm / cold],
-    ]))
+    ])
+    print(table)
+    record_results("whole_process", table, f"{args.docs:,} docs, {args.queries:,} queries, medians of {args.rounds} "
+                   f"rounds; {load_note()}")
 
 
 if __name__ == "__main__":

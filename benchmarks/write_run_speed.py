@@ -25,7 +25,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from common import load_note, markdown, record_results  # noqa: E402
 from corpora import Run  # noqa: E402
 from corpora.trec_io import format_run, format_run_and_raw_scores  # noqa: E402
 
@@ -71,9 +73,10 @@ def main() -> None:
             writers[name]()
             times[name].append(time.perf_counter() - start)
     lines = args.queries * args.depth
-    print(f"{lines:,} lines, {args.rounds} rounds, medians:")
-    for name, seconds in times.items():
-        print(f"  {name:<32} {statistics.median(seconds):6.2f} s")
+    table = markdown(["writer", "median s"], [[name, statistics.median(seconds)] for name, seconds in times.items()])
+    print(f"{lines:,} lines, {args.rounds} rounds, medians:\n{table}")
+    record_results("write_run_speed", table, f"{lines:,} lines, medians of {args.rounds} alternating rounds; "
+                   f"{load_note()}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ def release_freed_memory() -> None:
     """Hand the heap's free pages back to the system.
 
     The chunks' temporaries are a few MB each, so the C allocator serves them from its heap and,
-    once freed, keeps them: ~150 MB of resident memory at a million documents that nothing uses.
+    once freed, keeps them: resident memory that nothing uses (``benchmarks/RESULTS.md``,
+    ``notes.memory``).
     glibc's ``malloc_trim`` returns them; elsewhere this does nothing.
     """
     if not sys.platform.startswith("linux"):

@@ -134,7 +134,7 @@ class Corpus:
 
     def id_array(self) -> np.ndarray:
         """The ids as a read-only numpy object array, the ``doc_ids`` of a :class:`Run` over this
-        corpus: made on first use and kept (30 ms at a million ids, once rather than per search)."""
+        corpus: made on first use and kept, once rather than per search."""
         known = self.__dict__.get("_id_array")
         if known is None:
             known = np.asarray(self.ids, dtype=object)

@@ -65,7 +65,7 @@ class Run:
     still present (its slice is empty). ``doc_hashes`` (:func:`~corpora.id_hashes.hash_ids` of
     ``doc_ids``, which must not change afterwards) is what the evaluator joins on: a file reader
     hands over the hashes it computed to find repeated lines; otherwise they are computed on
-    first use. Kept because it pays: 0.7 s instead of 1.6 s to evaluate a 2M-line run file.
+    first use. Kept because it pays (``benchmarks/RESULTS.md``, ``notes.speed_paths_by_hand``).
 
     >>> run = Run.from_mapping({"q1": [("b", 2.0), ("a", 1.0)], "q2": []})
     >>> run.ranking("q1"), run.ranking("q2"), len(run)

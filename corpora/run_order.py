@@ -151,7 +151,7 @@ def order_columns(query_ids: np.ndarray, doc_ids: np.ndarray, scores: np.ndarray
     the index of the first row whose (query, doc) pair repeats an earlier row.
 
     The hashes that found the repeats are kept for the run (``Run.doc_hashes``), so the evaluator's
-    join does not hash the ids again (0.7 s instead of 1.6 s on 2M lines).
+    join does not hash the ids again.
     """
     query_codes, query_vocabulary = factorize_blocks(query_ids)
     hashes = hash_ids(doc_ids)

@@ -19,8 +19,8 @@ Conventions: term ids index a vocabulary sorted in ascending string order (sciki
 slice of ``term_ids`` (CSR style). The steps come from the analyzer's declaration
 (:class:`~corpora.analyzers.Analyzer`): its stop words and stemmer. One this path does not implement
 (a token pattern other than :data:`FAST_TOKEN_PATTERN`), or a plain function registered by other
-code, is called once per text: same result, without the speed (the batch path is 3.0x faster at
-50,000 texts, ``benchmarks/speed_paths.py`` ``tokenize``).
+code, is called once per text: same result, without the speed (``benchmarks/speed_paths.py``
+``tokenize`` times the two).
 """
 
 from __future__ import annotations
@@ -33,14 +33,13 @@ import numpy as np
 from corpora.analyzers import Analyzer, get_analyzer
 from corpora.memory import release_freed_memory
 
-#: Texts per chunk: bounds the temporary arrays, about ten times the chunk's text. At a million
-#: synthetic documents (~400 bytes a text), 4,096 rather than 16,384 took tokenizing's peak from
-#: 898-908 to 885 MB in the same time (6.90 vs 6.80 s at 300,000 texts, medians of 5,
-#: alternating); 2,048 saved 16 MB more but was 10% slower.
+#: Texts per chunk: bounds the temporary arrays, about ten times the chunk's text. 4,096 rather
+#: than 16,384 lowers tokenizing's peak in the same time; 2,048 saved a little more but was slower
+#: (``benchmarks/RESULTS.md``, ``notes.memory``).
 CHUNK_TEXTS = 4_096
-#: Local vocabulary rows that wait before they are merged into the global vocabulary. At a million
-#: synthetic documents, 1 << 19 rather than 1 << 21 takes ~70 MB off tokenizing's peak memory for
-#: the same time (23.97 s vs 23.58 s, medians of 3, alternating: within the machine's noise).
+#: Local vocabulary rows that wait before they are merged into the global vocabulary: 1 << 19
+#: rather than 1 << 21 lowers tokenizing's peak memory for the same time (``benchmarks/RESULTS.md``,
+#: ``notes.memory``).
 _MERGE_ROWS = 1 << 19
 
 #: The tokens the byte scan below finds in lowercased text: an analyzer declaring another pattern
@@ -97,9 +96,9 @@ class _Chunk:
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, uniques)`` with ``uniques[codes] == values``, uniques ascending.
 
-    numpy's sort rather than pandas' hash table: as fast here (6.60 vs 6.90 s to tokenize 300,000
-    texts, medians of 3, alternating, the same tokens), and indexing no longer imports pandas,
-    which held 30 MB through every fit and search.
+    numpy's sort rather than pandas' hash table: as fast here, the same tokens, and indexing no
+    longer imports pandas, which stayed in memory through every fit and search
+    (``benchmarks/RESULTS.md``, ``notes.memory``).
     """
     uniques, codes = np.unique(values, return_inverse=True)
     return codes.reshape(-1), uniques
@@ -272,9 +271,9 @@ class _Merger:
             at += len(chunk.terms)
             self._write(mapping[chunk.codes], chunk.offsets)
         self.backlog = []
-        # The merge's and the chunks' temporaries, kept by the C heap otherwise: at 1M texts, trimming
-        # after the last merge left 108 MB less in use before the vocabulary is sorted, and after
-        # every merge 10 MB less at the peak.
+        # The merge's and the chunks' temporaries, kept by the C heap otherwise: trimming after each
+        # merge lowers what is in use before the vocabulary is sorted, and the peak
+        # (benchmarks/RESULTS.md, notes.memory).
         release_freed_memory()
 
     def _write(self, codes: np.ndarray, offsets: np.ndarray) -> None:
@@ -327,7 +326,7 @@ def _raw(texts: Sequence[str], analyzer: str, chunk_texts: int,
 def _sorted_vocabulary(terms: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """The order that sorts ``terms`` ascending (code point order, as ``sorted``) and the sorted list.
 
-    ASCII words are sorted as bytes by numpy: 2.3x faster than ``sorted`` at 254,067 words
+    ASCII words are sorted as bytes by numpy rather than by ``sorted``
     (``benchmarks/speed_paths.py`` ``sorted_vocabulary``).
     """
     if not len(terms):

@@ -1,13 +1,13 @@
 """dense in fixed blocks of documents, and in shards of whole blocks: the same bits wherever it runs.
 
 A float32 matrix product's last bits depend on the shapes it is computed in, and numpy's BLAS's on
-its thread count too. Measured with numpy's OpenBLAS (32 to 300 query vectors of 384 dimensions
-against 10,000 documents): cutting the documents into blocks changes 3% of the scores, a different
-number of query rows per product 6%, one BLAS thread instead of two 6%. The encoder is the same
-kind of computation: with all-MiniLM-L6-v2 on CPU, encoding 256 documents in batches made of other
-documents changed 31% of the vectors' components (by at most 8e-8), while torch's thread count (1
-or 2) changed none. So :class:`~retrievers.dense.Dense` computes everything in fixed pieces, and
-the pieces are the same whether the corpus is whole or cut in shards:
+its thread count too: cutting the documents into blocks, a different number of query rows per
+product and one BLAS thread instead of two each change some scores. The encoder is the same kind
+of computation: encoding documents in batches made of other documents changes some of the vectors'
+components, while torch's thread count did not (how often each happened is in
+``benchmarks/RESULTS.md``, ``notes.dense_bits``). So :class:`~retrievers.dense.Dense` computes
+everything in fixed pieces, and the pieces are the same whether the corpus is whole or cut in
+shards:
 
 * **encoding**: documents in blocks of ``block_docs`` consecutive documents in corpus order; inside
   a block, longest first, in chunks of ``4 * batch_size`` texts (less padding per batch). A
@@ -75,7 +75,7 @@ def block_scores(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs:
 
 def _one_blas_thread() -> Any:
     """BLAS on one thread inside the ``with`` block: OpenBLAS splits a product among its threads in
-    ways that change the last bits (6% of the scores, 1 thread vs 2, module docstring), and a Dask
+    ways that change the last bits (module docstring), and a Dask
     worker runs with one thread."""
     from threadpoolctl import threadpool_limits
 

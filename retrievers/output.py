@@ -201,8 +201,8 @@ def _cut(run: Run, k: int | None, owner: str, note: Callable[[str], None] | None
 
 
 def _run_on_corpus(run: Run, corpus: Corpus, queries: Queries) -> Run | None:
-    """:func:`as_run` for a :class:`Run`, vectorised: 30x faster than the pair-by-pair path at 200 x
-    1,000 pairs (21 ms vs 630 ms, ``benchmarks/speed_paths.py`` ``as_run``).
+    """:func:`as_run` for a :class:`Run`, vectorised rather than pair by pair
+    (``benchmarks/speed_paths.py`` ``as_run``).
 
     None when the run has anything :func:`as_run` must reject (an unknown query or doc id, a score
     that is not finite, a document twice in one ranking): the item-by-item path then names it precisely.

@@ -16,8 +16,8 @@ import numpy as np
 def pack_strings(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Strings as (UTF-8 bytes, int64 offsets) arrays, for storing a vocabulary without pickle.
 
-    ASCII words are encoded in one piece (and read back so by :func:`unpack_strings`): 2.2x faster
-    than word by word, packed and unpacked, at 500,000 words (``benchmarks/speed_paths.py`` ``pack_strings``).
+    ASCII words are encoded in one piece (and read back so by :func:`unpack_strings`) rather than
+    word by word (``benchmarks/speed_paths.py`` ``pack_strings``).
     """
     joined = "".join(words)
     data = joined.encode("utf-8", "surrogatepass")
@@ -48,14 +48,14 @@ class SortedStrings(Mapping[str, int]):
     UTF-8 byte order is code point order, so comparing bytes follows the table's ``sorted`` order.
     Each string's first 8 bytes, as a big-endian integer padded with zero bytes, keep that order
     (a proper prefix sorts first either way), so ``np.searchsorted`` over those integers narrows a
-    lookup to the few strings sharing them before any string is compared: 1.9x faster at 6,600
-    lookups in 893,229 terms (``benchmarks/speed_paths.py`` ``sorted_strings``), for 8 bytes a term.
+    lookup to the few strings sharing them before any string is compared
+    (``benchmarks/speed_paths.py`` ``sorted_strings``), for 8 bytes a term.
     """
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray):
         self._data = blob.tobytes()
         # A memoryview reads each offset as a Python int on demand. A list of them (``tolist``)
-        # held 32 MB at 893,229 terms, and looked up no faster (17.6 vs 21.8 ms for 6,600 terms).
+        # held far more memory and looked up no faster (benchmarks/RESULTS.md, notes.memory).
         self._offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         self._bounds = memoryview(self._offsets)
         self._heads = _heads(blob, offsets)
@@ -86,8 +86,8 @@ class SortedStrings(Mapping[str, int]):
     def positions(self, terms: Sequence[str]) -> np.ndarray:
         """Each term's position (int64), -1 where it is not in the table: the heads of every term
         found by one ``searchsorted``, then the strings sharing a term's head compared as in
-        :meth:`__getitem__` (usually one). 1.6x as fast as a lookup per term at 6,600 terms in
-        893,229 (``benchmarks/speed_paths.py`` ``sorted_strings_batch``)."""
+        :meth:`__getitem__` (usually one), rather than a lookup per term
+        (``benchmarks/speed_paths.py`` ``sorted_strings_batch``)."""
         keys = [term.encode("utf-8", "surrogatepass") for term in terms]
         heads = np.fromiter(map(_head, keys), dtype=np.uint64, count=len(keys))
         lows = self._heads.searchsorted(heads, "left").tolist()

@@ -13,12 +13,12 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import retrievers.index as index_module
+import retrievers.bm25.index as index_module
 from corpora import Corpus, load_dataset
 from corpora.tokenize import encode, tokenize
-from retrievers import compiled
+from retrievers.bm25 import compiled
 from retrievers.bm25 import BM25
-from retrievers.index import BM25Index
+from retrievers.bm25.index import BM25Index
 from retrievers.ranking import doc_id_order
 
 needs_numba = pytest.mark.skipif(not compiled.available(), reason="the compiled loop needs numba: pip install 'retbench[fast]'")
@@ -32,7 +32,7 @@ def _index(texts: list[str], block_docs: int = index_module.BLOCK_DOCS) -> tuple
 
 
 def _distinct(offsets: np.ndarray, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's distinct term ids, ascending (what :func:`retrievers.compiled.top_k` takes)."""
+    """Each query's distinct term ids, ascending (what :func:`retrievers.bm25.compiled.top_k` takes)."""
     queries = sp.csr_matrix((np.ones(len(terms)), terms.copy(), offsets.copy()),
                             shape=(len(offsets) - 1, int(terms.max(initial=0)) + 1))
     queries.sum_duplicates()
@@ -91,7 +91,7 @@ def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(bl
     offsets, terms = encode(queries, vocabulary)
     tie_rank = np.random.default_rng(2).permutation(len(texts))
     arguments = (index._postings(), index.block_docs, index.k1, *_distinct(offsets, terms))
-    from retrievers._compiled_kernel import HEAP_UP_TO_K
+    from retrievers.bm25.kernel import HEAP_UP_TO_K
 
     for k in (1, 10, HEAP_UP_TO_K, HEAP_UP_TO_K + 1):
         every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
@@ -168,7 +168,7 @@ def test_ties_at_the_kth_place_are_broken_by_doc_id_as_by_the_product():
 def test_large_k_cut_back_by_quickselect_is_the_product_search_on_many_ties(block_docs, k):
     """Above the heap's k (HEAP_UP_TO_K) candidates gather and are cut back to the best k whenever
     2k have gathered; 4,000 documents of at most 4 of 6 words tie by the hundred."""
-    from retrievers._compiled_kernel import HEAP_UP_TO_K
+    from retrievers.bm25.kernel import HEAP_UP_TO_K
 
     assert k > HEAP_UP_TO_K
     rng = np.random.default_rng(k + block_docs)
@@ -245,7 +245,7 @@ def test_the_first_blocks_floor_is_reached_by_at_least_k_values(case):
     """``_floor_of`` may return less than the k-th best (a floor is all the loop needs) but never
     more: at least k values reach it, also when the evenly spaced sample misleads (every sampled
     value high, the rest low), where the exact quickselect takes over."""
-    from retrievers._compiled_kernel import _floor_of, _kth_largest
+    from retrievers.bm25.kernel import _floor_of, _kth_largest
 
     rng = np.random.default_rng(11)
     k, n = 400, 20_000
@@ -268,7 +268,7 @@ def test_the_first_blocks_floor_is_reached_by_at_least_k_values(case):
 def test_the_ranking_sorts_by_score_then_tie_rank(pairs, k):
     """The radix sorts give the order of a comparison sort: score descending (-0.0 ties with 0.0),
     ties by tie rank ascending."""
-    from retrievers._compiled_kernel import _rank
+    from retrievers.bm25.kernel import _rank
 
     tie_rank = np.random.default_rng(len(pairs)).permutation(10**6 + 1)
     docs = np.array([doc for _, doc in pairs], dtype=np.int64)

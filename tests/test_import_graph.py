@@ -1,5 +1,6 @@
 """The packages import one way, corpora -> retrievers -> harness -> cli, and no module imports
-itself back through others.
+itself back through others; nor does a script of ``benchmarks/`` (they import each other as
+top-level modules, their folder on ``sys.path``).
 
 The graph is read from the source (``ast``), not from a running interpreter, and holds every
 import statement among our own modules wherever it stands: at module level, inside a function
@@ -47,14 +48,21 @@ def _absolute(module: str | None, level: int, importer: str, is_package: bool) -
     return ".".join(base + ([module] if module else []))
 
 
-def import_graph(root: Path, packages: Iterable[str]) -> dict[str, set[str]]:
-    """Module -> the modules of ``packages`` it imports, anywhere in its source.
+def scripts_of(folder: Path) -> dict[str, Path]:
+    """Module name -> file, for the ``.py`` files of a folder of scripts that is itself on
+    ``sys.path`` (``benchmarks/``: ``from common import ...``)."""
+    return {path.stem: path for path in sorted(folder.glob("*.py"))}
+
+
+def import_graph(root: Path, packages: Iterable[str], modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` (or of ``modules``, names -> files) it imports, anywhere
+    in its source.
 
     ``from pkg import name`` points at ``pkg.name`` when that is a module, else at ``pkg`` (its
     ``__init__``). A parent package that Python initialises first is not an edge of its own: it is
     not a dependency the importing code chose.
     """
-    modules = modules_of(root, packages)
+    modules = modules_of(root, packages) if modules is None else modules
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -136,6 +144,7 @@ def path_within(graph: dict[str, set[str]], group: list[str]) -> list[str]:
 # ----- the repository ---------------------------------------------------------------------------
 
 GRAPH = import_graph(REPO, PACKAGES)
+BENCHMARKS = import_graph(REPO, (), scripts_of(REPO / "benchmarks"))
 
 
 def test_the_walk_sees_every_module_and_the_known_edges() -> None:
@@ -148,6 +157,13 @@ def test_the_walk_sees_every_module_and_the_known_edges() -> None:
 def test_no_import_cycle() -> None:
     found = cycles(GRAPH)
     assert found == [], "import cycles: " + "; ".join(" -> ".join(path_within(GRAPH, g)) for g in found)
+
+
+def test_the_benchmarks_import_no_cycle() -> None:
+    assert {"common", "synthetic"} <= set(BENCHMARKS) and "synthetic" in BENCHMARKS["common"]
+    found = cycles(BENCHMARKS)
+    assert found == [], "import cycles in benchmarks/: " + "; ".join(
+        " -> ".join(path_within(BENCHMARKS, g)) for g in found)
 
 
 def test_layering_corpora_retrievers_harness_cli() -> None:
@@ -191,6 +207,15 @@ def test_a_package_init_that_a_submodule_imports_back_is_a_cycle(tmp_path: Path)
     _package(tmp_path, {"pkg/__init__.py": "from pkg.model import Thing\n",
                         "pkg/model.py": "from pkg import helper_name\n"})
     assert cycles(import_graph(tmp_path, ["pkg"])) == [["pkg", "pkg.model"]]
+
+
+def test_a_cycle_between_scripts_of_one_folder_is_found(tmp_path: Path) -> None:
+    _package(tmp_path, {"common.py": "import json\ndef late():\n    import synthetic\n",
+                        "synthetic.py": "def main():\n    from common import helper\n",
+                        "speed.py": "from common import helper\nimport numpy\n"})
+    graph = import_graph(tmp_path, (), scripts_of(tmp_path))
+    assert graph["speed"] == {"common"}
+    assert cycles(graph) == [["common", "synthetic"]]
 
 
 def test_no_cycle_where_imports_run_one_way(tmp_path: Path) -> None:

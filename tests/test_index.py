@@ -11,13 +11,13 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import retrievers.index as index_module
+import retrievers.bm25.index as index_module
 import retrievers.ranking as ranking_module
 from corpora import Corpus, Queries
 from corpora.analyzers import article_analyzer
 from corpora.tokenize import encode, tokenize
 from retrievers.bm25 import BM25
-from retrievers.index import BM25Index
+from retrievers.bm25.index import BM25Index
 from retrievers.ranking import doc_id_order, top_k, top_k_rows
 from retrievers.strings import unpack_strings
 
@@ -100,7 +100,7 @@ def test_many_batches_of_results_join_in_query_order(monkeypatch, in_place, thre
     """150 queries in batches of 16 (finished in any order with two threads), some without a match,
     k beyond the matches: written in place or joined at the end, each query's results are its
     brute-force ranking."""
-    from retrievers import compiled as compiled_module
+    from retrievers.bm25 import compiled as compiled_module
 
     if compiled and not compiled_module.available():
         pytest.skip("the compiled loop needs numba: pip install 'retbench[fast]'")
@@ -223,7 +223,7 @@ def test_term_frequencies_over_255_widen_the_postings():
         row = dense[q]
         expected = sorted(np.flatnonzero(row > 0).tolist(), key=lambda d: (-row[d], d))[:3]
         assert got_docs[found[q]:found[q + 1]].tolist() == expected
-    from retrievers import compiled
+    from retrievers.bm25 import compiled
 
     if compiled.available():  # the compiled loop reads the wider term frequencies the same way
         for got, want in zip(index.search(offsets, terms, 3, np.arange(4), 0.0, compiled=True),
@@ -233,7 +233,7 @@ def test_term_frequencies_over_255_widen_the_postings():
 
 def test_search_leaves_its_inputs_alone():
     """Also the compiled loop's, which finds each query's distinct terms (a repeated term counts once)."""
-    from retrievers import compiled
+    from retrievers.bm25 import compiled
 
     index, vocabulary = _index(["apple pear", "pear plum", "fig"])
     offsets, terms = encode(["pear apple pear", "fig plum"], vocabulary)

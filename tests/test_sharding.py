@@ -31,7 +31,7 @@ from harness.core.parallel import mapping
 from harness.core.statistics import bootstrap_means, randomisation_p_values
 from retrievers import BM25, LSA, RRF, Retriever, Weighted
 from retrievers.dense import Dense
-from retrievers.index import BM25Index, CollectionStatistics
+from retrievers.bm25.index import BM25Index, CollectionStatistics
 from retrievers.sharding import (Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded, merge_hits,
                                  placed, shard_bounds, sharded_search, unfitted_copy)
 

@@ -4,8 +4,9 @@ Each public function reduces the judged entries of a :class:`~harness.core.ranke
 with ``bincount`` (no Python loop over queries) and returns one float64 per row. Its specification
 is the per-query function of the same name in :mod:`harness.core.metrics`, whose registry
 (:data:`~harness.core.metrics.METRICS`) pairs the two; the tests hold them equal. This module imports
-neither the registry nor the evaluator. Joined and reduced so, the run is scored 2.0x faster than
-by the per-query functions at 2,000 queries x 100 results, six metrics (``benchmarks/speed_paths.py`` ``batch_metrics``).
+neither the registry nor the evaluator. Joined and reduced so, the run is scored faster than by
+the per-query functions (``benchmarks/speed_paths.py`` ``batch_metrics``; numbers in
+``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations

@@ -50,8 +50,8 @@ def bootstrap_indices(n_queries: int, n_samples: int, seed: int) -> Iterator[np.
     ``numpy.random.default_rng(seed).integers(0, n_queries, ...)`` drawn a chunk of rows at a time:
     PCG64 keeps the unused half of a 64-bit word between calls, so the chunking never changes a
     value, and the stream is the article's loop of ``rng.choice(d, size=len(d))``. A re-implemented
-    stream (PCG64 blocks drawn side by side on two threads) was slower: 1.29 s against 1.09 s at
-    10,000 resamples x 10,000 queries (``benchmarks/bootstrap_speed.py``, medians of 9).
+    stream (PCG64 blocks drawn side by side on two threads) was slower (``benchmarks/bootstrap_speed.py``;
+    numbers in ``benchmarks/RESULTS.md``).
     """
     rng = np.random.default_rng(seed)
     rows = _rows_per_chunk(n_queries)

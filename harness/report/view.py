@@ -137,11 +137,6 @@ class ReportView:
         """Metric names, in ``--metrics`` order."""
         return self.folder.metric_names
 
-    @cached_property
-    def metric_definitions(self) -> dict[str, dict]:
-        """Metric name -> its manifest entry (definition, gain, cutoff, rel_threshold, trec_eval)."""
-        return {str(m["name"]): m for m in self.manifest["metrics"]}
-
     @property
     def statistics(self) -> dict:
         return self.manifest["statistics"]

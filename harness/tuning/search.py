@@ -14,7 +14,7 @@ optimistic), the default parameters' score, and the parameters finally chosen on
 
 Cheap by construction: the points share what their swept parameters do not change. A grid whose
 top retriever has a :meth:`~retrievers.Retriever.sweep` shortcut (BM25 over k1 and b: tokens and
-term statistics built once, :mod:`retrievers.bm25_sweep`) runs through it; any other grid builds
+term statistics built once, :mod:`retrievers.bm25.sweep`) runs through it; any other grid builds
 its points so that equal children are one object, fitted once and answering each search once
 (:mod:`retrievers.shared`: a fusion's children across its alpha or k). Every point is searched as
 deep as the metric reads (its cutoff, else ``depth``), which ranks its top documents exactly as a

@@ -5,8 +5,8 @@
 2. ``reduce_statistics``: N and the total length are sums; the vocabularies are merged and each
    term's document frequencies added, then every shard gets the collection's frequency of each of
    *its* terms;
-3. ``index_shard``: build the shard's :class:`~retrievers.index.BM25Index` with the collection's N,
-   average length and document frequencies (:class:`~retrievers.index.CollectionStatistics`), so
+3. ``index_shard``: build the shard's :class:`~retrievers.bm25.index.BM25Index` with the collection's N,
+   average length and document frequencies (:class:`~retrievers.bm25.index.CollectionStatistics`), so
    each posting's weight is the whole index's, bit for bit;
 4. ``search_shard``: the shard's top k per query, by the same search as ``BM25.search``.
 
@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries
-from retrievers.index import BM25Index, CollectionStatistics
+from retrievers.bm25.index import BM25Index, CollectionStatistics
 from retrievers.ranking import doc_id_order
 from retrievers.sharding import ShardFit, ShardHits
 from retrievers.strings import SortedStrings, pack_strings, unpack_strings

@@ -1,16 +1,14 @@
-"""BM25 top k over a :class:`~retrievers.index.BM25Index` in a compiled loop (numba), exact.
+"""BM25 top k over a :class:`~retrievers.bm25.index.BM25Index` in a compiled loop (numba), exact.
 
 The exhaustive path is one scipy sparse product per block of documents, then a ranking per query
 in numpy. The compiled loop does the same arithmetic with less around it: per query and block, each
-term's postings are weighted as they are read (:func:`~retrievers.index.bm25_weights`' operations)
+term's postings are weighted as they are read (:func:`~retrievers.bm25.index.bm25_weights`' operations)
 and added to a dense array of the block's scores; the same postings are walked a second time to
 collect each touched document once (its score is not 0.0 until it is collected and reset), and the
 running k-th best score discards most of them on the spot (a min-heap for k up to 300; above, a
 floor from a sample of the first block's candidates, then a quickselect whenever 2k candidates have
-gathered); the survivors are ranked by two stable radix sorts. At a million documents, 2,000
-queries of 3 to 6 terms, it answers 3.87x the queries per second of the product at k = 10 (with
-the pruning below) and 1.85x at k = 1000 (``benchmarks/speed_paths.py`` ``compiled`` and
-``compiled_1000``).
+gathered); the survivors are ranked by two stable radix sorts. ``benchmarks/speed_paths.py``
+``compiled`` and ``compiled_1000`` time it against the product (numbers in ``benchmarks/RESULTS.md``).
 
 Exactness, the contract of the exhaustive path:
 
@@ -23,19 +21,18 @@ Exactness, the contract of the exhaustive path:
   ties at the k-th place break exactly as before.
 
 Up to k = 300 (:func:`prunes`) the loop also prunes, safely (MaxScore, a block at a time; see
-:func:`retrievers._compiled_kernel.top_k`): once the running k-th best is known, the query terms
+:func:`retrievers.bm25.kernel.top_k`): once the running k-th best is known, the query terms
 whose largest weights (:func:`term_bounds`) sum below it cannot bring a document into the top k on
 their own, so their postings are only read, and weighted just for documents that the other terms
 brought in; the few documents that may still make the top k are scored again exactly, in term id
-order, so scores keep their bits. At a million synthetic documents, k = 10, it computes 23% of the
-weights and answers 1.5x to 1.9x the queries per second of the same loop without pruning.
+order, so scores keep their bits (``benchmarks/speed_paths.py`` ``pruning``, ``pruning_100``).
 An earlier loop pruned document at a time (MaxScore with cursors over the postings) and lost to
-scoring every posting block by block (1,397 vs 1,899 q/s at k = 10): pruning pays here because it
-keeps this loop's sequential walks.
+scoring every posting block by block: pruning pays here because it keeps this loop's sequential
+walks.
 
 The loop is cached on disk by numba after its first compilation (seconds, once per machine and per
-combination of the index's integer types); the first call in a process still costs about 1 s,
-numba's start-up and loading the loop. Without numba the product runs (:func:`available`).
+combination of the index's integer types); the first call in a process still pays numba's
+start-up and loading the loop. Without numba the product runs (:func:`available`).
 """
 
 from __future__ import annotations
@@ -58,10 +55,10 @@ def available() -> bool:
 def term_bounds(postings: tuple[np.ndarray, ...], block_docs: int, k1: float) -> np.ndarray:
     """Each term's largest weight over its postings (float64, by term id; 0.0 for a term without
     postings): what pruning bounds a term's part of any score by. ``postings`` as for :func:`top_k`.
-    One pass over every posting (0.23 s at a million synthetic documents)."""
+    One pass over every posting."""
     if not available():
         raise ImportError(f"the compiled search loop needs numba: {INSTALL_HINT}")
-    from retrievers._compiled_kernel import term_bounds as kernel
+    from retrievers.bm25.kernel import term_bounds as kernel
 
     docs, tfs, indptr, block_starts, idf, length_class, class_norm = postings
     return kernel(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_norm, float(k1))
@@ -69,12 +66,12 @@ def term_bounds(postings: tuple[np.ndarray, ...], block_docs: int, k1: float) ->
 
 def prunes(k: int) -> bool:
     """Whether :func:`top_k` prunes at this ``k`` when given bounds: where the loop keeps its running
-    k-th best in a heap (``HEAP_UP_TO_K``, 300). At a million synthetic documents, 2,000 queries,
-    pruning was 1.5x to 1.9x as fast at k = 10, 1.2x to 1.3x at k = 100 and 1.2x at 300; with
-    candidates gathered in bulk above, 0.74x at k = 1000. False without numba (no loop to prune)."""
+    k-th best in a heap (``HEAP_UP_TO_K``, 300): pruning pays there, and lost with candidates
+    gathered in bulk above (``benchmarks/RESULTS.md``, ``speed_paths.pruning``). False without
+    numba (no loop to prune)."""
     if not available():
         return False
-    from retrievers._compiled_kernel import HEAP_UP_TO_K
+    from retrievers.bm25.kernel import HEAP_UP_TO_K
 
     return k <= HEAP_UP_TO_K
 
@@ -85,7 +82,7 @@ def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_of
     """Per query, its top ``k`` documents (global indices) with exact scores: ``(offsets, docs,
     scores)``, a CSR over queries in rank order (:func:`retrievers.ranking.top_k`'s conventions).
 
-    ``postings`` are a :class:`~retrievers.index.BM25Index`'s arrays ``(docs, tfs, indptr,
+    ``postings`` are a :class:`~retrievers.bm25.index.BM25Index`'s arrays ``(docs, tfs, indptr,
     block_starts, idf, length_class, class_norm)``, with its ``block_docs`` and ``k1``;
     ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct term ids,
     ascending; ``tie_rank`` ranks every document's id. With ``bounds`` (:func:`term_bounds`) and
@@ -95,7 +92,7 @@ def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_of
     """
     if not available():
         raise ImportError(f"the compiled search loop needs numba: {INSTALL_HINT}")
-    from retrievers._compiled_kernel import top_k as kernel
+    from retrievers.bm25.kernel import top_k as kernel
 
     docs, tfs, indptr, block_starts, idf, length_class, class_norm = postings
     if bounds is None or not prunes(k):

@@ -1,10 +1,10 @@
-"""The compiled search loop of :mod:`retrievers.compiled` (numba; imported only when it is installed).
+"""The compiled search loop of :mod:`retrievers.bm25.compiled` (numba; imported only when it is installed).
 
-Kept apart so that importing :mod:`retrievers.compiled` never imports numba, and so that numba's
+Kept apart so that importing :mod:`retrievers.bm25.compiled` never imports numba, and so that numba's
 on-disk cache (``cache=True``) holds this file's functions only. The loop is split into small
 functions on purpose: passed as arguments, the accumulator and the postings are distinct arrays to
-the compiler, which keeps the innermost loop tight (one function doing everything measured 1.1x to
-1.3x slower when this was written).
+the compiler, which keeps the innermost loop tight (one function doing everything was slower when
+this was written: ``benchmarks/RESULTS.md``, ``notes.compiled_loop``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 from numba import njit
 
 #: Up to this k a min-heap keeps the running k-th best; above, candidates gather and a quickselect
-#: cuts them back to the best k whenever 2k have gathered. At 1M documents the heap was 7% to 11%
-#: faster at k = 10 to 100 and even at 300; the cut-back 7% faster at 500 and 1.2x at 1000.
+#: cuts them back to the best k whenever 2k have gathered: each was the faster on its side of this k
+#: (``benchmarks/RESULTS.md``, ``notes.compiled_loop``).
 HEAP_UP_TO_K = 300
 
 
@@ -26,7 +26,7 @@ MARGIN = 1.0 + 1e-9
 
 @njit(cache=True, nogil=True, inline="always")
 def _weight(idf, tf, norm, factor):  # type: ignore[no-untyped-def]
-    """One posting's weight: :func:`retrievers.index.bm25_weights`' expression, the same float64
+    """One posting's weight: :func:`retrievers.bm25.index.bm25_weights`' expression, the same float64
     operations in the same order (``factor`` is ``k1 + 1``), so the same bits."""
     f = np.float64(tf)
     return idf * f * factor / (f + norm)
@@ -115,8 +115,9 @@ def _collect(docs, start, stop, scores, base, floor, inclusive, found_docs, foun
     """Walk one term's postings ``start:stop`` again: a document not yet seen (its score is not 0.0:
     every weight is positive, as idf > 0, f >= 1, k1 >= 0 and 0 <= b <= 1) is kept in ``found_*``
     from place ``n`` (doc + ``base``) when its score is above ``floor`` (or equal, when
-    ``inclusive``), and its score is reset to 0.0, so it is seen once. Returns the new count. Walking the postings twice is 1.33x faster at k = 10 and 1.15x at
-    k = 1000 than flagging each touched document in a bitmap and reading the bitmap back."""
+    ``inclusive``), and its score is reset to 0.0, so it is seen once. Returns the new count.
+    Walking the postings twice is faster than flagging each touched document in a bitmap and
+    reading the bitmap back (``benchmarks/RESULTS.md``, ``notes.compiled_loop``)."""
     for p in range(start, stop):
         d = np.int64(docs[p])
         score = scores[d]
@@ -159,7 +160,7 @@ def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_
     """Per query, its top ``k`` documents above ``min_score``, ranked by score descending, ties by
     ``tie_rank`` ascending, with exact scores.
 
-    The index is :class:`~retrievers.index.BM25Index`'s arrays.
+    The index is :class:`~retrievers.bm25.index.BM25Index`'s arrays.
     ``query_terms[query_offsets[i]:query_offsets[i + 1]]`` are query ``i``'s distinct term ids,
     ascending; ``k >= 1``. Block by block, each query term's postings' weights are added to a dense score
     array in ascending term id order from 0.0 — the sparse product's order and arithmetic, so every
@@ -358,9 +359,9 @@ def _rank(docs, scores, k, tie_rank):  # type: ignore[no-untyped-def]
     how many of them make the top ``k``.
 
     Two stable radix sorts: by tie rank, then by score descending (a float's bits mapped to an
-    unsigned key of the same order). Scores tie heavily (124 distinct in a top 1,000 of the
-    synthetic corpus, 85% of neighbours tied): a comparison sort, then an insertion sort of each tie
-    run reading ``tie_rank`` on every comparison, took 1.3x to 1.6x as long."""
+    unsigned key of the same order). Scores tie heavily in a top 1,000, so a comparison sort, then
+    an insertion sort of each tie run reading ``tie_rank`` on every comparison, took longer
+    (``benchmarks/RESULTS.md``, ``notes.compiled_loop``)."""
     n = len(scores)
     if n < 2:
         return min(k, n)

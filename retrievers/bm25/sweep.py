@@ -10,14 +10,15 @@ Per setting only the weights change,
     w(t, d) = idf(t) * f(t, d) * (k1 + 1) / (f(t, d) + k1 * (1 - b + b * |d| / avgdl)),
 
 and only the postings of the terms the queries hold are weighted, since ranking the queries reads
-nothing else (29% of the postings at 200,000 synthetic documents and 1,000 queries). The queries'
+nothing else. The queries'
 candidates are laid out once, as (query, document) pairs with the postings that add to each
 (:class:`BM25Sweep`); a setting weights the postings, sums them into the pairs in the order the
 index's sparse product sums them, and ranks each query with the index's own
 :func:`~retrievers.ranking.top_k`. The weights come from the index's own functions
-(:func:`~retrievers.index.length_norms`, :func:`~retrievers.index.bm25_weights`), so every setting's run equals
-``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for bit (``tests/test_tune.py`` pins it).
-``benchmarks/tune_speed.py`` times it against the other ways (README, "bench tune").
+(:func:`~retrievers.bm25.index.length_norms`, :func:`~retrievers.bm25.index.bm25_weights`), so
+every setting's run equals ``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` bit for bit
+(``tests/test_tune.py`` pins it).
+``benchmarks/tune_speed.py`` times it against the other ways (``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 from corpora import Corpus, Queries, Run, progress
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.cache import State, fitted_state
-from retrievers.index import BLOCK_DOCS, _block_postings, bm25_idf, bm25_weights, length_norms
+from retrievers.bm25.index import BLOCK_DOCS, _block_postings, bm25_idf, bm25_weights, length_norms
 from retrievers.ranking import doc_id_order, top_k
 from retrievers.strings import SortedStrings, check_strings, pack_strings
 

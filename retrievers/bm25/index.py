@@ -12,9 +12,9 @@ it is read:
 
 always by :func:`bm25_weights`' float64 operations in that order, so a weight has the same bits
 wherever it is computed. A query's score is the sum of the weights of its distinct terms, added in
-ascending term id order. At a million synthetic documents the postings take 3 bytes each instead of
-the 12 of precomputed float64 weights (179 MB instead of 570), and the compiled loop reads them
-faster than it read the weights (a block's length classes fit a core's cache beside its scores).
+ascending term id order. The postings take 3 bytes each instead of the 12 of precomputed float64
+weights, and the compiled loop reads them faster than it read the weights (a block's length classes
+fit a core's cache beside its scores; sizes in ``benchmarks/RESULTS.md``, ``notes.memory``).
 Weights stay float64 although float32 would halve a materialised block: rounding moves scores by
 ~1e-7, enough to reorder near-ties, and this BM25 must rank exactly as a plain float64 BM25 does (a
 test on Vaswani pins it to an independent implementation).
@@ -26,16 +26,16 @@ rank of the doc id in ascending string order); selection is exact, ties at the k
 A batch of queries is one sparse product per block, (queries x terms, binary) @ (terms x block
 docs, weights): scipy walks only the postings of the batch's terms and adds each document's weights
 in ascending term order, in C++ and without the GIL, leaving each query's distinct candidates with
-their scores; blocks keep scipy's per-document work arrays in a core's cache (1.40x faster than one
-product over all documents at 524,288 documents, 1,000 queries, k = 1000: ``benchmarks/speed_paths.py``
-``blocks``). The product needs each
-block's weights as an array: they are computed on its first search and kept. Per query, a strided
-sample of the candidates gives a lower bound of the k-th best score (the k-th best of a subset can
-only be lower), which discards most of them before ``np.partition``. This path needs no JIT; on
+their scores; blocks keep scipy's per-document work arrays in a core's cache (timed against one
+product over all documents by ``benchmarks/speed_paths.py`` ``blocks``; numbers in
+``benchmarks/RESULTS.md``). The product needs each block's weights as an array: they are computed
+on its first search and kept. Per query, a strided sample of the candidates gives a lower bound of
+the k-th best score (the k-th best of a subset can only be lower), which discards most of them
+before ``np.partition``. This path needs no JIT; on
 either path ``threads=2`` scores two batches side by side.
 
 Where numba is installed (the ``fast`` extra), a large index is searched by a compiled loop instead
-(:mod:`retrievers.compiled`): the same weights, added in the same order into a dense array of a
+(:mod:`retrievers.bm25.compiled`): the same weights, added in the same order into a dense array of a
 block's scores, and a running k-th best that discards most candidates on the spot and, up to
 k = 300, lets the loop skip the weights of terms that cannot bring a document into the top k on
 their own (safe pruning); it returns exactly what the product returns, scores bit for bit, and
@@ -61,16 +61,14 @@ QUERY_BATCH = 32
 #: Documents per block: a block's doc indices fit ``uint16``, and its scores (float64) fill, with
 #: scipy's work arrays or the compiled loop's, a core's cache.
 BLOCK_DOCS = 1 << 16
-#: The compiled loop is the default from this many documents, where numba is installed: at 1M
-#: documents, 2,000 queries, 3.87x the product at k = 10 (pruning) and 1.85x at k = 1000
-#: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``). It is faster on smaller indexes
-#: too, but its first call in a process costs about 1 s (numba's start-up and loading the loop),
-#: which a small index does not earn back.
+#: The compiled loop is the default from this many documents, where numba is installed
+#: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``; numbers in ``benchmarks/RESULTS.md``).
+#: It is faster on smaller indexes too, but its first call in a process pays numba's start-up and
+#: loading the loop, which a small index does not earn back.
 COMPILED_FROM_DOCS = 1_000_000
 #: Queries per call of the compiled loop (a progress step; threads share batches), fewer when k is
-#: large: a call's results, kept while it gathers them, stay under :data:`COMPILED_BATCH_RESULTS`
-#: (at 1M documents, 2,000 queries' top 1,000 peaked at 982 MB instead of 990, at the same speed:
-#: 1,030 vs 1,035 q/s).
+#: large: a call's results, kept while it gathers them, stay under :data:`COMPILED_BATCH_RESULTS`,
+#: which lowers the search's peak at no cost in speed (``benchmarks/RESULTS.md``, ``notes.memory``).
 COMPILED_BATCH = 256
 COMPILED_BATCH_RESULTS = 1 << 16
 #: Up to this size (12 bytes a result: an int32 doc number and a float64 score; 16 past 2^31
@@ -135,8 +133,8 @@ def _packed(handed_over: list[np.ndarray], sources: np.ndarray, block_starts: np
 
     Each copied block's source is given back at once (the array shrinks to where it starts), so the
     peak is the packed size plus one block. Moving the blocks down in place instead left the moved
-    blocks' old pages above the packed size in use until the end: 23 MB more at a million
-    documents, the peak of the whole build.
+    blocks' old pages above the packed size in use until the end, at the peak of the whole build
+    (``benchmarks/RESULTS.md``, ``notes.memory``).
     """
     values = handed_over.pop()
     packed = np.empty(int(block_starts[-1]), dtype=values.dtype)
@@ -274,9 +272,9 @@ class BM25Index:
         """Tokenise (:func:`corpora.tokenize.tokenize`) and index; also return the vocabulary,
         packed (:func:`~retrievers.strings.pack_strings`: UTF-8 bytes and offsets).
 
-        The token stream is let go as soon as every block's postings exist: at a million documents
-        that keeps a few hundred MB off the peak. The vocabulary is packed before the postings are
-        built: as Python strings it would hold 32 MB more through them (524,237 terms).
+        The token stream is let go as soon as every block's postings exist, which keeps it off the
+        peak. The vocabulary is packed before the postings are built: as Python strings it would be
+        held through them (``benchmarks/RESULTS.md``, ``notes.memory``).
         """
         from corpora.tokenize import tokenize
         from retrievers.strings import pack_strings
@@ -357,10 +355,6 @@ class BM25Index:
         start, stop = self.block_starts[number], self.block_starts[number + 1]
         return self.indptr[number], self.docs[start:stop], self.tfs[start:stop]
 
-    def document_frequencies(self) -> np.ndarray:
-        """Documents that hold each term, by term id."""
-        return np.diff(self.indptr, axis=1).sum(axis=0)
-
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """``(doc indices, weights)`` of one term over all blocks, docs ascending."""
         docs, weights = [], []
@@ -395,13 +389,13 @@ class BM25Index:
 
         Query ``i`` is ``query_terms[query_offsets[i]:query_offsets[i + 1]]``; a term repeated in a
         query counts once. ``progress(done, total)`` hears about every batch of queries.
-        ``compiled=True`` searches with the compiled loop (:mod:`retrievers.compiled`; needs numba),
+        ``compiled=True`` searches with the compiled loop (:mod:`retrievers.bm25.compiled`; needs numba),
         ``False`` with scipy's sparse products; both return the same documents, scores (bit for bit)
         and order. The default (None) compiles where it pays: from :data:`COMPILED_FROM_DOCS`
         documents, numba installed.
         """
         if compiled is None:
-            from retrievers import compiled as compiled_module
+            from retrievers.bm25 import compiled as compiled_module
 
             compiled = self.n_docs >= COMPILED_FROM_DOCS and compiled_module.available()
         n_queries = len(query_offsets) - 1
@@ -465,9 +459,9 @@ class BM25Index:
 
     def _compiled_batch(self, query_offsets: np.ndarray, query_terms: np.ndarray, k: int, tie_rank: np.ndarray,
                         min_score: float) -> Callable[[range], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """A batch of queries' top k through the compiled loop (:func:`retrievers.compiled.top_k`), as
+        """A batch of queries' top k through the compiled loop (:func:`retrievers.bm25.compiled.top_k`), as
         ``(results per query, docs, scores)``."""
-        from retrievers import compiled
+        from retrievers.bm25 import compiled
 
         # copies: sum_duplicates sorts and compacts the arrays in place
         distinct = sp.csr_matrix((np.ones(len(query_terms)), np.array(query_terms, dtype=np.int32),
@@ -512,7 +506,7 @@ class BM25Index:
     def _rows(products: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Each query's candidates over all blocks: ``(docs, scores)``, docs distinct.
 
-        One block's rows are slices, not concatenations: 10x faster at 2,000 queries (``benchmarks/speed_paths.py`` ``single_block``).
+        One block's rows are slices, not concatenations (``benchmarks/speed_paths.py`` ``single_block``).
         """
         if len(products) == 1:
             indptr, docs, scores = products[0]
@@ -525,14 +519,14 @@ class BM25Index:
                    np.concatenate([scores[b[row]:b[row + 1]] for b, (_, _, scores) in zip(bounds, products)]))
 
     def _postings(self) -> tuple[np.ndarray, ...]:
-        """The arrays the compiled loop reads (:func:`retrievers.compiled.top_k`'s ``postings``)."""
+        """The arrays the compiled loop reads (:func:`retrievers.bm25.compiled.top_k`'s ``postings``)."""
         return self.docs, self.tfs, self.indptr, self.block_starts, self.idf, self.length_class, self.class_norm
 
     def term_bounds(self) -> np.ndarray:
-        """Each term's largest weight (:func:`retrievers.compiled.term_bounds`; needs numba): computed
+        """Each term's largest weight (:func:`retrievers.bm25.compiled.term_bounds`; needs numba): computed
         on first use and kept."""
         if self._bounds is None:
-            from retrievers import compiled
+            from retrievers.bm25 import compiled
 
             self._bounds = compiled.term_bounds(self._postings(), self.block_docs, self.k1)
         return self._bounds
@@ -565,9 +559,8 @@ def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n_queries: i
 class _Results:
     """A search's results written where they stay: room for ``width`` results a query (its pages
     only become memory once written), each batch copied in as it finishes and let go, the whole
-    moved together at the end. The results are never held twice: 2,000 queries' top 1,000 peaked
-    61 MB above the index when the batches were joined at the end, 33 MB with this room (then
-    int64 doc numbers; int32 since, :func:`corpora.run.doc_index_dtype`)."""
+    moved together at the end. The results are never held twice, as they were when the batches
+    were joined at the end (``benchmarks/RESULTS.md``, ``notes.memory``)."""
 
     def __init__(self, n_queries: int, width: int, doc_type: type[np.integer]):
         self.width = width

@@ -6,7 +6,7 @@ score(q, d) = sum over distinct query terms t of
 
 |d| is the number of analyzed tokens of d. A query term counts once however often it repeats
 (the article's ``set(token(question))``). The postings, idf and length norms are computed once at
-fit time (:class:`~retrievers.index.BM25Index`); a query touches only its terms' postings and the top k
+fit time (:class:`~retrievers.bm25.index.BM25Index`); a query touches only its terms' postings and the top k
 is selected exactly without sorting every match. Tokens come from :func:`corpora.tokenize.tokenize`,
 identical to the analyzer's. A fitted index is reused from the active cache (:mod:`retrievers.cache`).
 """
@@ -23,9 +23,9 @@ from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer, progre
 from corpora.analyzers import analyzer_fingerprint
 from corpora.memory import release_freed_memory
 from retrievers.base import Retriever, ScoreRetriever
-from retrievers.bm25_shards import BM25Sharding
+from retrievers.bm25.shards import BM25Sharding
 from retrievers.cache import State, fitted_state
-from retrievers.index import BM25Index, doc_dtype
+from retrievers.bm25.index import BM25Index, doc_dtype
 from retrievers.ranking import doc_id_order
 from retrievers.strings import SortedStrings, check_strings, unpack_strings
 from retrievers.validation import check_float
@@ -33,7 +33,7 @@ from retrievers.validation import check_float
 
 class BM25(BM25Sharding, ScoreRetriever):
     """Okapi BM25 (Lucene idf, k1 = 1.2, b = 0.75 by default) over the chosen analyzer; it can be
-    fitted in shards of documents on a cluster (:mod:`retrievers.bm25_shards`)."""
+    fitted in shards of documents on a cluster (:mod:`retrievers.bm25.shards`)."""
 
     name = "bm25"
     #: Threads that score batches of queries side by side (scipy's sparse products release the GIL;
@@ -80,21 +80,16 @@ class BM25(BM25Sharding, ScoreRetriever):
         """The indexed terms, ascending; a term's position is its id."""
         return unpack_strings(*self._vocabulary_arrays)
 
-    @property
-    def idf(self) -> np.ndarray:
-        """Lucene idf of every indexed term, by term id."""
-        return self.index.idf
-
     @classmethod
     def sweep(cls, settings: Sequence[Retriever], corpus: Corpus, queries: Queries,
               k: int) -> Iterator[Run] | None:
-        """Every setting's run, sharing tokens and term statistics (:mod:`retrievers.bm25_sweep`):
+        """Every setting's run, sharing tokens and term statistics (:mod:`retrievers.bm25.sweep`):
         one ``bm25-postings`` state per analyzer, then per setting only the weights of the queries'
         terms. Equal, bit for bit, to fitting and searching each; None for a subclass (whose scoring
         may differ) or a setting of another class."""
         if cls is not BM25 or any(type(setting) is not BM25 for setting in settings):
             return None
-        from retrievers.bm25_sweep import BM25Sweep
+        from retrievers.bm25.sweep import BM25Sweep
 
         bm25s = [setting for setting in settings if isinstance(setting, BM25)]  # all of them, checked above
 
@@ -116,20 +111,12 @@ class BM25(BM25Sharding, ScoreRetriever):
             self._term_ids = SortedStrings(*self._vocabulary_arrays)
         return encode(queries.texts, self._term_ids, self.analyzer)
 
-    def query_matrix(self, queries: Queries) -> sp.csr_matrix:
-        """Binary (n_queries x n_terms): each distinct known query term once."""
-        offsets, terms = self.encode_queries(queries)
-        q = sp.csr_matrix((np.ones(len(terms)), terms, offsets), shape=(len(queries), self.index.n_terms))
-        q.sum_duplicates()
-        q.data[:] = 1.0
-        return q
-
     def score(self, queries: Queries) -> sp.csr_matrix:
         return self.index.score_matrix(*self.encode_queries(queries))
 
     def search(self, queries: Queries, k: int) -> Run:
-        """The top ``k`` over the index's postings: 4.2x faster than ranking :meth:`score`'s matrix
-        (``ScoreRetriever.search``) at 50,000 documents, 500 queries, k = 1000 (``benchmarks/speed_paths.py`` ``bm25_search``)."""
+        """The top ``k`` over the index's postings, without ranking :meth:`score`'s matrix
+        (``ScoreRetriever.search``; ``benchmarks/speed_paths.py`` ``bm25_search`` times the two)."""
         offsets, terms = self.encode_queries(queries)
         run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
                                                       threads=self.threads, progress=progress.callback())
