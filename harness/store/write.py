@@ -224,8 +224,9 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
                        f"results scores 0; {QRELS_FILE} holds exactly their judgments",
             "ideal_dcg": "every judged document of the query, retrieved or not",
             "means": "exactly rounded: math.fsum of the per-query values / number of queries",
-            "run_files": "each ranking as scored; trec_eval, pytrec_eval and bench evaluate read scores as "
-                         "single-precision floats f and re-sort ties by doc id descending, so inside a query the "
+            "run_files": "each ranking as scored; trec_eval 9.x and pytrec_eval read scores as single-precision "
+                         "floats f (trec_eval 10 and bench evaluate as doubles) and re-sort ties by doc id "
+                         "descending, so inside a query the "
                          "scores are made strictly decreasing as floats by the smallest change, f(written_i) = "
                          "min(f(raw_i), nextafter(f(written_i-1), -inf)) (a score already below is kept exactly); "
                          "every evaluator then ranks the file as scored; the raw scores are in raw_scores_file, "
