@@ -59,6 +59,11 @@ class DuplicatePair:
 
 @dataclass(frozen=True)
 class Failure:
+    """One failed query of one system, as the diagnosis lists it: its ``category`` (vocabulary gap,
+    surface homonymy, late rank, missed, duplicate versions), the ``rank`` of its first relevant
+    document (None when not found), the ``first_result``, the words each relevant document shares
+    with the query, their grades and the near-duplicate pairs among the top places."""
+
     system: str
     query_id: str
     query: str
