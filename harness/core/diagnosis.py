@@ -36,7 +36,7 @@ VOCABULARY_GAP = "vocabulary gap"
 SURFACE_HOMONYMY = "surface homonymy"
 LATE_RANK = "late rank"
 MISSED = "missed"
-#: Every category, in the order it is checked, with what it means (the README's list says the same).
+#: Every category, in the order it is checked, with what it means (docs/compare.md's list says the same).
 CATEGORIES = {
     DUPLICATE_VERSIONS: "near-duplicate documents take two or more of the top fail-rank places",
     VOCABULARY_GAP: "no relevant document shares a query word, nothing relevant retrieved",
