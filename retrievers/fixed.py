@@ -14,8 +14,8 @@ class FixedRun(Retriever):
     Scores count down from the length of the whole ranking, so they do not depend on ``k``.
 
     >>> from corpora import Queries
-    >>> FixedRun({"q1": ["b", "a"]}).search(Queries(["q1"], ["x"]), 1)["q1"]
-    [('b', 2.0)]
+    >>> FixedRun({"q1": ["b", "a"]}).search(Queries(["q1"], ["x"]), 1)
+    {'q1': [('b', 2.0)]}
     """
 
     name = "fixed"

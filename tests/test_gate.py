@@ -618,7 +618,7 @@ def test_cranfield_pushed_out_of_the_top_10_in_30_percent_of_queries_regresses(r
     assert math.isclose(float(re.search(r"^ndcg@10\s+unchanged\s+(\S+)", same.output, re.M)[1]), 0.3491, abs_tol=5e-5)
 
 
-# ----- the README ------------------------------------------------------------------------------------
+# ----- the documentation (docs/gate.md, docs/commands.md) ------------------------------------------------------------------------------------
 
 
 def _options(name: str) -> set[str]:
@@ -629,9 +629,10 @@ def _options(name: str) -> set[str]:
     return {flag for param in command.params for flag in getattr(param, "opts", [])}
 
 
-def test_the_readme_section_names_only_real_options_and_its_workflow_gates_pull_requests() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Gating a change: `bench gate`\n")[1].split("\n## ")[0]
+def test_the_docs_section_names_only_real_options_and_its_workflow_gates_pull_requests() -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    page = (docs / "gate.md").read_text(encoding="utf-8")
+    section = page.split("\n## Gating a change: `bench gate`\n")[1].split("\n## ")[0]
     workflow = section.split("```yaml\n")[1].split("```")[0]
     commands = re.findall(r"(bench (gate|compare) [^\n]*(?:\\\n[^\n]*)*)", workflow)
     assert {kind for _, kind in commands} == {"gate", "compare"}
@@ -641,7 +642,8 @@ def test_the_readme_section_names_only_real_options_and_its_workflow_gates_pull_
     prose = re.sub(r"```.*?```", "", section, flags=re.S)
     mentioned = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", prose))
     assert mentioned <= _options("gate") | _options("compare"), mentioned - _options("gate") - _options("compare")
-    assert "| `bench gate BASELINE [CANDIDATE] --metric LIST` |" in readme.split("\n## Commands\n")[1]
+    commands = (docs / "commands.md").read_text(encoding="utf-8")
+    assert "| `bench gate BASELINE [CANDIDATE] --metric LIST` |" in commands.split("\n## Commands\n")[1]
     # every verdict is described, and the order and what can fail are the code's
     described = re.findall(r"^\d\. \*\*([a-z]+)\*\*:", prose, re.M)
     assert sorted(described) == sorted(VERDICTS)

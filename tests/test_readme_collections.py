@@ -1,4 +1,4 @@
-"""The README's commands for the real collections work on every collection they list (issue 11).
+"""The commands of docs/collections.md (moved there from the README) for the real collections work on every collection they list (issue 11).
 
 The section "Real test collections" shows a ``for NAME in ...`` loop. Its LSA dimensions used to be
 given, 100 for every collection, which ADI's 82 documents cannot give; they are now chosen for each
@@ -26,18 +26,18 @@ from harness.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
-SECTION = REPO.joinpath("README.md").read_text(encoding="utf-8").split("## Real test collections")[1].split("\n## ")[0]
+SECTION = REPO.joinpath("docs", "collections.md").read_text(encoding="utf-8").split("## Real test collections")[1].split("\n## ")[0]
 
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"the shared test collections are not here ({DATA})")
 
 
 def commands() -> dict[str, list[str]]:
-    """Collection name -> the ``bench`` arguments the README's block runs for it."""
+    """Collection name -> the ``bench`` arguments the page's block runs for it."""
     block = SECTION.split("```bash\n")[1].split("```")[0]
     script = block.replace("\\\n", " ")
     found: dict[str, list[str]] = {}
     loop = re.search(r"for NAME in ([\w ]+); do\s+(bench compare .*?)\s+done", script, re.S)
-    assert loop, "the README's block holds no 'for NAME in ...' loop"
+    assert loop, "the page's block holds no 'for NAME in ...' loop"
     for name in loop.group(1).split():
         found[name] = shlex.split(loop.group(2).replace("$NAME", name))[1:]
     for line in script[loop.end():].splitlines():

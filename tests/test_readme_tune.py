@@ -1,4 +1,4 @@
-"""The README's `bench tune` section shows what the code prints: the Python example on the bundled
+"""The `bench tune` page (docs/tune.md, moved there from the README) shows what the code prints: the Python example on the bundled
 corpus, and the Cranfield example (when ../shared/data has Cranfield)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from harness.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO.joinpath("README.md").read_text(encoding="utf-8")
-SECTION = README.split("\n## Tuning parameters: `bench tune`\n")[1].split("\n## ")[0]
+PAGE = REPO.joinpath("docs", "tune.md").read_text(encoding="utf-8")
+SECTION = PAGE.split("\n## Tuning parameters: `bench tune`\n")[1].split("\n## ")[0]
 CRANFIELD = REPO.parent / "shared" / "data" / "cranfield"
 
 
@@ -24,11 +24,11 @@ def blocks(language: str) -> list[str]:
 
 
 def test_the_commands_table_lists_bench_tune() -> None:
-    commands = README.split("\n## Commands\n")[1].split("\n## ")[0]
+    commands = REPO.joinpath("docs", "commands.md").read_text(encoding="utf-8").split("\n## Commands\n")[1].split("\n## ")[0]
     assert "| `bench tune GRID" in commands
 
 
-def test_the_python_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
+def test_the_python_example_prints_what_the_page_shows(tmp_path: Path) -> None:
     (example,) = blocks("python")
     assert "from harness import tune" in example
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -38,7 +38,7 @@ def test_the_python_example_prints_what_the_readme_shows(tmp_path: Path) -> None
     assert done.stdout == blocks("text")[1]
 
 
-def test_the_cranfield_example_prints_what_the_readme_shows(runner, tmp_path: Path) -> None:
+def test_the_cranfield_example_prints_what_the_page_shows(runner, tmp_path: Path) -> None:
     if not CRANFIELD.is_dir():
         pytest.skip("../shared/data/cranfield is absent (a fresh clone has no real collections)")
     (command,) = blocks("bash")
@@ -60,12 +60,12 @@ def test_the_section_shows_the_report_and_its_chart_of_the_cranfield_grid() -> N
     from harness.cli.tune import command as tune_command
 
     assert "`bench report TUNE_DIR`" in SECTION and "the HTML report draws it" in SECTION
-    assert "does not draw it yet" not in README
+    assert "does not draw it yet" not in PAGE
     options = {flag for c in (tune_command, report_command) for p in c.params for flag in getattr(p, "opts", [])}
     named = set(re.findall(r"`(--[a-z][a-z-]*)", SECTION))
     assert {"--report", "--format"} <= named <= options, named - options
-    (link,) = re.findall(r"\]\((docs/tune-grid\.svg)\)", SECTION)
-    chart = (REPO / link).read_text(encoding="utf-8")
+    (link,) = re.findall(r"\]\((tune-grid\.svg)\)", SECTION)
+    chart = (REPO / "docs" / link).read_text(encoding="utf-8")
     printed = blocks("text")[0]
     chosen = re.search(r"chosen on all queries: (k1=\S+), (b=\S+) ->", printed).groups()
     best = re.search(r"in-sample best \(optimistic\)\s+(\d\.\d{3})", printed).group(1)

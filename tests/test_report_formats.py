@@ -272,11 +272,12 @@ def test_a_process_without_matplotlib_gets_one_line_and_exit_2(article_folder, t
     assert result.stdout == ""
 
 
-def test_the_readme_shows_the_report_and_names_only_real_options() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Reports: HTML, Markdown, LaTeX\n")[1].split("\n## ")[0]
+def test_the_docs_show_the_report_and_name_only_real_options() -> None:
+    page = (REPO / "docs" / "reports.md").read_text(encoding="utf-8")
+    section = page.split("\n## Reports: HTML, Markdown, LaTeX\n")[1].split("\n## ")[0]
     screenshot = REPO / "docs" / "report-screenshot.png"
-    assert "](docs/report-screenshot.png)" in section
+    assert "](report-screenshot.png)" in section
+    assert "](docs/report-screenshot.png)" in (REPO / "README.md").read_text(encoding="utf-8")  # the front door's picture
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size < 300_000
     assert "gh pr comment" in section and "--body-file" in section
     from harness.cli.compare import command as compare_command
@@ -284,5 +285,5 @@ def test_the_readme_shows_the_report_and_names_only_real_options() -> None:
     options = {flag for c in (compare_command, report_command) for p in c.params for flag in getattr(p, "opts", [])}
     named = set(re.findall(r"`(--?[a-z][a-z-]*)", section))
     assert named and named <= options, named - options
-    commands = readme.split("\n## Commands\n")[1].split("\n## ")[0]
+    commands = (REPO / "docs" / "commands.md").read_text(encoding="utf-8").split("\n## Commands\n")[1].split("\n## ")[0]
     assert "| `bench report RUN_DIR [--format html\\|md\\|latex] [-o FILE]` |" in commands

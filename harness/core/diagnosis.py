@@ -36,7 +36,7 @@ VOCABULARY_GAP = "vocabulary gap"
 SURFACE_HOMONYMY = "surface homonymy"
 LATE_RANK = "late rank"
 MISSED = "missed"
-#: Every category, in the order it is checked, with what it means (the README's list says the same).
+#: Every category, in the order it is checked, with what it means (docs/compare.md's list says the same).
 CATEGORIES = {
     DUPLICATE_VERSIONS: "near-duplicate documents take two or more of the top fail-rank places",
     VOCABULARY_GAP: "no relevant document shares a query word, nothing relevant retrieved",
@@ -59,6 +59,11 @@ class DuplicatePair:
 
 @dataclass(frozen=True)
 class Failure:
+    """One failed query of one system, as the diagnosis lists it: its ``category`` (vocabulary gap,
+    surface homonymy, late rank, missed, duplicate versions), the ``rank`` of its first relevant
+    document (None when not found), the ``first_result``, the words each relevant document shares
+    with the query, their grades and the near-duplicate pairs among the top places."""
+
     system: str
     query_id: str
     query: str

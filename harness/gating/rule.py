@@ -43,7 +43,7 @@ inconclusive
 So a candidate whose true drop lies within the margin is called regressed about alpha of the time
 at most: the test's level at the boundary −margin (measured by simulation at 52 queries: 4.1-5.3%
 at a drop of exactly the margin, about 7% on 15 queries, where the percentile bootstrap is a little
-liberal; under 2% at half the margin; the README has the table), whereas the rule before (a significant drop whose interval merely reached
+liberal; under 2% at half the margin; docs/gate.md has the table), whereas the rule before (a significant drop whose interval merely reached
 below −margin) failed 20-47% of candidates whose true drop was half the margin. A drop that is real
 but not shown to exceed the margin is *dropped*, which fails the gate only when asked
 (``--fail-on dropped``). The gate's overall verdict is the first of :data:`VERDICTS` (regressed,
