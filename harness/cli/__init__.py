@@ -93,14 +93,7 @@ class CheckedStdout:
     def write(self, text: str) -> int:
         if self._stream is None:
             raise self._failed(None)
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            raise
-        except (OSError, ValueError) as exc:
-            if not self._closed_under_us(exc):
-                raise
-            raise self._failed(exc) from exc
+        return self._guarded(self._stream.write, text)
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
@@ -109,8 +102,13 @@ class CheckedStdout:
     def flush(self) -> None:
         if self._stream is None:
             return  # nothing was written: a write would have raised
+        self._guarded(self._stream.flush)
+
+    def _guarded(self, call: Any, *args: Any) -> Any:
+        """``call(*args)`` on the stream; a stdout that is closed or full becomes one error (a reader
+        closing the pipe stays a BrokenPipeError, for the group's exit 141)."""
         try:
-            self._stream.flush()
+            return call(*args)
         except BrokenPipeError:
             raise
         except (OSError, ValueError) as exc:
