@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from retrievers import Retriever, ScoreRetriever
+from harness.core.options import RunOptions, Scoring, Statistics
 
 
 def overlap_rankings(retriever, queries):
@@ -197,7 +198,8 @@ def test_an_unsorted_ranking_is_cut_in_the_order_returned_not_re_sorted(plugins)
     from guarded_plugins import WorstFirst
 
     dataset = load_dataset("article")
-    result = compare({"worst": WorstFirst()}, dataset, ["map"], depth=3, bootstrap_samples=50, permutations=50)
+    result = compare({"worst": WorstFirst()}, dataset, ["map"], scoring=Scoring(depth=3),
+                     statistics=Statistics(bootstrap_samples=50, permutations=50))
     (system,) = result.systems
     returned = WorstFirst().fit(dataset.corpus).search(dataset.queries, 3)  # what the plugin gives, uncut
     assert any(len(ranking) > 3 for ranking in returned.values())
@@ -208,14 +210,17 @@ def test_an_unsorted_ranking_is_cut_in_the_order_returned_not_re_sorted(plugins)
 def test_a_plugins_sweep_is_held_to_depth_and_checked_like_its_search(plugins) -> None:
     from harness import tune
 
-    swept = tune(f"{plugins}:Swept(bonus=0|1)", "article", "map", depth=3, folds=2, bootstrap_samples=50)
+    swept = tune(f"{plugins}:Swept(bonus=0|1)", "article", "map", folds=2, scoring=Scoring(depth=3),
+                 statistics=Statistics(bootstrap_samples=50))
     assert swept.search_depth == 3 and swept.shortcut.startswith("Swept.sweep")
-    plain = compare([f"{plugins}:Swept"], "article", ["map"], depth=3, bootstrap_samples=50)
+    plain = compare([f"{plugins}:Swept"], "article", ["map"], scoring=Scoring(depth=3),
+                    statistics=Statistics(bootstrap_samples=50))
     # the bonus moves no ranking: every point scores as the plain run cut at 3 (not as the whole ranking)
     assert np.array_equal(swept.values[0], plain.per_query["map"].to_numpy())
     assert np.array_equal(swept.values[1], plain.per_query["map"].to_numpy())
     with pytest.raises(RetbenchError, match=r"retriever 'Swept\(bad=True\)': query 'q01': the score of .* is nan"):
-        tune(f"{plugins}:Swept(bad=true|false)", "article", "map", depth=3, folds=2, bootstrap_samples=50)
+        tune(f"{plugins}:Swept(bad=true|false)", "article", "map", folds=2, scoring=Scoring(depth=3),
+             statistics=Statistics(bootstrap_samples=50))
 
 
 # ----- scores ------------------------------------------------------------------------------------
@@ -317,7 +322,7 @@ def test_the_timeout_leaves_steps_that_finish_alone_and_the_alarm_as_it_was(runn
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "10", True])
 def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout) -> None:
     with pytest.raises(RetbenchError, match=r"timeout must be a number of seconds > 0, or None"):
-        compare(["bm25"], "article", ["mrr"], timeout=timeout)
+        compare(["bm25"], "article", ["mrr"], run=RunOptions(timeout=timeout))
 
 
 def test_the_cli_refuses_a_timeout_of_zero(runner, tmp_path) -> None:
@@ -330,7 +335,8 @@ def test_the_library_deadline_works_outside_the_main_thread(plugins) -> None:
 
     def work() -> None:
         try:
-            compare([f"{plugins}:SpinsInFit"], "article", ["mrr"], timeout=0.3, bootstrap_samples=50)
+            compare([f"{plugins}:SpinsInFit"], "article", ["mrr"], run=RunOptions(timeout=0.3),
+                    statistics=Statistics(bootstrap_samples=50))
         except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
             caught.append(exc)
 

@@ -48,8 +48,8 @@ from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions,
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
 from harness.core.inputs import (Systems, check_confidence_from, check_dataset_argument, check_facets_file,
-                            check_options, check_writable_ids, fusion_depth_messages, index_cache, resolve_facet_names,
-                            resolve_metrics, resolve_risk_metric, resolve_systems)
+                                 check_groups, check_options, check_writable_ids, fusion_depth_messages, index_cache,
+                                 resolve_facet_names, resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.readings import read_comparison
@@ -126,7 +126,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     ids), so a mistake is a :class:`~corpora.RetbenchError` naming the parameter before any fitting.
     Writes nothing: see :meth:`CompareResult.write`.
     """
-    _check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), readings=(readings, Readings),
+    check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), readings=(readings, Readings),
                   loading=(loading, Loading), run=(run, RunOptions))
     depth, rel_threshold, analyzer = scoring.depth, scoring.rel_threshold, scoring.analyzer
     bootstrap_samples, seed, confidence = statistics.bootstrap_samples, statistics.seed, statistics.confidence
@@ -192,14 +192,6 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
                           [*data.warnings, *depth_warnings], notes, seconds)
         result.engine = record.describe()
         return result
-
-
-def _check_groups(**groups: tuple[object, type]) -> None:
-    """Each option group is an object of its class (a dict or a number there is a mistake, not a default)."""
-    for name, (value, cls) in groups.items():
-        if not isinstance(value, cls):
-            raise RetbenchError(f"`{name}` is a {type(value).__name__}, not a {cls.__name__}. "
-                                f"Fix: pass {name}={cls.__name__}(...) (harness.core.options)")
 
 
 def bootstrap_columns(n_systems: int, n_metrics: int) -> int:

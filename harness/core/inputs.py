@@ -27,7 +27,7 @@ from retrievers.fusion import DEFAULT_CHILDREN, RRF, Fusion, Weighted, fusions_i
 from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
-__all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument",
+__all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument", "check_groups",
            "check_facets_file", "check_options", "check_writable_ids", "fusion_depth_messages", "index_cache",
            "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
 
@@ -297,6 +297,14 @@ def check_options(metrics: Sequence[Metric], *, depth: object, fail_rank: object
     deepest = max((m.k for m in metrics if m.k is not None), default=0)
     if deepest > depth:  # type: ignore[operator]
         raise RetbenchError(f"a metric cuts at {deepest} but `depth` is {depth}. Fix: raise `depth` to {deepest}")
+
+
+def check_groups(**groups: tuple[object, type]) -> None:
+    """Each option group is an object of its class (a dict or a number there is a mistake, not a default)."""
+    for name, (value, cls) in groups.items():
+        if not isinstance(value, cls):
+            raise RetbenchError(f"`{name}` is a {type(value).__name__}, not a {cls.__name__}. "
+                                f"Fix: pass {name}={cls.__name__}(...) (harness.core.options)")
 
 
 def resolve_risk_metric(risk_metric: str | Metric | None, metrics: Sequence[Metric]) -> Metric:
