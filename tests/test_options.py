@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from harness import compare
 from harness.cli import main
 from harness.cli.compare import command as compare_command
-from harness.cli.declared import as_flags, flags_of
+from harness.cli.declared import as_flags, flags_of, help_values
 from harness.cli.gate import command as gate_command
 from harness.cli.tune import command as tune_command
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
@@ -73,7 +73,8 @@ def test_compare_options_keep_the_declared_help() -> None:
         for field in dataclasses.fields(group):
             if field.name in helps and field.name != "split":
                 text = field.metadata["help"]
-                assert helps[field.name] == (text() if callable(text) else text), field.name
+                text = text() if callable(text) else text
+                assert helps[field.name] == (text.format(**help_values()) if "{" in text else text), field.name
 
 
 def _error_texts(tree: ast.AST) -> list[str]:

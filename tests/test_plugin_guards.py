@@ -21,6 +21,7 @@ from harness import compare
 from harness.core.api import bootstrap_columns, check_bootstrap_memory
 from harness.cli import main
 from harness.core.deadline import StepTimedOut, step_deadline
+from harness.core.options import RunOptions, Scoring, Statistics
 from harness.core.statistics import bootstrap_means, bootstrap_memory, largest_bootstrap
 
 FAST = ["--bootstrap-samples", "200", "--permutations", "200"]
@@ -32,7 +33,6 @@ import time
 import numpy as np
 
 from retrievers import Retriever, ScoreRetriever
-from harness.core.options import RunOptions, Scoring, Statistics
 
 
 def overlap_rankings(retriever, queries):
@@ -295,8 +295,8 @@ def test_a_step_past_the_timeout_stops_the_run_naming_retriever_and_step(runner,
     assert result.exit_code == 2, result.output
     errors = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("article:")]
     assert errors == [f"error: retriever '{system}' did not finish {step} within the timeout of 1 s; it was stopped "
-                      f"and nothing was written. Fix: make the retriever's {step} return (or raise --timeout / "
-                      "timeout= if it needs longer)"]
+                      f"and nothing was written. Fix: make the retriever's {step} return (or raise --timeout if "
+                      "it needs longer)"]
     assert nothing_written(out)
 
 
@@ -321,7 +321,7 @@ def test_the_timeout_leaves_steps_that_finish_alone_and_the_alarm_as_it_was(runn
 
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "10", True])
 def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout) -> None:
-    with pytest.raises(RetbenchError, match=r"timeout must be a number of seconds > 0, or None"):
+    with pytest.raises(RetbenchError, match=r"`timeout` must be a number of seconds > 0, or None"):
         compare(["bm25"], "article", ["mrr"], run=RunOptions(timeout=timeout))
 
 
@@ -392,7 +392,7 @@ def test_a_bootstrap_too_large_for_memory_is_refused_before_anything_runs(runner
     assert result.exit_code == 2, result.output
     (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     largest = largest_bootstrap(bootstrap_columns(4, 4), available)
-    assert error.startswith("error: bootstrap_samples (--bootstrap-samples) 100,000,000 needs about 38.4 GB")
+    assert error.startswith("error: --bootstrap-samples 100,000,000 needs about 38.4 GB")
     assert f"Fix: pass at most {largest:,}, or compare fewer systems or metrics per run" in error
     assert nothing_written(out) and "article:" not in result.output  # refused before loading
     check_bootstrap_memory(largest, 4, 4, available)  # the value it names is accepted

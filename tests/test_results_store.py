@@ -201,9 +201,9 @@ def test_labels_that_clean_to_the_same_name_get_distinct_files() -> None:
 
 _KILLED_WRITER = """
 import os, sys, time
-from harness import compare
+from harness import Statistics, compare
 from harness.store.write import write_results
-result = compare("bm25", "article", "mrr", bootstrap_samples=10)
+result = compare("bm25", "article", "mrr", statistics=Statistics(bootstrap_samples=10))
 def stall(source, target):
     print("staged", flush=True)
     time.sleep(600)

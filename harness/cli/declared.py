@@ -18,7 +18,7 @@ import click
 
 from harness.core.options import declared
 
-__all__ = ["as_flags", "flags_of", "option"]
+__all__ = ["as_flags", "flags_of", "help_values", "option"]
 
 
 def option(group: type, name: str, *flags: str, **overrides: Any) -> Callable[[Callable[..., Any]], Any]:
@@ -26,12 +26,24 @@ def option(group: type, name: str, *flags: str, **overrides: Any) -> Callable[[C
     default (shown) and its help; ``overrides`` are click's keywords (``type``, or a ``help`` that
     must say more for one command)."""
     default, text, flag = declared(group, name)
-    settings: dict[str, Any] = {"default": default, "help": text}
+    settings: dict[str, Any] = {"default": default, "help": text.format(**help_values()) if "{" in text else text}
     if default is not None and not isinstance(default, bool):
         settings["show_default"] = True
         settings["type"] = type(default)
     settings.update(overrides)
     return click.option(*(flags or (flag,)), name, **settings)
+
+
+def help_values() -> dict[str, object]:
+    """The values the declared help texts name (``{families}``, ``{exact_up_to}``, ...), from their own
+    declarations."""
+    from harness.core.facets import MAX_VALUES, MIN_QUERIES
+    from harness.core.risk_coverage import CONFIDENCES
+    from harness.core.statistics import EXACT_UP_TO, FAMILIES
+
+    return {"families": "; ".join(f"{name} = {means}" for name, means in FAMILIES.items()),
+            "exact_up_to": EXACT_UP_TO, "max_values": MAX_VALUES, "min_queries": MIN_QUERIES,
+            "confidences": "; ".join(f"{name} = {means}" for name, means in CONFIDENCES.items())}
 
 
 def flags_of(command: click.Command | None) -> dict[str, str]:

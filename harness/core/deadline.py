@@ -42,7 +42,7 @@ class StepTimedOut(RetbenchError):
 
     >>> str(StepTimedOut("mine", "search", 2.5))
     "retriever 'mine' did not finish search within the timeout of 2.5 s; it was stopped and nothing was written. \
-Fix: make the retriever's search return (or raise --timeout / timeout= if it needs longer)"
+Fix: make the retriever's search return (or raise `timeout` if it needs longer)"
     """
 
     def __init__(self, owner: str, step: str, seconds: float):

@@ -15,8 +15,8 @@
 * :class:`Loading`: how a dataset given by name or folder is loaded (and a facets side file).
 * :class:`RunOptions`: where and how the work runs (cache, time limit, engine, a hook on the loaded data).
 
-Each field's metadata holds its ``help`` (a string, or a function returning one when the text names
-things defined elsewhere) and, where it differs from the field's name, its ``flag``: ``bench compare``,
+Each field's metadata holds its ``help`` (a string; a ``{name}`` in it is a value declared elsewhere,
+filled in by the CLI) and, where it differs from the field's name, its ``flag``: ``bench compare``,
 ``bench tune`` and ``bench gate`` build their click options from these (:mod:`harness.cli.declared`),
 so a default or a help text is written here only. The library's errors name the field
 (``bootstrap_samples``); the CLI prints the flag (``--bootstrap-samples``).
@@ -58,32 +58,16 @@ def _option(default: Any, help: str | Callable[[], str], flag: str | None = None
     return field(default=default, metadata={"help": help, "flag": flag})
 
 
-def _families_help() -> str:
-    from harness.core.statistics import FAMILIES
-
-    return "Holm family: " + "; ".join(f"{name} = {means}" for name, means in FAMILIES.items()) + "."
-
-
-def _permutations_help() -> str:
-    from harness.core.statistics import EXACT_UP_TO
-
-    return (f"Random sign flips of the randomisation test when more than {EXACT_UP_TO} queries differ "
-            "(up to that, all sign patterns are enumerated exactly).")
-
-
-def _facets_help() -> str:
-    from harness.core.facets import MAX_VALUES, MIN_QUERIES
-
-    return (f"Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
-            f"facet, in quantile buckets, and every other with at most {MAX_VALUES} values]; a cell of fewer "
-            f"than {MIN_QUERIES} queries gets no interval.")
-
-
-def _confidence_from_help() -> str:
-    from harness.core.risk_coverage import CONFIDENCES
-
-    return ("A system's confidence per query: " + "; ".join(f"{name} = {means}" for name, means in CONFIDENCES.items())
-            + " (a retriever with its own confidence(queries) method uses that).")
+#: Help texts that name values declared where they are used fill these from
+#: :func:`harness.cli.declared.help_values` (an import from here would be a cycle).
+_FAMILIES_HELP = "Holm family: {families}."
+_PERMUTATIONS_HELP = ("Random sign flips of the randomisation test when more than {exact_up_to} queries differ "
+                      "(up to that, all sign patterns are enumerated exactly).")
+_FACETS_HELP = ("Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
+                "facet, in quantile buckets, and every other with at most {max_values} values]; a cell of fewer "
+                "than {min_queries} queries gets no interval.")
+_CONFIDENCE_FROM_HELP = ("A system's confidence per query: {confidences} (a retriever with its own "
+                         "confidence(queries) method uses that).")
 
 
 def _analyzer_help() -> str:
@@ -122,8 +106,8 @@ class Statistics:
     seed: int = _option(SEED, "Seed (>= 0) of the bootstrap and of the Monte Carlo randomisation test.")
     confidence: float = _option(CONFIDENCE, "Confidence of the bootstrap interval, between 0.5 and 1; tests run at "
                                             "alpha = 1 - confidence.")
-    permutations: int = _option(PERMUTATIONS, _permutations_help)
-    family: str = _option(FAMILY, _families_help)
+    permutations: int = _option(PERMUTATIONS, _PERMUTATIONS_HELP)
+    family: str = _option(FAMILY, _FAMILIES_HELP)
 
 
 @dataclass(frozen=True)
@@ -138,10 +122,10 @@ class Readings:
 
     fail_rank: int = _option(FAIL_RANK, "Diagnose queries whose first relevant document is missing or below this "
                                         "rank.")
-    facets: str | Sequence[str] | None = _option(None, _facets_help)
+    facets: str | Sequence[str] | None = _option(None, _FACETS_HELP)
     risk_metric: str | None = _option(None, "Risk-coverage reads risk as 1 - this metric, one of --metrics "
                                             "[default: the first].")
-    confidence_from: str = _option(CONFIDENCE_FROM, _confidence_from_help)
+    confidence_from: str = _option(CONFIDENCE_FROM, _CONFIDENCE_FROM_HELP)
     retrieval_k: int = _option(RETRIEVAL_K, "Cutoff k of the metrics card's recallAtK, precisionAtK and hitAtK, "
                                             "written for every system and query to retrieval_metrics.jsonl (with mrr "
                                             "and ndcgAt10, exponential gain at 10) whatever --metrics says.")
@@ -183,8 +167,8 @@ class RunOptions:
 
 
 def declared(group: type, name: str) -> tuple[Any, str, str]:
-    """The default, help text and flag of ``group``'s field ``name`` (the flag: ``--`` and the name with
-    dashes, unless the field says otherwise)."""
+    """The default, help text (a template where it names ``{values}`` declared elsewhere) and flag of
+    ``group``'s field ``name`` (the flag: ``--`` and the name with dashes, unless the field says otherwise)."""
     for f in fields(group):
         if f.name == name:
             text = f.metadata["help"]
