@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import load_note, markdown, record_results  # noqa: E402
 from corpora import Corpus, Dataset, Qrels, Queries
-from harness import compare  # noqa: E402
+from harness import Scoring, Statistics, compare  # noqa: E402
 from retrievers import FixedRun  # noqa: E402
 
 
@@ -69,7 +69,7 @@ def big_run(out: Path, n_queries: int, n_systems: int, samples: int, seed: int =
             rankings[q] = [first, *[d for d in rankings[q] if d != first]][:20]
         systems[f"system{s}"] = Scored(rankings, {q: float(level) for q, level in zip(query_ids, rng.random(n_queries))})
     result = compare(systems, Dataset("synthetic", corpus, queries, qrels, "<memory>"), ["ndcg@10", "mrr"],
-                     bootstrap_samples=samples, depth=20)
+                     statistics=Statistics(bootstrap_samples=samples), scoring=Scoring(depth=20))
     return result.write(out)
 
 

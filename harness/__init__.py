@@ -1,7 +1,7 @@
 """Metrics, evaluation, statistics, diagnosis, results store, reports and the ``bench`` CLI.
 
 The library's public names are below: :func:`compare` and :func:`evaluate` over objects, what they
-return, the regression :func:`gate` (its sides and its result), :func:`tune` (a cross-validated
+return, its option groups (:mod:`harness.core.options`), the regression :func:`gate` (its sides and its result), :func:`tune` (a cross-validated
 parameter search), metric parsing, the terminal progress renderer and the error family. They are
 imported when first used (PEP 562), so ``import harness`` -- and every ``bench`` command, which lives
 in ``harness.cli`` -- does not pay for the retrievers, pandas or scipy until it needs them.
@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.gating.rule import GateResult, gate
     from harness.gating.sides import GateSide
     from harness.core.metrics import Metric, metric_names, parse_metric, parse_metrics
+    from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
     from harness.core.progress import Reporter
     from harness.core.record import SystemResult
     from harness.core.statistics import Comparison
@@ -43,6 +44,11 @@ _HOMES = {
     "parse_metric": "harness.core.metrics",
     "parse_metrics": "harness.core.metrics",
     "Reporter": "harness.core.progress",
+    "Loading": "harness.core.options",
+    "Readings": "harness.core.options",
+    "RunOptions": "harness.core.options",
+    "Scoring": "harness.core.options",
+    "Statistics": "harness.core.options",
     "InputFileError": "harness.errors",
     "ParameterError": "harness.errors",
     "RetbenchError": "harness.errors",
@@ -56,10 +62,15 @@ __all__ = [
     "GateResult",
     "GateSide",
     "InputFileError",
+    "Loading",
     "Metric",
     "ParameterError",
+    "Readings",
     "Reporter",
     "RetbenchError",
+    "RunOptions",
+    "Scoring",
+    "Statistics",
     "SystemResult",
     "TuneResult",
     "UnknownNameError",

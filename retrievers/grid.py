@@ -173,7 +173,7 @@ def _range(item: str, where: str, limit: int) -> list[str]:
     steps = int((stop - start) / step + RANGE_TOLERANCE)  # floor: both are >= 0
     if steps + 1 > limit:
         raise SpecError(f"{where}: range {item!r} alone has {steps + 1:,} points, more than the {limit:,} allowed. "
-                        "Fix: a larger step, or raise the limit (--max-points; max_points= in the library)")
+                        "Fix: a larger step, or raise the limit (`max_points`)")
     points = [start + i * step for i in range(steps + 1)]
     if abs(stop - points[-1]) <= step * RANGE_TOLERANCE:
         points[-1] = stop  # landed on stop within the tolerance: stop itself, as typed
@@ -221,8 +221,8 @@ def read_grid(grid: str | Spec | Mapping[str, Mapping[str, Sequence[object]]], *
     ('bm25(b=0.4,k1=1)', 'bm25')
     """
     if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 1:
-        raise RetbenchError(f"max_points must be an int >= 1. Got {max_points!r} instead. Fix: pass e.g. "
-                            f"--max-points {MAX_POINTS}")
+        raise RetbenchError(f"`max_points` must be an int >= 1. Got {max_points!r} instead. Fix: pass e.g. "
+                            f"`max_points={MAX_POINTS}`")
     if isinstance(grid, Mapping):
         return _from_mapping(grid, max_points)
     if isinstance(grid, Spec):
@@ -294,8 +294,7 @@ def _checked(grid: Grid, max_points: int) -> Grid:
     if size > max_points:
         shape = " x ".join(f"{a.name} {len(a.values)}" for a in grid.axes)
         raise SpecError(f"grid {_shown(grid.text)!r} has {size:,} points ({shape}), more than the {max_points:,} "
-                        f"allowed. Fix: coarsen a range or shorten a list, or raise the limit (--max-points {size}; "
-                        "max_points= in the library)")
+                        f"allowed. Fix: coarsen a range or shorten a list, or raise the limit (`max_points={size}`)")
     try:
         build(grid.default_spec())
     except RetbenchError as exc:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.core.options import Scoring, Statistics
 
 FAST = ["--bootstrap-samples", "200"]
 
@@ -285,7 +286,7 @@ def test_fusion_depth_notes_and_warnings_from_the_library():
     from harness import compare
 
     result = compare("bm25,rrf(bm25,lsa,depth=100),rrf(weighted,lsa,depth=100)", "article", "recall@100,mrr,map",
-                     depth=100, bootstrap_samples=100)
+                     scoring=Scoring(depth=100), statistics=Statistics(bootstrap_samples=100))
     # mrr and map read to --depth 100: within rrf's depth 100, but not within the weighted inside the last one
     assert result.warnings == [
         "recall@100, map look deeper than weighted inside rrf(weighted,lsa,depth=100), which fuses to depth 10 "

@@ -25,6 +25,7 @@ from harness import compare
 from harness.cli import main
 from harness.core.facets import select_facets
 from retrievers import FixedRun, Retriever
+from harness.core.options import Loading, Readings, RunOptions, Statistics
 
 FAST = ["--bootstrap-samples", "200"]
 ARTICLE = ["--systems", "bm25,lsa,weighted,rrf", "--metrics", "ndcg@5,hit@3,recall@5,mrr"]
@@ -105,7 +106,8 @@ def test_csfcube_facets_csv_has_its_three_facets_and_per_query_means(csfcube_fol
 
 def test_csfcube_facets_from_the_library_equal_the_file(csfcube_folder) -> None:
     _, folder = csfcube_folder
-    result = compare("bm25,lsa", str(CSFCUBE), "ndcg@10,map", bootstrap_samples=200, cache=True)
+    result = compare("bm25,lsa", str(CSFCUBE), "ndcg@10,map", statistics=Statistics(bootstrap_samples=200),
+                     run=RunOptions(cache=True))
     assert result.facets.to_csv(index=False, lineterminator="\n") == (folder / "facets.csv").read_text()
 
 
@@ -139,12 +141,14 @@ def test_a_facets_file_on_the_bundled_corpus(runner, tmp_path: Path) -> None:
     data = next(i for i, line in enumerate(lines) if line.startswith("  data "))
     assert [len(lines[i].split("(too few queries)")) - 1 for i in range(data, data + 4)] == [4, 4, 4, 4]
     # the library writes the same file; --facets picks and orders facets; '' rolls up none
-    library = compare("bm25,lsa,weighted,rrf", "article", "ndcg@5,hit@3,recall@5,mrr", bootstrap_samples=200,
-                      facets_file=path)
+    library = compare("bm25,lsa,weighted,rrf", "article", "ndcg@5,hit@3,recall@5,mrr",
+                      statistics=Statistics(bootstrap_samples=200), loading=Loading(facets_file=path))
     assert library.facets.to_csv(index=False, lineterminator="\n") == (folder / "facets.csv").read_text()
-    picked = compare(["bm25"], "article", "ndcg@5", bootstrap_samples=200, facets_file=path, facets="popularity,kind")
+    picked = compare(["bm25"], "article", "ndcg@5", statistics=Statistics(bootstrap_samples=200),
+                     loading=Loading(facets_file=path), readings=Readings(facets="popularity,kind"))
     assert list(dict.fromkeys(picked.facets["facet"])) == ["popularity", "kind"]
-    assert compare(["bm25"], "article", "ndcg@5", bootstrap_samples=50, facets_file=path, facets=[]).facets.empty
+    assert compare(["bm25"], "article", "ndcg@5", statistics=Statistics(bootstrap_samples=50),
+                   loading=Loading(facets_file=path), readings=Readings(facets=[])).facets.empty
 
 
 def test_a_facets_file_changes_the_queries_hash_and_nothing_else(runner, tmp_path: Path) -> None:
@@ -343,7 +347,7 @@ def test_a_retrievers_own_confidence_is_checked(given, message) -> None:
     from corpora import RetbenchError
 
     with pytest.raises(RetbenchError) as raised:
-        compare({"mine": Confident({}, given)}, "article", "mrr", bootstrap_samples=20)
+        compare({"mine": Confident({}, given)}, "article", "mrr", statistics=Statistics(bootstrap_samples=20))
     assert message in str(raised.value)
 
 
@@ -390,7 +394,8 @@ def separable(n: int = 30) -> tuple[Dataset, dict[str, Retriever]]:
 
 def test_with_a_baseline_the_groups_read_only_the_comparisons_made() -> None:
     dataset, _ = separable()
-    against_poor = compare(separable()[1], dataset, "mrr", bootstrap_samples=200, baseline="poor")
+    against_poor = compare(separable()[1], dataset, "mrr", baseline="poor",
+                           statistics=Statistics(bootstrap_samples=200))
     # only the two comparisons with the baseline are made, and the groups read those alone: good and
     # same were not compared, so they are not separated; both are separated from poor
     assert [(c.system_a, c.system_b) for c in against_poor.comparisons] == [("good", "poor"), ("same", "poor")]
@@ -400,11 +405,12 @@ def test_with_a_baseline_the_groups_read_only_the_comparisons_made() -> None:
     assert dict(zip(board.system, board.group)) == {"good": "a", "same": "a", "poor": "b"}
     # against good: poor is worse, same identical; same and poor were not compared, so same shares a
     # letter with each (the same data, all pairs compared, separates them)
-    against_good = compare(separable()[1], dataset, "mrr", bootstrap_samples=200, baseline="good")
+    against_good = compare(separable()[1], dataset, "mrr", baseline="good",
+                           statistics=Statistics(bootstrap_samples=200))
     assert [c.verdict for c in against_good.comparisons] == ["good is better", "identical on every query"]
     assert dict(zip(against_good.leaderboard.system, against_good.leaderboard.group)) == \
         {"good": "a", "same": "ab", "poor": "b"}
-    everything = compare(separable()[1], dataset, "mrr", bootstrap_samples=200)
+    everything = compare(separable()[1], dataset, "mrr", statistics=Statistics(bootstrap_samples=200))
     assert dict(zip(everything.leaderboard.system, everything.leaderboard.group)) == \
         {"good": "a", "same": "a", "poor": "b"}
 
@@ -427,7 +433,7 @@ def test_power_columns_equal_the_reference_on_a_case_with_known_variance(runner,
                       Qrels({q: {f"d{i}": 1} for i, q in enumerate(ids)}), "<memory>")
     first = FixedRun({q: [f"d{i}"] for i, q in enumerate(ids)})
     late = FixedRun({q: [f"d{i}"] if i % 2 else ["x", f"d{i}"] for i, q in enumerate(ids)})
-    result = compare({"first": first, "late": late}, dataset, "mrr,hit@1", bootstrap_samples=200)
+    result = compare({"first": first, "late": late}, dataset, "mrr,hit@1", statistics=Statistics(bootstrap_samples=200))
     folder = result.write(tmp_path)
     rows = read(folder, "comparisons.csv")
     assert list(rows.columns)[-6:] == ["wins", "ties", "losses", "effect_size", "detectable_difference",
@@ -510,7 +516,7 @@ def test_two_versions_of_one_document_show_duplicate_versions(runner, tmp_path: 
     for line in readme_block(" bm25: 1 failed query"):  # the README shows this run
         assert line in result.output.splitlines(), line
     # the library: the same failure, pairs and counts
-    library = compare(["bm25"], str(corpus), "mrr", bootstrap_samples=50)
+    library = compare(["bm25"], str(corpus), "mrr", statistics=Statistics(bootstrap_samples=50))
     (failure,) = library.failures
     assert (failure.query_id, failure.category, failure.rank) == ("q1", "duplicate versions", 2)
     assert library.duplicate_counts() == {"bm25": 1}
@@ -519,7 +525,8 @@ def test_two_versions_of_one_document_show_duplicate_versions(runner, tmp_path: 
 
 def test_a_fail_rank_of_one_leaves_no_room_for_two_versions(tmp_path: Path) -> None:
     corpus = versions_corpus(tmp_path / "versions")
-    result = compare(["bm25"], str(corpus), "mrr", bootstrap_samples=50, fail_rank=1)
+    result = compare(["bm25"], str(corpus), "mrr", statistics=Statistics(bootstrap_samples=50),
+                     readings=Readings(fail_rank=1))
     # one place holds no pair: q1 is then what it otherwise is, its relevant version at rank 2
     assert [(f.query_id, f.category, f.rank) for f in result.failures] == [("q1", "late rank", 2)]
     assert result.duplicates.empty and result.duplicate_counts() == {"bm25": 0}

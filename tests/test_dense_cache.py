@@ -22,6 +22,7 @@ from harness.core.progress import Reporter
 from retrievers import build, cache, dense
 from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, use_cache, write_entry
 from retrievers.dense import Dense
+from harness.core.options import Statistics
 
 
 class FakeEncoder:
@@ -200,8 +201,8 @@ def test_compare_hands_its_progress_argument_to_dense(fake) -> None:
     qrels = Qrels({"q1": {"a": 1}, "q2": {"c": 2}})
     dataset = Dataset("tiny", CORPUS, QUERIES, qrels, "<memory>")
     heard: list[str] = []
-    compare([Dense(model="fake-model", cache=False)], dataset, ["mrr"], bootstrap_samples=10,
-            progress=lambda label, done, total: heard.append(label))
+    compare([Dense(model="fake-model", cache=False)], dataset, ["mrr"], progress=lambda label, done,
+            total: heard.append(label), statistics=Statistics(bootstrap_samples=10))
     assert list(dict.fromkeys(heard)) == ["fitting dense(model=fake-model,cache=False)",
                                           "dense(model=fake-model,cache=False): encoding documents",
                                           "searching dense(model=fake-model,cache=False)",

@@ -16,6 +16,7 @@ from harness.cli import main
 from harness.core.inputs import build_systems
 from harness.core.experiment import load_experiment
 from retrievers.dense import missing_dependency
+from harness.core.options import Statistics
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = (REPO / "docs" / "adding-a-retriever.md").read_text(encoding="utf-8")
@@ -100,7 +101,7 @@ def test_a_retrievers_own_confidence_as_the_doc_shows_it(example_module: Path) -
     sys.modules.pop("sure_tfidf", None)
     (command,) = [line for line in blocks("console")[1].splitlines() if "bench compare" in line]
     systems = shlex.split(command)[shlex.split(command).index("--systems") + 1]
-    result = compare(systems, "article", ["ndcg@5", "mrr"], bootstrap_samples=50)
+    result = compare(systems, "article", ["ndcg@5", "mrr"], statistics=Statistics(bootstrap_samples=50))
     summary = result.risk_coverage_summary.set_index("system")
     # each class under its own name (SureTfidf once inherited the name the loader gave Tfidf)
     assert summary["confidence"].to_dict() == {"Tfidf": "score", "SureTfidf": "retriever"}

@@ -30,6 +30,7 @@ from harness.engines import DaskEngine  # noqa: E402
 from harness.core.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
 from retrievers import BM25, RRF, Weighted  # noqa: E402
 from retrievers.dense import Dense  # noqa: E402  (imports no torch until it is fitted)
+from harness.core.options import RunOptions, Statistics
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = "bm25,lsa,weighted,rrf"
@@ -54,7 +55,7 @@ def client():
 def both(tmp_path: Path, client, systems, dataset, metrics, **options) -> tuple[Path, Path, dict]:
     """The results folders of the local and the Dask engine, and the Dask run's engine record."""
     here = compare(systems, dataset, metrics, **options)
-    there = compare(systems, dataset, metrics, engine=DaskEngine(client=client), **options)
+    there = compare(systems, dataset, metrics, run=RunOptions(engine=DaskEngine(client=client)), **options)
     return here.write(tmp_path / "local"), there.write(tmp_path / "dask"), there.engine
 
 
@@ -97,7 +98,7 @@ def test_fifty_thousand_documents_give_the_same_bytes(tmp_path, client, syntheti
     # and each of lsa, weighted and rrf fits its own, twice; bytes are compared, not settings
     systems = "bm25,lsa(dims=6),weighted(bm25,lsa(dims=6)),rrf(bm25,lsa(dims=6))"
     local, dask, _ = both(tmp_path, client, systems, str(synthetic_50k), ["ndcg@10", "recall@100", "mrr"],
-                          bootstrap_samples=1000)
+                          statistics=Statistics(bootstrap_samples=1000))
     assert_same_results(local, dask)
 
 
@@ -128,7 +129,7 @@ def test_the_cli_joins_a_running_scheduler(tmp_path, runner, client, assert_same
 def test_a_retriever_fitted_on_the_cluster_cannot_search_after_the_comparison(client) -> None:
     data = load_dataset("article")
     retriever = BM25()
-    compare([retriever], data, ["mrr"], engine=DaskEngine(client=client))
+    compare([retriever], data, ["mrr"], run=RunOptions(engine=DaskEngine(client=client)))
     with pytest.raises(RetbenchError, match="was fitted on a Dask engine whose comparison has ended. Fix: fit it"):
         retriever.search(data.queries, 10)
     assert retriever.fit(data.corpus).search(data.queries, 10).query_ids == data.queries.ids
@@ -156,7 +157,7 @@ def test_a_worker_killed_in_the_middle_of_the_bm25_fit_changes_nothing(tmp_path,
         before = set(fresh.run(os.getpid).values())
         fresh.register_plugin(KillFirstIndexTask(str(marker)), name="kill-first-index-task")
         # the shards' tokens of the killed worker are lost with it: Dask runs its tasks again elsewhere
-        result = compare("bm25,rrf", "article", ARTICLE_METRICS, engine=DaskEngine(client=fresh))
+        result = compare("bm25,rrf", "article", ARTICLE_METRICS, run=RunOptions(engine=DaskEngine(client=fresh)))
         fresh.wait_for_workers(2, timeout=60)
         after = set(fresh.run(os.getpid).values())
     assert marker.exists()
@@ -199,7 +200,7 @@ def test_dense_in_shards_of_whole_blocks_on_two_workers_gives_the_same_bytes(tmp
                                                                               assert_same_results) -> None:
     pytest.importorskip("sentence_transformers", reason="the dense extra is not installed")
     local = compare(dense_systems(4), "article", ARTICLE_METRICS).write(tmp_path / "local")
-    there = compare(dense_systems(4), "article", ARTICLE_METRICS, engine=DaskEngine(client=client))
+    there = compare(dense_systems(4), "article", ARTICLE_METRICS, run=RunOptions(engine=DaskEngine(client=client)))
     assert_same_results(local, there.write(tmp_path / "dask"))
     assert there.engine["sharded"] == ["bm25", "dense"] and there.engine["shards_used"] == {"bm25": 2, "dense": 2}
     # the model is loaded once per worker process, whatever the number of tasks it ran there
@@ -213,7 +214,8 @@ def test_dense_on_cranfield_in_shards_of_whole_blocks_gives_the_same_bytes(tmp_p
     cranfield = str(shared_data / "cranfield")
     # 1,400 documents: 6 blocks of 256, 2 shards of 3 blocks; bm25, dense, rrf(bm25,dense)
     local = compare(dense_systems(256)[:3], cranfield, CRANFIELD_METRICS).write(tmp_path / "local")
-    there = compare(dense_systems(256)[:3], cranfield, CRANFIELD_METRICS, engine=DaskEngine(client=client))
+    there = compare(dense_systems(256)[:3], cranfield, CRANFIELD_METRICS,
+                    run=RunOptions(engine=DaskEngine(client=client)))
     assert_same_results(local, there.write(tmp_path / "dask"))
     assert there.engine["sharded"] == ["bm25", "dense"] and there.engine["on_client"] == ["rrf(bm25,dense)"]
 
@@ -227,7 +229,8 @@ def test_an_engine_named_by_a_string_starts_a_local_cluster_and_stops_it(tmp_pat
 
     already = running()  # the module's cluster, when another test started it
     local = compare(["bm25"], "article", ["mrr"]).write(tmp_path / "local")
-    result = compare(["bm25"], "article", ["mrr"], engine="dask", workers=2)
+    with DaskEngine(workers=2) as engine:  # a scheduler's address or workers: the engine object's (as bench compare does)
+        result = compare(["bm25"], "article", ["mrr"], run=RunOptions(engine=engine))
     assert result.engine["scheduler"] == "a local cluster of worker processes started for this run"
     assert result.engine["workers"] == 2
     assert_same_results(local, result.write(tmp_path / "dask"))

@@ -119,7 +119,7 @@ def test_mistakes_in_the_file_exit_2_with_one_message(runner, tmp_path, text: st
 def test_a_missing_file_exits_2(runner, tmp_path) -> None:
     result = run(runner, tmp_path, "--config", str(tmp_path / "nowhere.toml"))
     assert result.exit_code == 2
-    assert "nowhere.toml: experiment file not found. Fix: check the path given to --config" in result.stderr
+    assert "nowhere.toml: experiment file not found. Fix: check the path of the experiment file" in result.stderr
 
 
 def test_every_config_field_is_a_key() -> None:

@@ -16,6 +16,7 @@ import pytest
 from corpora import Queries, RetbenchError, UnknownNameError, load_dataset, load_facets_file, with_facets
 from harness import compare
 from harness.core.facets import MISSING, facet_cells, facet_columns, facet_rollup, select_facets
+from harness.core.options import Statistics
 
 
 def numpy_interval(cell: np.ndarray, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -111,7 +112,8 @@ def test_default_selection_skips_free_text_and_keeps_numbers() -> None:
 
 
 def test_a_facet_side_file_on_the_bundled_corpus(tmp_path: Path) -> None:
-    result = compare("bm25,lsa,weighted,rrf", "article", "hit@3,recall@5,mrr,ndcg@5", bootstrap_samples=500)
+    result = compare("bm25,lsa,weighted,rrf", "article", "hit@3,recall@5,mrr,ndcg@5",
+                     statistics=Statistics(bootstrap_samples=500))
     path = tmp_path / "facets.csv"
     kinds = ["price", "account", "export", "account", "price", "account", "export"] * 2
     popularity = [5, 80, 12, 40, 3, 7, 66, 21, 9, 30, 2, 55, 14, 1]
@@ -147,7 +149,7 @@ CSFCUBE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "csfc
 def csfcube_compare():
     if not CSFCUBE.is_dir():
         pytest.skip("csfcube is not in ../shared/data (a fresh clone has no real collections)")
-    return compare("bm25,lsa", str(CSFCUBE), "ndcg@10,map", bootstrap_samples=300)
+    return compare("bm25,lsa", str(CSFCUBE), "ndcg@10,map", statistics=Statistics(bootstrap_samples=300))
 
 
 def test_csfcube_rolls_up_its_three_facets(csfcube_compare) -> None:

@@ -26,6 +26,7 @@ from harness.gating.sides import GateSide
 from harness.gating.report import number_line, render_junit, render_markdown
 from harness.core.statistics import holm
 from retrievers import FixedRun
+from harness.core.options import Statistics
 
 N_DOCS = 80
 DOCS = [f"d{j:03d}" for j in range(N_DOCS)]
@@ -64,8 +65,8 @@ def rankings(n_queries: int, ranks: dict[int, tuple[int, int]] | None = None,
 
 def store(tmp_path: Path, systems: dict[str, dict[str, list[str]]], dataset: Dataset | None = None,
           metrics: str = "ndcg@10,mrr") -> Path:
-    result = compare({label: FixedRun(r) for label, r in systems.items()}, dataset or collection(),
-                     metrics, bootstrap_samples=200)
+    result = compare({label: FixedRun(r) for label, r in systems.items()}, dataset or collection(), metrics,
+                     statistics=Statistics(bootstrap_samples=200))
     return result.write(tmp_path / "results", say=lambda message: None)
 
 

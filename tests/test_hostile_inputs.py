@@ -33,6 +33,7 @@ import corpora.trec_collection as trec_collection
 from corpora import InputFileError, RetbenchError, load_dataset, read_qrels, read_run
 from corpora.input_files import MAX_JUDGMENT_LINE, _first_long_line, _read_bounded
 from harness.cli import main
+from harness.core.options import RunOptions, Statistics
 
 ARTICLE_QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d2 2\n"
 ARTICLE_RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d2 1 3.0 t\n"
@@ -324,7 +325,8 @@ def test_the_library_refuses_an_empty_results_folder(tmp_path: Path, monkeypatch
     from harness import compare
 
     monkeypatch.chdir(tmp_path)
-    result = compare(["bm25"], "article", ["mrr"], bootstrap_samples=10, permutations=10, cache=False)
+    result = compare(["bm25"], "article", ["mrr"], statistics=Statistics(bootstrap_samples=10, permutations=10),
+                     run=RunOptions(cache=False))
     with pytest.raises(RetbenchError, match=r"the results folder \(out\) is empty"):
         result.write("")
     assert list(tmp_path.iterdir()) == []

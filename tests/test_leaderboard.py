@@ -14,6 +14,7 @@ from harness import compare
 from harness.core.leaderboard import (LEADERBOARD_COLUMNS, bootstrap_ranks, group_letters, leaderboard, letter_sets,
                                  tie_groups)
 from harness.core.statistics import Comparison, compare_systems
+from harness.core.options import Statistics
 
 
 def fake(a: str, b: str, significant: bool, metric: str = "m") -> Comparison:
@@ -38,7 +39,7 @@ def test_the_four_baselines_share_one_group_on_the_bundled_corpus(metrics: str) 
 
 
 def test_ndcg5_ranks_by_hand_resampling() -> None:
-    result = compare("bm25,lsa,weighted,rrf", "article", "ndcg@5", bootstrap_samples=1000)
+    result = compare("bm25,lsa,weighted,rrf", "article", "ndcg@5", statistics=Statistics(bootstrap_samples=1000))
     board = leaderboard(result.per_query, "ndcg@5", result.comparisons, n_samples=1000, seed=0).set_index("system")
     systems = ["bm25", "lsa", "weighted", "rrf"]
     values = np.column_stack([result.per_query.loc[result.per_query.system == s, "ndcg@5"] for s in systems])

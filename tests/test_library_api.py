@@ -20,6 +20,7 @@ from harness import CompareResult, compare, evaluate, parse_metric
 from harness.cli import main
 from harness.core.retrieval_metrics import RESULTS_FILE
 from retrievers import BM25, LSA, RRF, FixedRun, ScoreRetriever, Weighted
+from harness.core.options import Loading, RunOptions, Scoring, Statistics
 
 # Four documents, three queries: q3's only judgment is non-relevant, so it is excluded.
 CORPUS = Corpus(["d1", "d2", "d3", "d4"], ["red apple pie", "green apple", "blue sky today", "apple sky"])
@@ -62,7 +63,8 @@ def nothing_fitted_yet() -> None:
 
 
 def test_a_mapping_names_the_objects_and_the_numbers_are_hand_derived() -> None:
-    result = compare({"mine": Overlap(), "theirs": FixedRun(FIXED)}, tiny(), ["hit@1", "mrr"], bootstrap_samples=50)
+    result = compare({"mine": Overlap(), "theirs": FixedRun(FIXED)}, tiny(), ["hit@1", "mrr"],
+                     statistics=Statistics(bootstrap_samples=50))
     assert isinstance(result, CompareResult)
     assert result.summary.to_dict("list") == {"system": ["mine", "theirs"], "hit@1": [1.0, 0.0], "mrr": [1.0, 0.25]}
     assert list(result.per_query.columns) == ["system", "query_id", "hit@1", "mrr", "first_relevant_rank"]
@@ -79,14 +81,16 @@ def test_a_mapping_names_the_objects_and_the_numbers_are_hand_derived() -> None:
 
 def test_objects_specs_and_built_ins_mix_and_label_as_on_the_command_line() -> None:
     result = compare([BM25(k1=0.9), "lsa(dims=2)", RRF(BM25(), Overlap()), Overlap()], tiny(), "mrr,ndcg@3",
-                     bootstrap_samples=50)
+                     statistics=Statistics(bootstrap_samples=50))
     assert result.summary["system"].tolist() == ["bm25(k1=0.9)", "lsa(dims=2)", "rrf(bm25,Overlap)", "Overlap"]
-    from_specs = compare("bm25(k1=0.9),lsa(dims=2)", tiny(), [parse_metric("mrr"), "ndcg@3"], bootstrap_samples=50)
+    from_specs = compare("bm25(k1=0.9),lsa(dims=2)", tiny(), [parse_metric("mrr"), "ndcg@3"],
+                         statistics=Statistics(bootstrap_samples=50))
     pd.testing.assert_frame_equal(from_specs.summary, result.summary.iloc[:2])
 
 
 def test_the_result_writes_the_results_folder_and_prints_the_report(tmp_path: Path) -> None:
-    result = compare({"mine": Overlap(), "theirs": FixedRun(FIXED)}, tiny(), ["mrr"], bootstrap_samples=50)
+    result = compare({"mine": Overlap(), "theirs": FixedRun(FIXED)}, tiny(), ["mrr"],
+                     statistics=Statistics(bootstrap_samples=50))
     folder = result.write(tmp_path / "out", command_line=["notebook"])
     assert folder.parent == tmp_path / "out"
     assert (folder / "summary.csv").read_text() == "system,mrr\nmine,1.0\ntheirs,0.25\n"
@@ -154,8 +158,8 @@ def _stable(manifest: dict) -> dict:
 
 def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
     heard: list[tuple[str, int, int | None]] = []
-    compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50,
-            progress=lambda label, done, total: heard.append((label, done, total)))
+    compare([Overlap()], tiny(), ["mrr"], progress=lambda label, done, total: heard.append((label, done, total)),
+            statistics=Statistics(bootstrap_samples=50))
     assert [h for h in heard if h[1] == 0] == [("fitting Overlap", 0, None), ("searching Overlap", 0, 2),
                                               ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None),
                                               ("retrieval metrics", 0, None)]
@@ -167,21 +171,22 @@ def test_without_a_progress_argument_the_callers_renderer_hears_the_work() -> No
 
     heard: list[str] = []
     with progress.rendering(lambda label, done, total: heard.append(label)):
-        compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50)
+        compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50))
         assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap", "leaderboard",
                                               "facets", "retrieval metrics"]
         before = len(heard)
-        compare([Overlap()], tiny(), ["mrr"], bootstrap_samples=50, progress=lambda *args: None)
+        compare([Overlap()], tiny(), ["mrr"], progress=lambda *args: None, statistics=Statistics(bootstrap_samples=50))
         assert len(heard) == before  # a progress argument replaces the caller's renderer for the call
 
 
 def test_a_cache_folder_keeps_fitted_indexes_and_the_default_keeps_none(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("RETBENCH_CACHE_DIR", str(tmp_path / "user-cache"))
-    compare([BM25()], tiny(), ["mrr"], bootstrap_samples=50)
+    compare([BM25()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50))
     assert not (tmp_path / "user-cache").exists()
-    compare([BM25()], tiny(), ["mrr"], bootstrap_samples=50, cache=tmp_path / "chosen")
+    compare([BM25()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50),
+            run=RunOptions(cache=tmp_path / "chosen"))
     assert [p.name.split("-")[0] for p in (tmp_path / "chosen" / "indexes").iterdir()] == ["bm25"]
-    compare([BM25()], tiny(), ["mrr"], bootstrap_samples=50, cache=True)
+    compare([BM25()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50), run=RunOptions(cache=True))
     assert len(list((tmp_path / "user-cache" / "indexes").iterdir())) == 1
 
 
@@ -243,15 +248,16 @@ def test_the_same_object_twice_is_refused() -> None:
     [
         (["ndcg@0", "nope"], {}, "The 'k' parameter of ndcg@k must be an int >= 1. Got 0 instead.; unknown metric"),
         ([parse_metric("mrr"), 5], {}, "metric 5 is neither a Metric nor a name"),
-        (["mrr"], {"depth": 0}, "--depth must be an int >= 1. Got 0 instead."),
-        (["ndcg@10"], {"depth": 5}, "a metric cuts at 10 but --depth is 5"),
-        (["mrr"], {"seed": -1}, "--seed must be an int >= 0"),
-        (["mrr"], {"confidence": 1.5}, "--confidence must be a number strictly between 0.5 and 1"),
-        (["mrr"], {"family": "pairs"}, "unknown Holm family (--family) 'pairs'"),
-        (["mrr"], {"rel_threshold": 0.5}, "--rel-threshold must be an int >= 0 (a grade). Got 0.5 instead."),
-        (["mrr"], {"baseline": "bm25"}, "--baseline 'bm25' is not among the systems (Overlap)"),
-        (["mrr"], {"split": "dev"}, "split load a dataset given by name or folder, but dataset 'tiny' is loaded"),
-        (["mrr"], {"cache": 3}, "cache is a int, not True, False or a folder"),
+        (["mrr"], {"scoring": Scoring(depth=0)}, "`depth` must be an int >= 1. Got 0 instead."),
+        (["ndcg@10"], {"scoring": Scoring(depth=5)}, "a metric cuts at 10 but `depth` is 5"),
+        (["mrr"], {"statistics": Statistics(seed=-1)}, "`seed` must be an int >= 0"),
+        (["mrr"], {"statistics": Statistics(confidence=1.5)}, "`confidence` must be a number strictly between 0.5 and 1"),
+        (["mrr"], {"statistics": Statistics(family="pairs")}, "unknown Holm family (`family`) 'pairs'"),
+        (["mrr"], {"scoring": Scoring(rel_threshold=0.5)}, "`rel_threshold` must be an int >= 0 (a grade). Got 0.5"),
+        (["mrr"], {"baseline": "bm25"}, "`baseline` 'bm25' is not among the systems (Overlap)"),
+        (["mrr"], {"loading": Loading(split="dev")}, "split load a dataset given by name or folder, but dataset 'tiny'"),
+        (["mrr"], {"run": RunOptions(cache=3)}, "cache is a int, not True, False or a folder"),
+        (["mrr"], {"statistics": {"seed": 1}}, "`statistics` is a dict, not a Statistics. Fix: pass statistics="),
         (["mrr"], {"progress": "loud"}, "progress must be a renderer, a function (label, done, total) or None"),
     ],
 )
@@ -308,7 +314,8 @@ def test_evaluate_refuses_judgments_or_a_run_that_would_make_every_number_zero()
 
 def test_evaluate_equals_the_per_query_values_of_compare() -> None:
     """compare averages the queries with a relevant judgment (q1, q2); evaluate counts q3 too, as 0."""
-    result = compare([Overlap(), FixedRun(FIXED)], tiny(), ["mrr", "ndcg@3"], bootstrap_samples=50)
+    result = compare([Overlap(), FixedRun(FIXED)], tiny(), ["mrr", "ndcg@3"],
+                     statistics=Statistics(bootstrap_samples=50))
     for system in result.systems:
         frame = evaluate(system.run, QRELS, ["mrr", "ndcg@3"])
         assert frame.loc["q3", ["mrr", "ndcg@3"]].tolist() == [0.0, 0.0]

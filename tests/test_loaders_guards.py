@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from corpora import InputFileError, load_dataset
 from harness import compare
 from harness.cli import main
+from harness.core.options import Loading
 
 
 def write(folder: Path, files: dict[str, str | bytes]) -> Path:
@@ -247,7 +248,7 @@ def test_compare_passes_the_flag_to_the_loader(tmp_path: Path) -> None:
     folder = write(tmp_path, many_documents(5, ["q1\td1", "q2\td2", "q3\td3", "q1\tx1", "q1\tx2"]))
     with pytest.raises(InputFileError, match="2 of 5 judgments"):
         compare("bm25", str(folder), "mrr")
-    result = compare("bm25", str(folder), "mrr", allow_unmatched_judgments=True)
+    result = compare("bm25", str(folder), "mrr", loading=Loading(allow_unmatched_judgments=True))
     assert any("skipped 2 of 5 judgments" in w for w in result.warnings)
 
 

@@ -21,6 +21,7 @@ from harness import compare
 from harness.core.api import bootstrap_columns, check_bootstrap_memory
 from harness.cli import main
 from harness.core.deadline import StepTimedOut, step_deadline
+from harness.core.options import RunOptions, Scoring, Statistics
 from harness.core.statistics import bootstrap_means, bootstrap_memory, largest_bootstrap
 
 FAST = ["--bootstrap-samples", "200", "--permutations", "200"]
@@ -197,7 +198,8 @@ def test_an_unsorted_ranking_is_cut_in_the_order_returned_not_re_sorted(plugins)
     from guarded_plugins import WorstFirst
 
     dataset = load_dataset("article")
-    result = compare({"worst": WorstFirst()}, dataset, ["map"], depth=3, bootstrap_samples=50, permutations=50)
+    result = compare({"worst": WorstFirst()}, dataset, ["map"], scoring=Scoring(depth=3),
+                     statistics=Statistics(bootstrap_samples=50, permutations=50))
     (system,) = result.systems
     returned = WorstFirst().fit(dataset.corpus).search(dataset.queries, 3)  # what the plugin gives, uncut
     assert any(len(ranking) > 3 for ranking in returned.values())
@@ -208,14 +210,17 @@ def test_an_unsorted_ranking_is_cut_in_the_order_returned_not_re_sorted(plugins)
 def test_a_plugins_sweep_is_held_to_depth_and_checked_like_its_search(plugins) -> None:
     from harness import tune
 
-    swept = tune(f"{plugins}:Swept(bonus=0|1)", "article", "map", depth=3, folds=2, bootstrap_samples=50)
+    swept = tune(f"{plugins}:Swept(bonus=0|1)", "article", "map", folds=2, scoring=Scoring(depth=3),
+                 statistics=Statistics(bootstrap_samples=50))
     assert swept.search_depth == 3 and swept.shortcut.startswith("Swept.sweep")
-    plain = compare([f"{plugins}:Swept"], "article", ["map"], depth=3, bootstrap_samples=50)
+    plain = compare([f"{plugins}:Swept"], "article", ["map"], scoring=Scoring(depth=3),
+                    statistics=Statistics(bootstrap_samples=50))
     # the bonus moves no ranking: every point scores as the plain run cut at 3 (not as the whole ranking)
     assert np.array_equal(swept.values[0], plain.per_query["map"].to_numpy())
     assert np.array_equal(swept.values[1], plain.per_query["map"].to_numpy())
     with pytest.raises(RetbenchError, match=r"retriever 'Swept\(bad=True\)': query 'q01': the score of .* is nan"):
-        tune(f"{plugins}:Swept(bad=true|false)", "article", "map", depth=3, folds=2, bootstrap_samples=50)
+        tune(f"{plugins}:Swept(bad=true|false)", "article", "map", folds=2, scoring=Scoring(depth=3),
+             statistics=Statistics(bootstrap_samples=50))
 
 
 # ----- scores ------------------------------------------------------------------------------------
@@ -290,8 +295,8 @@ def test_a_step_past_the_timeout_stops_the_run_naming_retriever_and_step(runner,
     assert result.exit_code == 2, result.output
     errors = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("article:")]
     assert errors == [f"error: retriever '{system}' did not finish {step} within the timeout of 1 s; it was stopped "
-                      f"and nothing was written. Fix: make the retriever's {step} return (or raise --timeout / "
-                      "timeout= if it needs longer)"]
+                      f"and nothing was written. Fix: make the retriever's {step} return (or raise --timeout if "
+                      "it needs longer)"]
     assert nothing_written(out)
 
 
@@ -316,8 +321,8 @@ def test_the_timeout_leaves_steps_that_finish_alone_and_the_alarm_as_it_was(runn
 
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), "10", True])
 def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout) -> None:
-    with pytest.raises(RetbenchError, match=r"timeout must be a number of seconds > 0, or None"):
-        compare(["bm25"], "article", ["mrr"], timeout=timeout)
+    with pytest.raises(RetbenchError, match=r"`timeout` must be a number of seconds > 0, or None"):
+        compare(["bm25"], "article", ["mrr"], run=RunOptions(timeout=timeout))
 
 
 def test_the_cli_refuses_a_timeout_of_zero(runner, tmp_path) -> None:
@@ -330,7 +335,8 @@ def test_the_library_deadline_works_outside_the_main_thread(plugins) -> None:
 
     def work() -> None:
         try:
-            compare([f"{plugins}:SpinsInFit"], "article", ["mrr"], timeout=0.3, bootstrap_samples=50)
+            compare([f"{plugins}:SpinsInFit"], "article", ["mrr"], run=RunOptions(timeout=0.3),
+                    statistics=Statistics(bootstrap_samples=50))
         except BaseException as exc:  # noqa: BLE001 - handed to the test's thread
             caught.append(exc)
 
@@ -386,7 +392,7 @@ def test_a_bootstrap_too_large_for_memory_is_refused_before_anything_runs(runner
     assert result.exit_code == 2, result.output
     (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     largest = largest_bootstrap(bootstrap_columns(4, 4), available)
-    assert error.startswith("error: bootstrap_samples (--bootstrap-samples) 100,000,000 needs about 38.4 GB")
+    assert error.startswith("error: --bootstrap-samples 100,000,000 needs about 38.4 GB")
     assert f"Fix: pass at most {largest:,}, or compare fewer systems or metrics per run" in error
     assert nothing_written(out) and "article:" not in result.output  # refused before loading
     check_bootstrap_memory(largest, 4, 4, available)  # the value it names is accepted

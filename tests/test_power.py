@@ -11,6 +11,7 @@ from statsmodels.stats.power import TTestPower
 from harness import compare
 from harness.core.power import (POWER_COLUMNS, detectable_effect, paired_power, paired_t_power, power_table,
                            queries_needed)
+from harness.core.options import Statistics
 
 REFERENCE = TTestPower()
 
@@ -96,7 +97,8 @@ def test_wins_ties_losses_and_the_zero_variance_cases() -> None:
 
 
 def test_power_table_on_the_bundled_corpus() -> None:
-    result = compare("bm25,lsa,weighted,rrf", "article", "hit@3,recall@5,mrr,ndcg@5", bootstrap_samples=200)
+    result = compare("bm25,lsa,weighted,rrf", "article", "hit@3,recall@5,mrr,ndcg@5",
+                     statistics=Statistics(bootstrap_samples=200))
     table = power_table(result.per_query, result.comparisons)
     assert list(table.columns) == ["system_a", "system_b", "metric", *POWER_COLUMNS]
     assert len(table) == len(result.comparisons) == 24

@@ -18,6 +18,7 @@ from harness import compare
 from harness.core.diagnosis import diagnose
 from harness.cli import main
 from harness.core.evaluation import rank_grades
+from harness.core.options import Scoring
 
 GRADES = list(range(-3, 5))
 THRESHOLDS = list(range(-2, 5))
@@ -66,6 +67,6 @@ def test_compare_refuses_a_negative_rel_threshold_before_any_work(tmp_path: Path
     assert result.exit_code == 2, result.output
     assert "--rel-threshold must be an int >= 0 (a grade). Got -1 instead. Fix:" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
-    with pytest.raises(RetbenchError, match="--rel-threshold must be an int >= 0"):
-        compare("bm25", "article", "mrr", rel_threshold=-1)
+    with pytest.raises(RetbenchError, match="`rel_threshold` must be an int >= 0"):
+        compare("bm25", "article", "mrr", scoring=Scoring(rel_threshold=-1))
 

@@ -32,6 +32,7 @@ from harness.report.view import ReportView
 from harness.store.read import open_results
 from harness.store.write import write_results
 from retrievers import BM25, FixedRun
+from harness.core.options import Statistics
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "tests" / "golden" / "article"
@@ -186,7 +187,7 @@ def test_markdown_of_2000_queries_fits_a_pull_request_comment(tmp_path) -> None:
     dataset = synthetic(2000)
     systems = {"bm25": BM25(), "shuffled1": shuffled(dataset, 1), "shuffled2": shuffled(dataset, 2)}
     result = compare(systems, dataset, ["ndcg@10", "recall@100", "mrr", "map"], baseline="bm25",
-                     bootstrap_samples=500)
+                     statistics=Statistics(bootstrap_samples=500))
     text = result.report("md")
     assert len(text) < MAX_CHARACTERS
     assert "- ndcg@10: shuffled1 - bm25 " in text and "shuffled1 is worse" not in text
@@ -226,8 +227,8 @@ def test_tex_escapes_every_special_character() -> None:
                                                             ".ci/run installs them)")
 def test_the_latex_report_compiles_with_pdflatex(article_folder, tmp_path) -> None:
     dataset = synthetic(40, n_docs=200)
-    awkward = compare({"bm25": BM25(), "x_1.y+z": BM25(k1=0.9), "bm25(k1=0.5,b=0.3)": BM25(k1=0.5, b=0.3)},
-                      dataset, ["ndcg@10", "map"], bootstrap_samples=200)
+    awkward = compare({"bm25": BM25(), "x_1.y+z": BM25(k1=0.9), "bm25(k1=0.5,b=0.3)": BM25(k1=0.5, b=0.3)}, dataset,
+                      ["ndcg@10", "map"], statistics=Statistics(bootstrap_samples=200))
     documents = {"article.tex": (GOLDEN / "report.tex").read_text(), "awkward.tex": awkward.report("latex")}
     assert r"x\_1.y+z" in documents["awkward.tex"]
     for name, text in documents.items():

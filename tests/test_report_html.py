@@ -25,6 +25,7 @@ from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.report.html import OPEN_QUERIES, SECTIONS  # noqa: E402
 from harness.core.statistics import bootstrap_indices, percentile_interval  # noqa: E402
+from harness.core.options import Loading, Statistics
 
 ARTICLE_METRICS = ["hit@3", "recall@5", "mrr", "ndcg@5"]
 CRANFIELD_METRICS = ["ndcg@10", "map", "recall@100", "mrr"]
@@ -224,7 +225,8 @@ def saturated_share(png: Path) -> float:
 def test_the_facet_tables_show_facets_csv(tmp_path) -> None:
     topics = tmp_path / "topics.csv"
     topics.write_text("query_id,topic\n" + "".join(f"q{i:02d},{'billing' if i % 3 else 'data'}\n" for i in range(1, 15)))
-    result = compare(["bm25", "rrf"], "article", ["ndcg@5", "mrr"], facets_file=topics, bootstrap_samples=500)
+    result = compare(["bm25", "rrf"], "article", ["ndcg@5", "mrr"], loading=Loading(facets_file=topics),
+                     statistics=Statistics(bootstrap_samples=500))
     folder = result.write(tmp_path / "out", command_line=["bench", "compare"], reports=["html"])
     text = (folder / "report.html").read_text(encoding="utf-8")
     page = check_page(text, folder)

@@ -26,6 +26,7 @@ from harness import tune  # noqa: E402
 from harness.report import plots  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.report.tune import SECTIONS  # noqa: E402
+from harness.core.options import Scoring, Statistics
 
 ALPHA_GRID = "weighted(bm25,lsa,alpha=0:1:0.25)"
 TWO_AXES = "weighted(bm25(k1=0.6|1.2|1.8),lsa,alpha=0.25|0.5|0.75)"  # axes alpha, then bm25.k1
@@ -200,7 +201,7 @@ def alpha_folder(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def two_axes_folder(tmp_path_factory) -> Path:
-    result = tune(TWO_AXES, "article", "ndcg@5", folds=3, bootstrap_samples=1000)
+    result = tune(TWO_AXES, "article", "ndcg@5", folds=3, statistics=Statistics(bootstrap_samples=1000))
     return result.write(tmp_path_factory.mktemp("two"), command_line=["bench", "tune"], reports=["html", "md"])
 
 
@@ -263,7 +264,7 @@ def test_bench_tune_report_html_writes_what_bench_report_makes(runner, tmp_path)
 
 
 def test_cranfield_3x3_html_is_offline_and_marks_the_chosen_cell(shared_data, tmp_path) -> None:
-    result = tune(CRANFIELD_GRID, shared_data / "cranfield", "ndcg@10", folds=5, analyzer="english")
+    result = tune(CRANFIELD_GRID, shared_data / "cranfield", "ndcg@10", folds=5, scoring=Scoring(analyzer="english"))
     folder = result.write(tmp_path, command_line=["bench", "tune"], reports=["html"])
     page = check_page((folder / "report.html").read_text(encoding="utf-8"), folder)
     (svg,) = page.svgs()

@@ -24,10 +24,11 @@ from harness.cli import main
 from harness.store.folder import host_tag, write_folder
 from harness.store.read import open_results
 from harness.serve.store import NotStored, RunStore
+from harness.core.options import Statistics
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = "from harness.cli import main\nmain(prog_name='bench')\n"
-FAST = {"bootstrap_samples": 200, "permutations": 200}
+FAST = {"statistics": Statistics(bootstrap_samples=200, permutations=200)}
 NOT_VERIFIED = "records no file hashes"
 
 
@@ -82,7 +83,8 @@ def test_the_manifest_records_the_hash_of_every_other_file(stored) -> None:
 def test_a_tune_folder_records_its_hashes_too(tmp_path) -> None:
     from harness import tune
 
-    folder = tune("bm25(k1=0.9|1.2)", "article", "mrr", folds=2, bootstrap_samples=20).write(tmp_path, reports="md")
+    folder = tune("bm25(k1=0.9|1.2)", "article", "mrr", folds=2,
+                  statistics=Statistics(bootstrap_samples=20)).write(tmp_path, reports="md")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["files"] == {f: _sha256(folder / f) for f in ("per_query.csv", "report.md", "report.txt",
                                                                   "tune.csv")}

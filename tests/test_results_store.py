@@ -25,6 +25,7 @@ import harness.store.folder as results_folder
 from corpora import RetbenchError
 from harness.cli import main
 from harness import CompareResult, compare
+from harness.core.options import Statistics
 
 REPO = Path(__file__).resolve().parents[1]
 ARTICLE = REPO / "corpora" / "bundled" / "article"
@@ -39,7 +40,7 @@ class FrozenClock(datetime):
 
 @pytest.fixture(scope="module")
 def result() -> CompareResult:
-    return compare("bm25", "article", "mrr,ndcg@5", bootstrap_samples=20)
+    return compare("bm25", "article", "mrr,ndcg@5", statistics=Statistics(bootstrap_samples=20))
 
 
 @pytest.fixture
@@ -200,9 +201,9 @@ def test_labels_that_clean_to_the_same_name_get_distinct_files() -> None:
 
 _KILLED_WRITER = """
 import os, sys, time
-from harness import compare
+from harness import Statistics, compare
 from harness.store.write import write_results
-result = compare("bm25", "article", "mrr", bootstrap_samples=10)
+result = compare("bm25", "article", "mrr", statistics=Statistics(bootstrap_samples=10))
 def stall(source, target):
     print("staged", flush=True)
     time.sleep(600)

@@ -14,6 +14,7 @@ from corpora import Corpus, Dataset, InputFileError, Qrels, Queries, UnknownName
 from harness import compare
 from harness.store.read import TABLES, open_results
 from retrievers import BM25, FixedRun
+from harness.core.options import Statistics
 
 DOCS = Corpus(["d1", "d2", "d3", "d4"], ["apple pie recipe", "apple tart", "blue sky", "sky and apple"])
 QUERIES = Queries(["007", "q2", "q3"], ["apple pie", "sky", "zebra"])  # bm25 finds nothing for q3
@@ -24,7 +25,7 @@ QRELS = Qrels({"007": {"d1": 2, "d2": 1}, "q2": {"d3": 1}, "q3": {"d2": 1}})
 def stored(tmp_path_factory):
     dataset = Dataset("tiny", DOCS, QUERIES, QRELS, "<memory>")
     result = compare({"NA": BM25(), "nan": FixedRun({"007": ["d2", "d1"], "q2": ["d4"], "q3": ["d1"]})}, dataset,
-                     ["ndcg@3", "mrr"], bootstrap_samples=200)
+                     ["ndcg@3", "mrr"], statistics=Statistics(bootstrap_samples=200))
     return result, open_results(result.write(tmp_path_factory.mktemp("tiny"), command_line=["test"]))
 
 

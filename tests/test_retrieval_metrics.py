@@ -18,6 +18,7 @@ from harness.core.retrieval_metrics import (CARD_METRICS, FACETS_FILE, QUERY_FAC
                                        result_id)
 from harness.core.statistics import bootstrap_means, percentile_interval
 from retrievers import FixedRun
+from harness.core.options import Readings, Statistics
 
 CARD_NAMES = list(CARD_METRICS)
 
@@ -36,7 +37,7 @@ def read_lines(folder: Path) -> list[dict]:
 def test_the_cards_worked_example_gives_the_cards_numbers(tmp_path: Path) -> None:
     # ranking B, X, A, C at the card's k = 4
     result = compare({"fixed": FixedRun({"q1": ["B", "X", "A", "C"]})}, card_dataset(), ["ndcg_exp@4"],
-                     retrieval_k=4, bootstrap_samples=50)
+                     readings=Readings(retrieval_k=4), statistics=Statistics(bootstrap_samples=50))
     row = result.retrieval.per_query.iloc[0]
     assert round(row["ndcgAt10"], 3) == 0.738  # 6.931 / 9.393: the card's nDCG@4, also nDCG@10 (4 results)
     assert row["ndcgAt10"] == result.per_query["ndcg_exp@4"].iloc[0]
@@ -86,7 +87,7 @@ def test_the_rollup_interval_is_the_paired_bootstrap_of_the_queries() -> None:
     qrels = Qrels({f"q{i}": {"A": 3, "C": 1} if i % 2 else {"B": 2} for i in range(8)})
     rankings = {f"q{i}": ["B", "X", "A", "C"][i % 4:] + ["B", "X", "A", "C"][:i % 4] for i in range(8)}
     result = compare({"fixed": FixedRun(rankings)}, Dataset("eight", corpus, queries, qrels, "<memory>"), ["mrr"],
-                     retrieval_k=2, bootstrap_samples=400, seed=3)
+                     readings=Readings(retrieval_k=2), statistics=Statistics(bootstrap_samples=400, seed=3))
     card = result.retrieval
     values = card.per_query["recallAtK"].to_numpy()
     low, high = percentile_interval(bootstrap_means(values, 400, 3), 0.95)

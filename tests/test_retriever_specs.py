@@ -196,7 +196,7 @@ def test_a_system_is_named_with_label_equals_spec() -> None:
         ("bm25=lsa", "system name 'bm25' in 'bm25=lsa' is the name of a retriever"),
         ("'my sys'=bm25", "system name \"'my sys'\""),
         ("mine=", "system 'mine' names no retriever"),
-        ("a=bm25,a=lsa", "--systems names a more than once"),
+        ("a=bm25,a=lsa", "`systems` names a more than once"),
     ],
 )
 def test_bad_system_names_are_one_clear_error(systems: str, message: str) -> None:

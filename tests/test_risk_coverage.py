@@ -18,6 +18,7 @@ from corpora import RetbenchError, Run, UnknownNameError
 from harness import compare
 from harness.core.risk_coverage import (CURVE_COLUMNS, SUMMARY_COLUMNS, aurc, oracle_aurc, query_confidence, risk_coverage,
                                    risk_coverage_curve, summarise)
+from harness.core.options import Statistics
 
 # ----- the hand-computed example -------------------------------------------------------------------
 # query  confidence  metric  risk = 1 - metric
@@ -162,7 +163,8 @@ def slow_summary(confidence: list[float], metric: list[float]) -> tuple[list[tup
 
 @pytest.mark.parametrize("kind", ["score", "margin"])
 def test_bundled_corpus_recomputed_from_the_run_files_and_per_query_csv(tmp_path: Path, kind: str) -> None:
-    result = compare("bm25,lsa,weighted,rrf", "article", "hit@3,recall@5,mrr,ndcg@5", bootstrap_samples=200)
+    result = compare("bm25,lsa,weighted,rrf", "article", "hit@3,recall@5,mrr,ndcg@5",
+                     statistics=Statistics(bootstrap_samples=200))
     folder = result.write(tmp_path)
     per_query = pd.read_csv(folder / "per_query.csv", dtype={"query_id": str})
     confidences = {s.label: query_confidence(s.run, result.query_ids, kind) for s in result.systems}

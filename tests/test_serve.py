@@ -24,6 +24,7 @@ from harness.cli import main  # noqa: E402
 from harness.core.retrieval_metrics import CARD_METRICS  # noqa: E402
 from harness.serve.app import create_app  # noqa: E402
 from retrievers import FixedRun  # noqa: E402
+from harness.core.options import Readings, Statistics
 
 API = "/api/v1/evals"
 LOCAL = "http://127.0.0.1:8000"  # the test client's own host, testserver, is not one bench serve answers to
@@ -151,8 +152,8 @@ def test_the_cards_worked_example_through_the_api(tmp_path: Path) -> None:
     corpus = Corpus(["A", "B", "C", "X"], ["alpha", "beta", "gamma", "chi"])
     dataset = Dataset("card", corpus, Queries(["q1"], ["which chunks"]), Qrels({"q1": {"A": 3, "B": 2, "C": 1}}),
                       "<memory>")
-    folder = compare({"fixed": FixedRun({"q1": ["B", "X", "A", "C"]})}, dataset, ["mrr"], retrieval_k=4,
-                     bootstrap_samples=50).write(tmp_path)
+    folder = compare({"fixed": FixedRun({"q1": ["B", "X", "A", "C"]})}, dataset, ["mrr"],
+                     readings=Readings(retrieval_k=4), statistics=Statistics(bootstrap_samples=50)).write(tmp_path)
     client = TestClient(create_app(tmp_path), base_url=LOCAL)
     body = client.get(f"{API}/runs/{folder.name}/metrics").json()
     assert body["defaultRetrievalK"] == 4

@@ -22,6 +22,7 @@ from corpora import Corpus, Dataset, Qrels, Queries  # noqa: E402
 from harness import compare  # noqa: E402
 from harness.serve.app import API, create_app  # noqa: E402
 from retrievers import FixedRun  # noqa: E402
+from harness.core.options import Readings, Statistics
 
 ANSWERS = ("", "/metrics", "/results", "/comparisons")
 LOCAL = "http://127.0.0.1:8000"
@@ -34,7 +35,8 @@ def made(tmp_path_factory) -> Path:
     queries = Queries(["q1", "q2", "q3"], ["a", "b", "c"], facets={"kind": ["x", "y", "x"]})
     dataset = Dataset("confined", corpus, queries, Qrels({"q1": {"A": 2}, "q2": {"B": 1}, "q3": {"C": 1}}), "<memory>")
     return compare({"fixed": FixedRun({"q1": ["B", "A"], "q2": ["X"], "q3": ["C"]})}, dataset, ["mrr"],
-                   retrieval_k=4, bootstrap_samples=20).write(tmp_path_factory.mktemp("made"))
+                   readings=Readings(retrieval_k=4),
+                   statistics=Statistics(bootstrap_samples=20)).write(tmp_path_factory.mktemp("made"))
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from corpora import Corpus, Dataset, Qrels, Queries  # noqa: E402
 from harness import compare  # noqa: E402
 from harness.serve.app import API, create_app  # noqa: E402
 from retrievers import FixedRun  # noqa: E402
+from harness.core.options import Readings, Statistics
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
 REFUSED = ("evil.example", "evil.example:8000", "127.0.0.1.evil.example", "localhost.evil.example:80",
@@ -36,8 +37,8 @@ def served(tmp_path_factory) -> tuple[Path, str]:
     corpus = Corpus(["A", "B", "C", "X"], ["alpha", "beta", "gamma", "chi"])
     dataset = Dataset("hosts", corpus, Queries(["q1", "q2"], ["a", "b"]), Qrels({"q1": {"A": 2}, "q2": {"B": 1}}),
                       "<memory>")
-    folder = compare({"fixed": FixedRun({"q1": ["B", "A"], "q2": ["X"]})}, dataset, ["mrr"], retrieval_k=4,
-                     bootstrap_samples=20).write(root)
+    folder = compare({"fixed": FixedRun({"q1": ["B", "A"], "q2": ["X"]})}, dataset, ["mrr"],
+                     readings=Readings(retrieval_k=4), statistics=Statistics(bootstrap_samples=20)).write(root)
     return root, folder.name
 
 

@@ -17,6 +17,7 @@ from corpora import Corpus, Dataset, Qrels, Queries  # noqa: E402
 from harness import compare  # noqa: E402
 from harness.serve.app import create_app  # noqa: E402
 from retrievers import FixedRun  # noqa: E402
+from harness.core.options import Readings, Statistics
 
 
 
@@ -26,9 +27,9 @@ def _served(root: Path) -> Path:
     queries = Queries(["q1", "q2", "q3"], ["a", "b", "c"], facets={"kind": ["x", "y", "x"]})
     qrels = Qrels({"q1": {"A": 3, "B": 2, "C": 1}, "q2": {"B": 1}, "q3": {"C": 2}})
     runs = {"q1": ["B", "X", "A", "C"], "q2": ["X"], "q3": ["C"]}
-    compare({"fixed": FixedRun(runs), "other": FixedRun({"q1": ["A"], "q3": ["X", "C"]})},
-            Dataset("schema", corpus, queries, qrels, "<memory>"), ["mrr"], retrieval_k=4,
-            bootstrap_samples=50).write(root)
+    compare({"fixed": FixedRun(runs), "other": FixedRun({"q1": ["A"], "q3": ["X", "C"]})}, Dataset("schema", corpus,
+            queries, qrels, "<memory>"), ["mrr"], readings=Readings(retrieval_k=4),
+            statistics=Statistics(bootstrap_samples=50)).write(root)
     return root
 
 

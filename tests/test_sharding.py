@@ -34,6 +34,7 @@ from retrievers.dense import Dense
 from retrievers.bm25.index import BM25Index, CollectionStatistics
 from retrievers.sharding import (Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded, merge_hits,
                                  placed, shard_bounds, sharded_search, unfitted_copy)
+from harness.core.options import RunOptions
 
 
 def same_run(a, b) -> bool:
@@ -243,7 +244,7 @@ def test_an_engine_changes_where_work_runs_and_never_the_results_folder(tmp_path
     engine = InProcessEngine()
     systems = "bm25,lsa,weighted,rrf"
     local = compare(systems, "article", ARTICLE_METRICS)
-    elsewhere = compare(systems, "article", ARTICLE_METRICS, engine=engine)
+    elsewhere = compare(systems, "article", ARTICLE_METRICS, run=RunOptions(engine=engine))
     assert_same_results(local.write(tmp_path / "local"), elsewhere.write(tmp_path / "elsewhere"))
     assert engine.origins == [DatasetOrigin("article", None, "test", False)]
     assert elsewhere.engine["sharded"] == ["bm25"]
@@ -253,7 +254,7 @@ def test_an_engine_changes_where_work_runs_and_never_the_results_folder(tmp_path
 
 def test_the_engine_is_recorded_in_the_manifest_outside_the_configuration_hash(tmp_path) -> None:
     local = json.loads((compare(["bm25"], "article", ["mrr"]).write(tmp_path / "a") / "manifest.json").read_text())
-    other = compare(["bm25"], "article", ["mrr"], engine=InProcessEngine()).write(tmp_path / "b")
+    other = compare(["bm25"], "article", ["mrr"], run=RunOptions(engine=InProcessEngine())).write(tmp_path / "b")
     placed_run = json.loads((other / "manifest.json").read_text())
     assert local["engine"]["name"] == "local" and placed_run["engine"]["name"] == "in-process"
     assert "not part of the configuration hash" in placed_run["engine"]["configuration_hash"]
@@ -263,9 +264,10 @@ def test_the_engine_is_recorded_in_the_manifest_outside_the_configuration_hash(t
 def test_a_dataset_in_memory_has_no_origin_and_a_folder_an_absolute_one(shared_data, monkeypatch) -> None:
     data = load_dataset("article")
     engine = InProcessEngine()
-    compare(["bm25"], Dataset("mine", data.corpus, data.queries, data.qrels, source="<memory>"), ["mrr"], engine=engine)
+    compare(["bm25"], Dataset("mine", data.corpus, data.queries, data.qrels, source="<memory>"), ["mrr"],
+            run=RunOptions(engine=engine))
     monkeypatch.chdir(shared_data)
-    compare(["bm25"], "cranfield", ["mrr"], engine=engine)
+    compare(["bm25"], "cranfield", ["mrr"], run=RunOptions(engine=engine))
     assert engine.origins == [None, DatasetOrigin(str((shared_data / "cranfield").resolve()), None, "test", False)]
 
 
@@ -291,7 +293,7 @@ def test_engines_are_declared_once_and_the_cli_offers_them(runner) -> None:
 
 def test_an_unknown_engine_and_dask_options_without_dask_are_errors(runner, tmp_path) -> None:
     with pytest.raises(RetbenchError, match="unknown engine 'spark'. Valid: local, dask"):
-        compare(["bm25"], "article", ["mrr"], engine="spark")
+        compare(["bm25"], "article", ["mrr"], run=RunOptions(engine="spark"))
     result = runner.invoke(main, ["compare", "--workers", "2", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "error: --workers is an option of --engine dask, and the engine is 'local'. Fix: add --engine dask" \
@@ -328,7 +330,7 @@ class Plain(Retriever):
 
 def test_a_plugin_without_the_protocol_runs_on_the_client_with_a_note() -> None:
     data = load_dataset("article")
-    result = compare([Plain(), RRF(BM25(), Plain())], data, ["mrr"], engine=InProcessEngine())
+    result = compare([Plain(), RRF(BM25(), Plain())], data, ["mrr"], run=RunOptions(engine=InProcessEngine()))
     assert result.engine["on_client"] == ["plain-test", "rrf(bm25,plain-test)"]
     assert result.engine["sharded"] == ["bm25"]
 
@@ -415,7 +417,7 @@ def test_a_subclass_that_overrides_search_runs_on_the_client_and_one_that_does_n
     assert is_sharded(PlainBM25()) and not is_sharded(CutBM25())
     data = load_dataset("article")
     here = compare([CutBM25(), PlainBM25()], data, ["mrr", "recall@5"])
-    placed_run = compare([CutBM25(), PlainBM25()], data, ["mrr", "recall@5"], engine=InProcessEngine())
+    placed_run = compare([CutBM25(), PlainBM25()], data, ["mrr", "recall@5"], run=RunOptions(engine=InProcessEngine()))
     assert placed_run.engine["on_client"] == ["cut-bm25-test"] and placed_run.engine["sharded"] == ["plain-bm25-test"]
     assert here.summary.to_csv() == placed_run.summary.to_csv()
     assert placed_run.systems[0].run.lengths().max() == 1  # its own search ran

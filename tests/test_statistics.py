@@ -20,6 +20,7 @@ from harness.core.statistics import (
     smallest_adjusted_p,
     smallest_p_value,
 )
+from harness.core.options import Statistics
 
 
 def article_bootstrap(d: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
@@ -278,8 +279,8 @@ def test_the_manifest_record_says_which_test_how_many_flips_which_stream_and_fam
 
     from harness import compare
 
-    result = compare("bm25,lsa", "article", "ndcg@5", bootstrap_samples=100, permutations=321, family="all",
-                     confidence=0.9)
+    result = compare("bm25,lsa", "article", "ndcg@5", statistics=Statistics(bootstrap_samples=100, permutations=321,
+                     family="all", confidence=0.9))
     record = json.loads(json.dumps(result.statistics_record()))  # JSON-ready
     assert record["alpha"] == pytest.approx(0.1) and record["holm_family"] == "all"
     assert record["randomisation_test"]["permutations"] == 321

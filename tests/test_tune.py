@@ -18,6 +18,7 @@ from harness.tuning.cross_validation import assign_folds, cross_validate
 from harness.core.statistics import bootstrap_means, percentile_interval
 from retrievers import BM25
 from retrievers.cache import IndexCache
+from harness.core.options import Loading, RunOptions, Statistics
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CRANFIELD_GRID = "bm25(k1=0.6:1.8:0.6,b=0.3:0.9:0.3)"
@@ -197,7 +198,8 @@ def test_folds_are_seeded_balanced_and_stratified() -> None:
 
 
 def test_the_interval_is_the_bootstrap_of_the_held_out_values() -> None:
-    result = tune("bm25(k1=0.6|1.2|1.8,b=0.4|0.75)", "article", "ndcg@5", folds=3, bootstrap_samples=1000, seed=4)
+    result = tune("bm25(k1=0.6|1.2|1.8,b=0.4|0.75)", "article", "ndcg@5", folds=3,
+                  statistics=Statistics(bootstrap_samples=1000, seed=4))
     low, high = percentile_interval(bootstrap_means(result.cv.held_out, 1000, 4), 0.95)
     assert (result.estimate.low, result.estimate.high) == (float(low[0]), float(high[0]))
     assert result.estimate.value == pytest.approx(float(np.mean(result.cv.held_out)), abs=1e-15)
@@ -212,7 +214,8 @@ def test_a_default_off_the_grid_is_scored_on_its_own() -> None:
 def test_stratified_tune_deals_each_facet_value_evenly(tmp_path) -> None:
     data = load_dataset("article")
     kinds = {q: ("odd" if i % 2 else "even") for i, q in enumerate(data.queries.ids)}
-    result = tune("bm25(k1=0.6|1.2)", data, "ndcg@5", folds=2, stratify="kind", facets={"kind": kinds})
+    result = tune("bm25(k1=0.6|1.2)", data, "ndcg@5", folds=2, stratify="kind",
+                  loading=Loading(facets_file={"kind": kinds}))
     assert result.strata is not None and result.stratum_labels == ["even", "odd"]
     for cell in result.stratum_labels:
         members = [i for i, s in enumerate(result.strata) if s == cell]
@@ -233,9 +236,9 @@ def test_progress_counts_grid_points() -> None:
 
 def test_the_shared_postings_come_from_the_index_cache(tmp_path) -> None:
     cache = IndexCache(tmp_path / "cache")
-    tune("bm25(k1=0.6|1.2)", "article", "ndcg@5", folds=2, cache=cache)
+    tune("bm25(k1=0.6|1.2)", "article", "ndcg@5", folds=2, run=RunOptions(cache=cache))
     again = IndexCache(tmp_path / "cache")
-    tune("bm25(k1=0.9|1.5,b=0.3|0.6)", "article", "ndcg@5", folds=2, cache=again)
+    tune("bm25(k1=0.9|1.5,b=0.3|0.6)", "article", "ndcg@5", folds=2, run=RunOptions(cache=again))
     assert cache.events == [("miss", "bm25-postings")] and again.events == [("hit", "bm25-postings")]
 
 

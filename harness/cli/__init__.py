@@ -293,7 +293,12 @@ class _Group(SummaryGroup):
         except RetbenchError as exc:
             if debug:
                 traceback.print_exception(exc, file=sys.stderr)
-            click.echo(f"error: {exc}{_debug_hint(ctx, exc)}", err=True)
+            # the library names its parameters; the terminal gets the command's flags
+            from harness.cli.declared import as_flags, flags_of
+
+            name = ctx.invoked_subcommand
+            flags = flags_of(self.get_command(ctx, name) if name else None)
+            click.echo(f"error: {as_flags(str(exc), flags)}{_debug_hint(ctx, exc)}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             if debug:

@@ -14,29 +14,28 @@ before the report and again after it. The terminal gets the report with the diag
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import click
 
-from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, RetbenchError, summary_line
-from corpora.analyzers import describe_analyzers
-from corpora.inspection import UNMATCHED_LIMIT
+from corpora import ANALYZERS, FORMATS, Dataset, RetbenchError, summary_line
 from corpora.readers import DEFAULT_SPLIT
+from harness.cli.declared import option
 from harness.core.api import compare
+from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
-from harness.engines import ENGINES
+from harness.engines import ENGINES, resolve_engine
 from harness.core.experiment import OptionKey, load_experiment
-from harness.core.facets import MAX_VALUES, MIN_QUERIES
 from harness.core.inputs import build_systems, resolve_metrics
 from harness.core.metrics import metrics_help
 from harness.core.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.report.text import ABRIDGED_FAILURES, ABRIDGED_QUERIES, SHOWN_FAILURES, TERMINAL_QUERIES, terminal_cut
 from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.store.folder import check_out
-from harness.core.retrieval_metrics import DEFAULT_RETRIEVAL_K
 from harness.core.risk_coverage import CONFIDENCES
-from harness.core.statistics import EXACT_UP_TO, FAMILIES
+from harness.core.statistics import FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
 _FILE_FIELDS = "retbench.experiment_fields"
@@ -121,12 +120,9 @@ class _Once(click.Option):
 @click.command("compare")
 @click.option("--corpus", cls=_Once, default="article", show_default=True,
               help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, the `irds` extra).")
-@click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
-              help="Force the corpus layout instead of detecting it from the folder's files.")
+@option(Loading, "format", type=click.Choice(list(FORMATS)))
 @click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
-@click.option("--allow-unmatched-judgments", is_flag=True,
-              help=f"Skip judgments of unknown documents or queries with a warning even when more than "
-                   f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error otherwise).")
+@option(Loading, "allow_unmatched_judgments", is_flag=True, default=False)
 @click.option("--systems", default=DEFAULT_SYSTEMS, show_default=True,
               help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
                    "(see `bench retrievers`).")
@@ -134,43 +130,21 @@ class _Once(click.Option):
               help=metrics_help())
 @click.option("--out", type=PathParameter(path_type=Path), default=Path("results"),
               show_default=True, help="Folder that receives a new results folder per run.")
-@click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
-@click.option("--rel-threshold", type=int, default=1, show_default=True,
-              help="Binary metrics count grade >= this as relevant.")
-@click.option("--bootstrap-samples", type=int, default=5000, show_default=True,
-              help="Resamples of the paired bootstrap interval.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed (>= 0) of the bootstrap and of the Monte Carlo randomisation test.")
-@click.option("--confidence", type=float, default=0.95, show_default=True,
-              help="Confidence of the bootstrap interval, between 0.5 and 1; tests run at alpha = 1 - confidence.")
-@click.option("--permutations", type=int, default=10_000, show_default=True,
-              help=f"Random sign flips of the randomisation test when more than {EXACT_UP_TO} queries differ "
-                   "(up to that, all sign patterns are enumerated exactly).")
-@click.option("--family", type=click.Choice(list(FAMILIES)), default="metric", show_default=True,
-              help="Holm family: " + "; ".join(f"{name} = {means}" for name, means in FAMILIES.items()) + ".")
+@option(Scoring, "depth")
+@option(Scoring, "rel_threshold")
+@option(Statistics, "bootstrap_samples")
+@option(Statistics, "seed")
+@option(Statistics, "confidence")
+@option(Statistics, "permutations")
+@option(Statistics, "family", type=click.Choice(list(FAMILIES)))
 @click.option("--baseline", default=None, help="Compare every system with this one instead of all pairs.")
-@click.option("--fail-rank", type=int, default=3, show_default=True,
-              help="Diagnose queries whose first relevant document is missing or below this rank.")
-@click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
-              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}]. "
-                   f"{describe_analyzers()}.")
-@click.option("--facets", default=None,
-              help=f"Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
-                   f"facet, in quantile buckets, and every other with at most {MAX_VALUES} values]; a cell of fewer "
-                   f"than {MIN_QUERIES} queries gets no interval.")
-@click.option("--facets-file", type=PathParameter(dir_okay=False, path_type=Path), default=None,
-              help="A side file of query facets (.csv, .tsv or .jsonl: a query id column, then one column per facet) "
-                   "added to the corpus's queries.")
-@click.option("--risk-metric", default=None,
-              help="Risk-coverage reads risk as 1 - this metric, one of --metrics [default: the first].")
-@click.option("--confidence-from", type=click.Choice(list(CONFIDENCES)), default="score", show_default=True,
-              help="A system's confidence per query: " + "; ".join(f"{name} = {means}" for name, means in
-                                                                   CONFIDENCES.items())
-                   + " (a retriever with its own confidence(queries) method uses that).")
-@click.option("--retrieval-k", type=int, default=DEFAULT_RETRIEVAL_K, show_default=True,
-              help="Cutoff k of the metrics card's recallAtK, precisionAtK and hitAtK, written for every system "
-                   "and query to retrieval_metrics.jsonl (with mrr and ndcgAt10, exponential gain at 10) whatever "
-                   "--metrics says.")
+@option(Readings, "fail_rank")
+@option(Scoring, "analyzer", type=click.Choice(list(ANALYZERS)))
+@option(Readings, "facets")
+@option(Loading, "facets_file", type=PathParameter(dir_okay=False, path_type=Path))
+@option(Readings, "risk_metric")
+@option(Readings, "confidence_from", type=click.Choice(list(CONFIDENCES)))
+@option(Readings, "retrieval_k")
 @click.option("--config", _CONFIG_PARAMETER, type=PathParameter(dir_okay=False, path_type=Path), default=None,
               is_eager=True, callback=_read_experiment,
               help="A TOML experiment file with any of these long options as keys (no_cache = true); "
@@ -187,9 +161,7 @@ class _Once(click.Option):
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="With --engine dask and no --scheduler: worker processes of a local cluster started for the run "
                    "[default: one per core].")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds each retriever's fit, and then its search, may take; a step past it stops the run with "
-                   "an error naming the retriever and the step (exit 2, no results folder) [default: no limit].")
+@option(RunOptions, "timeout", type=click.FloatRange(min=0, min_open=True))
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress on stderr: no progress line (it only shows on a terminal) and no "
                    "informational logs of ir_datasets.")
@@ -206,7 +178,7 @@ class _Once(click.Option):
                    + "; ".join(f"{f.name} = {f.file}, {f.description}" for f in REPORT_FORMATS.values())
                    + " (the same as `bench report` on the folder).")
 @click.pass_context
-def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: str,
+def command(ctx: click.Context, corpus: str, format: str | None, split: str,
             allow_unmatched_judgments: bool, systems: str, metrics: str,
             out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
             permutations: int, family: str, baseline: str | None,
@@ -221,7 +193,7 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     the report and again last. On a collection of more than two dozen queries the printed report is
     abridged (--full prints it whole).
     """
-    options = dict(corpus=corpus, systems=systems, metrics=metrics, format=corpus_format, split=split,
+    options = dict(corpus=corpus, systems=systems, metrics=metrics, format=format, split=split,
                    allow_unmatched_judgments=allow_unmatched_judgments,
                    depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
                    seed=seed, confidence=confidence, permutations=permutations, family=family,
@@ -252,16 +224,17 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     metric_list = resolve_metrics(config.metrics)
     retrievers = build_systems(config.systems, config.analyzer)
     cache = False if not config.cache else (Path(config.cache_dir) if config.cache_dir else True)
-    with progress_shown(quiet) as progress:
-        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, depth=config.depth,
-                         rel_threshold=config.rel_threshold, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
-                         confidence=config.confidence, permutations=config.permutations, family=config.family,
-                         fail_rank=config.fail_rank, analyzer=config.analyzer, facets=config.facets,
-                         facets_file=config.facets_file, risk_metric=config.risk_metric,
-                         confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
-                         progress=progress, format=config.format,
-                         split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
-                         on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers, timeout=timeout)
+    runner, owned = resolve_engine(engine, scheduler, workers)  # the Dask wiring stays out of compare()
+    with progress_shown(quiet) as progress, contextlib.closing(runner) if owned else contextlib.nullcontext():
+        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline,
+                         scoring=Scoring(config.depth, config.rel_threshold, config.analyzer),
+                         statistics=Statistics(config.bootstrap_samples, config.seed, config.confidence,
+                                               config.permutations, config.family),
+                         readings=Readings(config.fail_rank, config.facets, config.risk_metric,
+                                           config.confidence_from, config.retrieval_k),
+                         loading=Loading(config.format, config.split, config.allow_unmatched_judgments,
+                                         config.facets_file),
+                         run=RunOptions(cache, timeout, runner, loaded), progress=progress)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results

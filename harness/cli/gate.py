@@ -20,6 +20,8 @@ import click
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
 from harness.cli import ACCEPT_EDITED_HELP, progress_shown, warn
+from harness.cli.declared import option
+from harness.core.options import Scoring, Statistics
 from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gating.sides import GateSide, check_same_data, data_hashes
 from harness.core.inputs import resolve_metrics
@@ -95,9 +97,9 @@ def _write_atomically(path: Path, text: str) -> None:
                    + metrics_help())
 @click.option("--margin", type=float, default=DEFAULT_MARGIN, show_default=True,
               help="The smallest change that matters, in the metric's units (0.01 = one point of nDCG@10).")
-@click.option("--confidence", type=float, default=0.95, show_default=True,
-              help="Confidence of the interval; tests run at alpha = 1 - confidence, the equivalence test on the "
-                   "(1 - 2 alpha) interval.")
+@option(Statistics, "confidence",
+        help="Confidence of the interval; tests run at alpha = 1 - confidence, the equivalence test on the "
+             "(1 - 2 alpha) interval.")
 @click.option("--system", default=None, help="The system to read from each side that holds several.")
 @click.option("--baseline-system", default=None, help="The baseline's system (overrides --system).")
 @click.option("--candidate-system", default=None, help="The candidate's system (overrides --system).")
@@ -113,7 +115,7 @@ def _write_atomically(path: Path, text: str) -> None:
               help="Force the corpus layout when the candidate is run now.")
 @click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
               help="Analyzer for the candidate's retrievers when it is run now.")
-@click.option("--depth", type=int, default=1000, show_default=True, help="Results per query when run now.")
+@option(Scoring, "depth", help="Results per query when the candidate is run now.")
 @click.option("--no-cache", is_flag=True, help="Fit the candidate from scratch when it is run now.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Also store the candidate run now as a results folder here (e.g. the next baseline).")
@@ -128,10 +130,9 @@ def _write_atomically(path: Path, text: str) -> None:
 @click.option("--show-worst", type=click.IntRange(min=0), default=5, show_default=True,
               help="Queries that lost most, listed per metric.")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
-@click.option("--bootstrap-samples", type=int, default=5000, show_default=True, help="Paired bootstrap resamples.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and the Monte Carlo test.")
-@click.option("--permutations", type=int, default=10_000, show_default=True,
-              help="Monte Carlo sign flips when more than 20 queries differ (else the test is exact).")
+@option(Statistics, "bootstrap_samples")
+@option(Statistics, "seed")
+@option(Statistics, "permutations")
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress line and no informational logs of ir_datasets while the candidate runs.")
 @click.pass_context
@@ -197,6 +198,7 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
                    permutations: int, quiet: bool) -> GateSide:
     """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded."""
     from harness.core.api import compare  # the retrievers load only when a candidate is run
+    from harness.core.options import Loading, RunOptions
     from harness.core.inputs import build_systems
     from harness.store.folder import check_out
 
@@ -210,10 +212,11 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
         check_same_data(before.hashes, data_hashes(dataset), allow_different_queries=allow_different_queries)
 
     with progress_shown(quiet) as progress:
-        result = compare(build_systems(systems, analyzer), corpus, metrics, depth=depth, rel_threshold=rel_threshold,
-                         bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations, analyzer=analyzer,
-                         cache=not no_cache, progress=progress, format=corpus_format,
-                         on_loaded=loaded)
+        result = compare(build_systems(systems, analyzer), corpus, metrics,
+                         scoring=Scoring(depth, rel_threshold, analyzer),
+                         statistics=Statistics(bootstrap_samples, seed, permutations=permutations),
+                         loading=Loading(format=corpus_format), run=RunOptions(not no_cache, on_loaded=loaded),
+                         progress=progress)
     for warning in result.warnings:
         warn(warning)
     if out is not None:

@@ -12,14 +12,15 @@ from pathlib import Path
 
 import click
 
-from corpora import ANALYZERS, DEFAULT_ANALYZER, FORMATS, Dataset, summary_line
-from corpora.analyzers import describe_analyzers
-from corpora.inspection import UNMATCHED_LIMIT
+from corpora import ANALYZERS, FORMATS, Dataset, summary_line
 from corpora.readers import DEFAULT_SPLIT
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
+from harness.cli.declared import option
 from harness.core.metrics import metrics_help
+from harness.core.options import Loading, RunOptions, Scoring, Statistics
 from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
 from harness.store.folder import check_out
+from harness.tuning.record import FOLDS
 from harness.tuning.search import tune
 from retrievers.grid import MAX_POINTS
 
@@ -30,11 +31,10 @@ from retrievers.grid import MAX_POINTS
 @click.option("--metric", default="ndcg@10", show_default=True,
               help="The one metric the parameters are chosen by; any of `bench compare --metrics`: "
                    + metrics_help().split(": ", 1)[1])
-@click.option("--folds", type=int, default=5, show_default=True,
+@click.option("--folds", type=int, default=FOLDS, show_default=True,
               help="Folds of the cross-validation over queries (>= 2): each fold is scored with the parameters "
                    "chosen on the others.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed (>= 0) of the folds and of the bootstrap intervals.")
+@option(Statistics, "seed", help="Seed (>= 0) of the folds and of the bootstrap intervals.")
 @click.option("--stratify", default=None, metavar="FACET",
               help="Deal the queries of each value of this query facet evenly over the folds (a numeric facet "
                    "with many values in quartiles).")
@@ -45,24 +45,15 @@ from retrievers.grid import MAX_POINTS
               help="Refuse a grid with more points than this.")
 @click.option("--corpus", default="article", show_default=True,
               help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
-@click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
-              help="Force the corpus layout instead of detecting it from the folder's files.")
+@option(Loading, "format", type=click.Choice(list(FORMATS)))
 @click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
-@click.option("--allow-unmatched-judgments", is_flag=True,
-              help=f"Skip judgments of unknown documents or queries with a warning even when more than "
-                   f"{UNMATCHED_LIMIT:.0%} are unmatched or a query loses every relevant judgment (an error "
-                   "otherwise).")
-@click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
-              help=f"Analyzer for every retriever that takes one [default: {DEFAULT_ANALYZER}]. "
-                   f"{describe_analyzers()}.")
-@click.option("--depth", type=int, default=1000, show_default=True,
-              help="Results per query for a metric without a cutoff (one with a cutoff k reads the top k).")
-@click.option("--rel-threshold", type=int, default=1, show_default=True,
-              help="Binary metrics count grade >= this as relevant.")
-@click.option("--bootstrap-samples", type=int, default=5000, show_default=True,
-              help="Resamples of the paired bootstrap intervals.")
-@click.option("--confidence", type=float, default=0.95, show_default=True,
-              help="Confidence of the bootstrap intervals, between 0.5 and 1.")
+@option(Loading, "allow_unmatched_judgments", is_flag=True, default=False)
+@option(Scoring, "analyzer", type=click.Choice(list(ANALYZERS)))
+@option(Scoring, "depth",
+        help="Results per query for a metric without a cutoff (one with a cutoff k reads the top k).")
+@option(Scoring, "rel_threshold")
+@option(Statistics, "bootstrap_samples")
+@option(Statistics, "confidence", help="Confidence of the bootstrap intervals, between 0.5 and 1.")
 @click.option("--out", type=PathParameter(path_type=Path), default=Path("results"), show_default=True,
               help="Folder that receives a new results folder per run.")
 @click.option("--cache-dir", type=PathParameter(file_okay=False, path_type=Path), default=None,
@@ -79,7 +70,7 @@ from retrievers.grid import MAX_POINTS
                    + " (the same as `bench report` on the folder; the HTML draws the metric over the grid).")
 @click.pass_context
 def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, stratify: str | None,
-            facets_file: Path | None, max_points: int, corpus: str, corpus_format: str | None, split: str,
+            facets_file: Path | None, max_points: int, corpus: str, format: str | None, split: str,
             allow_unmatched_judgments: bool, analyzer: str | None, depth: int, rel_threshold: int,
             bootstrap_samples: int, confidence: float, out: Path, cache_dir: Path | None, no_cache: bool,
             quiet: bool, reports: str) -> None:
@@ -108,11 +99,11 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
 
     cache: bool | Path = False if no_cache else (cache_dir if cache_dir is not None else True)
     with progress_shown(quiet) as progress:
-        result = tune(grid, corpus, metric, folds=folds, seed=seed, stratify=stratify, facets=facets_file,
-                      max_points=max_points, depth=depth, rel_threshold=rel_threshold,
-                      bootstrap_samples=bootstrap_samples, confidence=confidence, analyzer=analyzer, cache=cache,
-                      progress=progress, format=corpus_format, split=split,
-                      allow_unmatched_judgments=allow_unmatched_judgments, on_loaded=loaded)
+        result = tune(grid, corpus, metric, folds=folds, stratify=stratify, max_points=max_points,
+                      scoring=Scoring(depth, rel_threshold, analyzer),
+                      statistics=Statistics(bootstrap_samples, seed, confidence),
+                      loading=Loading(format, split, allow_unmatched_judgments, facets_file),
+                      run=RunOptions(cache, on_loaded=loaded), progress=progress)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:

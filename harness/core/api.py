@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from os import PathLike
 from pathlib import Path
@@ -43,16 +43,17 @@ from harness.core.result import CompareResult
 from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
-from harness.engines import DatasetOrigin, Engine, resolve_engine
+from harness.engines import DatasetOrigin, resolve_engine
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
-from harness.core.inputs import (CacheChoice, Systems, check_confidence_from, check_dataset_argument, check_facets_file,
-                            check_options, check_writable_ids, fusion_depth_messages, index_cache, resolve_facet_names,
-                            resolve_metrics, resolve_risk_metric, resolve_systems)
+from harness.core.inputs import (Systems, check_confidence_from, check_dataset_argument, check_facets_file,
+                                 check_groups, check_options, check_writable_ids, fusion_depth_messages, index_cache,
+                                 resolve_facet_names, resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.core.metrics import Metric
+from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.readings import read_comparison
-from harness.core.retrieval_metrics import CARD_METRICS, DEFAULT_RETRIEVAL_K, check_retrieval_k, retrieval_metrics
+from harness.core.retrieval_metrics import CARD_METRICS, check_retrieval_k, retrieval_metrics
 from harness.core.statistics import available_memory, bootstrap_memory, compare_systems, largest_bootstrap
 from retrievers import Retriever, as_run
 from retrievers.cache import IndexCache, use_cache
@@ -89,15 +90,9 @@ def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: in
 
 
 def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: str | Sequence[str | Metric], *,
-            baseline: str | None = None, depth: int = 1000, rel_threshold: int = 1, bootstrap_samples: int = 5000,
-            seed: int = 0, confidence: float = 0.95, permutations: int = 10_000, family: str = "metric",
-            fail_rank: int = 3, analyzer: str | None = None, facets: str | Sequence[str] | None = None,
-            facets_file: str | PathLike[str] | None = None, risk_metric: str | Metric | None = None,
-            confidence_from: str = "score", retrieval_k: int = DEFAULT_RETRIEVAL_K, cache: CacheChoice = False,
-            progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
-            allow_unmatched_judgments: bool | None = None,
-            on_loaded: Callable[[Dataset], None] | None = None, engine: str | Engine = "local",
-            scheduler: str | None = None, workers: int | None = None, timeout: float | None = None) -> CompareResult:
+            baseline: str | None = None, scoring: Scoring = Scoring(), statistics: Statistics = Statistics(),
+            readings: Readings = Readings(), loading: Loading = Loading(), run: RunOptions = RunOptions(),
+            progress: Renderer | Callback | None = None) -> CompareResult:
     """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
     leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.core.readings`).
 
@@ -105,45 +100,41 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     label -> retriever that names them (the key becomes the retriever's label), or spec strings
     (``"bm25(k1=0.9)"``, as ``--systems``). Each is fitted here, even if it was fitted before; labels
     must be distinct. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
-    :func:`corpora.load_dataset` (``format``, ``split`` and ``allow_unmatched_judgments`` are its
-    options, and only apply then). ``metrics``: :class:`~harness.core.metrics.Metric` objects or names
-    (``"ndcg@10"``, ``"P_5"``).
+    :func:`corpora.load_dataset` as ``loading`` says. ``metrics``: :class:`~harness.core.metrics.Metric`
+    objects or names (``"ndcg@10"``, ``"P_5"``). ``baseline``: compare every system with the one of
+    that label instead of all pairs.
 
-    Options, as ``bench compare`` documents them: ``baseline`` compares every system with the one of
-    that label instead of all pairs; ``depth`` results per query; ``rel_threshold`` the grade from
-    which a judgment is relevant; the paired bootstrap (``bootstrap_samples``, ``seed``,
-    ``confidence``), the randomisation test (``permutations``) and Holm's ``family``; ``fail_rank``
-    for the diagnosis; ``analyzer`` (default the article's) for the diagnosis's shared words and for
-    every spec string's retriever that takes one. ``facets``: the query facets to roll up (names, or
-    one comma-separated string; ``[]`` none; None: every numeric facet and every other with at most
-    20 distinct values); ``facets_file``: a side file of facets (query id + one column per facet,
-    :func:`corpora.load_facets_file`) added to the dataset's queries. ``risk_metric``: risk–coverage's
-    risk is 1 - this metric (default the first); ``confidence_from``: how a system's confidence is
-    read off its run (``"score"``, ``"margin"``) unless its retriever has a ``confidence(queries)``
-    method. ``retrieval_k``: the cutoff of the metrics card's ``recallAtK``, ``precisionAtK`` and
-    ``hitAtK`` (:mod:`harness.core.retrieval_metrics`; computed for every system whatever ``metrics`` are,
-    ``ndcgAt10`` always at 10). ``cache``: False keeps fitted indexes in memory for
-    this call, True reuses them from the user cache folder, or a folder. ``progress``: a renderer such
-    as :class:`harness.Reporter` (the terminal line of ``bench compare``) or a function
-    ``(label, done, total)``; None shows nothing unless the caller installed a renderer with
-    :func:`corpora.progress.rendering`. ``on_loaded`` hears the dataset before the first fit.
-    ``engine``: where the work runs, a name of :data:`harness.engines.ENGINES` (``"local"``, this
-    process; ``"dask"``, a Dask cluster: ``scheduler`` an address such as ``tcp://HOST:8786``, else
-    ``workers`` local processes, started and stopped by this call) or an
-    :class:`~harness.engines.Engine` object, which the caller keeps (and closes). An engine never
-    changes a number: the result is the same, and so is its folder but for the manifest's times and
-    ``engine`` record (``docs/scale-out.md``). ``timeout``: seconds each retriever's ``fit``, and then
-    its ``search``, may take (None, the default: no limit); a step past it raises
-    :class:`~harness.core.deadline.StepTimedOut` naming the retriever and the step (:mod:`harness.core.deadline`).
+    The options come in frozen groups, each declared once with its defaults in
+    :mod:`harness.core.options` (``bench compare`` builds its flags from them): ``scoring``
+    (:class:`~harness.core.options.Scoring`: depth, relevance threshold, analyzer), ``statistics``
+    (:class:`~harness.core.options.Statistics`: bootstrap, seed, confidence, permutations, Holm family),
+    ``readings`` (:class:`~harness.core.options.Readings`: fail rank of the diagnosis, facets,
+    risk–coverage, the metrics card's cutoff), ``loading`` (:class:`~harness.core.options.Loading`) and
+    ``run`` (:class:`~harness.core.options.RunOptions`: cache, timeout, engine, ``on_loaded``). An engine
+    never changes a number: the result is the same, and so is its folder but for the manifest's times
+    and ``engine`` record (``docs/scale-out.md``); a fit or search past ``run.timeout`` raises
+    :class:`~harness.core.deadline.StepTimedOut` naming the retriever and the step.
+    ``progress``: a renderer such as :class:`harness.Reporter` (the terminal line of ``bench compare``)
+    or a function ``(label, done, total)``; None shows nothing unless the caller installed a renderer
+    with :func:`corpora.progress.rendering`.
 
-    Every system is held to ``depth``: a ranking longer than asked (a plugin's ``search`` may return
-    more) is cut to its first ``depth`` results in the order returned, as the built-ins cut theirs,
-    and the manifest's notes say so.
+    Every system is held to ``scoring.depth``: a ranking longer than asked (a plugin's ``search`` may
+    return more) is cut to its first ``depth`` results in the order returned, as the built-ins cut
+    theirs, and the manifest's notes say so.
 
     Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
-    ids), so a mistake is a :class:`~corpora.RetbenchError` before any fitting. Writes nothing: see
-    :meth:`CompareResult.write`.
+    ids), so a mistake is a :class:`~corpora.RetbenchError` naming the parameter before any fitting.
+    Writes nothing: see :meth:`CompareResult.write`.
     """
+    check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), readings=(readings, Readings),
+                  loading=(loading, Loading), run=(run, RunOptions))
+    depth, rel_threshold, analyzer = scoring.depth, scoring.rel_threshold, scoring.analyzer
+    bootstrap_samples, seed, confidence = statistics.bootstrap_samples, statistics.seed, statistics.confidence
+    permutations, family, fail_rank = statistics.permutations, statistics.family, readings.fail_rank
+    risk_metric, confidence_from, retrieval_k = readings.risk_metric, readings.confidence_from, readings.retrieval_k
+    facets, facets_file = readings.facets, loading.facets_file
+    format, split, allow_unmatched_judgments = loading.format, loading.split, loading.allow_unmatched_judgments
+    cache, timeout, engine, on_loaded = run.cache, run.timeout, run.engine, run.on_loaded
     metric_list = resolve_metrics(metrics)
     risk = resolve_risk_metric(risk_metric, metric_list)
     check_confidence_from(confidence_from)
@@ -160,10 +151,10 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     labels = [r.label for r in retrievers]
     check_bootstrap_memory(bootstrap_samples, len(labels), len(metric_list))
     if baseline is not None and baseline not in labels:
-        raise RetbenchError(f"--baseline {baseline!r} is not among the systems ({', '.join(labels)}). "
+        raise RetbenchError(f"`baseline` {baseline!r} is not among the systems ({', '.join(labels)}). "
                             "Fix: name one of them")
     check_dataset_argument(dataset, format, split, allow_unmatched_judgments)
-    runner, owned = resolve_engine(engine, scheduler, workers)
+    runner, owned = resolve_engine(engine)
     fitted_states = index_cache(cache)
     loaded = not isinstance(dataset, Dataset)
     config = CompareConfig(
@@ -228,7 +219,7 @@ def check_bootstrap_memory(bootstrap_samples: int, n_systems: int, n_metrics: in
         return
     largest = largest_bootstrap(columns, available)
     raise RetbenchError(
-        f"bootstrap_samples (--bootstrap-samples) {bootstrap_samples:,} needs about {needed / 1e9:.3g} GB for the "
+        f"`bootstrap_samples` {bootstrap_samples:,} needs about {needed / 1e9:.3g} GB for the "
         f"resampled values of {n_systems} system(s) x {n_metrics} metric(s), more than the {available / 1e9:.3g} GB "
         f"of memory available. Fix: " + (f"pass at most {largest:,}, or " if largest else "free memory, or ")
         + "compare fewer systems or metrics per run")
@@ -261,7 +252,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     query_ids = queries_that_count(dataset.qrels, config.rel_threshold, dataset.queries.ids)
     if not query_ids:
         raise RetbenchError(f"corpus {dataset.name!r}: no query has a relevant judgment (grade >= "
-                            f"{config.rel_threshold}) and a text. Fix: check the qrels and --rel-threshold")
+                            f"{config.rel_threshold}) and a text. Fix: check the qrels and `rel_threshold`")
     counted = set(query_ids)
     excluded = [q for q in dataset.queries.ids if q not in counted]
     queries = dataset.queries.subset(counted)

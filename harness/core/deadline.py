@@ -42,7 +42,7 @@ class StepTimedOut(RetbenchError):
 
     >>> str(StepTimedOut("mine", "search", 2.5))
     "retriever 'mine' did not finish search within the timeout of 2.5 s; it was stopped and nothing was written. \
-Fix: make the retriever's search return (or raise --timeout / timeout= if it needs longer)"
+Fix: make the retriever's search return (or raise `timeout` if it needs longer)"
     """
 
     def __init__(self, owner: str, step: str, seconds: float):
@@ -51,7 +51,7 @@ Fix: make the retriever's search return (or raise --timeout / timeout= if it nee
         self.seconds = seconds
         super().__init__(f"retriever {owner!r} did not finish {step} within the timeout of {seconds:g} s; it was "
                          f"stopped and nothing was written. Fix: make the retriever's {step} return (or raise "
-                         "--timeout / timeout= if it needs longer)")
+                         "`timeout` if it needs longer)")
 
 
 class _Deadline(BaseException):
@@ -68,8 +68,8 @@ def check_timeout(timeout: object) -> float | None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
             or timeout <= 0:
-        raise RetbenchError(f"timeout must be a number of seconds > 0, or None for no deadline. Got {timeout!r} "
-                            "instead. Fix: pass e.g. timeout=600 (bench compare --timeout 600)")
+        raise RetbenchError(f"`timeout` must be a number of seconds > 0, or None for no deadline. Got {timeout!r} "
+                            "instead. Fix: pass e.g. `timeout=600`")
     return float(timeout)
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from corpora import Corpus, Qrels, Queries, Run, is_relevant
 from harness.core.near_duplicates import JACCARD_THRESHOLD, near_duplicates
+from harness.core.options import FAIL_RANK
 
 DUPLICATE_VERSIONS = "duplicate versions"
 VOCABULARY_GAP = "vocabulary gap"
@@ -102,7 +103,7 @@ def diagnose(
     qrels: Qrels,
     analyzer: Callable[[str], list[str]],
     query_ids: Sequence[str],
-    fail_rank: int = 3,
+    fail_rank: int = FAIL_RANK,
     rel_threshold: int = 1,
     duplicate_threshold: float = JACCARD_THRESHOLD,
 ) -> list[Failure]:

@@ -64,7 +64,7 @@ def trec_eval_queries(qrels: Qrels, run_query_ids: Sequence[str], rel_threshold:
     """
     if not qrels.queries_with_relevant(rel_threshold):
         raise RetbenchError(f"{qrels.source}: no query has a relevant judgment (grade >= {rel_threshold}). "
-                            "Fix: check the qrels and the relevance threshold (rel_threshold, --rel-threshold)")
+                            "Fix: check the qrels and the relevance threshold (`rel_threshold`)")
     judged = list(qrels)  # every judged query, in order of first appearance
     judged_set = set(judged)
     run_query_ids = [str(q) for q in run_query_ids]

@@ -10,7 +10,7 @@ as on the command line. Options given on the command line override the file::
     systems = ["bm25", "bm25(k1=0.9,b=0.4)", "rrf(bm25,lsa,k=60)", "weighted(bm25,dense,alpha=0.3)"]
     metrics = ["ndcg@5", "mrr"]
     baseline = "bm25"
-    bootstrap_samples = 5000
+    bootstrap_samples = 2000
     no_cache = true
 
 Called without ``options``, the keys are ``CompareConfig``'s fields and ``out``, the folder that
@@ -117,7 +117,7 @@ def load_experiment(path: Path, options: Mapping[str, OptionKey] | None = None) 
     path = Path(path)
     options = API_OPTIONS if options is None else options
     if not path.exists():
-        raise InputFileError(path, "experiment file not found", fix="check the path given to --config")
+        raise InputFileError(path, "experiment file not found", fix="check the path of the experiment file")
     if path.is_dir():
         raise InputFileError(path, "is a folder, not an experiment file", fix="name a .toml file")
     # bounded like every input (a device such as /dev/zero is refused); -sig: a byte-order mark is not TOML

@@ -41,6 +41,7 @@ import pandas as pd
 from corpora import Queries
 from harness.errors import ParameterError, RetbenchError, UnknownNameError
 from harness.core.statistics import bootstrap_indices, percentile_interval
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
 
 __all__ = ["MAX_VALUES", "MIN_QUERIES", "MISSING", "QUANTILE_BUCKETS", "FacetCells", "facet_cells", "facet_columns",
            "facet_rollup", "select_facets"]
@@ -207,8 +208,8 @@ def _resampled_interval(cell: np.ndarray, n_samples: int, seed: int,
 
 
 def facet_rollup(per_query: pd.DataFrame, queries: Queries, metrics: Sequence[str], *,
-                 names: Sequence[str] | None = None, n_samples: int = 5000, seed: int = 0,
-                 confidence: float = 0.95, buckets: int = QUANTILE_BUCKETS, max_values: int = MAX_VALUES,
+                 names: Sequence[str] | None = None, n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED,
+                 confidence: float = CONFIDENCE, buckets: int = QUANTILE_BUCKETS, max_values: int = MAX_VALUES,
                  min_queries: int = MIN_QUERIES) -> pd.DataFrame:
     """Each system's metrics per facet value, with paired bootstrap intervals (see the module docstring).
 

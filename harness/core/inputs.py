@@ -17,6 +17,8 @@ from corpora import DEFAULT_ANALYZER, Corpus, Dataset, InputFileError, Parameter
 from corpora.facets import load_facets_file
 from corpora.readers import check_id, id_problem
 from harness.core.metrics import Metric, parse_metric, parse_metrics
+from harness.core.options import (BOOTSTRAP_SAMPLES, CONFIDENCE, DEPTH, FAIL_RANK, PERMUTATIONS, REL_THRESHOLD,
+                                  SEED)
 from harness.core.risk_coverage import CONFIDENCES
 from harness.core.statistics import FAMILIES
 from retrievers import Retriever, build
@@ -25,7 +27,7 @@ from retrievers.fusion import DEFAULT_CHILDREN, RRF, Fusion, Weighted, fusions_i
 from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
-__all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument",
+__all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument", "check_groups",
            "check_facets_file", "check_options", "check_writable_ids", "fusion_depth_messages", "index_cache",
            "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
 
@@ -60,17 +62,17 @@ def _build_spec(text: str, analyzer: str | None) -> Retriever:
 
 
 def build_systems(systems: Sequence[str] | str, analyzer: str | None = None) -> list[Retriever]:
-    """Parse and instantiate every spec (``--systems``); labels must be distinct. ``analyzer`` is
-    given to every retriever in a spec that takes one and does not name its own."""
+    """Parse and instantiate every spec (as ``bench compare --systems`` reads them); labels must be
+    distinct. ``analyzer`` is given to every retriever in a spec that takes one and does not name its own."""
     specs = split_systems(systems) if isinstance(systems, str) else [s.strip() for s in systems if s.strip()]
     if not specs:
-        raise RetbenchError("--systems is empty. Fix: name at least one retriever, e.g. --systems bm25,lsa")
+        raise RetbenchError("`systems` is empty. Fix: name at least one retriever, e.g. `systems=bm25,lsa`")
     built = [_build_spec(text, analyzer) for text in specs]
     _qualify_colliding_classes(built)
     duplicates = _duplicate_labels(built)
     if duplicates:
-        raise RetbenchError(f"--systems names {', '.join(duplicates)} more than once. Fix: list each system once, "
-                            "or name each one: --systems 'first=SPEC,second=SPEC'")
+        raise RetbenchError(f"`systems` names {', '.join(duplicates)} more than once. Fix: list each system once, "
+                            "or name each one: `systems='first=SPEC,second=SPEC'`")
     return built
 
 
@@ -274,26 +276,35 @@ def check_options(metrics: Sequence[Metric], *, depth: object, fail_rank: object
                   permutations: object, seed: object, confidence: object, family: object,
                   rel_threshold: object) -> None:
     """Every numeric option in its domain, and ``depth`` deep enough for every metric's cutoff."""
-    _check_count(depth, "--depth", 1000)
-    _check_count(fail_rank, "--fail-rank", 3)
-    _check_count(bootstrap_samples, "--bootstrap-samples", 5000)
-    _check_count(permutations, "--permutations", 10_000)
+    _check_count(depth, "depth", DEPTH)
+    _check_count(fail_rank, "fail_rank", FAIL_RANK)
+    _check_count(bootstrap_samples, "bootstrap_samples", BOOTSTRAP_SAMPLES)
+    _check_count(permutations, "permutations", PERMUTATIONS)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise RetbenchError(f"--seed must be an int >= 0 (numpy seeds are non-negative). Got {seed!r} "
-                            "instead. Fix: pass e.g. --seed 0")
+        raise RetbenchError(f"`seed` must be an int >= 0 (numpy seeds are non-negative). Got {seed!r} "
+                            f"instead. Fix: pass e.g. `seed={SEED}`")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1.0:
-        raise RetbenchError(f"--confidence must be a number strictly between 0.5 and 1. Got {confidence!r} instead. "
-                            "Fix: pass e.g. --confidence 0.95 (a 95% interval, tests at alpha = 0.05)")
+        raise RetbenchError(f"`confidence` must be a number strictly between 0.5 and 1. Got {confidence!r} instead. "
+                            f"Fix: pass e.g. `confidence={CONFIDENCE}` (a 95% interval, tests at alpha = 0.05)")
     if not isinstance(family, str) or family not in FAMILIES:
-        raise UnknownNameError("Holm family (--family)", str(family), list(FAMILIES))
+        raise UnknownNameError("Holm family (`family`)", str(family), list(FAMILIES))
     if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int) or rel_threshold < 0:
         # trec_eval -l: a negative level would make unjudged documents relevant; here a negative
         # grade is judged and never relevant, so a negative threshold cannot mean what it says
-        raise RetbenchError(f"--rel-threshold must be an int >= 0 (a grade). Got {rel_threshold!r} instead. "
-                            "Fix: pass e.g. --rel-threshold 1 (negative grades are judged, never relevant)")
+        raise RetbenchError(f"`rel_threshold` must be an int >= 0 (a grade). Got {rel_threshold!r} instead. "
+                            f"Fix: pass e.g. `rel_threshold={REL_THRESHOLD}` (negative grades are judged, never "
+                            "relevant)")
     deepest = max((m.k for m in metrics if m.k is not None), default=0)
     if deepest > depth:  # type: ignore[operator]
-        raise RetbenchError(f"a metric cuts at {deepest} but --depth is {depth}. Fix: raise --depth to {deepest}")
+        raise RetbenchError(f"a metric cuts at {deepest} but `depth` is {depth}. Fix: raise `depth` to {deepest}")
+
+
+def check_groups(**groups: tuple[object, type]) -> None:
+    """Each option group is an object of its class (a dict or a number there is a mistake, not a default)."""
+    for name, (value, cls) in groups.items():
+        if not isinstance(value, cls):
+            raise RetbenchError(f"`{name}` is a {type(value).__name__}, not a {cls.__name__}. "
+                                f"Fix: pass {name}={cls.__name__}(...) (harness.core.options)")
 
 
 def resolve_risk_metric(risk_metric: str | Metric | None, metrics: Sequence[Metric]) -> Metric:
@@ -304,21 +315,21 @@ def resolve_risk_metric(risk_metric: str | Metric | None, metrics: Sequence[Metr
     wanted = risk_metric if isinstance(risk_metric, Metric) else None
     if wanted is None:
         if not isinstance(risk_metric, str):
-            raise RetbenchError(f"--risk-metric must be a metric name. Got {risk_metric!r} instead. "
-                                f"Fix: name one of the metrics, e.g. --risk-metric {metrics[0].name}")
+            raise RetbenchError(f"`risk_metric` must be a metric name. Got {risk_metric!r} instead. "
+                                f"Fix: name one of the metrics, e.g. `risk_metric={metrics[0].name}`")
         wanted = parse_metric(risk_metric)
     for metric in metrics:
         if metric.name == wanted.name or (metric.base, metric.k) == (wanted.base, wanted.k):
             return metric
     names = ", ".join(m.name for m in metrics)
-    raise RetbenchError(f"--risk-metric {wanted.name!r} is not among the metrics ({names}); its per-query values are "
-                        "what the risk is read from. Fix: name one of them, or add it to --metrics")
+    raise RetbenchError(f"`risk_metric` {wanted.name!r} is not among the metrics ({names}); its per-query values are "
+                        "what the risk is read from. Fix: name one of them, or add it to `metrics`")
 
 
 def check_confidence_from(confidence_from: object) -> None:
     """``confidence_from`` is a key of :data:`harness.core.risk_coverage.CONFIDENCES`."""
     if not isinstance(confidence_from, str) or confidence_from not in CONFIDENCES:
-        raise UnknownNameError("confidence (--confidence-from)", str(confidence_from), list(CONFIDENCES))
+        raise UnknownNameError("confidence (`confidence_from`)", str(confidence_from), list(CONFIDENCES))
 
 
 def resolve_facet_names(facets: str | Sequence[str] | None) -> list[str] | None:
@@ -345,7 +356,7 @@ def check_facets_file(path: str | os.PathLike[str] | None) -> dict[str, dict[str
         raise RetbenchError(f"facets_file must be a path. Got {path!r} instead. Fix: pass the file's path")
     where = Path(path)
     if not where.exists():
-        raise InputFileError(where, "facets file not found", fix="check the path given to --facets-file")
+        raise InputFileError(where, "facets file not found", fix="check the path given to `facets_file`")
     if not where.is_file():
         raise InputFileError(where, "is not a file", fix="name a .csv, .tsv or .jsonl facets file")
     return load_facets_file(where)
@@ -353,7 +364,7 @@ def check_facets_file(path: str | os.PathLike[str] | None) -> dict[str, dict[str
 
 def _check_count(value: object, option: str, default: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RetbenchError(f"{option} must be an int >= 1. Got {value!r} instead. Fix: pass e.g. {option} {default}")
+        raise RetbenchError(f"`{option}` must be an int >= 1. Got {value!r} instead. Fix: pass e.g. `{option}={default}`")
 
 
 def index_cache(cache: CacheChoice) -> IndexCache:

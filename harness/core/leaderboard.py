@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from harness.core.statistics import Comparison, over_resamples, percentile_interval
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
 
 __all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "group_letters", "leaderboard", "leaderboards", "letter_sets",
            "tie_groups"]
@@ -181,8 +182,8 @@ def tie_groups(systems: Sequence[str], means: Sequence[float], comparisons: Sequ
     return {s: (" " if spaced else "").join(names[position[s]]) for s in systems}
 
 
-def leaderboard(per_query: pd.DataFrame, metric: str, comparisons: Sequence[Comparison], n_samples: int = 5000,
-                seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+def leaderboard(per_query: pd.DataFrame, metric: str, comparisons: Sequence[Comparison], n_samples: int = BOOTSTRAP_SAMPLES,
+                seed: int = SEED, confidence: float = CONFIDENCE) -> pd.DataFrame:
     """The leaderboard of one metric (:data:`LEADERBOARD_COLUMNS`), rows by mean, highest first (ties by
     mean rank, then as given); ``group`` holds each system's letters (:func:`tie_groups`).
 
@@ -195,7 +196,7 @@ def leaderboard(per_query: pd.DataFrame, metric: str, comparisons: Sequence[Comp
 
 
 def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: Sequence[Comparison],
-                 n_samples: int = 5000, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
+                 n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED, confidence: float = CONFIDENCE) -> pd.DataFrame:
     """:func:`leaderboard` of every metric, one after the other, the resamples drawn once for them all."""
     systems = list(dict.fromkeys(per_query["system"]))
     by_system = [per_query[per_query["system"] == s] for s in systems]

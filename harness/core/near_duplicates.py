@@ -51,6 +51,7 @@ import pandas as pd
 from scipy import sparse
 
 from corpora import Corpus, Run
+from harness.core.options import FAIL_RANK
 
 __all__ = ["DUPLICATE_COLUMNS", "JACCARD_THRESHOLD", "MIN_BODY_WORDS", "SHINGLE_SIZE", "jaccard_of_pairs", "near_duplicates",
            "shingle_matrix", "shingles"]
@@ -110,7 +111,7 @@ def jaccard_of_pairs(matrix: sparse.csr_matrix, left: np.ndarray, right: np.ndar
     return np.divide(shared, union, out=np.zeros(len(left)), where=union > 0)
 
 
-def near_duplicates(run: Run, corpus: Corpus, query_ids: Sequence[str] | None = None, fail_rank: int = 3,
+def near_duplicates(run: Run, corpus: Corpus, query_ids: Sequence[str] | None = None, fail_rank: int = FAIL_RANK,
                     threshold: float = JACCARD_THRESHOLD, shingle_size: int = SHINGLE_SIZE,
                     min_body_words: int = MIN_BODY_WORDS) -> pd.DataFrame:
     """Near-duplicate pairs inside each query's top ``fail_rank`` (:data:`DUPLICATE_COLUMNS`).

@@ -18,6 +18,8 @@ from corpora import DEFAULT_CORPUS, Dataset, Run
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.metrics import Metric
 from harness.core.near_duplicates import DUPLICATE_COLUMNS
+from harness.core.options import (BOOTSTRAP_SAMPLES, CONFIDENCE, CONFIDENCE_FROM, DEPTH, FAIL_RANK, FAMILY, PERMUTATIONS,
+                                  REL_THRESHOLD, SEED)
 from harness.core.retrieval_metrics import DEFAULT_RETRIEVAL_K, RetrievalMetrics
 from harness.core.statistics import Comparison, describe_settings
 from retrievers import Retriever
@@ -44,20 +46,20 @@ class CompareConfig:
     format: str | None = None
     split: str | None = "test"
     allow_unmatched_judgments: bool | None = False  # see corpora.load_dataset
-    depth: int = 1000
-    rel_threshold: int = 1
-    bootstrap_samples: int = 5000
-    seed: int = 0
-    confidence: float = 0.95  # of the bootstrap interval; alpha = 1 - confidence for every test
-    permutations: int = 10_000  # Monte Carlo sign flips, used when more than 20 queries differ
-    family: str = "metric"  # Holm family: a key of harness.core.statistics.FAMILIES
+    depth: int = DEPTH
+    rel_threshold: int = REL_THRESHOLD
+    bootstrap_samples: int = BOOTSTRAP_SAMPLES
+    seed: int = SEED
+    confidence: float = CONFIDENCE  # of the bootstrap interval; alpha = 1 - confidence for every test
+    permutations: int = PERMUTATIONS  # Monte Carlo sign flips, used when more than 20 queries differ
+    family: str = FAMILY  # Holm family: a key of harness.core.statistics.FAMILIES
     baseline: str | None = None
-    fail_rank: int = 3
+    fail_rank: int = FAIL_RANK
     analyzer: str | None = None
     facets: Sequence[str] | str | None = None  # facets to roll up; None: every numeric one and those of <= 20 values
     facets_file: str | None = None  # a side file of query facets (query id + one column per facet)
     risk_metric: str | None = None  # risk = 1 - this metric; None: the first metric
-    confidence_from: str = "score"  # a key of harness.core.risk_coverage.CONFIDENCES (a retriever's own wins)
+    confidence_from: str = CONFIDENCE_FROM  # a key of harness.core.risk_coverage.CONFIDENCES (a retriever's own wins)
     retrieval_k: int = DEFAULT_RETRIEVAL_K  # cutoff of the metrics card's recallAtK, precisionAtK and hitAtK
     cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
     cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk

@@ -42,13 +42,15 @@ from harness.core.evaluation import evaluate, mean_over_queries
 from harness.core.facets import facet_rollup, select_facets
 from harness.core.metrics import Metric, parse_metric
 from harness.core.statistics import bootstrap_means, percentile_interval
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, RETRIEVAL_K, SEED
 
 __all__ = ["CARD_METRICS", "DEFAULT_RETRIEVAL_K", "ROLLUP_FILE", "FACETS_FILE", "QUERY_FACETS_FILE", "RESULTS_FILE",
            "RetrievalMetrics", "card_metrics", "check_retrieval_k", "result_id", "result_lines", "retrieval_metrics",
            "rollup"]
 
-#: The card's ``defaultRetrievalK``: the cutoff of recall, precision and hit when none is given.
-DEFAULT_RETRIEVAL_K = 10
+#: The card's ``defaultRetrievalK``: the cutoff of recall, precision and hit when none is given
+#: (declared with the other options, :data:`harness.core.options.RETRIEVAL_K`).
+DEFAULT_RETRIEVAL_K = RETRIEVAL_K
 #: Card name -> the registry's metric name (``{k}``: the retrieval cutoff), in the card's order.
 CARD_METRICS = {
     "recallAtK": "recall@{k}",
@@ -69,8 +71,8 @@ QUERY_FACETS_FILE = "query_facets.csv"
 def check_retrieval_k(retrieval_k: object) -> int:
     """``retrieval_k`` as an int >= 1, or a :class:`~harness.errors.RetbenchError`."""
     if isinstance(retrieval_k, bool) or not isinstance(retrieval_k, int) or retrieval_k < 1:
-        raise RetbenchError(f"--retrieval-k must be an int >= 1 (the cutoff of recallAtK, precisionAtK and hitAtK). "
-                            f"Got {retrieval_k!r} instead. Fix: pass e.g. --retrieval-k {DEFAULT_RETRIEVAL_K} "
+        raise RetbenchError(f"`retrieval_k` must be an int >= 1 (the cutoff of recallAtK, precisionAtK and hitAtK). "
+                            f"Got {retrieval_k!r} instead. Fix: pass e.g. `retrieval_k={DEFAULT_RETRIEVAL_K}` "
                             "(the card's default)")
     return retrieval_k
 
@@ -139,8 +141,8 @@ def rollup(per_query: pd.DataFrame, n_samples: int, seed: int, confidence: float
 
 def retrieval_metrics(runs: Mapping[str, Run], qrels: Qrels, query_ids: Sequence[str], queries: Queries, *,
                       retrieval_k: int = DEFAULT_RETRIEVAL_K, rel_threshold: int = 1,
-                      facets: Sequence[str] | None = None, n_samples: int = 5000, seed: int = 0,
-                      confidence: float = 0.95) -> RetrievalMetrics:
+                      facets: Sequence[str] | None = None, n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED,
+                      confidence: float = CONFIDENCE) -> RetrievalMetrics:
     """The card's object for every system (label -> run) and evaluated query, and its rollups.
 
     ``queries`` holds the facets (the dataset's queries); ``facets`` picks them as ``bench compare``'s

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from harness.core.parallel import current_mapper
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS, SEED
 
 _CHUNK_CELLS = 1 << 20  # resample x query cells drawn at once; bounds peak memory
 _SLICE = 1 << 16  # resample x query cells averaged at once (the temporaries fit a core's cache)
@@ -149,7 +150,7 @@ def bootstrap_memory(n_samples: int, columns: int) -> int:
     matrix at the join, plus one chunk's working memory. Chunking bounds the index matrix, not the
     means: the memory grows with ``n_samples`` whatever the number of queries.
 
-    >>> bootstrap_memory(5000, 6) // 1000  # 480 kB of means, 32 MB of working memory
+    >>> bootstrap_memory(BOOTSTRAP_SAMPLES, 6) // 1000  # 480 kB of means, 32 MB of working memory
     34034
     """
     return 16 * n_samples * max(1, columns) + _WORKING_BYTES
@@ -158,8 +159,8 @@ def bootstrap_memory(n_samples: int, columns: int) -> int:
 def largest_bootstrap(columns: int, available: int) -> int:
     """The largest ``n_samples`` whose :func:`bootstrap_memory` fits in ``available`` bytes (0: none does).
 
-    >>> largest_bootstrap(6, bootstrap_memory(5000, 6))
-    5000
+    >>> largest_bootstrap(6, bootstrap_memory(BOOTSTRAP_SAMPLES, 6)) == BOOTSTRAP_SAMPLES
+    True
     """
     return max(0, (available - _WORKING_BYTES) // (16 * max(1, columns)))
 
@@ -206,7 +207,7 @@ def available_memory() -> int | None:
     return min(limits) if limits else None
 
 
-def percentile_interval(sorted_means: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+def percentile_interval(sorted_means: np.ndarray, confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray]:
     """The percentile interval read off sorted resampled means.
 
     For B resamples the bounds are the sorted means at ``floor(B * (1 - c) / 2)`` and
@@ -404,7 +405,7 @@ class Comparison:
     test: str = "exact"
     alpha: float = 0.05
     smallest_p_adjusted: float = 0.0
-    permutations: int = 10_000
+    permutations: int = PERMUTATIONS
 
     @property
     def interval_excludes_zero(self) -> bool:
@@ -489,11 +490,11 @@ def compare_systems(
     per_query: dict[str, dict[str, np.ndarray]],
     pairs: Sequence[tuple[str, str]],
     metrics: Sequence[str],
-    n_samples: int = 5000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    n_samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
     progress: Progress | None = None,
-    permutations: int = 10_000,
+    permutations: int = PERMUTATIONS,
     family: str = "metric",
 ) -> list[Comparison]:
     """Every (pair, metric): mean difference a - b, bootstrap interval, randomisation and Holm p.

@@ -73,6 +73,7 @@ from harness.core.evaluation import mean_over_queries
 from harness.gating.sides import GateSide, check_judgments, check_same_data, pair_queries
 from harness.core.inputs import resolve_metrics
 from harness.core.metrics import Metric
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS, SEED
 from harness.core.power import POWER, PowerAnalysis, paired_power, queries_needed
 from harness.core.record import CompareRecord
 from harness.core.statistics import (Comparison, bootstrap_means, holm, percentile_interval, sign_flip_tests,
@@ -219,8 +220,8 @@ def _check_number(value: object, name: str, expected: str, valid: bool) -> None:
         raise ParameterError(name, "gate", expected, value)
 
 
-def check_options(margin: float, confidence: float = 0.95, bootstrap_samples: int = 5000, seed: int = 0,
-                  permutations: int = 10_000, lost_most: int = 5) -> None:
+def check_options(margin: float, confidence: float = CONFIDENCE, bootstrap_samples: int = BOOTSTRAP_SAMPLES,
+                  seed: int = SEED, permutations: int = PERMUTATIONS, lost_most: int = 5) -> None:
     """Each option of :func:`gate` in its domain, else a :class:`~corpora.ParameterError`."""
     number = isinstance(margin, (int, float)) and not isinstance(margin, bool)
     _check_number(margin, "margin", "a finite number >= 0, in the metric's units",
@@ -285,8 +286,8 @@ def _verdict(c: Comparison, below: float, above: float, low: float, high: float,
 
 
 def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: GateSide | CompareRecord | str | PathLike[str],
-         metrics: str | Sequence[str | Metric], *, margin: float = DEFAULT_MARGIN, confidence: float = 0.95,
-         bootstrap_samples: int = 5000, seed: int = 0, permutations: int = 10_000,
+         metrics: str | Sequence[str | Metric], *, margin: float = DEFAULT_MARGIN, confidence: float = CONFIDENCE,
+         bootstrap_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED, permutations: int = PERMUTATIONS,
          allow_different_queries: bool = False, lost_most: int = 5) -> GateResult:
     """Gate ``candidate`` against ``baseline`` on ``metrics``; see the module docstring for the rules.
 

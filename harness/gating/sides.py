@@ -141,7 +141,7 @@ class GateSide:
         labels = [s.label for s in result.systems]
         if system is None and len(labels) != 1:
             raise RetbenchError(f"the candidate run holds {len(labels)} systems ({', '.join(labels)}). Fix: name "
-                                "the candidate (--candidate-system NAME), or run one system")
+                                "the candidate (`system=NAME`), or run one system")
         label = system if system is not None else labels[0]
         if label not in labels:
             raise RetbenchError(f"the candidate run has no system {label!r} (it has {', '.join(labels)}). "
@@ -285,14 +285,14 @@ def check_same_data(baseline: Mapping[str, str], candidate: Mapping[str, str], *
             continue
         if allow_different_queries and name in _WHOLE_COLLECTION:
             notes.append(f"the {name} hashes differ (baseline {_short(baseline[name])}, candidate "
-                         f"{_short(candidate[name])}); --allow-different-queries pairs the common queries and checks "
+                         f"{_short(candidate[name])}); allow_different_queries pairs the common queries and checks "
                          "their judgments one by one")
             continue
         differing.append(f"{name} (baseline {_short(baseline[name])}, candidate {_short(candidate[name])})")
     if differing:
         raise RetbenchError(f"baseline and candidate were not measured on the same data: the hashes of "
                             f"{'; '.join(differing)} differ. Fix: run the candidate on the baseline's corpus and "
-                            "judgments (bench gate BASELINE --corpus SAME_CORPUS --systems SPEC)")
+                            "judgments (`corpus=SAME_CORPUS` and `systems=SPEC`)")
     return notes
 
 
@@ -308,7 +308,7 @@ def pair_queries(baseline: GateSide, candidate: GateSide, allow: bool) -> tuple[
             f"the query sets differ: {len(only_baseline)} queries only in the baseline"
             f"{' (' + _preview(only_baseline) + ')' if only_baseline else ''} and {len(only_candidate)} only in the "
             f"candidate{' (' + _preview(only_candidate) + ')' if only_candidate else ''}. Fix: evaluate both on the "
-            f"same queries, or pass --allow-different-queries to pair the {len(paired)} common ones")
+            f"same queries, or pass `allow_different_queries` to pair the {len(paired)} common ones")
     if not paired:
         raise RetbenchError("baseline and candidate evaluated no query in common. Fix: check that both use the "
                             "same query ids")

@@ -62,14 +62,14 @@ def assign_folds(n_queries: int, folds: int, seed: int, strata: Sequence[str] | 
     [2, 2]
     """
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise RetbenchError(f"folds must be an int >= 2 (one fold to choose on, one to score on). Got {folds!r} "
-                            "instead. Fix: pass e.g. --folds 5")
+        raise RetbenchError(f"`folds` must be an int >= 2 (one fold to choose on, one to score on). Got {folds!r} "
+                            "instead. Fix: pass e.g. `folds=5`")
     if n_queries < 2:
         raise RetbenchError(f"cross-validation needs at least 2 queries with a relevant judgment; there are "
-                            f"{n_queries}. Fix: use a corpus with more judged queries, or check --rel-threshold")
+                            f"{n_queries}. Fix: use a corpus with more judged queries, or check `rel_threshold`")
     if folds > n_queries:
         raise RetbenchError(f"{folds} folds need at least {folds} queries with a relevant judgment; there are "
-                            f"{n_queries}. Fix: pass --folds {n_queries} or fewer")
+                            f"{n_queries}. Fix: pass `folds={n_queries}` or fewer")
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
     if strata is None:
         groups = [np.arange(n_queries)]

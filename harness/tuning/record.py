@@ -13,9 +13,13 @@ import numpy as np
 from corpora import Dataset
 from harness.tuning.cross_validation import CrossValidation
 from harness.core.metrics import Metric
-from retrievers.grid import Grid
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, DEPTH, REL_THRESHOLD, SEED
+from retrievers.grid import MAX_POINTS, Grid
 
-__all__ = ["Estimate", "TuneConfig", "TuneRecord"]
+__all__ = ["FOLDS", "Estimate", "TuneConfig", "TuneRecord"]
+
+#: ``bench tune``'s folds of the cross-validation over queries.
+FOLDS = 5
 
 
 @dataclass(frozen=True)
@@ -26,15 +30,15 @@ class TuneConfig:
     grid: str
     corpus: str
     metric: str
-    folds: int = 5
-    seed: int = 0
+    folds: int = FOLDS
+    seed: int = SEED
     stratify: str | None = None
-    facets: str | None = None
-    max_points: int = 10_000
-    depth: int = 1000
-    rel_threshold: int = 1
-    bootstrap_samples: int = 5000
-    confidence: float = 0.95
+    facets: str | None = None  # the facets side file (tune's loading.facets_file)
+    max_points: int = MAX_POINTS
+    depth: int = DEPTH
+    rel_threshold: int = REL_THRESHOLD
+    bootstrap_samples: int = BOOTSTRAP_SAMPLES
+    confidence: float = CONFIDENCE
     analyzer: str | None = None
     format: str | None = None
     split: str | None = None

@@ -9,6 +9,9 @@ optimistic), the default parameters' score, and the parameters finally chosen on
     from harness import tune
 
     result = tune("bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)", "article", "ndcg@5", folds=5)
+    # the option groups of harness.compare (harness.core.options): seed, a facets side file to stratify by
+    tune("bm25(k1=0.6|1.2)", "article", "mrr", stratify="kind", statistics=Statistics(seed=1),
+         loading=Loading(facets_file="kinds.csv"))
     result.estimate           # Estimate(value, low, high): cross-validated, with its interval
     result.write("results")   # tune.csv, per_query.csv, report.txt, manifest.json (reports="html,md": the reports too)
 
@@ -45,13 +48,14 @@ from harness.tuning.cross_validation import assign_folds, cross_validate, interv
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.evaluation import mean_over_queries
 from harness.core.facets import select_facets
-from harness.core.inputs import (CacheChoice, _with_default_analyzer, check_dataset_argument, check_options,
-                            check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
+from harness.core.inputs import (_with_default_analyzer, check_dataset_argument, check_groups, check_options,
+                                 check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.core.metrics import Metric
+from harness.core.options import FAIL_RANK, Loading, RunOptions, Scoring, Statistics
 from harness.report.formats import TEXT, check_formats, parse_formats, tune_formats
 from harness.store.read import open_staged
 from harness.store.folder import out_folder
-from harness.tuning.record import Estimate, TuneConfig, TuneRecord
+from harness.tuning.record import FOLDS, Estimate, TuneConfig, TuneRecord
 from harness.tuning.results import per_query_table, render_report, tune_table, write_tune
 from harness.tuning.results import summary as _summary
 from retrievers import Retriever, as_run, build
@@ -124,39 +128,49 @@ def _one_metric(metric: str | Metric) -> Metric:
     metrics = resolve_metrics([metric] if isinstance(metric, Metric) else metric)
     if len(metrics) != 1:
         raise RetbenchError(f"tune chooses parameters by one metric, got {len(metrics)}: "
-                            f"{', '.join(m.name for m in metrics)}. Fix: name one, e.g. --metric ndcg@10")
+                            f"{', '.join(m.name for m in metrics)}. Fix: name one, e.g. `metric=ndcg@10`")
     return metrics[0]
 
 
 def _check_folds(folds: object) -> None:
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise RetbenchError(f"folds must be an int >= 2 (folds to choose on and one to score on). Got {folds!r} "
-                            "instead. Fix: pass e.g. --folds 5")
+        raise RetbenchError(f"`folds` must be an int >= 2 (folds to choose on and one to score on). Got {folds!r} "
+                            f"instead. Fix: pass e.g. `folds={FOLDS}`")
 
 
-def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | Metric, *, folds: int = 5,
-         seed: int = 0, stratify: str | None = None, facets: str | PathLike[str] | Mapping[str, Mapping[str, object]]
-         | None = None, max_points: int = MAX_POINTS, depth: int = 1000, rel_threshold: int = 1,
-         bootstrap_samples: int = 5000, confidence: float = 0.95, analyzer: str | None = None,
-         cache: CacheChoice = False, progress: Renderer | Callback | None = None, format: str | None = None,
-         split: str | None = None, allow_unmatched_judgments: bool | None = None,
-         on_loaded: Callable[[Dataset], None] | None = None) -> TuneResult:
+def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | Metric, *, folds: int = FOLDS,
+         stratify: str | None = None, max_points: int = MAX_POINTS, scoring: Scoring = Scoring(),
+         statistics: Statistics = Statistics(), loading: Loading = Loading(), run: RunOptions = RunOptions(),
+         progress: Renderer | Callback | None = None) -> TuneResult:
     """Evaluate every point of ``grid`` on ``dataset``'s queries by ``metric``, and cross-validate the choice.
 
     ``grid``: a spec with ranges and lists (``"bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)"``,
     ``"rrf(bm25,lsa,k=10|30|60|100)"``; :mod:`retrievers.grid` has the syntax, the grid order and the
     checks) or a mapping ``{spec: {axis: values}}`` (``{"bm25": {"k1": [0.9, 1.2], "b": [0.4, 0.75]}}``);
-    more than ``max_points`` points is an error. ``dataset`` and ``metric`` as for
-    :func:`harness.compare` (one metric). ``folds`` (>= 2) and ``seed``: the folds over queries,
-    ``stratify`` a facet of the queries to stratify them by (``facets``: a facets side file, or
-    ``{facet: {query id: value}}``, added to the queries first). ``depth``, ``rel_threshold``,
-    ``analyzer``, ``cache``, ``progress``, ``format``, ``split``, ``allow_unmatched_judgments`` and
-    ``on_loaded`` as for :func:`harness.compare`; ``bootstrap_samples`` and ``confidence`` set the
-    paired bootstrap intervals (drawn from ``seed``). Everything cheap is checked before loading.
+    more than ``max_points`` points is an error. ``dataset`` as for :func:`harness.compare`; ``metric``
+    the one metric the parameters are chosen by. ``folds`` (>= 2): the folds over queries, drawn from
+    ``statistics.seed``; ``stratify`` a facet of the queries to stratify them by (``loading.facets_file``:
+    a facets side file, or ``{facet: {query id: value}}``, added to the queries first).
+
+    The option groups are :func:`harness.compare`'s (:mod:`harness.core.options`): ``scoring`` (depth,
+    relevance threshold, analyzer), ``statistics`` (``bootstrap_samples``, ``confidence`` and ``seed``
+    set the paired bootstrap intervals; ``permutations`` and ``family`` are not used), ``loading`` and
+    ``run`` (``cache`` and ``on_loaded``; a search runs in this process, without a time limit).
+    Everything cheap is checked before loading.
     """
+    check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), loading=(loading, Loading),
+                  run=(run, RunOptions))
+    if run.timeout is not None or run.engine != "local":
+        raise RetbenchError("tune runs in this process without a time limit; `run` sets a timeout or an engine. "
+                            "Fix: pass run=RunOptions(cache=...) without them")
+    depth, rel_threshold, analyzer = scoring.depth, scoring.rel_threshold, scoring.analyzer
+    seed, bootstrap_samples, confidence = statistics.seed, statistics.bootstrap_samples, statistics.confidence
+    format, split, allow_unmatched_judgments = loading.format, loading.split, loading.allow_unmatched_judgments
+    facets, cache, on_loaded = loading.facets_file, run.cache, run.on_loaded
     chosen_metric = _one_metric(metric)
-    check_options([chosen_metric], depth=depth, fail_rank=3, bootstrap_samples=bootstrap_samples,
-                  permutations=10_000, seed=seed, confidence=confidence, family="metric", rel_threshold=rel_threshold)
+    check_options([chosen_metric], depth=depth, fail_rank=FAIL_RANK, bootstrap_samples=bootstrap_samples,
+                  permutations=statistics.permutations, seed=seed, confidence=confidence, family=statistics.family,
+                  rel_threshold=rel_threshold)
     _check_folds(folds)
     analyzer_name = analyzer or DEFAULT_ANALYZER
     get_analyzer(analyzer_name)
