@@ -33,3 +33,13 @@ def test_the_example_prints_what_the_page_shows(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == block("text")
     assert done.stderr == ""  # silent: no progress line, no warning
+
+
+def test_the_option_groups_example_runs_and_its_options_reach_the_run() -> None:
+    """The page's option-groups example runs as written, and the groups it passes are the ones the result ran with."""
+    example = next(part.split("```")[0] for part in SECTION.split("```python\n")[1:] if "Scoring(depth=100)" in part)
+    scope: dict[str, object] = {}
+    exec(compile(example, "python-api.md", "exec"), scope)  # noqa: S102 - the page's own example
+    result = scope["result"]
+    assert list(result.summary["system"]) == ["bm25", "lsa"]
+    assert (result.config.depth, result.config.bootstrap_samples, result.config.seed) == (100, 2000, 1)
