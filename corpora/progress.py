@@ -1,23 +1,23 @@
-"""The one progress channel: work says how far it got, whoever runs it decides whether to show it.
+"""The progress channel: work says how far it got, whoever runs it decides whether to show it.
 
 It lives in ``corpora``, the lowest layer, so loaders and retrievers can report without importing
-``harness``. Work opens a task for the block it spends time in and updates it::
+``harness``. The channel is a :class:`Progress` object, handed to the work by whoever runs it (a
+retriever finds it in its run context, ``self.run_context.progress``; a loader takes it as an
+argument). Work opens a task for the block it spends time in and updates it::
 
-    from corpora import progress
-
-    with progress.task("encoding documents", total=len(texts)) as task:
+    with tasks.task("encoding documents", total=len(texts)) as task:
         for start in range(0, len(texts), chunk):
             ...
             task.update(start + chunk)
 
 A kernel that takes a ``progress(done, total)`` callback gets the innermost open task's
-:meth:`Task.update` from :func:`callback` (None when no task is open, so it can skip the work).
+:meth:`Task.update` from :meth:`Progress.callback` (None when no task is open or nobody is shown
+anything, so it can skip the work).
 
-Nothing is shown by default. The caller chooses a renderer for a block with :func:`rendering`:
-``harness.core.progress.Reporter`` draws one line on a terminal (``bench compare`` installs it unless
+Nothing is shown by default (``Progress()``). The caller chooses a renderer when it makes the
+channel: ``harness.Reporter`` draws one line on a terminal (``bench compare`` passes it unless
 ``--quiet``), and a plain function ``(label, done, total)`` hears every update (a notebook's own
-bar, a log, a test). The choice is held in a ``ContextVar``: it holds for the code that runs
-inside the block and ends with it, so two comparisons in one process never share a renderer.
+bar, a log, a test).
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar
 from typing import Protocol
 
 from corpora.errors import RetbenchError
 
-__all__ = ["Callback", "Renderer", "Task", "callback", "rendering", "task"]
+__all__ = ["Callback", "Progress", "Renderer", "Task", "as_progress"]
 
 #: A plain function that hears ``(label, done, total)`` when a task starts (done 0) and at every update.
 Callback = Callable[[str, int, "int | None"], None]
@@ -83,8 +82,6 @@ class _Calls:
 
 
 _SILENT = _Silent()
-_RENDERER: ContextVar[Renderer] = ContextVar("retbench_progress_renderer", default=_SILENT)
-_CURRENT: ContextVar[Task | None] = ContextVar("retbench_progress_task", default=None)
 
 
 def _as_renderer(shown_by: Renderer | Callback | None) -> Renderer:
@@ -99,31 +96,43 @@ def _as_renderer(shown_by: Renderer | Callback | None) -> Renderer:
                         "a function, or None for silence")
 
 
-@contextlib.contextmanager
-def rendering(shown_by: Renderer | Callback | None) -> Iterator[Renderer]:
-    """Inside the block, tasks are shown by ``shown_by``: a :class:`Renderer`, a :data:`Callback`,
-    or None (silent)."""
-    token = _RENDERER.set(_as_renderer(shown_by))
-    try:
-        yield _RENDERER.get()
-    finally:
-        _RENDERER.reset(token)
+class Progress:
+    """The progress channel of one run: the renderer that shows its tasks, and the tasks open now.
+
+    Whoever runs the work makes one and hands it to the work (the harness hands it to a retriever in
+    its :class:`~retrievers.context.RunContext`); nothing is held anywhere else, so two comparisons
+    in one process never share one. ``Progress()`` is silent.
+    """
+
+    def __init__(self, shown_by: Renderer | Callback | None = None):
+        self.renderer = _as_renderer(shown_by)
+        self._open: list[Task] = []  # innermost last
+
+    @property
+    def silent(self) -> bool:
+        """Whether nobody is shown anything (the tasks are still opened, cheaply)."""
+        return self.renderer is _SILENT
+
+    @contextlib.contextmanager
+    def task(self, label: str, total: int | None = None) -> Iterator[Task]:
+        """Report the block as ``label`` (``total`` units of work, None when unknown); inside it, the
+        task is the one :meth:`callback` hands out."""
+        with self.renderer.task(label, total) as opened:
+            if self.silent:  # nobody hears it: a kernel may skip reporting (callback() stays None)
+                yield opened
+                return
+            self._open.append(opened)
+            try:
+                yield opened
+            finally:
+                self._open.remove(opened)
+
+    def callback(self) -> Callable[[int, int], None] | None:
+        """The innermost open task's ``update(done, total)``, for a kernel that takes a progress
+        callback; None when no task is open (or nobody is shown anything), so it can skip the work."""
+        return self._open[-1].update if self._open else None
 
 
-@contextlib.contextmanager
-def task(label: str, total: int | None = None) -> Iterator[Task]:
-    """Report the block as ``label`` (``total`` units of work, None when unknown) to the renderer
-    of the context; inside it, the task is the one :func:`callback` hands out."""
-    with _RENDERER.get().task(label, total) as opened:
-        token = _CURRENT.set(opened)
-        try:
-            yield opened
-        finally:
-            _CURRENT.reset(token)
-
-
-def callback() -> Callable[[int, int], None] | None:
-    """The innermost open task's ``update(done, total)``, for a kernel that takes a progress
-    callback; None when no task is open."""
-    current = _CURRENT.get()
-    return current.update if current is not None else None
+def as_progress(shown_by: Progress | Renderer | Callback | None) -> Progress:
+    """``shown_by`` as a :class:`Progress`: itself, or a new channel shown by it (None: silent)."""
+    return shown_by if isinstance(shown_by, Progress) else Progress(shown_by)

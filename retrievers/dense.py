@@ -35,9 +35,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from corpora import Corpus, ParameterError, Queries, RetbenchError, Run, progress
+from corpora import Corpus, ParameterError, Queries, RetbenchError, Run
 from retrievers.base import ScoreRetriever
-from retrievers.cache import IndexCache, State, active_cache, cache_root
+from retrievers.cache import IndexCache, State, cache_root
 from retrievers.dense_blocks import DenseSharding, block_scores, block_search, encode_in_blocks
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -175,7 +175,7 @@ class Dense(DenseSharding, ScoreRetriever):
                     and vectors.shape == (len(corpus), self._dimension) and bool(np.isfinite(vectors).all()))
 
         if self.cache:
-            cache = active_cache() or IndexCache(cache_root())
+            cache = self.run_context.cache or IndexCache(cache_root())
             state = cache.fetch("dense", self.cache_key(), corpus, build, validate)
         else:
             state = build()
@@ -197,7 +197,7 @@ class Dense(DenseSharding, ScoreRetriever):
 
         Encodes in blocks of :attr:`block_docs` texts, each longest first in chunks (less padding
         per batch; :func:`~retrievers.dense_blocks.encode_in_blocks`), reporting each chunk to the
-        progress channel (:mod:`corpora.progress`) as the task ``<label>: encoding <what>``; the
+        progress channel of its run context (:mod:`corpora.progress`) as the task ``<label>: encoding <what>``; the
         caller's renderer decides whether it is shown (``bench compare`` draws it on a terminal).
         The model comes from the process's cache (:func:`load_encoder`) and is not kept on the
         retriever, which a cluster pickles to its workers.
@@ -208,7 +208,7 @@ class Dense(DenseSharding, ScoreRetriever):
             return encoder.encode(chunk, batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
 
-        with progress.task(f"{self.label}: encoding {what}", len(texts)) as task:
+        with self.run_context.progress.task(f"{self.label}: encoding {what}", len(texts)) as task:
             # a chunk is a progress step: a few seconds of work on a CPU
             return encode_in_blocks(encode, texts, _embedding_dimension(encoder), self.block_docs,
                                     self.batch_size * 4, task.update)

@@ -23,17 +23,17 @@ from hypothesis import strategies as st
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, load_dataset
 from harness import compare
 from harness.cli import main
-from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, resolve_engine
+from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, EngineRun, resolve_engine
 from harness.core.evaluation import evaluate, evaluate_in_partitions
 from harness.core.leaderboard import leaderboards
 from harness.core.metrics import parse_metrics
 from harness.core.parallel import mapping
 from harness.core.statistics import bootstrap_means, randomisation_p_values
-from retrievers import BM25, LSA, RRF, Retriever, Weighted
+from retrievers import BM25, LSA, RRF, Retriever, RunContext, Weighted, fit_retriever, search_retriever
 from retrievers.dense import Dense
 from retrievers.bm25.index import BM25Index, CollectionStatistics
 from retrievers.sharding import (Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded, merge_hits,
-                                 placed, shard_bounds, sharded_search, unfitted_copy)
+                                 shard_bounds, sharded_search, unfitted_copy)
 
 
 def same_run(a, b) -> bool:
@@ -229,11 +229,10 @@ class InProcessEngine(Engine):
         self.origins: list[DatasetOrigin | None] = []
 
     @contextlib.contextmanager
-    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRecord]:
+    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRun]:
         self.origins.append(origin)
         record = EngineRecord(self.name)
-        with placed(InProcessPlacement(record)), mapping(PicklingMapper()):
-            yield record
+        yield EngineRun(record, InProcessPlacement(record), PicklingMapper())
 
 
 ARTICLE_METRICS = ["hit@3", "recall@5", "mrr", "ndcg@5"]
@@ -272,10 +271,9 @@ def test_a_dataset_in_memory_has_no_origin_and_a_folder_an_absolute_one(shared_d
 def test_a_retriever_fitted_in_shards_searches_them_and_a_fit_here_lets_them_go() -> None:
     data = load_dataset("article")
     retriever = BM25()
-    with placed(InProcessPlacement(EngineRecord("test"))):
-        retriever.fit(data.corpus)
+    fit_retriever(retriever, data.corpus, RunContext(placement=InProcessPlacement(EngineRecord("test"))))
     assert not hasattr(retriever, "index")  # the index is in the shards
-    assert same_run(retriever.search(data.queries, 10), BM25().fit(data.corpus).search(data.queries, 10))
+    assert same_run(search_retriever(retriever, data.queries, 10), BM25().fit(data.corpus).search(data.queries, 10))
     retriever.fit(data.corpus)
     assert hasattr(retriever, "index")
 
