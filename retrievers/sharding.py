@@ -72,6 +72,20 @@ def is_sharded(retriever: object) -> bool:
     return all(getattr(cls, method, None) is getattr(owner[0], method, None) for method in ("fit", "search", "score"))
 
 
+def require_fitted_here(retriever: Any, attribute: str, method: str) -> None:
+    """Refuse ``method`` on a retriever whose fit left no ``attribute`` here: one fitted in shards on an
+    engine (its shards answer through the harness's calls, :func:`retrievers.base.search_retriever`), or
+    one never fitted."""
+    if attribute in retriever.__dict__:
+        return
+    label = retriever.label
+    if SHARDS_ATTRIBUTE in retriever.__dict__:
+        raise RetbenchError(f"retriever {label!r} was fitted in shards on an engine, so its {method} runs there. "
+                            "Fix: call it through retrievers.search_retriever or score_retriever, or fit it again "
+                            "here (retriever.fit(corpus))")
+    raise RetbenchError(f"retriever {label!r} is not fitted. Fix: call retriever.fit(corpus) before {method}")
+
+
 def shard_bounds(n_docs: int, n_shards: int, unit: int = 1) -> list[tuple[int, int]]:
     """``n_shards`` contiguous ``(start, stop)`` ranges over ``n_docs`` documents, in order, made of
     whole units of ``unit`` documents (the last unit may be short), their numbers of units differing

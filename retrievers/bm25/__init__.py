@@ -29,6 +29,7 @@ from retrievers.bm25.shards import BM25Sharding
 from retrievers.cache import State
 from retrievers.bm25.index import COMPILED_FROM_DOCS, BM25Index, doc_dtype
 from retrievers.ranking import doc_id_order
+from retrievers.sharding import require_fitted_here
 from retrievers.strings import SortedStrings, check_strings, unpack_strings
 from retrievers.validation import check_float
 
@@ -110,6 +111,7 @@ class BM25(BM25Sharding, ScoreRetriever):
         """``(offsets, term ids)`` of the analyzed queries; unknown terms dropped."""
         from corpora.tokenize import encode
 
+        require_fitted_here(self, "index", "search")
         if self._term_ids is None:
             self._term_ids = SortedStrings(*self._vocabulary_arrays)
         return encode(queries.texts, self._term_ids, self.analyzer)
