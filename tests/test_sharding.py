@@ -27,7 +27,6 @@ from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, Engine
 from harness.core.evaluation import evaluate, evaluate_in_partitions
 from harness.core.leaderboard import leaderboards
 from harness.core.metrics import parse_metrics
-from harness.core.parallel import mapping
 from harness.core.statistics import bootstrap_means, randomisation_p_values
 from retrievers import BM25, LSA, RRF, Retriever, RunContext, Weighted, fit_retriever, search_retriever
 from retrievers.dense import Dense
@@ -168,8 +167,8 @@ def test_resamples_drawn_again_from_recorded_states_are_the_same_bytes(n_queries
     differences = np.random.default_rng(n_queries).standard_normal((n_queries, 4))
     here = bootstrap_means(differences, 3000, 7), randomisation_p_values(differences, 5000, 7)
     mapper = PicklingMapper()
-    with mapping(mapper):
-        elsewhere = bootstrap_means(differences, 3000, 7), randomisation_p_values(differences, 5000, 7)
+    elsewhere = (bootstrap_means(differences, 3000, 7, mapper=mapper),
+                 randomisation_p_values(differences, 5000, 7, mapper=mapper))
     assert mapper.calls == 2
     assert all(a.tobytes() == b.tobytes() for a, b in zip(here, elsewhere))
 
@@ -185,8 +184,7 @@ def test_leaderboards_resampled_elsewhere_are_the_same() -> None:
     values = {s: {"m": per_query.loc[per_query.system == s, "m"].to_numpy()} for s in "abc"}
     comparisons = compare_systems(values, [("a", "b"), ("a", "c"), ("b", "c")], ["m"], 2000, 0)
     here = leaderboards(per_query, ["m"], comparisons, 2000, 0)
-    with mapping(PicklingMapper()):
-        elsewhere = leaderboards(per_query, ["m"], comparisons, 2000, 0)
+    elsewhere = leaderboards(per_query, ["m"], comparisons, 2000, 0, mapper=PicklingMapper())
     assert here.to_csv() == elsewhere.to_csv()
 
 
@@ -197,8 +195,7 @@ def test_evaluation_in_query_partitions_is_the_same_frame(shared_data) -> None:
     query_ids = data.qrels.queries_with_relevant(1)
     whole = evaluate(run, data.qrels, metrics, query_ids, 1)
     mapper = PicklingMapper(partitions=4)
-    with mapping(mapper):
-        parted = evaluate_in_partitions(run, data.qrels, metrics, query_ids, 1)
+    parted = evaluate_in_partitions(run, data.qrels, metrics, query_ids, 1, mapper=mapper)
     assert mapper.calls == 1
     assert parted.to_csv() == whole.to_csv()
     assert parted.dtypes.tolist() == whole.dtypes.tolist()

@@ -41,7 +41,7 @@ from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, Engine, resolve_engine
-from harness.core.parallel import mapping
+from harness.core.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
@@ -194,9 +194,9 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         # after loading: a fusion's depth may be the corpus's own (retrievers.defaults)
         depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, depth, data.corpus)
         origin = _origin(dataset, format, config.split, bool(allow_unmatched_judgments)) if loaded else None
-        with runner.running(data.corpus, origin) as run, mapping(run.mapper):
+        with runner.running(data.corpus, origin) as run:
             context = RunContext(cache=fitted_states, progress=tasks, placement=run.placement)
-            result = _run(config, data, retrievers, metric_list, context, analyzer_name,
+            result = _run(config, data, retrievers, metric_list, context, run.mapper, analyzer_name,
                           [*data.warnings, *depth_warnings], notes, seconds)
         result.engine = run.record.describe()
         return result
@@ -253,10 +253,11 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
-         context: RunContext, analyzer: str, warnings: list[str], notes: list[str],
+         context: RunContext, mapper: ChunkMapper | None, analyzer: str, warnings: list[str], notes: list[str],
          timeout: float | None = None) -> CompareResult:
     """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
-    ``context``: its cache, progress and engine placement), evaluate, compare, diagnose."""
+    ``context``: its cache, progress and engine placement), evaluate, compare, diagnose (the chunks of
+    the evaluation and the statistics through the engine's ``mapper``; None: here)."""
     tasks = context.progress
     query_ids = queries_that_count(dataset.qrels, config.rel_threshold, dataset.queries.ids)
     if not query_ids:
@@ -284,7 +285,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
             run = restrict_to_candidates(run, dataset.candidates, config.depth)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
-        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold)
+        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
     names = [m.name for m in metrics]
@@ -304,18 +305,18 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     }
     with tasks.task("bootstrap", config.bootstrap_samples) as task:
         comparisons = compare_systems(values, pairs, names, config.bootstrap_samples, config.seed,
-                                      config.confidence, task.update, config.permutations, config.family)
+                                      config.confidence, task.update, config.permutations, config.family, mapper)
     readings = read_comparison(
         labels=labels, retrievers=[s.retriever for s in systems], runs=[s.run for s in systems], queries=queries,
         facet_queries=dataset.queries, query_ids=query_ids, per_query=per_query, names=names,
         comparisons=comparisons, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
         confidence=config.confidence, facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from,
-        progress=tasks)
+        progress=tasks, mapper=mapper)
     with tasks.task("retrieval metrics"):
         card = retrieval_metrics({s.label: s.run for s in systems}, dataset.qrels, query_ids, dataset.queries,
                                  retrieval_k=config.retrieval_k, rel_threshold=config.rel_threshold,
                                  facets=facet_names, n_samples=config.bootstrap_samples, seed=config.seed,
-                                 confidence=config.confidence)
+                                 confidence=config.confidence, mapper=mapper)
     failures: list[Failure] = []
     analyze = get_analyzer(analyzer)
     for system in systems:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from corpora import Queries, RetbenchError, Run
 from corpora.progress import Progress
+from harness.core.parallel import ChunkMapper
 from harness.core.facets import facet_rollup
 from harness.core.leaderboard import leaderboards
 from harness.core.power import power_table
@@ -76,7 +77,8 @@ def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], r
                     queries: Queries, facet_queries: Queries, query_ids: Sequence[str], per_query: pd.DataFrame,
                     names: Sequence[str], comparisons: list[Comparison], bootstrap_samples: int, seed: int,
                     confidence: float, facets: Sequence[str] | None, risk_metric: str,
-                    confidence_from: str, progress: Progress | None = None) -> Readings:
+                    confidence_from: str, progress: Progress | None = None,
+                    mapper: ChunkMapper | None = None) -> Readings:
     """Every reading of one comparison (see the module docstring for what each is given).
 
     ``queries``: the evaluated queries, in ``query_ids`` order (what the retrievers searched);
@@ -85,7 +87,7 @@ def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], r
     """
     tasks = progress if progress is not None else Progress()
     with tasks.task("leaderboard"):
-        board = leaderboards(per_query, names, comparisons, bootstrap_samples, seed, confidence)
+        board = leaderboards(per_query, names, comparisons, bootstrap_samples, seed, confidence, mapper)
     power = power_table(per_query, comparisons)
     with tasks.task("facets"):
         facet_frame = facet_rollup(per_query, facet_queries, names, names=facets, n_samples=bootstrap_samples,
