@@ -15,7 +15,7 @@ A kernel that takes a ``progress(done, total)`` callback gets the innermost open
 anything, so it can skip the work).
 
 Nothing is shown by default (``Progress()``). The caller chooses a renderer when it makes the
-channel: ``harness.Reporter`` draws one line on a terminal (``bench compare`` passes it unless
+channel: :class:`Reporter` (``harness.Reporter``) draws one line on a terminal (``bench compare`` passes it unless
 ``--quiet``), and a plain function ``(label, done, total)`` hears every update (a notebook's own
 bar, a log, a test).
 """
@@ -23,13 +23,15 @@ bar, a log, a test).
 from __future__ import annotations
 
 import contextlib
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from corpora.errors import RetbenchError
 
-__all__ = ["Callback", "Progress", "Renderer", "Task", "as_progress"]
+__all__ = ["Callback", "Progress", "Renderer", "Reporter", "Task", "as_progress", "render_line"]
 
 #: A plain function that hears ``(label, done, total)`` when a task starts (done 0) and at every update.
 Callback = Callable[[str, int, "int | None"], None]
@@ -136,3 +138,119 @@ class Progress:
 def as_progress(shown_by: Progress | Renderer | Callback | None) -> Progress:
     """``shown_by`` as a :class:`Progress`: itself, or a new channel shown by it (None: silent)."""
     return shown_by if isinstance(shown_by, Progress) else Progress(shown_by)
+
+
+# ----- the terminal renderer -----------------------------------------------------------------
+# :class:`Reporter` draws one line on stderr, for work that takes more than a moment. Nothing is
+# written unless the stream is a terminal (so pipes, CI logs and results files never see it),
+# ``--quiet`` was not given, and the task shown has run for ``delay`` seconds. The line shows the
+# innermost open task (``fitting dense``, then, inside it, ``dense: encoding documents``) and is
+# redrawn in place at most ten times a second by one background thread, and erased when the last
+# task ends, so the report that follows starts on a clean line. A task with a known total shows a
+# bar; one without (a fit that gives no news) shows a spinner and the elapsed time. No dependency:
+# tqdm would do, but a page of code keeps the install small.
+
+_SPINNER = "|/-\\"
+_BAR = 24
+
+
+def render_line(task: Task, now: float, tick: int) -> str:
+    """The line drawn for ``task`` at time ``now`` (``time.monotonic``); ``tick`` turns the spinner."""
+    elapsed = f"{now - task.started:6.1f}s"
+    if not task.total:
+        return f"{task.label} {_SPINNER[tick % len(_SPINNER)]} {elapsed}"
+    fraction = min(1.0, task.done / task.total)
+    filled = int(round(fraction * _BAR))
+    return (f"{task.label} [{'#' * filled}{'.' * (_BAR - filled)}] {fraction:4.0%} "
+            f"{task.done:,}/{task.total:,} {elapsed}")
+
+
+class Reporter:
+    """Shows the innermost open task on ``stream`` (default: stderr) when that is a terminal.
+
+    ``enabled=False`` (``--quiet``) silences it; ``enabled=True`` forces it (tests).
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None, delay: float = 0.5,
+                 interval: float = 0.1):
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = _is_terminal(self.stream) if enabled is None else enabled
+        self.delay = delay
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._width = 0
+        self._open: list[Task] = []  # innermost last
+        self._stop: threading.Event | None = None
+        self._painter: threading.Thread | None = None
+
+    @contextlib.contextmanager
+    def task(self, label: str, total: int | None = None) -> Iterator[Task]:
+        """Report ``label`` while the block runs; the line is erased when the last open task ends."""
+        task = Task(label, total)
+        if not self.enabled:
+            yield task
+            return
+        with self._lock:
+            self._open.append(task)
+            if self._painter is None:
+                self._stop = threading.Event()
+                self._painter = threading.Thread(target=self._paint, args=(self._stop,), daemon=True)
+                self._painter.start()
+        try:
+            yield task
+        finally:
+            with self._lock:
+                self._open.remove(task)
+                last = not self._open
+                painter, stop = (self._painter, self._stop) if last else (None, None)
+                if last:
+                    self._painter = self._stop = None
+            if painter is not None and stop is not None:
+                stop.set()
+                painter.join()
+                self._erase()
+
+    def _paint(self, stop: threading.Event) -> None:
+        tick = 0
+        while not stop.wait(self.interval):
+            with self._lock:
+                task = self._open[-1] if self._open else None
+            now = time.monotonic()
+            if task is not None and now - task.started >= self.delay:
+                self._write(render_line(task, now, tick))
+                tick += 1
+
+    def _write(self, line: str) -> None:
+        with self._lock:
+            padding = " " * max(0, self._width - len(line))
+            self.stream.write("\r" + line + padding)
+            self.stream.flush()
+            self._width = len(line)
+
+    def _erase(self) -> None:
+        with self._lock:
+            if self._width:
+                self.stream.write("\r" + " " * self._width + "\r")
+                self.stream.flush()
+                self._width = 0
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+@contextlib.contextmanager
+def task(label: str, total: int | None = None) -> Iterator[Task]:
+    """Kept for retrievers written before the run context, which opened ``corpora.progress.task``:
+    their work runs and updates a task that nobody shows. Report to ``self.run_context.progress``
+    (a :class:`Progress`) instead."""
+    yield Task(label, total)
+
+
+def callback() -> Callable[[int, int], None] | None:
+    """Kept for retrievers written before the run context: None (nobody listens). Use
+    ``self.run_context.progress.callback()`` instead."""
+    return None

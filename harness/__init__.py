@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.gating.rule import GateResult, gate
     from harness.gating.sides import GateSide
     from harness.core.metrics import Metric, metric_names, parse_metric, parse_metrics
-    from harness.core.progress import Reporter
+    from corpora.progress import Reporter
     from harness.core.record import SystemResult
     from harness.core.statistics import Comparison
     from harness.tuning.search import TuneResult, tune
@@ -42,7 +42,7 @@ _HOMES = {
     "metric_names": "harness.core.metrics",
     "parse_metric": "harness.core.metrics",
     "parse_metrics": "harness.core.metrics",
-    "Reporter": "harness.core.progress",
+    "Reporter": "corpora.progress",
     "InputFileError": "harness.errors",
     "ParameterError": "harness.errors",
     "RetbenchError": "harness.errors",

@@ -19,7 +19,7 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError
 from corpora.progress import Progress
 from harness.cli import main
-from harness.core.progress import Reporter
+from corpora.progress import Reporter
 from retrievers import build, cache, dense
 from retrievers.base import fit_retriever
 from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, write_entry

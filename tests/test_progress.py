@@ -1,4 +1,4 @@
-"""The progress channel (corpora.progress) and its one renderer (harness.core.progress.Reporter): a line on
+"""The progress channel (corpora.progress) and its one renderer (corpora.progress.Reporter): a line on
 a terminal only, after a moment, erased at the end, never in results; silent unless asked for."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from corpora import RetbenchError
 from corpora.progress import Progress, Task
 from harness.cli import main
-from harness.core.progress import Reporter, render_line
+from corpora.progress import Reporter, render_line
 
 
 class FakeTerminal(io.StringIO):
@@ -125,3 +125,15 @@ def test_a_function_hears_every_task_start_and_update():
 def test_a_renderer_of_the_wrong_kind_is_a_user_error():
     with pytest.raises(RetbenchError, match="progress must be a renderer, a function .* not int 3"):
         Progress(3)
+
+
+def test_a_plugin_written_for_the_old_module_functions_still_runs_unseen():
+    from corpora import progress
+
+    heard = []
+    channel = Progress(lambda label, done, total: heard.append(label))
+    with channel.task("fitting old-plugin"):
+        with progress.task("old-plugin: embedding", total=3) as task:  # what the old guide showed
+            task.update(3)
+            assert progress.callback() is None
+    assert task.done == 3 and heard == ["fitting old-plugin"]  # its own task is shown by nobody
