@@ -371,8 +371,7 @@ def _slice_queries(queries: Queries, start: int, stop: int) -> Queries:
                    {k: v[start:stop] for k, v in queries.facets.items()}, source=queries.source)
 
 
-#: What a protocol's offer is read from: a method the class overrides (the base's default offers
-#: nothing), or the methods the sharding protocol needs.
+#: The protocols offered by overriding a method of the base class, whose default offers nothing.
 _OVERRIDDEN = {"confidence": "confidence", "sweep": "sweep", "unavailable_reason": "unavailable_reason"}
 
 

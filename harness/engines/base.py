@@ -6,7 +6,7 @@ An engine is used for one comparison at a time through :meth:`Engine.running`, w
 :class:`EngineRun` for the ``with`` block: a placement for the retrievers that implement the sharding
 protocol (:mod:`retrievers.sharding`), which the harness puts in the run context it hands every
 retriever (:mod:`retrievers.context`); a chunk mapper for the statistics and the evaluation
-(:mod:`harness.core.parallel`), which the harness installs around them; and the :class:`EngineRecord`
+(:mod:`harness.core.parallel`), which the harness passes to them; and the :class:`EngineRecord`
 that says what ran where. The engine touches no retriever itself: the harness's calls
 (:func:`retrievers.base.fit_retriever`) send a retriever with the protocol to the placement.
 """

@@ -8,7 +8,7 @@ score(q, d) = sum over distinct query terms t of
 (the article's ``set(token(question))``). The postings, idf and length norms are computed once at
 fit time (:class:`~retrievers.bm25.index.BM25Index`); a query touches only its terms' postings and the top k
 is selected exactly without sorting every match. Tokens come from :func:`corpora.tokenize.tokenize`,
-identical to the analyzer's. A fitted index is reused from the active cache (:mod:`retrievers.cache`).
+identical to the analyzer's. A fitted index is reused from the cache of the run context (:mod:`retrievers.cache`).
 """
 
 from __future__ import annotations
