@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from corpora import progress
+from corpora.progress import Progress
 from corpora.errors import RetbenchError
 from corpora.model import Corpus, Dataset, Qrels, Queries
 from corpora.trec_io import QrelsBuilder
@@ -156,7 +156,7 @@ def _text_reader(cls: Any, what: str) -> Callable[[Any], str]:
                         "default_text(). Fix: upgrade ir_datasets (pip install -U ir_datasets)")
 
 
-def _read_corpus(dataset_id: str, dataset: Any) -> Corpus:
+def _read_corpus(dataset_id: str, dataset: Any, progress: Progress) -> Corpus:
     cls = dataset.docs_cls()
     text_of = _text_reader(cls, "document")
     with_titles = {"text", "title"} <= set(getattr(cls, "_fields", ()))
@@ -211,16 +211,17 @@ def _grade(value: Any, source: str, number: int) -> int:
     return int(value)
 
 
-def load_irds(dataset_id: str) -> Dataset:
+def load_irds(dataset_id: str, progress: Progress | None = None) -> Dataset:
     """The documents, queries and judgments of an ir_datasets id, as a :class:`~corpora.Dataset`
-    named by the id (format ``"irds"``); see the module docstring for what is read."""
+    named by the id (format ``"irds"``); see the module docstring for what is read. The reading of
+    the documents is the task ``reading documents`` of ``progress`` (None: silent)."""
     if not dataset_id:
         raise RetbenchError(f"corpus {PREFIX}:: no ir_datasets id after the prefix. "
                             f"Fix: write the id, e.g. {PREFIX}:beir/scifact/test")
     ir_datasets = _import_ir_datasets(dataset_id)
     dataset = _find(ir_datasets, dataset_id)
     _check_parts(ir_datasets, dataset_id, dataset)
-    corpus = _read_corpus(dataset_id, dataset)
+    corpus = _read_corpus(dataset_id, dataset, progress or Progress())
     queries = _read_queries(dataset_id, dataset)
     qrels, warnings = _read_qrels(dataset_id, dataset)
     return Dataset(dataset_id, corpus, queries, qrels, source=f"{PREFIX}:{dataset_id}", warnings=warnings,

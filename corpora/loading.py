@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from corpora.beir import load_beir, looks_like_beir
+from corpora.progress import Progress
 from corpora.bundled import bundled_names, bundled_path, bundled_retriever_defaults
 from corpora.csfcube import load_csfcube, looks_like_csfcube
 from corpora.cystic_fibrosis import load_cystic_fibrosis, looks_like_cystic_fibrosis
@@ -75,11 +76,13 @@ for _format in (
 
 @dataclass(frozen=True)
 class Source:
-    """Datasets named ``<prefix>:<id>`` and read by another package: ``load(id) -> Dataset``."""
+    """Datasets named ``<prefix>:<id>`` and read by another package: ``load(id) -> Dataset``, or
+    ``load(id, progress=...)`` (a :class:`~corpora.progress.Progress`) when ``reports_progress``."""
 
     prefix: str
-    load: Callable[[str], Dataset]
+    load: Callable[..., Dataset]
     description: str
+    reports_progress: bool = False
 
 
 SOURCES: dict[str, Source] = {}
@@ -91,7 +94,7 @@ def register_source(source: Source) -> Source:
 
 
 register_source(Source(IRDS_PREFIX, load_irds, 'an ir_datasets id, e.g. irds:beir/scifact/test; '
-                                                'pip install "retbench[irds]"'))
+                                                'pip install "retbench[irds]"', reports_progress=True))
 
 
 def source_of(name: str) -> tuple[Source, str] | None:
@@ -155,13 +158,14 @@ def detect_format(path: Path) -> Format:
 
 
 def load_dataset(name_or_path: str, *, format: str | None = None, split: str = DEFAULT_SPLIT,
-                 allow_unmatched_judgments: bool = False) -> Dataset:
+                 allow_unmatched_judgments: bool = False, progress: Progress | None = None) -> Dataset:
     """Load a bundled corpus, a folder, or a ``<prefix>:<id>`` of :data:`SOURCES` (``irds:<id>``);
     ``format`` forces a folder loader, ``split`` picks a folder's judgments (a layout with one set of
     judgments refuses any split but the default, ``test``, rather than ignore it).
 
     ``allow_unmatched_judgments`` skips (with a warning) judgments of unknown ids even when there are
-    too many to skip quietly; see :func:`corpora.inspection.reconcile`.
+    too many to skip quietly; see :func:`corpora.inspection.reconcile`. ``progress``: the channel a
+    slow source reports its reading to (:class:`~corpora.progress.Progress`; None: silent).
     """
     found = source_of(str(name_or_path))
     if found is not None:
@@ -173,7 +177,8 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = D
             raise RetbenchError(f"corpus {name_or_path!r}: --split {split} picks the judgments of a folder, but a "
                                 f"{source.prefix}: id names its split itself. Fix: drop --split and put the split in the "
                                 f"id (e.g. {source.prefix}:beir/scifact/test)")
-        return reconcile(source.load(identifier), allow_unmatched_judgments=allow_unmatched_judgments)
+        loaded = source.load(identifier, progress=progress) if source.reports_progress else source.load(identifier)
+        return reconcile(loaded, allow_unmatched_judgments=allow_unmatched_judgments)
     path = resolve_corpus(name_or_path)
     if format is not None:
         if format not in FORMATS:

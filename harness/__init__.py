@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from harness.gating.sides import GateSide
     from harness.core.metrics import Metric, metric_names, parse_metric, parse_metrics
     from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
-    from harness.core.progress import Reporter
+    from corpora.progress import Reporter
     from harness.core.record import SystemResult
     from harness.core.statistics import Comparison
     from harness.tuning.search import TuneResult, tune
@@ -43,7 +43,7 @@ _HOMES = {
     "metric_names": "harness.core.metrics",
     "parse_metric": "harness.core.metrics",
     "parse_metrics": "harness.core.metrics",
-    "Reporter": "harness.core.progress",
+    "Reporter": "corpora.progress",
     "Loading": "harness.core.options",
     "Readings": "harness.core.options",
     "RunOptions": "harness.core.options",

@@ -11,7 +11,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
-    from retrievers.base import Retriever, RetrieverFailed, ScoreRetriever
+    from retrievers.base import Retriever, RetrieverFailed, ScoreRetriever, fit_retriever, score_retriever, search_retriever
+    from retrievers.context import RunContext
     from retrievers.bm25 import BM25
     from retrievers.dense import Dense
     from retrievers.fixed import FixedRun
@@ -36,6 +37,10 @@ _HOMES = {
     "Retriever": "retrievers.base",
     "RetrieverFailed": "retrievers.base",
     "ScoreRetriever": "retrievers.base",
+    "RunContext": "retrievers.context",
+    "fit_retriever": "retrievers.base",
+    "search_retriever": "retrievers.base",
+    "score_retriever": "retrievers.base",
     "as_run": "retrievers.output",
     "available": "retrievers.registry",
     "get_class": "retrievers.registry",
@@ -53,13 +58,17 @@ __all__ = [
     "PyTerrierRetriever",
     "Retriever",
     "RetrieverFailed",
+    "RunContext",
     "ScoreRetriever",
     "Weighted",
     "as_run",
     "available",
     "build",
+    "fit_retriever",
     "get_class",
     "register",
+    "score_retriever",
+    "search_retriever",
 ]
 
 

@@ -1,5 +1,5 @@
-"""The Retriever seam: the base classes :class:`Retriever` and :class:`ScoreRetriever`, and the guard
-around their methods.
+"""The Retriever seam: the base classes :class:`Retriever` and :class:`ScoreRetriever`, and the calls
+through which the harness fits, searches and scores them.
 
 A retriever is fitted once on a :class:`~corpora.Corpus` and then answers batches of
 :class:`~corpora.Queries`. Most retrievers only need to say how well every document matches every
@@ -8,23 +8,32 @@ vectorised :meth:`~ScoreRetriever.search` with the conventions of the article's 
 scores at or below ``min_score`` are not results, ties break by doc id ascending (the kernels of
 :mod:`retrievers.ranking` do the ranking).
 
-The seam guards every subclass's ``fit``, ``search`` and ``score``: an exception raised inside one
-(other than a :class:`~corpora.RetbenchError`, which already speaks to the user, and ``MemoryError``
-and ``KeyboardInterrupt``, which are not the retriever's mistake) comes out as
-:class:`RetrieverFailed`, naming the retriever, the method and the original exception, which stays
-attached as ``__cause__`` for a traceback. ``SystemExit`` too: a retriever that calls
-``sys.exit(0)`` must not end ``bench compare`` with exit code 0 and no results, a green CI job. What ``score`` returns is checked the moment
-it returns (:func:`~retrievers.output.check_scores`), so a fusion that calls its children's ``score`` directly gets the
-same check.
+The harness calls a retriever through :func:`fit_retriever`, :func:`search_retriever` and
+:func:`score_retriever`; nothing wraps a subclass's methods. Those calls:
 
-While an engine runs, the guard also decides where a method runs: a retriever that implements the
-sharding protocol is fitted in shards on the engine's workers and answers ``search`` and ``score``
-from them (:mod:`retrievers.sharding`); every other retriever runs here, as written.
+- give the retriever the run context (:class:`~retrievers.context.RunContext`: the index cache, the
+  progress channel, the engine's placement) as ``self.run_context`` for the length of the call;
+- decide where the call runs: while an engine places them, a retriever that implements the sharding
+  protocol is fitted in shards on the engine's workers and answers ``search`` and ``score`` from them
+  (:mod:`retrievers.sharding`); every other retriever runs here, as written;
+- name its failures: an exception raised inside (other than a :class:`~corpora.RetbenchError`, which
+  already speaks to the user, and ``MemoryError`` and ``KeyboardInterrupt``, which are not the
+  retriever's mistake) comes out as :class:`RetrieverFailed`, naming the retriever, the method and the
+  original exception, which stays attached as ``__cause__`` for a traceback. ``SystemExit`` too: a
+  retriever that calls ``sys.exit(0)`` must not end ``bench compare`` with exit code 0 and no results,
+  a green CI job;
+- check what ``score`` returns the moment it returns (:func:`~retrievers.output.check_scores`).
+  :meth:`ScoreRetriever.search` and the fusions call ``score`` through :func:`score_retriever` too, so a
+  retriever searched by hand gets the same check.
+
+The optional protocols a retriever may implement (``score``, ``confidence``, ``sweep``, the sharding
+protocol, fitted-state caching, ``children``, ``unavailable_reason``) are declared in
+:mod:`retrievers.protocols`; their defaults are here, on :class:`Retriever`.
 """
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,10 +45,10 @@ import scipy.sparse as sp
 from corpora import Corpus, Queries, RetbenchError, Run
 from retrievers.output import check_scores
 from retrievers.ranking import doc_id_order, top_k_rows
-from retrievers.sharding import SHARDS_ATTRIBUTE, Placement, current_placement, is_sharded
-
-#: The methods of a retriever whose exceptions are reported as :class:`RetrieverFailed`.
-GUARDED_METHODS = ("fit", "search", "score")
+from retrievers.cache import State, fitted_state
+from retrievers.context import RunContext
+from retrievers.protocols import PROTOCOLS, ShardedRetriever
+from retrievers.sharding import SHARDS_ATTRIBUTE, is_sharded
 
 
 class RetrieverFailed(RetbenchError):
@@ -78,52 +87,74 @@ def _label_of(retriever: Retriever) -> str:
         return type(retriever).__name__
 
 
-def _guarded(function: Callable[..., Any], method: str) -> Callable[..., Any]:
-    """``function`` (a retriever's ``method``) with its exceptions named, and ``score``'s result checked."""
-
-    @functools.wraps(function)
-    def guarded(self: Retriever, *args: Any, **kwargs: Any) -> Any:
-        try:
-            elsewhere = _placed_call(self, method)
-            result = function(self, *args, **kwargs) if elsewhere is None else elsewhere(*args, **kwargs)
-        except (RetbenchError, MemoryError):
-            raise  # already a message for the user; out of memory is the machine's limit, not a bug
-        except (Exception, SystemExit) as exc:  # sys.exit() inside a retriever is its failure, not the run's end
-            raise RetrieverFailed(_label_of(self), method, exc) from exc
-        if method == "score":
-            queries = args[0] if args else kwargs.get("queries")
-            check_scores(result, _label_of(self), queries, getattr(self, "corpus", None))
-        return result
-
-    guarded.__retbench_guarded__ = True  # type: ignore[attr-defined]
-    return guarded
+@contextlib.contextmanager
+def _guard(retriever: Retriever, method: str) -> Iterator[None]:
+    """Name an exception raised in the block as the retriever's failure in ``method``."""
+    try:
+        yield
+    except (RetbenchError, MemoryError):
+        raise  # already a message for the user; out of memory is the machine's limit, not a bug
+    except (Exception, SystemExit) as exc:  # sys.exit() inside a retriever is its failure, not the run's end
+        raise RetrieverFailed(_label_of(retriever), method, exc) from exc
 
 
-def _placed_call(retriever: Retriever, method: str) -> Callable[..., Any] | None:
-    """Where an engine runs this call (:mod:`retrievers.sharding`), or None: here, as written.
+@contextlib.contextmanager
+def _given(retriever: Retriever, context: RunContext) -> Iterator[None]:
+    """``retriever.run_context`` is ``context`` for the block, and what it was after."""
+    attributes = retriever.__dict__
+    had, before = "run_context" in attributes, attributes.get("run_context")
+    attributes["run_context"] = context
+    try:
+        yield
+    finally:
+        if had:
+            attributes["run_context"] = before
+        else:
+            attributes.pop("run_context", None)
 
-    A ``fit`` while an engine's placement is installed goes to it when the retriever implements the
-    sharding protocol; a ``search`` or ``score`` of a retriever fitted so goes to its shards. A ``fit``
-    here lets go of the shards of an earlier one.
-    """
-    if method == "fit":
-        retriever.__dict__.pop(SHARDS_ATTRIBUTE, None)
-        placement = current_placement()
-        if placement is None:
-            return None
-        if not is_sharded(retriever):
+
+def fit_retriever(retriever: Retriever, corpus: Corpus, context: RunContext | None = None) -> Retriever:
+    """Fit ``retriever`` on ``corpus`` in ``context`` (default: the retriever's own ``run_context``), as
+    the harness does: a retriever with the sharding protocol goes to the context's placement when an
+    engine set one (:mod:`retrievers.sharding`); every other retriever runs ``fit`` here, with the
+    context as ``self.run_context``. An exception other than a :class:`~corpora.RetbenchError` comes
+    out as :class:`RetrieverFailed`. Returns ``retriever``."""
+    context = context if context is not None else retriever.run_context
+    retriever.__dict__.pop(SHARDS_ATTRIBUTE, None)
+    placement = context.placement
+    with _guard(retriever, "fit"), _given(retriever, context):
+        if placement is not None and is_sharded(retriever):
+            shards = placement.fit(retriever, corpus)
+            Retriever.fit(retriever, corpus)
+            retriever.__dict__[SHARDS_ATTRIBUTE] = shards
+            return retriever
+        if placement is not None:
             placement.fitted_here(retriever)
-            return None
-        return functools.partial(_fit_in_shards, retriever, placement)
-    shards = retriever.__dict__.get(SHARDS_ATTRIBUTE)
-    return None if shards is None else getattr(shards, method)
-
-
-def _fit_in_shards(retriever: Retriever, placement: Placement, corpus: Corpus) -> Retriever:
-    shards = placement.fit(retriever, corpus)
-    Retriever.fit(retriever, corpus)
-    retriever.__dict__[SHARDS_ATTRIBUTE] = shards
+        retriever.fit(corpus)
     return retriever
+
+
+def search_retriever(retriever: Retriever, queries: Queries, k: int,
+                     context: RunContext | None = None) -> Run | Mapping[str, list[tuple[str, float]]]:
+    """``retriever.search(queries, k)`` as the harness calls it: from its shards when
+    :func:`fit_retriever` placed it in shards, else here with ``context`` (default: its own); failures
+    named as in :func:`fit_retriever`. What it returns is checked by the caller
+    (:func:`~retrievers.output.as_run`)."""
+    shards = retriever.__dict__.get(SHARDS_ATTRIBUTE)
+    with _guard(retriever, "search"), _given(retriever, context if context is not None else retriever.run_context):
+        return retriever.search(queries, k) if shards is None else shards.search(queries, k)
+
+
+def score_retriever(retriever: Retriever, queries: Queries,
+                    context: RunContext | None = None) -> np.ndarray | sp.spmatrix:
+    """``retriever.score(queries)`` as the harness calls it (from its shards when it has them),
+    checked the moment it returns (:func:`~retrievers.output.check_scores`); failures named as in
+    :func:`fit_retriever`."""
+    shards = retriever.__dict__.get(SHARDS_ATTRIBUTE)
+    with _guard(retriever, "score"), _given(retriever, context if context is not None else retriever.run_context):
+        result = retriever.score(queries) if shards is None else shards.score(queries)  # type: ignore[attr-defined]
+    check_scores(result, _label_of(retriever), queries, getattr(retriever, "corpus", None))
+    return result
 
 
 class Retriever(ABC):
@@ -136,12 +167,14 @@ class Retriever(ABC):
 
     name: ClassVar[str] = ""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for method in GUARDED_METHODS:
-            function = cls.__dict__.get(method)
-            if inspect.isfunction(function) and not getattr(function, "__retbench_guarded__", False):
-                setattr(cls, method, _guarded(function, method))
+    # ----- the optional protocols' defaults (retrievers.protocols declares them all) ------------
+    #: The run context of the call in progress (cache, progress, placement), given by the harness's
+    #: calls (fit_retriever, search_retriever, score_retriever); the default caches, shows and places nothing.
+    run_context: RunContext = RunContext()
+    #: The retrievers this one calls (a fusion's); labels, specs and defaults walk them.
+    children: tuple[Retriever, ...] = ()
+    #: Every shard but the last is a multiple of this many documents (the sharding protocol).
+    shard_unit: ClassVar[int] = 1
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Retriever:
         # Remember the arguments, so labels and manifests show parameters that __init__ did not store.
@@ -156,11 +189,10 @@ class Retriever(ABC):
     def fit(self, corpus: Corpus) -> Retriever:
         """Index ``corpus`` (``.ids``, ``.texts``, ``.titles``, ``.full_texts``); return ``self``.
 
-        The default only remembers the corpus as ``self.corpus``; call it from an override.
+        The default only remembers the corpus as ``self.corpus`` (and lets go of the shards of an
+        earlier fit on an engine); call it from an override.
         """
-        placement = current_placement()
-        if placement is not None and not is_sharded(self):
-            placement.fitted_here(self)  # this base fit is not guarded: a plugin may inherit it as it is
+        self.__dict__.pop(SHARDS_ATTRIBUTE, None)
         self.corpus = corpus
         return self
 
@@ -175,6 +207,23 @@ class Retriever(ABC):
         a ranking longer than ``k`` is cut to its first ``k`` pairs, in the order returned.
         """
 
+    def confidence(self, queries: Queries) -> np.ndarray | None:
+        """One confidence per query (higher: surer), in the order of ``queries.ids``, for
+        risk–coverage; None (the default): read it off the run (``compare(confidence_from=...)``)."""
+        return None
+
+    def fitted_state(self, kind: str, params: Mapping[str, Any], corpus: Corpus, build: Callable[[], State],
+                     validate: Callable[[State], bool]) -> State:
+        """The fitted state (named numpy arrays) of ``kind`` with ``params`` on ``corpus``: from the
+        cache of the run context when it holds one that passes ``validate``, else ``build()`` (stored
+        in that cache, when there is one). :mod:`retrievers.cache` says how entries are keyed and trusted."""
+        return fitted_state(self.run_context.cache, kind, params, corpus, build, validate)
+
+    def prepare_queries(self, queries: Queries) -> Any:
+        """What ``search_shard`` and ``score_shard`` receive for ``queries`` (the sharding protocol),
+        computed once where the harness runs; the default: the queries themselves."""
+        return queries
+
     @classmethod
     def sweep(cls, settings: Sequence[Retriever], corpus: Corpus, queries: Queries,
               k: int) -> Iterator[Run] | None:
@@ -185,7 +234,8 @@ class Retriever(ABC):
         may return an iterator that yields, in order, what ``setting.fit(corpus).search(queries,
         k)`` would return for each, computing the shared part once; the grid then fits none of them
         one by one. It must give those very rankings: a subclass that changes the scoring must not
-        inherit the shortcut (check ``cls``).
+        inherit the shortcut (check ``cls``). Each setting carries the run context
+        (``setting.run_context``) whose cache and progress the shared work may use.
         """
         return None
 
@@ -302,7 +352,7 @@ class ScoreRetriever(Retriever):
         values: list[np.ndarray] = []
         for start in range(0, len(queries), batch):
             part = _slice_queries(queries, start, start + batch)
-            matrix = self.score(part)
+            matrix = score_retriever(self, part, self.run_context)
             dense = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix, dtype=np.float64)
             idx, val = top_k_rows(dense, k, self._tie_rank, self.min_score)
             for i, v in zip(idx, val):
@@ -319,3 +369,29 @@ def _slice_queries(queries: Queries, start: int, stop: int) -> Queries:
         return queries
     return Queries(queries.ids[start:stop], queries.texts[start:stop],
                    {k: v[start:stop] for k, v in queries.facets.items()}, source=queries.source)
+
+
+#: The protocols offered by overriding a method of the base class, whose default offers nothing.
+_OVERRIDDEN = {"confidence": "confidence", "sweep": "sweep", "unavailable_reason": "unavailable_reason"}
+
+
+def offers(retriever: Retriever, protocol: str) -> bool:
+    """Whether ``retriever`` implements ``protocol`` (a key of :data:`retrievers.protocols.PROTOCOLS`)
+    beyond the base class's default -- for listings and tests; the harness itself just calls the method.
+
+    >>> from retrievers.bm25 import BM25
+    >>> [name for name in PROTOCOLS if offers(BM25(), name)]
+    ['score', 'sweep', 'sharding', 'fitted-state caching']
+    """
+    cls = type(retriever)
+    if protocol == "score":
+        return isinstance(retriever, ScoreRetriever)
+    if protocol == "sharding":
+        return isinstance(retriever, ShardedRetriever)
+    if protocol == "fitted-state caching":
+        return isinstance(getattr(cls, "state_version", None), int)
+    if protocol == "children":
+        return bool(retriever.children)
+    if protocol in _OVERRIDDEN:
+        return next(c for c in cls.__mro__ if _OVERRIDDEN[protocol] in vars(c)) is not Retriever
+    raise KeyError(protocol)

@@ -1,12 +1,12 @@
-"""A cache of fitted retriever state on disk, keyed by corpus content, analyzer and parameters;
-and the run-wide context a fit reads (the active cache; progress has its own channel,
-:mod:`corpora.progress`). A vocabulary goes into an entry as a packed string table
+"""A cache of fitted retriever state on disk, keyed by corpus content, analyzer and parameters. A
+vocabulary goes into an entry as a packed string table
 (:mod:`retrievers.strings`).
 
 A retriever whose fit is expensive describes its fitted state as named numpy arrays and asks
-:func:`fitted_state` for them; the active :class:`IndexCache` (see :func:`use_cache`) answers from
-memory, then from disk, and only then calls the build function and stores what it returns. Without
-an active cache :func:`fitted_state` simply builds, so library use and tests need no cache at all.
+:meth:`~retrievers.base.Retriever.fitted_state` for them; the :class:`IndexCache` of its run context
+(:mod:`retrievers.context`, made by the harness for a run) answers from memory, then from disk, and
+only then calls the build function and stores what it returns. Without a cache (the default context)
+the state is simply built, so library use and tests need no cache at all.
 
 Key: SHA-256 of (file format, retriever kind, its parameters with the analyzer's fingerprint, the
 corpus digest). The corpus digest hashes every doc id, title and text with their lengths, so two
@@ -31,8 +31,7 @@ import mmap
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -191,29 +190,11 @@ def read_entry(path: Path, key: str) -> State:
     return state
 
 
-_ACTIVE: ContextVar[IndexCache | None] = ContextVar("retbench_index_cache", default=None)
-
-
-@contextlib.contextmanager
-def use_cache(cache: IndexCache | None) -> Iterator[IndexCache | None]:
-    """Make ``cache`` the one :func:`fitted_state` consults inside the ``with`` block."""
-    token = _ACTIVE.set(cache)
-    try:
-        yield cache
-    finally:
-        _ACTIVE.reset(token)
-
-
-def active_cache() -> IndexCache | None:
-    return _ACTIVE.get()
-
-
-def fitted_state(kind: str, params: Mapping[str, Any], corpus: Corpus, build: Callable[[], State],
-                 validate: Callable[[State], bool]) -> State:
-    """The fitted state of ``kind`` with ``params`` on ``corpus``: from the active cache, else built."""
-    cache = _ACTIVE.get()
+def fitted_state(cache: IndexCache | None, kind: str, params: Mapping[str, Any], corpus: Corpus,
+                 build: Callable[[], State], validate: Callable[[State], bool]) -> State:
+    """The fitted state of ``kind`` with ``params`` on ``corpus``: from ``cache``, else built (no cache:
+    built, kept nowhere). A retriever calls it through :meth:`~retrievers.base.Retriever.fitted_state`,
+    which passes the cache of its run context."""
     if cache is None:
         return build()
     return cache.fetch(kind, params, corpus, build, validate)
-
-

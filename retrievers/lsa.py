@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer, progress
+from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.base import ScoreRetriever
-from retrievers.cache import State, fitted_state
+from retrievers.cache import State
 from retrievers.defaults import LSA_DIMS, choose, lsa_dims
 from retrievers.strings import SortedStrings, check_strings, pack_strings
 from retrievers.validation import check_int
@@ -122,7 +122,7 @@ class LSA(ScoreRetriever):
         params: dict[str, Any] = {"dims": dims, "seed": self.seed, "analyzer": self.analyzer,
                                   "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),
                                   "version": self.state_version}
-        state = fitted_state("lsa", params, corpus, lambda: self._build_large(corpus),
+        state = self.fitted_state("lsa", params, corpus, lambda: self._build_large(corpus),
                              lambda s: _valid_state(s, len(corpus), dims))
         self._state = state
         self._doc_vectors = state["doc_vectors"]
@@ -134,7 +134,7 @@ class LSA(ScoreRetriever):
 
         from corpora.tokenize import tokenize
 
-        tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress.callback())
+        tokens = tokenize(corpus.full_texts, self.analyzer, progress=self.run_context.progress.callback())
         counts = _counts(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
         self._check_dims(counts.shape, self._dims)
         idf = _smooth_idf(counts)

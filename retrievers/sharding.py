@@ -2,7 +2,7 @@
 
 An engine that spreads work over a cluster (``harness.engines``) cuts the corpus into contiguous
 shards of documents, in corpus order (:func:`bounds_for`: at multiples of the retriever's optional
-``shard_unit`` documents), and runs a retriever that implements :class:`ShardedRetriever` in five steps:
+``shard_unit`` documents), and runs a retriever that implements :class:`~retrievers.protocols.ShardedRetriever` in five steps:
 
 1. ``fit_shard(shard)`` on a worker, once per shard: a :class:`ShardFit` whose ``statistics`` (small)
    go to the client and whose ``state`` stays on the worker;
@@ -32,65 +32,31 @@ always, and so is a subclass that overrides ``fit``, ``search`` or ``score`` of 
 the protocol (:func:`is_sharded`). The retriever is copied unfitted (:func:`unfitted_copy`) and pickled to the workers, so the
 methods must not rely on anything ``fit`` would set.
 
-While an engine runs, a :class:`Placement` is installed (:func:`placed`); the seam
-(:mod:`retrievers.base`) hands the ``fit`` of every retriever with the protocol to it, and routes
-that retriever's later ``search`` and ``score`` to the :class:`Shards` it returned.
+While an engine runs, the run context (:mod:`retrievers.context`) carries its :class:`Placement`; the
+harness's calls (:func:`retrievers.base.fit_retriever` and its siblings) hand the ``fit`` of every
+retriever with the protocol to it, and that retriever's later ``search`` and ``score`` to the
+:class:`Shards` it returned.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
+from retrievers.protocols import ShardedRetriever, ShardFit, ShardHits
 from retrievers.ranking import doc_id_order
 
-__all__ = ["Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "bounds_for", "current_placement",
-           "is_sharded", "merge_hits", "placed", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
+__all__ = ["Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "bounds_for",
+           "is_sharded", "merge_hits", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
 
 #: The attribute of a retriever fitted in shards that holds its :class:`Shards`.
 SHARDS_ATTRIBUTE = "_retbench_shards"
-
-
-@dataclass(frozen=True)
-class ShardFit:
-    """What ``fit_shard`` returns: ``statistics`` travel to the client (keep them small), ``state``
-    stays on the worker for ``index_shard``."""
-
-    statistics: Any
-    state: Any
-
-
-@dataclass(frozen=True)
-class ShardHits:
-    """A shard's top k per query, as a CSR over queries: query ``i``'s hits are
-    ``docs[offsets[i]:offsets[i + 1]]`` (positions within the shard) with ``scores`` alongside,
-    best first (score descending, then doc id ascending)."""
-
-    offsets: np.ndarray  # int64, n_queries + 1
-    docs: np.ndarray  # int64
-    scores: np.ndarray  # float64
-
-
-@runtime_checkable
-class ShardedRetriever(Protocol):
-    """The methods a retriever implements to be fitted and searched in shards (module docstring)."""
-
-    def fit_shard(self, shard: Corpus) -> ShardFit: ...
-
-    def reduce_statistics(self, statistics: Sequence[Any]) -> list[Any]: ...
-
-    def index_shard(self, state: Any, statistics: Any) -> Any: ...
-
-    def search_shard(self, index: Any, queries: Queries, k: int) -> ShardHits: ...
 
 
 def is_sharded(retriever: object) -> bool:
@@ -104,6 +70,20 @@ def is_sharded(retriever: object) -> bool:
     provider = next(c for c in cls.__mro__ if "search_shard" in vars(c))
     owner = [c for c in cls.__mro__ if issubclass(c, provider) and c is not provider][-1:] or [provider]
     return all(getattr(cls, method, None) is getattr(owner[0], method, None) for method in ("fit", "search", "score"))
+
+
+def require_fitted_here(retriever: Any, attribute: str, method: str) -> None:
+    """Refuse ``method`` on a retriever whose fit left no ``attribute`` here: one fitted in shards on an
+    engine (its shards answer through the harness's calls, :func:`retrievers.base.search_retriever`), or
+    one never fitted."""
+    if attribute in retriever.__dict__:
+        return
+    label = retriever.label
+    if SHARDS_ATTRIBUTE in retriever.__dict__:
+        raise RetbenchError(f"retriever {label!r} was fitted in shards on an engine, so its {method} runs there. "
+                            "Fix: call it through retrievers.search_retriever or score_retriever, or fit it again "
+                            "here (retriever.fit(corpus))")
+    raise RetbenchError(f"retriever {label!r} is not fitted. Fix: call retriever.fit(corpus) before {method}")
 
 
 def shard_bounds(n_docs: int, n_shards: int, unit: int = 1) -> list[tuple[int, int]]:
@@ -214,7 +194,8 @@ class Shards(ABC):
 
 
 class Placement(ABC):
-    """Where the retrievers with the protocol are fitted while an engine runs (:func:`placed`)."""
+    """Where the retrievers with the protocol are fitted while an engine runs (the run context's
+    ``placement``, :mod:`retrievers.context`)."""
 
     @abstractmethod
     def fit(self, retriever: Any, corpus: Corpus) -> Shards:
@@ -222,24 +203,6 @@ class Placement(ABC):
 
     def fitted_here(self, retriever: Any) -> None:
         """Hear that ``retriever``, without the protocol, is fitted where the harness runs."""
-
-
-_PLACEMENT: ContextVar[Placement | None] = ContextVar("retbench_placement", default=None)
-
-
-def current_placement() -> Placement | None:
-    """The placement installed by :func:`placed`, or None: everything is fitted here."""
-    return _PLACEMENT.get()
-
-
-@contextlib.contextmanager
-def placed(placement: Placement | None) -> Iterator[None]:
-    """Fit the retrievers with the protocol through ``placement`` inside the ``with`` block."""
-    token = _PLACEMENT.set(placement)
-    try:
-        yield
-    finally:
-        _PLACEMENT.reset(token)
 
 
 def unfitted_copy(retriever: Any) -> Any:

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, Run
-from retrievers.base import Retriever, ScoreRetriever
+from retrievers.base import Retriever, ScoreRetriever, fit_retriever, score_retriever, search_retriever
 from retrievers.grid import spec_text
 from retrievers.spec import Spec, build
 
@@ -67,7 +67,7 @@ class Shared(Retriever):
 
     def fit(self, corpus: Corpus) -> Shared:
         if self._fitted_on is not corpus:
-            self.inner.fit(corpus)
+            fit_retriever(self.inner, corpus, self.run_context)
             self.fits += 1
             self._fitted_on = corpus
             self._kept.clear()
@@ -90,7 +90,7 @@ class Shared(Retriever):
         return (tuple(queries.ids), tuple(queries.texts))
 
     def search(self, queries: Queries, k: int) -> Run | Mapping[str, list[tuple[str, float]]]:
-        return self._answer(("search", k, *self._key(queries)), lambda: self.inner.search(queries, k))
+        return self._answer(("search", k, *self._key(queries)), lambda: search_retriever(self.inner, queries, k, self.run_context))
 
 
 class SharedScores(Shared, ScoreRetriever):
@@ -107,7 +107,7 @@ class SharedScores(Shared, ScoreRetriever):
 
     def score(self, queries: Queries) -> np.ndarray | sp.spmatrix:
         inner: ScoreRetriever = self.inner  # type: ignore[assignment]
-        return self._answer(("score", *self._key(queries)), lambda: inner.score(queries))
+        return self._answer(("score", *self._key(queries)), lambda: score_retriever(inner, queries, self.run_context))
 
 
 class SharedBuilder:

@@ -17,9 +17,10 @@ from retrievers.cache import (
     entry_key,
     fitted_state,
     read_entry,
-    use_cache,
     write_entry,
 )
+from retrievers.base import fit_retriever
+from retrievers.context import RunContext
 from retrievers.strings import SortedStrings, pack_strings, unpack_strings
 
 CORPUS = Corpus(["d1", "d2", "d3", "d4"], ["red apple pie", "green apple", "blue sky", "red sky at night"])
@@ -28,8 +29,11 @@ QUERIES = Queries(["q1", "q2"], ["red apple", "sky"])
 
 
 def _fit(cache: IndexCache | None, corpus: Corpus = CORPUS) -> BM25:
-    with use_cache(cache):
-        return BM25().fit(corpus)
+    return fit_retriever(BM25(), corpus, RunContext(cache=cache))  # type: ignore[return-value]
+
+
+def _fit_one(retriever: BM25, corpus: Corpus, cache: IndexCache) -> None:
+    fit_retriever(retriever, corpus, RunContext(cache=cache))
 
 
 def _entries(root: Path) -> list[Path]:
@@ -38,7 +42,7 @@ def _entries(root: Path) -> list[Path]:
 
 def test_without_an_active_cache_nothing_is_written(tmp_path):
     calls = []
-    state = fitted_state("x", {}, CORPUS, lambda: calls.append(1) or {"a": np.arange(3)}, lambda s: True)
+    state = fitted_state(None, "x", {}, CORPUS, lambda: calls.append(1) or {"a": np.arange(3)}, lambda s: True)
     assert calls == [1] and state["a"].tolist() == [0, 1, 2]
     assert _entries(tmp_path) == []
 
@@ -70,11 +74,9 @@ def test_memory_only_cache_shares_within_the_process_and_writes_nothing(tmp_path
 
 def test_parameters_and_corpus_are_part_of_the_key(tmp_path):
     cache = IndexCache(tmp_path)
-    with use_cache(cache):
-        BM25().fit(CORPUS)
-        BM25(k1=0.9).fit(CORPUS)
-        BM25(analyzer="english").fit(CORPUS)
-        BM25().fit(OTHER)
+    for retriever, corpus in ((BM25(), CORPUS), (BM25(k1=0.9), CORPUS), (BM25(analyzer="english"), CORPUS),
+                              (BM25(), OTHER)):
+        _fit_one(retriever, corpus, cache)
     assert [e for e, _ in cache.events] == ["miss"] * 4
     assert len(_entries(tmp_path)) == 4
 
@@ -119,8 +121,7 @@ def _middle_of_largest_array(raw: bytes) -> int:
 def test_a_foreign_entry_is_never_trusted(tmp_path):
     """An entry of another corpus renamed to this corpus's file name: its header names another key."""
     cache = IndexCache(tmp_path)
-    with use_cache(cache):
-        BM25().fit(OTHER)
+    _fit(cache, OTHER)
     foreign = _only_entry(tmp_path)
     wanted = cache.path(_key_for(CORPUS), "bm25")
     foreign.rename(wanted)

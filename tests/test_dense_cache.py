@@ -16,11 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, progress
+from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError
+from corpora.progress import Progress
 from harness.cli import main
-from harness.core.progress import Reporter
+from corpora.progress import Reporter
 from retrievers import build, cache, dense
-from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, use_cache, write_entry
+from retrievers.base import fit_retriever
+from retrievers.cache import CACHE_ENV, IndexCache, corpus_digest, entry_key, write_entry
+from retrievers.context import RunContext
 from retrievers.dense import Dense
 from harness.core.options import Statistics
 
@@ -129,12 +132,10 @@ def test_a_corrupt_cache_entry_is_ignored_and_rebuilt(fake, tmp_path, capsys, da
     assert cache.read_entry(path, key)["embeddings"].shape == (3, 64)  # rewritten whole
 
 
-def test_the_cache_the_harness_made_active_is_used(fake, tmp_path) -> None:
-    with use_cache(IndexCache(tmp_path / "chosen")):
-        Dense(model="fake-model").fit(CORPUS)
+def test_the_cache_of_the_run_context_is_used(fake, tmp_path) -> None:
+    fit_retriever(Dense(model="fake-model"), CORPUS, RunContext(cache=IndexCache(tmp_path / "chosen")))
     assert len(cache_files(tmp_path, "chosen")) == 1
-    with use_cache(IndexCache(None)):  # memory only
-        Dense(model="fake-model").fit(CORPUS)
+    fit_retriever(Dense(model="fake-model"), CORPUS, RunContext(cache=IndexCache(None)))  # memory only
     assert cache_files(tmp_path) == []
 
 
@@ -166,16 +167,16 @@ def test_progress_is_drawn_on_a_terminal_only_and_only_when_asked(fake, monkeypa
 
     monkeypatch.setattr(fake, "encode", slowly)
     terminal = Terminal()
-    with progress.rendering(Reporter(terminal, delay=0.0, interval=0.005)):
-        Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    shown_by = Progress(Reporter(terminal, delay=0.0, interval=0.005))
+    fit_retriever(Dense(model="fake-model", batch_size=1, cache=False), corpus, RunContext(progress=shown_by))
     shown = terminal.getvalue()
     assert "\rdense(model=fake-model,batch_size=1,cache=False): encoding documents [" in shown and "/20" in shown
     assert shown.endswith("\r") and shown.rstrip("\r").split("\r")[-1].strip() == ""  # erased at the end
 
     piped = io.StringIO()
     monkeypatch.setattr(sys, "stderr", piped)
-    with progress.rendering(Reporter()):  # stderr is not a terminal: nothing
-        Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    # stderr is not a terminal: nothing
+    fit_retriever(Dense(model="fake-model", batch_size=1, cache=False), corpus, RunContext(progress=Progress(Reporter())))
     monkeypatch.setattr(sys, "stderr", terminal := Terminal())
     Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)  # no renderer asked for: nothing
     assert piped.getvalue() == "" and terminal.getvalue() == ""
@@ -186,9 +187,9 @@ def test_the_encoding_is_a_task_of_the_one_progress_channel(fake, monkeypatch) -
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     heard: list[tuple[str, int, int | None]] = []
-    with progress.rendering(lambda label, done, total: heard.append((label, done, total))), \
-            progress.task("fitting dense"):
-        Dense(model="fake-model", batch_size=1, cache=False).fit(corpus)
+    channel = Progress(lambda label, done, total: heard.append((label, done, total)))
+    with channel.task("fitting dense"):
+        fit_retriever(Dense(model="fake-model", batch_size=1, cache=False), corpus, RunContext(progress=channel))
     encoding = "dense(model=fake-model,batch_size=1,cache=False): encoding documents"
     assert heard == [("fitting dense", 0, None), (encoding, 0, 20), (encoding, 4, 20), (encoding, 8, 20),
                      (encoding, 12, 20), (encoding, 16, 20), (encoding, 20, 20)]

@@ -16,7 +16,7 @@ from harness.cli import main
 from harness.core.inputs import build_systems
 from harness.core.experiment import load_experiment
 from retrievers.dense import missing_dependency
-from harness.core.options import Statistics
+from harness.core.options import Scoring, Statistics
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = (REPO / "docs" / "adding-a-retriever.md").read_text(encoding="utf-8")
@@ -109,3 +109,25 @@ def test_a_retrievers_own_confidence_as_the_doc_shows_it(example_module: Path) -
     # shares of known words: between 0 and 1, and 1 for a query whose every word the corpus holds
     curve = result.risk_coverage[result.risk_coverage.system == "SureTfidf"]
     assert ((0 <= curve["threshold"]) & (curve["threshold"] <= 1)).all() and curve["threshold"].iloc[0] == 1.0
+
+
+def test_a_retriever_reports_progress_to_its_run_context_as_the_doc_shows_it(example_module: Path) -> None:
+    from corpora import load_dataset
+    from harness import compare
+
+    (block,) = [b for b in blocks("python") if "class SlowTfidf(Tfidf)" in b]
+    (example_module / "slow_tfidf.py").write_text(block, encoding="utf-8")
+    sys.modules.pop("slow_tfidf", None)
+    from slow_tfidf import SlowTfidf  # type: ignore[import-not-found]
+
+    heard: list[tuple[str, int, int | None]] = []
+    compare([SlowTfidf()], "article", ["mrr"], statistics=Statistics(bootstrap_samples=50),
+            progress=lambda label, done, total: heard.append((label, done, total)))
+    reading = [h for h in heard if h[0] == "slow_tfidf: reading documents"]
+    assert reading == [("slow_tfidf: reading documents", 0, 28), ("slow_tfidf: reading documents", 28, 28)]
+    assert heard.index(reading[0]) > heard.index(("fitting SlowTfidf", 0, None))  # inside the harness's fit task
+    data = load_dataset("article")
+    by_hand = SlowTfidf().fit(data.corpus)  # no harness: a silent channel, the same retriever
+    through_harness = compare([SlowTfidf()], data, ["mrr"], scoring=Scoring(depth=5),
+                              statistics=Statistics(bootstrap_samples=50)).systems[0].run
+    assert by_hand.search(data.queries, 5).ranking(data.queries.ids[0]) == through_harness.ranking(data.queries.ids[0])

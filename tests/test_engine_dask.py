@@ -28,7 +28,7 @@ from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.engines import DaskEngine  # noqa: E402
 from harness.core.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
-from retrievers import BM25, RRF, Weighted  # noqa: E402
+from retrievers import BM25, RRF, Weighted, search_retriever  # noqa: E402
 from retrievers.dense import Dense  # noqa: E402  (imports no torch until it is fitted)
 from harness.core.options import RunOptions, Statistics
 
@@ -131,7 +131,9 @@ def test_a_retriever_fitted_on_the_cluster_cannot_search_after_the_comparison(cl
     retriever = BM25()
     compare([retriever], data, ["mrr"], run=RunOptions(engine=DaskEngine(client=client)))
     with pytest.raises(RetbenchError, match="was fitted on a Dask engine whose comparison has ended. Fix: fit it"):
-        retriever.search(data.queries, 10)
+        search_retriever(retriever, data.queries, 10)  # the harness's call: to the shards, which are gone
+    with pytest.raises(RetbenchError, match="was fitted in shards on an engine, so its search runs there. Fix:"):
+        retriever.search(data.queries, 10)  # its own search: it holds no index here
     assert retriever.fit(data.corpus).search(data.queries, 10).query_ids == data.queries.ids
 
 

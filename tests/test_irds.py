@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 import pytest
 
-from corpora import RetbenchError, load_dataset, progress
+from corpora import RetbenchError, load_dataset
+from corpora.progress import Progress
 from corpora.bundled import bundled_path
 from harness import compare
 from harness.cli import main
@@ -180,8 +181,7 @@ def test_documents_stream_into_the_corpus_lists_and_nothing_else_is_kept(ir_data
     dataset_id = _register(ir_datasets, Docs(), Queries(), Qrels())
     CountedDoc.deleted = 0  # type: ignore[attr-defined]
     heard: list[tuple[str, int, int | None]] = []
-    with progress.rendering(lambda label, done, total: heard.append((label, done, total))):
-        dataset = load_dataset(f"irds:{dataset_id}")
+    dataset = load_dataset(f"irds:{dataset_id}", progress=Progress(lambda label, done, total: heard.append((label, done, total))))
     assert yielded["docs"] == len(texts)  # read once
     assert CountedDoc.deleted == len(texts)  # no record outlives its reading
     assert all(a is b for a, b in zip(dataset.corpus.texts, texts))  # the strings themselves, not copies

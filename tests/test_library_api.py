@@ -166,17 +166,17 @@ def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
     assert capsys.readouterr() == ("", "")
 
 
-def test_without_a_progress_argument_the_callers_renderer_hears_the_work() -> None:
-    from corpora import progress
+def test_a_progress_channel_hears_the_work_of_its_own_comparison_only() -> None:
+    from corpora.progress import Progress
 
     heard: list[str] = []
-    with progress.rendering(lambda label, done, total: heard.append(label)):
-        compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50))
-        assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap", "leaderboard",
-                                              "facets", "retrieval metrics"]
-        before = len(heard)
-        compare([Overlap()], tiny(), ["mrr"], progress=lambda *args: None, statistics=Statistics(bootstrap_samples=50))
-        assert len(heard) == before  # a progress argument replaces the caller's renderer for the call
+    channel = Progress(lambda label, done, total: heard.append(label))
+    compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50), progress=channel)
+    assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap", "leaderboard",
+                                          "facets", "retrieval metrics"]
+    before = len(heard)
+    compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50))  # no channel handed over: nothing is heard
+    assert len(heard) == before
 
 
 def test_a_cache_folder_keeps_fitted_indexes_and_the_default_keeps_none(tmp_path: Path, monkeypatch) -> None:

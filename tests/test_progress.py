@@ -1,4 +1,4 @@
-"""The progress channel (corpora.progress) and its one renderer (harness.core.progress.Reporter): a line on
+"""The progress channel (corpora.progress) and its one renderer (corpora.progress.Reporter): a line on
 a terminal only, after a moment, erased at the end, never in results; silent unless asked for."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from corpora import RetbenchError, progress
-from corpora.progress import Task
+from corpora import RetbenchError
+from corpora.progress import Progress, Task
 from harness.cli import main
-from harness.core.progress import Reporter, render_line
+from corpora.progress import Reporter, render_line
 
 
 class FakeTerminal(io.StringIO):
@@ -74,8 +74,9 @@ def test_bench_compare_writes_no_progress_when_not_on_a_terminal(runner, tmp_pat
 def test_the_innermost_task_is_drawn_and_the_outer_one_again_when_it_ends():
     stream = FakeTerminal()
     reporter = Reporter(stream, delay=0.0, interval=0.005)
-    with progress.rendering(reporter), progress.task("fitting dense"):
-        with progress.task("dense: encoding documents", total=40) as inner:
+    channel = Progress(reporter)
+    with channel.task("fitting dense"):
+        with channel.task("dense: encoding documents", total=40) as inner:
             inner.update(10)
             time.sleep(0.05)
         after_inner = len(stream.getvalue())
@@ -87,6 +88,7 @@ def test_the_innermost_task_is_drawn_and_the_outer_one_again_when_it_ends():
 
 
 def test_work_reports_to_the_innermost_task_and_nobody_listens_by_default():
+    progress = Progress(lambda label, done, total: None)
     assert progress.callback() is None  # no task open: a kernel skips reporting
     with progress.task("fitting bm25") as outer:
         assert progress.callback() == outer.update
@@ -95,20 +97,43 @@ def test_work_reports_to_the_innermost_task_and_nobody_listens_by_default():
             assert (inner.done, outer.done) == (2, 0)
         assert progress.callback() == outer.update
     assert progress.callback() is None
+    silent = Progress()
+    with silent.task("fitting bm25"):
+        assert silent.callback() is None  # nobody listens: a kernel skips reporting
+
+
+def test_two_channels_never_share_their_tasks():
+    heard_a, heard_b = [], []
+    a = Progress(lambda label, done, total: heard_a.append(label))
+    b = Progress(lambda label, done, total: heard_b.append(label))
+    with a.task("fitting bm25"), b.task("fitting lsa"):
+        a.callback()(1, 2)
+    assert heard_a == ["fitting bm25", "fitting bm25"] and heard_b == ["fitting lsa"]
 
 
 def test_a_function_hears_every_task_start_and_update():
     heard = []
-    with progress.rendering(lambda label, done, total: heard.append((label, done, total))):
-        with progress.task("searching bm25", total=3) as task:
-            task.update(1)
-            progress.callback()(3, 3)
-    with progress.task("after the block"):
+    progress = Progress(lambda label, done, total: heard.append((label, done, total)))
+    with progress.task("searching bm25", total=3) as task:
+        task.update(1)
+        progress.callback()(3, 3)
+    with Progress().task("on another, silent channel"):
         pass
     assert heard == [("searching bm25", 0, 3), ("searching bm25", 1, 3), ("searching bm25", 3, 3)]
 
 
 def test_a_renderer_of_the_wrong_kind_is_a_user_error():
     with pytest.raises(RetbenchError, match="progress must be a renderer, a function .* not int 3"):
-        with progress.rendering(3):
-            pass
+        Progress(3)
+
+
+def test_a_plugin_written_for_the_old_module_functions_still_runs_unseen():
+    from corpora import progress
+
+    heard = []
+    channel = Progress(lambda label, done, total: heard.append(label))
+    with channel.task("fitting old-plugin"):
+        with progress.task("old-plugin: embedding", total=3) as task:  # what the old guide showed
+            task.update(3)
+            assert progress.callback() is None
+    assert task.done == 3 and heard == ["fitting old-plugin"]  # its own task is shown by nobody

@@ -260,3 +260,62 @@ def test_an_exception_in_a_retriever_names_it_and_the_method_and_keeps_the_origi
     assert str(caught.value) == ("retriever 'overlap-test(boost=2.0)' failed in score: ZeroDivisionError: "
                                  "integer division or modulo by zero. Fix: correct the retriever's score")
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
+
+
+# ----- the optional protocols and the run context ---------------------------------------------
+
+
+class Bare(Retriever):
+    """Implements nothing optional."""
+
+    name = "bare"
+
+    def fit(self, corpus):
+        self.seen = corpus
+        return super().fit(corpus)
+
+    def search(self, queries, k):
+        return {q: [] for q in queries.ids}
+
+
+def test_a_plugins_methods_are_its_own_and_every_optional_protocol_has_a_default() -> None:
+    from retrievers.base import offers
+    from retrievers.protocols import PROTOCOLS
+
+    assert Bare.fit is Bare.__dict__["fit"] and Bare.search is Bare.__dict__["search"]  # nothing wraps them
+    bare = Bare()
+    assert [name for name in PROTOCOLS if offers(bare, name)] == []
+    assert bare.confidence(QUERIES) is None and Bare.sweep([bare], CORPUS, QUERIES, 3) is None
+    assert Bare.unavailable_reason() is None and bare.children == () and bare.shard_unit == 1
+    assert bare.prepare_queries(QUERIES) is QUERIES
+    built = []
+    state = bare.fitted_state("bare", {}, CORPUS, lambda: built.append(1) or {"a": np.arange(2)}, lambda s: True)
+    assert built == [1] and state["a"].tolist() == [0, 1]  # no cache in the default context: built
+
+
+def test_the_harness_call_hands_over_the_context_for_the_call_only() -> None:
+    from corpora.progress import Progress
+    from retrievers import RunContext, fit_retriever
+    from retrievers.cache import IndexCache
+
+    seen = []
+
+    class Looks(Bare):
+        def fit(self, corpus):
+            seen.append(self.run_context)
+            return super().fit(corpus)
+
+    context = RunContext(cache=IndexCache(None), progress=Progress(lambda *a: None))
+    retriever = fit_retriever(Looks(), CORPUS, context)
+    assert seen == [context] and retriever.run_context is Retriever.run_context  # given for the call, then let go
+    retriever.fit(CORPUS)  # by hand: the default context, no cache
+    assert seen[1].cache is None
+
+
+def test_no_context_variable_is_left_in_the_product() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    holders = [str(p.relative_to(root)) for package in ("corpora", "retrievers", "harness")
+               for p in (root / package).rglob("*.py") if "ContextVar" in p.read_text(encoding="utf-8")]
+    assert holders == []

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from corpora import Corpus, Queries, load_dataset
-from retrievers.cache import IndexCache, use_cache
+from retrievers.base import fit_retriever
+from retrievers.cache import IndexCache
+from retrievers.context import RunContext
 from retrievers.lsa import LSA
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -44,11 +46,9 @@ def test_randomized_agrees_with_arpack_on_most_of_the_top_10(small_synthetic):
 
 def test_large_state_is_cached_and_gives_the_same_scores(tmp_path, small_synthetic):
     corpus, queries = small_synthetic
-    with use_cache(IndexCache(tmp_path)):
-        first = _large().fit(corpus).score(queries)
+    first = fit_retriever(_large(), corpus, RunContext(cache=IndexCache(tmp_path))).score(queries)
     cache = IndexCache(tmp_path)
-    with use_cache(cache):
-        second = _large().fit(corpus).score(queries)
+    second = fit_retriever(_large(), corpus, RunContext(cache=cache)).score(queries)
     assert cache.events == [("hit", "lsa")]
     np.testing.assert_array_equal(first, second)
 

@@ -23,17 +23,16 @@ from hypothesis import strategies as st
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, load_dataset
 from harness import compare
 from harness.cli import main
-from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, resolve_engine
+from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, EngineRun, resolve_engine
 from harness.core.evaluation import evaluate, evaluate_in_partitions
 from harness.core.leaderboard import leaderboards
 from harness.core.metrics import parse_metrics
-from harness.core.parallel import mapping
 from harness.core.statistics import bootstrap_means, randomisation_p_values
-from retrievers import BM25, LSA, RRF, Retriever, Weighted
+from retrievers import BM25, LSA, RRF, Retriever, RunContext, Weighted, fit_retriever, search_retriever
 from retrievers.dense import Dense
 from retrievers.bm25.index import BM25Index, CollectionStatistics
 from retrievers.sharding import (Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded, merge_hits,
-                                 placed, shard_bounds, sharded_search, unfitted_copy)
+                                 shard_bounds, sharded_search, unfitted_copy)
 from harness.core.options import RunOptions
 
 
@@ -169,8 +168,8 @@ def test_resamples_drawn_again_from_recorded_states_are_the_same_bytes(n_queries
     differences = np.random.default_rng(n_queries).standard_normal((n_queries, 4))
     here = bootstrap_means(differences, 3000, 7), randomisation_p_values(differences, 5000, 7)
     mapper = PicklingMapper()
-    with mapping(mapper):
-        elsewhere = bootstrap_means(differences, 3000, 7), randomisation_p_values(differences, 5000, 7)
+    elsewhere = (bootstrap_means(differences, 3000, 7, mapper=mapper),
+                 randomisation_p_values(differences, 5000, 7, mapper=mapper))
     assert mapper.calls == 2
     assert all(a.tobytes() == b.tobytes() for a, b in zip(here, elsewhere))
 
@@ -186,8 +185,7 @@ def test_leaderboards_resampled_elsewhere_are_the_same() -> None:
     values = {s: {"m": per_query.loc[per_query.system == s, "m"].to_numpy()} for s in "abc"}
     comparisons = compare_systems(values, [("a", "b"), ("a", "c"), ("b", "c")], ["m"], 2000, 0)
     here = leaderboards(per_query, ["m"], comparisons, 2000, 0)
-    with mapping(PicklingMapper()):
-        elsewhere = leaderboards(per_query, ["m"], comparisons, 2000, 0)
+    elsewhere = leaderboards(per_query, ["m"], comparisons, 2000, 0, mapper=PicklingMapper())
     assert here.to_csv() == elsewhere.to_csv()
 
 
@@ -198,8 +196,7 @@ def test_evaluation_in_query_partitions_is_the_same_frame(shared_data) -> None:
     query_ids = data.qrels.queries_with_relevant(1)
     whole = evaluate(run, data.qrels, metrics, query_ids, 1)
     mapper = PicklingMapper(partitions=4)
-    with mapping(mapper):
-        parted = evaluate_in_partitions(run, data.qrels, metrics, query_ids, 1)
+    parted = evaluate_in_partitions(run, data.qrels, metrics, query_ids, 1, mapper=mapper)
     assert mapper.calls == 1
     assert parted.to_csv() == whole.to_csv()
     assert parted.dtypes.tolist() == whole.dtypes.tolist()
@@ -230,11 +227,10 @@ class InProcessEngine(Engine):
         self.origins: list[DatasetOrigin | None] = []
 
     @contextlib.contextmanager
-    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRecord]:
+    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRun]:
         self.origins.append(origin)
         record = EngineRecord(self.name)
-        with placed(InProcessPlacement(record)), mapping(PicklingMapper()):
-            yield record
+        yield EngineRun(record, InProcessPlacement(record), PicklingMapper())
 
 
 ARTICLE_METRICS = ["hit@3", "recall@5", "mrr", "ndcg@5"]
@@ -274,10 +270,9 @@ def test_a_dataset_in_memory_has_no_origin_and_a_folder_an_absolute_one(shared_d
 def test_a_retriever_fitted_in_shards_searches_them_and_a_fit_here_lets_them_go() -> None:
     data = load_dataset("article")
     retriever = BM25()
-    with placed(InProcessPlacement(EngineRecord("test"))):
-        retriever.fit(data.corpus)
+    fit_retriever(retriever, data.corpus, RunContext(placement=InProcessPlacement(EngineRecord("test"))))
     assert not hasattr(retriever, "index")  # the index is in the shards
-    assert same_run(retriever.search(data.queries, 10), BM25().fit(data.corpus).search(data.queries, 10))
+    assert same_run(search_retriever(retriever, data.queries, 10), BM25().fit(data.corpus).search(data.queries, 10))
     retriever.fit(data.corpus)
     assert hasattr(retriever, "index")
 

@@ -38,7 +38,7 @@ from harness.cli.summaries import SummaryGroup
 from harness.errors import RetbenchError
 
 if TYPE_CHECKING:
-    from harness.core.progress import Reporter
+    from corpora.progress import Reporter
 
 #: sub-command name -> module of this package that defines it as ``command``
 COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate", "report": "report",
@@ -211,7 +211,7 @@ def progress_shown(quiet: bool) -> Iterator[Reporter]:
     ir_datasets logs each file it opens at INFO through its own stderr handler, which ignores the
     root logger's level. Warnings and errors still show.
     """
-    from harness.core.progress import Reporter  # the renderer only where a command shows progress
+    from corpora.progress import Reporter  # the renderer only where a command shows progress
 
     if not quiet:
         yield Reporter()

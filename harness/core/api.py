@@ -35,15 +35,13 @@ import pandas as pd
 from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_analyzer, load_dataset,
                      load_facets_file, with_facets)
 from corpora.loading import source_of
-from corpora.progress import Callback, Renderer
-# under other names: compare's ``progress`` parameter would shadow the module
-from corpora.progress import rendering as _rendering
-from corpora.progress import task as _task
+from corpora.progress import Callback, Renderer, as_progress
 from harness.core.result import CompareResult
 from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
+from harness.core.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
@@ -56,7 +54,8 @@ from harness.core.readings import read_comparison
 from harness.core.retrieval_metrics import CARD_METRICS, check_retrieval_k, retrieval_metrics
 from harness.core.statistics import available_memory, bootstrap_memory, compare_systems, largest_bootstrap
 from retrievers import Retriever, as_run
-from retrievers.cache import IndexCache, use_cache
+from retrievers.base import fit_retriever, search_retriever
+from retrievers.context import RunContext
 
 __all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
@@ -114,9 +113,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     never changes a number: the result is the same, and so is its folder but for the manifest's times
     and ``engine`` record (``docs/scale-out.md``); a fit or search past ``run.timeout`` raises
     :class:`~harness.core.deadline.StepTimedOut` naming the retriever and the step.
-    ``progress``: a renderer such as :class:`harness.Reporter` (the terminal line of ``bench compare``)
-    or a function ``(label, done, total)``; None shows nothing unless the caller installed a renderer
-    with :func:`corpora.progress.rendering`.
+    ``progress``: a renderer such as :class:`harness.Reporter` (the terminal line of ``bench compare``),
+    a function ``(label, done, total)``, or a :class:`corpora.progress.Progress` channel; None shows nothing.
 
     Every system is held to ``scoring.depth``: a ranking longer than asked (a plugin's ``search`` may
     return more) is cut to its first ``depth`` results in the order returned, as the built-ins cut
@@ -168,16 +166,15 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
         cache=fitted_states.root is not None)
 
-    # None: whatever renderer the caller's context holds (silent unless it installed one)
-    with _rendering(progress) if progress is not None else contextlib.nullcontext(), \
-            contextlib.closing(runner) if owned else contextlib.nullcontext():
+    tasks = as_progress(progress)
+    with contextlib.closing(runner) if owned else contextlib.nullcontext():
         if isinstance(dataset, Dataset):
             data = dataset
             check_writable_ids(data)  # loaders refuse such ids at their file and line; memory went through none
         else:
-            with _task(f"loading {dataset}"):
+            with tasks.task(f"loading {dataset}"):
                 data = load_dataset(str(dataset), format=format, split=config.split or "test",
-                                    allow_unmatched_judgments=bool(allow_unmatched_judgments))
+                                    allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks)
         if facet_values is not None:
             data = _with_facets_file(data, facet_values, Path(facets_file))  # type: ignore[arg-type]
         if facet_names:  # an unknown facet is an error before anything is fitted or printed
@@ -187,10 +184,11 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         # after loading: a fusion's depth may be the corpus's own (retrievers.defaults)
         depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, depth, data.corpus)
         origin = _origin(dataset, format, config.split, bool(allow_unmatched_judgments)) if loaded else None
-        with runner.running(data.corpus, origin) as record:
-            result = _run(config, data, retrievers, metric_list, fitted_states, analyzer_name,
+        with runner.running(data.corpus, origin) as run:
+            context = RunContext(cache=fitted_states, progress=tasks, placement=run.placement)
+            result = _run(config, data, retrievers, metric_list, context, run.mapper, analyzer_name,
                           [*data.warnings, *depth_warnings], notes, seconds)
-        result.engine = record.describe()
+        result.engine = run.record.describe()
         return result
 
 
@@ -245,10 +243,12 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
-         fitted_states: IndexCache, analyzer: str, warnings: list[str], notes: list[str],
+         context: RunContext, mapper: ChunkMapper | None, analyzer: str, warnings: list[str], notes: list[str],
          timeout: float | None = None) -> CompareResult:
-    """The comparison once every input is checked: fit, search (each within ``timeout`` seconds),
-    evaluate, compare, diagnose."""
+    """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
+    ``context``: its cache, progress and engine placement), evaluate, compare, diagnose (the chunks of
+    the evaluation and the statistics through the engine's ``mapper``; None: here)."""
+    tasks = context.progress
     query_ids = queries_that_count(dataset.qrels, config.rel_threshold, dataset.queries.ids)
     if not query_ids:
         raise RetbenchError(f"corpus {dataset.name!r}: no query has a relevant judgment (grade >= "
@@ -263,20 +263,19 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     for retriever in retrievers:
         start = time.perf_counter()
         label = retriever.label
-        with use_cache(fitted_states), _task(f"fitting {label}"), step_deadline(timeout, label, "fit"):
-            retriever.fit(dataset.corpus)
+        with tasks.task(f"fitting {label}"), step_deadline(timeout, label, "fit"):
+            fit_retriever(retriever, dataset.corpus, context)
         fitted = time.perf_counter()
         # re-ranking collections: search everything, then rank each query's own pool
         k = len(dataset.corpus) if dataset.candidates else config.depth
-        with use_cache(fitted_states), _task(f"searching {label}", len(queries)), \
-                step_deadline(timeout, label, "search"):
-            found = retriever.search(queries, k)
+        with tasks.task(f"searching {label}", len(queries)), step_deadline(timeout, label, "search"):
+            found = search_retriever(retriever, queries, k, context)
         run = as_run(found, dataset.corpus, queries, label, k, notes.append)
         if dataset.candidates:
             run = restrict_to_candidates(run, dataset.candidates, config.depth)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
-        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold)
+        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
     names = [m.name for m in metrics]
@@ -294,19 +293,20 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         label: {name: per_query.loc[per_query.system == label, name].to_numpy(dtype=np.float64) for name in names}
         for label in labels
     }
-    with _task("bootstrap", config.bootstrap_samples) as task:
+    with tasks.task("bootstrap", config.bootstrap_samples) as task:
         comparisons = compare_systems(values, pairs, names, config.bootstrap_samples, config.seed,
-                                      config.confidence, task.update, config.permutations, config.family)
+                                      config.confidence, task.update, config.permutations, config.family, mapper)
     readings = read_comparison(
         labels=labels, retrievers=[s.retriever for s in systems], runs=[s.run for s in systems], queries=queries,
         facet_queries=dataset.queries, query_ids=query_ids, per_query=per_query, names=names,
         comparisons=comparisons, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
-        confidence=config.confidence, facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from)
-    with _task("retrieval metrics"):
+        confidence=config.confidence, facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from,
+        progress=tasks, mapper=mapper)
+    with tasks.task("retrieval metrics"):
         card = retrieval_metrics({s.label: s.run for s in systems}, dataset.qrels, query_ids, dataset.queries,
                                  retrieval_k=config.retrieval_k, rel_threshold=config.rel_threshold,
                                  facets=facet_names, n_samples=config.bootstrap_samples, seed=config.seed,
-                                 confidence=config.confidence)
+                                 confidence=config.confidence, mapper=mapper)
     failures: list[Failure] = []
     analyze = get_analyzer(analyzer)
     for system in systems:

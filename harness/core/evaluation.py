@@ -25,7 +25,7 @@ from corpora import JudgmentArrays, Qrels, RetbenchError, Run, is_relevant
 from corpora.id_hashes import group_salts, pair_hashes
 from harness.core.batch_metrics import _first_relevant, first_relevant_ranks
 from harness.core.metrics import Metric, batch_metric
-from harness.core.parallel import current_mapper
+from harness.core.parallel import ChunkMapper
 from harness.core.ranked_grades import RankedGrades
 
 __all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "RankedGrades", "batch_metric", "evaluate", "evaluate_in_partitions",
@@ -251,14 +251,13 @@ def evaluate(run: Run, qrels: Qrels | Mapping[str, Mapping[str, int]], metrics: 
 
 
 def evaluate_in_partitions(run: Run, qrels: Qrels, metrics: Sequence[Metric], query_ids: Sequence[str],
-                           rel_threshold: int = 1) -> pd.DataFrame:
+                           rel_threshold: int = 1, mapper: ChunkMapper | None = None) -> pd.DataFrame:
     """:func:`evaluate`, cut into contiguous partitions of ``query_ids`` that run on an engine's
-    workers when one is installed (:mod:`harness.core.parallel`); here, one call as :func:`evaluate`.
+    workers through ``mapper`` (:mod:`harness.core.parallel`); without one, one call as :func:`evaluate`.
 
     A query's values depend only on its own entries and judgments, taken in the same order in a
     partition as in the whole, so the frame is the same bit for bit.
     """
-    mapper = current_mapper()
     query_ids = [str(q) for q in query_ids]
     parts = min(mapper.partitions, len(query_ids)) if mapper is not None else 1
     if parts <= 1:

@@ -49,6 +49,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from harness.core.parallel import ChunkMapper
 from harness.core.statistics import Comparison, over_resamples, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
 
@@ -196,8 +197,10 @@ def leaderboard(per_query: pd.DataFrame, metric: str, comparisons: Sequence[Comp
 
 
 def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: Sequence[Comparison],
-                 n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED, confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """:func:`leaderboard` of every metric, one after the other, the resamples drawn once for them all."""
+                 n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED, confidence: float = CONFIDENCE,
+                 mapper: ChunkMapper | None = None) -> pd.DataFrame:
+    """:func:`leaderboard` of every metric, one after the other, the resamples drawn once for them all
+    (their chunks run through ``mapper``, :mod:`harness.core.parallel`; None: here)."""
     systems = list(dict.fromkeys(per_query["system"]))
     by_system = [per_query[per_query["system"] == s] for s in systems]
     if len({len(rows) for rows in by_system}) != 1:
@@ -205,7 +208,7 @@ def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: S
     # one contiguous (queries x systems) array per metric: the resampled rows are gathered from it
     values = [np.column_stack([rows[m].to_numpy(dtype=np.float64) for rows in by_system]) for m in metrics]
     n_queries = len(by_system[0]) if systems else 0
-    chunks = over_resamples(_chunk_ranks, values, n_queries, n_samples, seed)  # here, or on an engine's workers
+    chunks = over_resamples(_chunk_ranks, values, n_queries, n_samples, seed, mapper=mapper)
     blocks = [[chunk[k] for chunk in chunks] for k in range(len(metrics))]
     frames = []
     for k, metric in enumerate(metrics):

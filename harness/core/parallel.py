@@ -3,16 +3,15 @@
 The statistics resample in chunks (:mod:`harness.core.statistics`, :mod:`harness.core.leaderboard`) and the
 evaluation can go query partition by partition (:func:`harness.core.evaluation.evaluate_in_partitions`);
 each chunk is a pure function ``function(shared, item)`` of data shared by every chunk and of its
-own item. :func:`chunk_map` runs the chunks here, in order, unless an engine installed a
-:class:`ChunkMapper` (:func:`mapping`), which may run them anywhere; the results come back in the
-order of the items either way, so where they ran never changes a number.
+own item. Those functions take a ``mapper`` argument: None runs the chunks here, in order; an
+engine's :class:`ChunkMapper` (``EngineRun.mapper``, passed on by :func:`harness.compare`) may run them
+anywhere. The results come back in the order of the items either way, so where they ran never
+changes a number.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 
@@ -25,27 +24,9 @@ class ChunkMapper(Protocol):
     def map(self, function: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any) -> list[Any]: ...
 
 
-_MAPPER: ContextVar[ChunkMapper | None] = ContextVar("retbench_chunk_mapper", default=None)
-
-
-def current_mapper() -> ChunkMapper | None:
-    """The mapper an engine installed, or None: every chunk runs here."""
-    return _MAPPER.get()
-
-
-@contextlib.contextmanager
-def mapping(mapper: ChunkMapper | None) -> Iterator[None]:
-    """Run the chunks of the computations inside the ``with`` block through ``mapper``."""
-    token = _MAPPER.set(mapper)
-    try:
-        yield
-    finally:
-        _MAPPER.reset(token)
-
-
-def chunk_map(function: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any) -> list[Any]:
-    """``[function(shared, item) for item in items]``, through the installed mapper if there is one."""
-    mapper = current_mapper()
+def chunk_map(function: Callable[[Any, Any], Any], items: Sequence[Any], shared: Any,
+              mapper: ChunkMapper | None = None) -> list[Any]:
+    """``[function(shared, item) for item in items]``, through ``mapper`` when there is one."""
     if mapper is None:
         return [function(shared, item) for item in items]
     return mapper.map(function, items, shared)

@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from corpora import Queries, RetbenchError, Run
-from corpora.progress import task
+from corpora.progress import Progress
+from harness.core.parallel import ChunkMapper
 from harness.core.facets import facet_rollup
 from harness.core.leaderboard import leaderboards
 from harness.core.power import power_table
@@ -52,15 +53,14 @@ def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries:
     """(one confidence per query, where it came from): the retriever's own ``confidence(queries)``
     when it defines one (checked: one finite-or-infinite number per query, in the order given), else
     ``run_confidence`` (read off its run as ``kind``)."""
-    own = getattr(retriever, "confidence", None)
-    if not callable(own):
-        return run_confidence, kind
     try:
-        given = own(queries)
+        given = retriever.confidence(queries)  # the default (retrievers.protocols): None, none of its own
     except RetbenchError:
         raise
     except (Exception, SystemExit) as exc:  # the retriever's mistake (sys.exit too): named like one in fit or search
         raise RetrieverFailed(retriever.label, "confidence", exc) from exc
+    if given is None:
+        return run_confidence, kind
     try:
         values = np.asarray(given, dtype=np.float64)
     except (TypeError, ValueError):
@@ -77,17 +77,19 @@ def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], r
                     queries: Queries, facet_queries: Queries, query_ids: Sequence[str], per_query: pd.DataFrame,
                     names: Sequence[str], comparisons: list[Comparison], bootstrap_samples: int, seed: int,
                     confidence: float, facets: Sequence[str] | None, risk_metric: str,
-                    confidence_from: str) -> Readings:
+                    confidence_from: str, progress: Progress | None = None,
+                    mapper: ChunkMapper | None = None) -> Readings:
     """Every reading of one comparison (see the module docstring for what each is given).
 
     ``queries``: the evaluated queries, in ``query_ids`` order (what the retrievers searched);
     ``facet_queries``: the dataset's queries with their facets; ``comparisons``: the run's (those
     written to ``comparisons.csv``); the statistics options are the comparison's.
     """
-    with task("leaderboard"):
-        board = leaderboards(per_query, names, comparisons, bootstrap_samples, seed, confidence)
+    tasks = progress if progress is not None else Progress()
+    with tasks.task("leaderboard"):
+        board = leaderboards(per_query, names, comparisons, bootstrap_samples, seed, confidence, mapper)
     power = power_table(per_query, comparisons)
-    with task("facets"):
+    with tasks.task("facets"):
         facet_frame = facet_rollup(per_query, facet_queries, names, names=facets, n_samples=bootstrap_samples,
                                    seed=seed, confidence=confidence)
     confidences: dict[str, np.ndarray] = {}

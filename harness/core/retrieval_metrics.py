@@ -41,6 +41,7 @@ from harness.errors import RetbenchError
 from harness.core.evaluation import evaluate, mean_over_queries
 from harness.core.facets import facet_rollup, select_facets
 from harness.core.metrics import Metric, parse_metric
+from harness.core.parallel import ChunkMapper
 from harness.core.statistics import bootstrap_means, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, RETRIEVAL_K, SEED
 
@@ -118,7 +119,8 @@ class RetrievalMetrics:
     query_facets: pd.DataFrame
 
 
-def rollup(per_query: pd.DataFrame, n_samples: int, seed: int, confidence: float) -> pd.DataFrame:
+def rollup(per_query: pd.DataFrame, n_samples: int, seed: int, confidence: float,
+           mapper: ChunkMapper | None = None) -> pd.DataFrame:
     """Per system: ``n_queries``, then per card name the exact mean and its paired bootstrap interval
     (every system and card name on the same resampled queries)."""
     names = list(CARD_METRICS)
@@ -128,7 +130,7 @@ def rollup(per_query: pd.DataFrame, n_samples: int, seed: int, confidence: float
         return pd.DataFrame(columns=columns)
     blocks = [per_query.loc[per_query["system"] == s, names].to_numpy(dtype=np.float64) for s in systems]
     values = np.concatenate(blocks, axis=1)  # queries x (system, card name)
-    low, high = percentile_interval(bootstrap_means(values, n_samples, seed), confidence)
+    low, high = percentile_interval(bootstrap_means(values, n_samples, seed, mapper=mapper), confidence)
     rows = []
     for j, system in enumerate(systems):
         row: list[object] = [system, blocks[j].shape[0]]
@@ -142,7 +144,7 @@ def rollup(per_query: pd.DataFrame, n_samples: int, seed: int, confidence: float
 def retrieval_metrics(runs: Mapping[str, Run], qrels: Qrels, query_ids: Sequence[str], queries: Queries, *,
                       retrieval_k: int = DEFAULT_RETRIEVAL_K, rel_threshold: int = 1,
                       facets: Sequence[str] | None = None, n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED,
-                      confidence: float = CONFIDENCE) -> RetrievalMetrics:
+                      confidence: float = CONFIDENCE, mapper: ChunkMapper | None = None) -> RetrievalMetrics:
     """The card's object for every system (label -> run) and evaluated query, and its rollups.
 
     ``queries`` holds the facets (the dataset's queries); ``facets`` picks them as ``bench compare``'s
@@ -162,7 +164,7 @@ def retrieval_metrics(runs: Mapping[str, Run], qrels: Qrels, query_ids: Sequence
                                confidence=confidence)
     cells = [[q, facet.name, facet.cell_of[q]] for facet in select_facets(queries, query_ids, facets)
              for q in query_ids]
-    return RetrievalMetrics(retrieval_k, metrics, per_query, rollup(per_query, n_samples, seed, confidence),
+    return RetrievalMetrics(retrieval_k, metrics, per_query, rollup(per_query, n_samples, seed, confidence, mapper),
                             facet_frame, pd.DataFrame(cells, columns=["query_id", "facet", "value"]))
 
 

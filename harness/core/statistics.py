@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.parallel import current_mapper
+from harness.core.parallel import ChunkMapper
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS, SEED
 
 _CHUNK_CELLS = 1 << 20  # resample x query cells drawn at once; bounds peak memory
@@ -62,11 +62,11 @@ def bootstrap_indices(n_queries: int, n_samples: int, seed: int) -> Iterator[np.
 
 def over_stream(function: Callable[[Any, np.ndarray], Any], shared: Any, rng: np.random.Generator, n_rows: int,
                 n_queries: int, draw: Callable[[np.random.Generator, int, int], np.ndarray],
-                progress: Progress | None = None) -> list[Any]:
+                progress: Progress | None = None, mapper: ChunkMapper | None = None) -> list[Any]:
     """``function(shared, chunk)`` for each chunk of ``n_rows`` rows drawn from ``rng`` by ``draw``
     (``draw(rng, rows, n_queries)``, :data:`_CHUNK_CELLS` cells a chunk), in order.
 
-    Here, chunk after chunk. With an engine's chunk mapper (:mod:`harness.core.parallel`), the chunks run
+    Here, chunk after chunk. With an engine's chunk ``mapper`` (:mod:`harness.core.parallel`), the chunks run
     on its workers: the generator's whole state is recorded at the start of each chunk (PCG64's
     position and its buffered half word) and the chunk drawn past, and a worker draws the chunk again
     from that state, the same rows bit for bit. (Jumping ahead instead is not exact: ``integers``
@@ -74,7 +74,6 @@ def over_stream(function: Callable[[Any, np.ndarray], Any], shared: Any, rng: np
     """
     rows = _rows_per_chunk(n_queries)
     sizes = [min(rows, n_rows - start) for start in range(0, n_rows, rows)]
-    mapper = current_mapper()
     if mapper is None:
         out, done = [], 0
         for size in sizes:
@@ -104,10 +103,11 @@ def _redrawn(shared: tuple[Callable[[Any, np.ndarray], Any], Any, Callable[..., 
 
 
 def over_resamples(function: Callable[[Any, np.ndarray], Any], shared: Any, n_queries: int, n_samples: int, seed: int,
-                   progress: Progress | None = None) -> list[Any]:
+                   progress: Progress | None = None, mapper: ChunkMapper | None = None) -> list[Any]:
     """``function(shared, rows)`` for each chunk ``rows`` of :func:`bootstrap_indices`, in order,
     here or on an engine's workers (:func:`over_stream`)."""
-    return over_stream(function, shared, np.random.default_rng(seed), n_samples, n_queries, _draw_indices, progress)
+    return over_stream(function, shared, np.random.default_rng(seed), n_samples, n_queries, _draw_indices, progress,
+                       mapper)
 
 
 def _resampled_means(differences: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -121,11 +121,12 @@ def _resampled_means(differences: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def bootstrap_means(differences: np.ndarray, n_samples: int, seed: int,
-                    progress: Progress | None = None) -> np.ndarray:
+                    progress: Progress | None = None, mapper: ChunkMapper | None = None) -> np.ndarray:
     """Resampled means of each column of ``differences`` (queries x comparisons), sorted per column.
 
     Resample r's mean of column c is the mean of ``differences[indices[r], c]`` over the n_queries
-    drawn rows (:func:`bootstrap_indices`). ``progress(done, total)`` is called as resamples complete.
+    drawn rows (:func:`bootstrap_indices`). ``progress(done, total)`` is called as resamples complete;
+    ``mapper``: where the chunks run (:mod:`harness.core.parallel`; None: here).
 
     >>> d = np.array([[0.1], [0.3], [-0.2]])
     >>> bootstrap_means(d, 4, seed=0).shape
@@ -134,7 +135,7 @@ def bootstrap_means(differences: np.ndarray, n_samples: int, seed: int,
     differences = np.asarray(differences, dtype=np.float64)
     if differences.ndim == 1:
         differences = differences[:, None]
-    chunks = over_resamples(_resampled_means, differences, differences.shape[0], n_samples, seed, progress)
+    chunks = over_resamples(_resampled_means, differences, differences.shape[0], n_samples, seed, progress, mapper)
     means = np.concatenate(chunks) if chunks else np.empty((0, differences.shape[1]))
     means.sort(axis=0)
     return means
@@ -241,7 +242,8 @@ def _tolerance(differences: np.ndarray) -> np.ndarray:
     return 1e-12 * np.maximum(1.0, np.abs(differences).sum(axis=0))
 
 
-def randomisation_p_values(differences: np.ndarray, n_samples: int, seed: int) -> np.ndarray:
+def randomisation_p_values(differences: np.ndarray, n_samples: int, seed: int,
+                           mapper: ChunkMapper | None = None) -> np.ndarray:
     """Monte Carlo two-sided paired randomisation (sign-flip) p-value per column of ``differences``.
 
     p = (1 + #{flips with |sum| >= |observed sum|}) / (1 + n_samples), so never below
@@ -259,7 +261,7 @@ def randomisation_p_values(differences: np.ndarray, n_samples: int, seed: int) -
     observed = np.abs(total)
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     counts = over_stream(_extreme_flips, (differences, total, observed - _tolerance(differences)), rng, n_samples,
-                         n_queries, _draw_sign_bytes)
+                         n_queries, _draw_sign_bytes, mapper=mapper)
     extreme = np.sum(counts, axis=0, dtype=np.int64) if counts else np.zeros(differences.shape[1], dtype=np.int64)
     return (1.0 + extreme) / (1.0 + n_samples)
 
@@ -310,7 +312,7 @@ def exact_p_value(differences: np.ndarray) -> float:
 
 
 def sign_flip_tests(differences: np.ndarray, permutations: int, seed: int,
-                    exact_up_to: int = EXACT_UP_TO) -> tuple[np.ndarray, list[str]]:
+                    exact_up_to: int = EXACT_UP_TO, mapper: ChunkMapper | None = None) -> tuple[np.ndarray, list[str]]:
     """Per column: the randomisation p-value and the test that gave it (a key of :data:`TESTS`).
 
     Exact (:func:`exact_p_value`) when at most ``exact_up_to`` queries differ, else Monte Carlo
@@ -327,7 +329,7 @@ def sign_flip_tests(differences: np.ndarray, permutations: int, seed: int,
         p_values[i] = exact_p_value(differences[:, i])
     if not exact.all():
         sampled = np.flatnonzero(~exact)
-        p_values[sampled] = randomisation_p_values(differences[:, sampled], permutations, seed)
+        p_values[sampled] = randomisation_p_values(differences[:, sampled], permutations, seed, mapper)
     return p_values, ["exact" if e else "monte-carlo" for e in exact]
 
 
@@ -496,6 +498,7 @@ def compare_systems(
     progress: Progress | None = None,
     permutations: int = PERMUTATIONS,
     family: str = "metric",
+    mapper: ChunkMapper | None = None,
 ) -> list[Comparison]:
     """Every (pair, metric): mean difference a - b, bootstrap interval, randomisation and Holm p.
 
@@ -503,7 +506,8 @@ def compare_systems(
     draws ``n_samples`` resamples; the randomisation test is exact up to :data:`EXACT_UP_TO`
     differing queries, else ``permutations`` Monte Carlo flips (a stream of its own). Holm runs
     across each ``family`` (a key of :data:`FAMILIES`); alpha = 1 - ``confidence``.
-    ``progress(done, total)`` follows the bootstrap.
+    ``progress(done, total)`` follows the bootstrap; ``mapper``: where its chunks run
+    (:mod:`harness.core.parallel`; None: here).
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
@@ -512,9 +516,9 @@ def compare_systems(
     columns = [(a, b, m) for m in metrics for a, b in pairs]
     differences = np.column_stack([per_query[a][m] - per_query[b][m] for a, b, m in columns])
     n_queries = differences.shape[0]
-    sorted_means = bootstrap_means(differences, n_samples, seed, progress)
+    sorted_means = bootstrap_means(differences, n_samples, seed, progress, mapper)
     low, high = percentile_interval(sorted_means, confidence)
-    p_values, tests = sign_flip_tests(differences, permutations, seed)
+    p_values, tests = sign_flip_tests(differences, permutations, seed, mapper=mapper)
     differing = np.count_nonzero(differences, axis=0)
     smallest = np.array([smallest_p_value(t, int(m), permutations) for t, m in zip(tests, differing)])
     adjusted = np.empty_like(p_values)

@@ -2,10 +2,13 @@
 what it computes: every engine writes the same results folder, byte for byte, but for the manifest's
 times and its ``engine`` record (which the configuration hash leaves out, for that reason).
 
-An engine is used for one comparison at a time through :meth:`Engine.running`, which installs, for
-the ``with`` block, a placement for the retrievers that implement the sharding protocol
-(:mod:`retrievers.sharding`) and a chunk mapper for the statistics and the evaluation
-(:mod:`harness.core.parallel`), and yields an :class:`EngineRecord` that says what ran where.
+An engine is used for one comparison at a time through :meth:`Engine.running`, which yields an
+:class:`EngineRun` for the ``with`` block: a placement for the retrievers that implement the sharding
+protocol (:mod:`retrievers.sharding`), which the harness puts in the run context it hands every
+retriever (:mod:`retrievers.context`); a chunk mapper for the statistics and the evaluation
+(:mod:`harness.core.parallel`), which the harness passes to them; and the :class:`EngineRecord`
+that says what ran where. The engine touches no retriever itself: the harness's calls
+(:func:`retrievers.base.fit_retriever`) send a retriever with the protocol to the placement.
 """
 
 from __future__ import annotations
@@ -13,11 +16,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from corpora import Corpus
 
-__all__ = ["DatasetOrigin", "Engine", "EngineRecord"]
+if TYPE_CHECKING:
+    from harness.core.parallel import ChunkMapper
+    from retrievers.sharding import Placement
+
+__all__ = ["DatasetOrigin", "Engine", "EngineRecord", "EngineRun"]
 
 #: Why the configuration hash leaves the engine out (the manifest's engine record says it).
 HASH_NOTE = "not part of the configuration hash: an engine changes where work runs, never a result"
@@ -57,6 +64,17 @@ class EngineRecord:
         return record
 
 
+@dataclass
+class EngineRun:
+    """One comparison on an engine: ``placement`` fits the retrievers with the sharding protocol (None:
+    all here), ``mapper`` runs the chunks of the statistics and the evaluation (None: here), ``record``
+    says what ran where."""
+
+    record: EngineRecord
+    placement: Placement | None = None
+    mapper: ChunkMapper | None = None
+
+
 class Engine(ABC):
     """Where the work of :func:`harness.compare` runs. ``name`` is the key of ``--engine``."""
 
@@ -64,7 +82,7 @@ class Engine(ABC):
     description: ClassVar[str]
 
     @abstractmethod
-    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> AbstractContextManager[EngineRecord]:
+    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> AbstractContextManager[EngineRun]:
         """Run one comparison on ``corpus`` inside the ``with`` block; ``origin`` says where workers
         can read its documents themselves (None: only here, so they are shipped)."""
 

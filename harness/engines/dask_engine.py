@@ -37,9 +37,8 @@ import scipy.sparse as sp
 
 from corpora import Corpus, RetbenchError
 from harness.engines import shard_tasks
-from harness.engines.base import DatasetOrigin, Engine, EngineRecord
-from harness.core.parallel import mapping
-from retrievers.sharding import Placement, ShardHits, Shards, bounds_for, placed, shard_of, unfitted_copy
+from harness.engines.base import DatasetOrigin, Engine, EngineRecord, EngineRun
+from retrievers.sharding import Placement, ShardHits, Shards, bounds_for, shard_of, unfitted_copy
 
 __all__ = ["INSTALL_HINT", "DaskEngine"]
 
@@ -130,7 +129,7 @@ class DaskEngine(Engine):
 
     # ----- one comparison ------------------------------------------------------------------------
     @contextlib.contextmanager
-    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRecord]:
+    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRun]:
         import dask
         import distributed
 
@@ -143,8 +142,7 @@ class DaskEngine(Engine):
                                                   "fitted in shards on the workers; the others on the client"})
         placement = _DaskPlacement(client, corpus, origin, self.shards or max(1, workers), record)
         try:
-            with placed(placement), mapping(_DaskMapper(client, max(1, workers))):
-                yield record
+            yield EngineRun(record, placement, _DaskMapper(client, max(1, workers)))
         finally:
             placement.release()
 

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Iterator
 
 from corpora import Corpus
-from harness.engines.base import DatasetOrigin, Engine, EngineRecord
+from harness.engines.base import DatasetOrigin, Engine, EngineRecord, EngineRun
 
 
 class LocalEngine(Engine):
@@ -16,5 +16,5 @@ class LocalEngine(Engine):
     description = "this process (the default)"
 
     @contextlib.contextmanager
-    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRecord]:
-        yield EngineRecord(self.name)
+    def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> Iterator[EngineRun]:
+        yield EngineRun(EngineRecord(self.name))

@@ -26,7 +26,6 @@ deeper search would.
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -39,9 +38,7 @@ import pandas as pd
 
 from corpora import (DEFAULT_ANALYZER, Dataset, ParameterError, Queries, RetbenchError, Run, get_analyzer,
                      load_dataset, load_facets_file, with_facets)
-from corpora.progress import Callback, Renderer
-from corpora.progress import rendering as _rendering
-from corpora.progress import task as _task
+from corpora.progress import Callback, Renderer, as_progress
 from harness.report import formats as report_formats
 from harness.core.api import queries_that_count, restrict_to_candidates
 from harness.tuning.cross_validation import assign_folds, cross_validate, intervals
@@ -59,7 +56,9 @@ from harness.tuning.record import FOLDS, Estimate, TuneConfig, TuneRecord
 from harness.tuning.results import per_query_table, render_report, tune_table, write_tune
 from harness.tuning.results import summary as _summary
 from retrievers import Retriever, as_run, build
-from retrievers.cache import IndexCache, use_cache
+from retrievers.base import fit_retriever, search_retriever
+from retrievers.cache import IndexCache
+from retrievers.context import RunContext
 from retrievers.grid import MAX_POINTS, Grid, read_grid
 from retrievers.shared import SharedBuilder
 
@@ -188,26 +187,26 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
         allow_unmatched_judgments=bool(allow_unmatched_judgments) if loaded else None,
         cache=fitted_states.root is not None,
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None)
-    with _rendering(progress) if progress is not None else contextlib.nullcontext():
-        if isinstance(dataset, Dataset):
-            data = dataset
-            check_writable_ids(data)
+    tasks = as_progress(progress)
+    if isinstance(dataset, Dataset):
+        data = dataset
+        check_writable_ids(data)
+    else:
+        with tasks.task(f"loading {dataset}"):
+            data = load_dataset(str(dataset), format=format, split=config.split or "test",
+                                allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks)
+    if facets is not None:
+        if isinstance(facets, Mapping):
+            data = with_facets(data, facets)
         else:
-            with _task(f"loading {dataset}"):
-                data = load_dataset(str(dataset), format=format, split=config.split or "test",
-                                    allow_unmatched_judgments=bool(allow_unmatched_judgments))
-        if facets is not None:
-            if isinstance(facets, Mapping):
-                data = with_facets(data, facets)
-            else:
-                data = with_facets(data, load_facets_file(facets, data.queries.ids), source=str(facets))
-        if on_loaded is not None:
-            on_loaded(data)
-        return _search(config, parsed, data, chosen_metric, fitted_states)
+            data = with_facets(data, load_facets_file(facets, data.queries.ids), source=str(facets))
+    if on_loaded is not None:
+        on_loaded(data)
+    return _search(config, parsed, data, chosen_metric, RunContext(cache=fitted_states, progress=tasks))
 
 
-def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fitted_states: IndexCache) -> TuneResult:
-    """Every point on every query, then the cross-validation."""
+def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, context: RunContext) -> TuneResult:
+    """Every point on every query (in ``context``: its cache and progress), then the cross-validation."""
     started = time.perf_counter()
     query_ids = queries_that_count(dataset.qrels, config.rel_threshold, dataset.queries.ids)
     counted = set(query_ids)
@@ -237,21 +236,21 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, fi
 
     values = np.empty((len(settings), len(query_ids)))
     classes = {type(r) for r in settings}
-    with use_cache(fitted_states):
-        runs = type(settings[0]).sweep(settings, dataset.corpus, queries, search_depth) if len(classes) == 1 else None
+    for setting in settings:
+        setting.run_context = context  # type: ignore[union-attr]  # what a sweep's shared work may use
+    runs = type(settings[0]).sweep(settings, dataset.corpus, queries, search_depth) if len(classes) == 1 else None
     shortcut = (f"{type(settings[0]).__name__}.sweep: what the swept parameters do not change is computed once"
                 if runs is not None else
                 f"shared children: {len(builder.children)} child retrievers fitted once for all points"
                 if builder.children else "none: every point is fitted and searched on its own")
-    with _task("grid points", len(settings)) as progress:
+    with context.progress.task("grid points", len(settings)) as progress:
         for number in range(len(settings)):
             retriever, settings[number] = settings[number], None  # a fitted point is let go once scored
             if runs is not None:
-                with use_cache(fitted_states):
-                    # a plugin's sweep is held to what its search would be: checked and cut to the depth
-                    run = as_run(next(runs), dataset.corpus, queries, retriever.label, search_depth)
+                # a plugin's sweep is held to what its search would be: checked and cut to the depth
+                run = as_run(next(runs), dataset.corpus, queries, retriever.label, search_depth)
             else:
-                run = _fit_and_search(retriever, dataset, queries, search_depth, fitted_states)
+                run = _fit_and_search(retriever, dataset, queries, search_depth, context)
             del retriever
             if dataset.candidates:
                 run = restrict_to_candidates(run, dataset.candidates, config.depth)
@@ -283,10 +282,10 @@ def _compact(run: Run) -> Run:
 
 
 def _fit_and_search(retriever: Retriever, dataset: Dataset, queries: Queries, k: int,
-                    fitted_states: IndexCache) -> Run:
+                    context: RunContext) -> Run:
     """One point on its own. Its own fitted state is not kept for the next point (a fresh cache on
     the same folder, or none): only the shared children, fitted once, stay in memory."""
-    own = IndexCache(fitted_states.root.parent) if fitted_states.root is not None else None
-    with use_cache(own):
-        retriever.fit(dataset.corpus)
-        return as_run(retriever.search(queries, k), dataset.corpus, queries, retriever.label, k)
+    root = context.cache.root if context.cache is not None else None
+    own = RunContext(cache=IndexCache(root.parent) if root is not None else None, progress=context.progress)
+    fit_retriever(retriever, dataset.corpus, own)
+    return as_run(search_retriever(retriever, queries, k, own), dataset.corpus, queries, retriever.label, k)

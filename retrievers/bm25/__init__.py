@@ -8,25 +8,28 @@ score(q, d) = sum over distinct query terms t of
 (the article's ``set(token(question))``). The postings, idf and length norms are computed once at
 fit time (:class:`~retrievers.bm25.index.BM25Index`); a query touches only its terms' postings and the top k
 is selected exactly without sorting every match. Tokens come from :func:`corpora.tokenize.tokenize`,
-identical to the analyzer's. A fitted index is reused from the active cache (:mod:`retrievers.cache`).
+identical to the analyzer's. A fitted index is reused from the cache of the run context (:mod:`retrievers.cache`).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer, progress
+from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer
 from corpora.analyzers import analyzer_fingerprint
 from corpora.memory import release_freed_memory
 from retrievers.base import Retriever, ScoreRetriever
+from retrievers.bm25 import compiled
 from retrievers.bm25.shards import BM25Sharding
-from retrievers.cache import State, fitted_state
-from retrievers.bm25.index import BM25Index, doc_dtype
+from retrievers.cache import State
+from retrievers.bm25.index import COMPILED_FROM_DOCS, BM25Index, doc_dtype
 from retrievers.ranking import doc_id_order
+from retrievers.sharding import require_fitted_here
 from retrievers.strings import SortedStrings, check_strings, unpack_strings
 from retrievers.validation import check_float
 
@@ -55,7 +58,7 @@ class BM25(BM25Sharding, ScoreRetriever):
         params: dict[str, Any] = {"k1": float(self.k1), "b": float(self.b), "analyzer": self.analyzer,
                                   "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),
                                   "version": self.state_version}
-        state = fitted_state("bm25", params, corpus, lambda: self._build(corpus),
+        state = self.fitted_state("bm25", params, corpus, lambda: self._build(corpus),
                              lambda s: _valid_state(s, len(corpus)))
         self.index = BM25Index(state["indptr"], state["block_starts"], state["docs"], state["tfs"], state["idf"],
                                state["length_class"], state["class_norm"], float(self.k1), len(corpus),
@@ -67,7 +70,7 @@ class BM25(BM25Sharding, ScoreRetriever):
 
     def _build(self, corpus: Corpus) -> State:
         index, (blob, offsets) = BM25Index.from_texts(corpus.full_texts, self.analyzer, self.k1, self.b,
-                                                      progress.callback())
+                                                      self.run_context.progress.callback())
         tie_rank = doc_id_order(corpus.ids)
         release_freed_memory()  # the build's temporaries (the id sort)
         return {"indptr": index.indptr, "block_starts": index.block_starts, "docs": index.docs, "tfs": index.tfs,
@@ -97,7 +100,8 @@ class BM25(BM25Sharding, ScoreRetriever):
             shared: dict[str, BM25Sweep] = {}  # by analyzer, the one thing a setting may change besides k1, b
             for setting in bm25s:
                 if setting.analyzer not in shared:
-                    shared[setting.analyzer] = BM25Sweep(corpus, queries, setting.analyzer, cls.name)
+                    shared[setting.analyzer] = BM25Sweep(corpus, queries, setting.analyzer, cls.name,
+                                                          setting.run_context)
                 yield shared[setting.analyzer].run(setting.k1, setting.b, k, cls.min_score)
 
         return runs()
@@ -107,6 +111,7 @@ class BM25(BM25Sharding, ScoreRetriever):
         """``(offsets, term ids)`` of the analyzed queries; unknown terms dropped."""
         from corpora.tokenize import encode
 
+        require_fitted_here(self, "index", "search")
         if self._term_ids is None:
             self._term_ids = SortedStrings(*self._vocabulary_arrays)
         return encode(queries.texts, self._term_ids, self.analyzer)
@@ -118,9 +123,17 @@ class BM25(BM25Sharding, ScoreRetriever):
         """The top ``k`` over the index's postings, without ranking :meth:`score`'s matrix
         (``ScoreRetriever.search``; ``benchmarks/speed_paths.py`` ``bm25_search`` times the two)."""
         offsets, terms = self.encode_queries(queries)
-        run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
-                                                      threads=self.threads, progress=progress.callback())
+        tasks = self.run_context.progress
+        callback = tasks.callback()
+        with tasks.task(compiled.COMPILING) if self._compiles_now() else contextlib.nullcontext():
+            run_offsets, docs, scores = self.index.search(offsets, terms, k, self._tie_rank, self.min_score,
+                                                          threads=self.threads, progress=callback)
         return Run(queries.ids, self.corpus.id_array(), run_offsets, docs, scores)
+
+    def _compiles_now(self) -> bool:
+        """Whether this search runs the compiled loop for the first time in this process (as
+        :meth:`BM25Index.search` chooses it), which takes a moment worth a line of progress."""
+        return self.index.n_docs >= COMPILED_FROM_DOCS and compiled.compiles_on_first_call()
 
 
 def _valid_state(state: State, n_docs: int) -> bool:

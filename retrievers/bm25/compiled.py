@@ -41,8 +41,6 @@ import importlib.util
 
 import numpy as np
 
-from corpora import progress
-
 #: What to install for the compiled loop.
 INSTALL_HINT = "pip install 'retbench[fast]' (numba)"
 
@@ -106,9 +104,19 @@ def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_of
     if k < 1:
         empty = np.empty(0, np.int64)
         return np.zeros(len(query_offsets), np.int64), empty, np.empty(0)
-    if kernel.signatures:
-        return kernel(*arguments)
-    # The first call in a process compiles the loop (seconds, once per machine) or loads it from
-    # numba's on-disk cache: say so, the wait is otherwise unexplained.
-    with progress.task("compiled search: compiling its loop (once; numba caches it) or loading it"):
-        return kernel(*arguments)
+    return kernel(*arguments)
+
+
+#: The task shown while the first call in a process compiles the loop (seconds, once per machine) or
+#: loads it from numba's on-disk cache: the wait is otherwise unexplained.
+COMPILING = "compiled search: compiling its loop (once; numba caches it) or loading it"
+
+
+def compiles_on_first_call() -> bool:
+    """Whether the next :func:`top_k` compiles (or loads) the loop first: numba is installed and this
+    process has not run the loop yet."""
+    if not available():
+        return False
+    from retrievers.bm25.kernel import top_k as kernel
+
+    return not kernel.signatures

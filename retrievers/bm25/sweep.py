@@ -23,11 +23,14 @@ every setting's run equals ``BM25(k1=k1, b=b).fit(corpus).search(queries, k)`` b
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from corpora import Corpus, Queries, Run, progress
+from corpora import Corpus, Queries, Run
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.cache import State, fitted_state
+from retrievers.context import RunContext
 from retrievers.bm25.index import BLOCK_DOCS, _block_postings, bm25_idf, bm25_weights, length_norms
 from retrievers.ranking import doc_id_order, top_k
 from retrievers.strings import SortedStrings, check_strings, pack_strings
@@ -39,13 +42,15 @@ POSTINGS_KIND = "bm25-postings"
 POSTINGS_VERSION = 1
 
 
-def build_postings(corpus: Corpus, analyzer: str, block_docs: int = BLOCK_DOCS) -> State:
+def build_postings(corpus: Corpus, analyzer: str, block_docs: int = BLOCK_DOCS,
+                   progress: Callable[[int, int], None] | None = None) -> State:
     """Term frequencies by term and document, in blocks of documents as the BM25 index lays them out:
     ``indptr`` (blocks x terms + 1), ``docs_<b>`` (int32, within the block), ``tf_<b>`` (int32), and
-    ``doc_lengths`` (tokens per document), ``tie_rank``, the vocabulary (packed)."""
+    ``doc_lengths`` (tokens per document), ``tie_rank``, the vocabulary (packed). ``progress(done, total)``
+    hears the tokenizing."""
     from corpora.tokenize import tokenize
 
-    tokens = tokenize(corpus.full_texts, analyzer, progress=progress.callback())
+    tokens = tokenize(corpus.full_texts, analyzer, progress=progress)
     offsets, term_ids, vocabulary = tokens.offsets, tokens.term_ids, tokens.vocabulary
     del tokens
     n_docs, n_terms = len(offsets) - 1, len(vocabulary)
@@ -126,11 +131,15 @@ class BM25Sweep:
     and ranks each query's pairs with :func:`~retrievers.ranking.top_k`, as the index's search does.
     """
 
-    def __init__(self, corpus: Corpus, queries: Queries, analyzer: str, label: str = "bm25"):
+    def __init__(self, corpus: Corpus, queries: Queries, analyzer: str, label: str = "bm25",
+                 context: RunContext | None = None):
         params = {"analyzer": analyzer, "analyzer_fingerprint": analyzer_fingerprint(analyzer),
                   "version": POSTINGS_VERSION}
-        with progress.task(f"indexing {label} (shared by every grid point)"):
-            state = fitted_state(POSTINGS_KIND, params, corpus, lambda: build_postings(corpus, analyzer),
+        context = context if context is not None else RunContext()
+        tasks = context.progress
+        with tasks.task(f"indexing {label} (shared by every grid point)"):
+            state = fitted_state(context.cache, POSTINGS_KIND, params, corpus,
+                                 lambda: build_postings(corpus, analyzer, progress=tasks.callback()),
                                  lambda s: valid_postings(s, len(corpus)))
         from corpora.tokenize import encode
 

@@ -1,0 +1,36 @@
+"""The run context: what the harness hands a retriever for one run -- the index cache, the progress
+channel and the engine's placement -- passed explicitly, never held in a context variable.
+
+The harness makes one :class:`RunContext` per run (``harness.compare``, ``harness.tune``) and calls
+every retriever through :func:`retrievers.base.fit_retriever`, :func:`~retrievers.base.search_retriever`
+and :func:`~retrievers.base.score_retriever`, which give the retriever the context as
+``self.run_context`` for the length of the call (the base class's default, ``RunContext()``, holds no
+cache, shows nothing and places nothing: a retriever fitted by hand, ``BM25().fit(corpus)``, runs
+here, builds its state and is silent). A retriever that calls other retrievers (a fusion's children)
+passes its own ``self.run_context`` on through those same functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from corpora.progress import Progress
+
+if TYPE_CHECKING:
+    from retrievers.cache import IndexCache
+    from retrievers.sharding import Placement
+
+__all__ = ["RunContext"]
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """``cache``: the :class:`~retrievers.cache.IndexCache` fitted states come from (None: build them,
+    keep nothing). ``progress``: the :class:`~corpora.progress.Progress` channel to report to (silent by
+    default). ``placement``: where an engine fits the retrievers with the sharding protocol
+    (:class:`~retrievers.sharding.Placement`; None: everything is fitted here)."""
+
+    cache: IndexCache | None = None
+    progress: Progress = field(default_factory=Progress)
+    placement: Placement | None = None
