@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from harness.core.record import CompareRecord
 
 __all__ = ["DIAGNOSIS_COLUMNS", "OWN_CONFIDENCE", "PER_QUERY", "READINGS", "Reading", "Readings", "Render",
-           "read_comparison", "reading_frames", "register", "system_confidence"]
+           "read_comparison", "reading_frames", "register", "rendered", "system_confidence"]
 
 #: The summary's ``confidence`` when a retriever's own ``confidence(queries)`` gave it.
 OWN_CONFIDENCE = "retriever"
@@ -135,7 +135,7 @@ class Reading:
     or None when that comparison has none (the metrics card when it is off), so no file is written;
     ``render``: report format (``text``, ``html``, ``md``, ``latex``) -> the renderer of its section
     (:data:`Render`), for a reading the reports show by the registry (the built-in readings have their
-    own places in each report and declare none)."""
+    own places in each report and declare none), under the heading ``title`` (default: ``name``)."""
 
     name: str
     file: str
@@ -144,6 +144,12 @@ class Reading:
     columns: str = ""
     frame: Callable[[CompareRecord], pd.DataFrame | None] | None = field(default=None, repr=False, compare=False)
     render: Mapping[str, Render] = field(default_factory=dict, repr=False, compare=False)
+    title: str = ""
+
+    @property
+    def heading(self) -> str:
+        """The heading of its section in a report: ``title``, else ``name``."""
+        return self.title or self.name
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -169,6 +175,11 @@ def register(reading: Reading) -> Reading:
         raise ValueError(f"a reading named {reading.name!r} is already registered")
     READINGS[reading.name] = reading
     return reading
+
+
+def rendered(format: str) -> list[Reading]:
+    """The registered readings with a renderer for report ``format``, in registry order."""
+    return [reading for reading in READINGS.values() if format in reading.render]
 
 
 def reading_frames(record: CompareRecord) -> dict[str, pd.DataFrame]:

@@ -212,6 +212,10 @@ class ResultsFolder:
             raise InputFileError(path, "file not found (the result has no such reading)", fix=_RESTORE)
         return read_table(path, spec, self.texts[spec.file])
 
+    def holds(self, relative: str) -> bool:
+        """Whether the folder has the file ``relative`` (one written before a reading was registered has not)."""
+        return relative in self.texts if self.texts is not None else (self.path / relative).is_file()
+
     def _from_disk(self, relative: str) -> Path:
         if self.texts is not None:
             raise RetbenchError(f"the in-memory results of {self.path.name} hold no {relative}. Fix: write the "
