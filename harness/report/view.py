@@ -1,9 +1,13 @@
 """What the reports of a results folder show, read from that folder alone.
 
-``bench report`` (HTML, Markdown, LaTeX), the reports ``bench compare --report`` writes and the
-dashboard all start from a :class:`ReportView`: the folder's files (:mod:`harness.store.read`)
-and the few things derived from them, each a pure function of the folder, so a report made today
-from a past folder equals the one made when it was written.
+``bench report`` (HTML, Markdown, LaTeX), the reports ``bench compare --report`` writes,
+``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the folder's files
+(:mod:`harness.store.read`) and the few things derived from them, each a pure function of the folder,
+so a report made today from a past folder equals the one made when it was written. A fresh result's
+view (:meth:`ReportView.of_result`) reads the folder ``result.write()`` would store from memory
+(:func:`harness.store.read.open_record`), with no folder written, so it is the same report.
+Readings added to the registry with a renderer for a format (:func:`harness.core.readings.rendered`)
+are shown by :meth:`ReportView.registered`.
 
 Derived here, and nowhere stored:
 
