@@ -45,10 +45,11 @@ def operations(app) -> list:
     return [result.ok() for result in schema.get_all_operations()]
 
 
-def test_the_schema_documents_the_five_operations(app) -> None:
+def test_the_schema_documents_the_seven_operations(app) -> None:
     paths = sorted(f"{op.method.upper()} {op.path}" for op in operations(app))
     assert paths == ["GET /api/v1/evals/runs", "GET /api/v1/evals/runs/{run_id}",
                      "GET /api/v1/evals/runs/{run_id}/comparisons", "GET /api/v1/evals/runs/{run_id}/metrics",
+                     "GET /api/v1/evals/runs/{run_id}/readings", "GET /api/v1/evals/runs/{run_id}/readings/{name}",
                      "GET /api/v1/evals/runs/{run_id}/results"]
 
 
@@ -65,7 +66,7 @@ def test_every_operation_answers_as_documented(app) -> None:
 
         answers_as_documented()
         checked += 1
-    assert checked == 5
+    assert checked == 7
 
 
 def test_the_stored_run_answers_as_documented(app) -> None:
@@ -76,6 +77,7 @@ def test_the_stored_run_answers_as_documented(app) -> None:
     statuses = []
     for operation in operations(app):
         if "{run_id}" in operation.path:
-            response = operation.Case(path_parameters={"run_id": run_id}).call_and_validate()
+            parameters = {"run_id": run_id, **({"name": "leaderboard"} if "{name}" in operation.path else {})}
+            response = operation.Case(path_parameters=parameters).call_and_validate()
             statuses.append(response.status_code)
-    assert statuses == [200, 200, 200, 200]
+    assert statuses == [200] * 6

@@ -2,14 +2,13 @@
 
 :func:`harness.compare` returns one; nothing is written until :meth:`CompareResult.write` stores it
 as a results folder (:mod:`harness.store.write`), and :meth:`CompareResult.report` is the text
-``bench compare`` prints (:mod:`harness.report.text`) or a report of the folder it would write (HTML,
+``bench compare`` prints (:mod:`harness.report.text`) or a report of the folder it would write, read in memory (HTML,
 Markdown, LaTeX: :mod:`harness.report.formats`). Its data is :class:`~harness.core.record.CompareRecord`,
 which those modules read without importing this one.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,13 +41,14 @@ class CompareResult(CompareRecord):
 
         ``format="html"``, ``"md"`` or ``"latex"`` (:data:`harness.report.formats.REPORT_FORMATS`):
         the report ``bench report`` makes of the results folder :meth:`write` would store, made from
-        that folder (written to a temporary place and removed), so it is the same text; its command
+        that folder as read in memory (:func:`harness.store.read.open_record`: nothing is written),
+        so it is the same text; its command
         line is ``command_line`` (default ``sys.argv``), as :meth:`write` records it. ``html``
         needs the ``report`` extra (matplotlib).
         """
         from harness.report.formats import REPORT_FORMATS, TEXT, check_formats, parse_formats, render_report
         from harness.report.text import render
-        from harness.store.write import write_results
+        from harness.store.read import open_record
 
         if not isinstance(format, str):  # e.g. report(10) from before the format came first
             raise ParameterError("format", "report", f"a str, one of {', '.join([TEXT, *REPORT_FORMATS])} (pass "
@@ -64,11 +64,10 @@ class CompareResult(CompareRecord):
             raise RetbenchError(f"show_failures, show_queries and heading shape the {TEXT} report only, not {name}. "
                                 "Fix: leave them out")
         check_formats([name])
-        with tempfile.TemporaryDirectory(prefix="retbench-report-") as scratch:
-            # the folder write() would store, less the run files, which no report reads
-            folder = write_results(self, Path(scratch), list(command_line) if command_line is not None else None,
-                                   say=lambda message: None, report=self.report() + "\n", runs=False)
-            return render_report(folder, name)
+        # the folder write() would store, in memory (less the run files, which no report reads)
+        folder = open_record(self, list(command_line) if command_line is not None else None,
+                             report=self.report() + "\n")
+        return render_report(folder, name)
 
     def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,
               say: Callable[[str], None] | None = None, reports: Sequence[str] | str = ()) -> Path:

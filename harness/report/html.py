@@ -367,8 +367,15 @@ def render_html(view: ReportView) -> str:
     warnings = view.manifest.get("warnings", [])
     if warnings:
         lead += "<ul>" + "".join(f'<li class="down">warning: {_e(w)}</li>' for w in warnings) + "</ul>"
-    nav = "".join(f'<a href="#{key}">{_e(name)}</a>' for key, name in SECTIONS.items())
-    body = "\n".join(section(view) for section in (_leaderboard, _means, _comparisons, _differences, _first_relevant,
-                                                   _facets, _risk_coverage, _duplicates, _provenance))
+    registered = view.registered("html")  # readings added to the registry, before the provenance
+    keys = {reading.name: "reading-" + reading.name.replace("_", "-") for reading, _ in registered}
+    headings = {**{k: v for k, v in SECTIONS.items() if k != "provenance"},
+                **{keys[reading.name]: reading.heading for reading, _ in registered}, "provenance": SECTIONS["provenance"]}
+    nav = "".join(f'<a href="#{key}">{_e(name)}</a>' for key, name in headings.items())
+    sections = [section(view) for section in (_leaderboard, _means, _comparisons, _differences, _first_relevant,
+                                              _facets, _risk_coverage, _duplicates)]
+    sections += [html_section(keys[reading.name], reading.heading, reading.render["html"](frame, view))
+                 for reading, frame in registered]
+    body = "\n".join([*sections, _provenance(view)])
     version = view.manifest.get("versions", {}).get("retbench", "")
     return html_page(title=title, lead=lead, nav=nav, body=body, version=str(version))

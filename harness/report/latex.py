@@ -132,6 +132,7 @@ def render_latex(view: ReportView) -> str:
         r"\end{tabular}",
         r"\end{table}",
         "% ---- table: to here ----",
+        *(reading.render["latex"](frame, view).rstrip("\n") for reading, frame in view.registered("latex")),
         r"\end{document}",
     ]
     return "\n".join(lines) + "\n"

@@ -147,6 +147,14 @@ def _failures(view: ReportView, systems: Sequence[str]) -> list[str]:
     return _details("Failed queries by diagnosis category", body)
 
 
+def _registered(view: ReportView) -> list[str]:
+    """A folded section per reading added to the registry with a Markdown renderer."""
+    lines: list[str] = []
+    for reading, frame in view.registered("md"):
+        lines += _details(reading.heading, reading.render["md"](frame, view).rstrip("\n").split("\n"))
+    return lines
+
+
 def _conventions(view: ReportView) -> list[str]:
     m = view.manifest
     corpus = view.corpus
@@ -178,7 +186,8 @@ def _render(view: ReportView, detail: _Detail) -> str:
     systems = view.systems if detail.systems is None else view.systems[:detail.systems]
     verdict_metrics = {"all": view.metrics, "first": view.metrics[:1], "none": []}[detail.verdict_metrics]
     lines = [*_heading(view), *_means(view, systems), *_verdicts(view, verdict_metrics, systems),
-             *_worst_hit(view, systems, detail.worst), *_failures(view, systems), *_conventions(view)]
+             *_worst_hit(view, systems, detail.worst), *_failures(view, systems), *_registered(view),
+             *_conventions(view)]
     return "\n".join(lines) + "\n"
 
 

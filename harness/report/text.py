@@ -19,6 +19,7 @@ import pandas as pd
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.facets import MIN_QUERIES
 from harness.core.power import POWER
+from harness.core.readings import rendered
 from harness.core.record import CompareRecord, SystemResult
 from harness.core.risk_coverage import CONFIDENCES
 from harness.core.statistics import EXACT_UP_TO, format_p
@@ -284,4 +285,8 @@ def render(result: CompareRecord, show_failures: int | None = None, show_queries
             out.extend(failure_lines(f, documents))
         if len(shown) < len(failures):
             out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
+    for reading in rendered("text"):  # readings added to the registry with a text renderer
+        frame = reading.frame(result) if reading.frame is not None else None
+        if frame is not None:
+            out += ["", f"{reading.heading}:", reading.render["text"](frame, result).rstrip("\n")]
     return "\n".join(out)

@@ -1,9 +1,13 @@
 """What the reports of a results folder show, read from that folder alone.
 
-``bench report`` (HTML, Markdown, LaTeX), the reports ``bench compare --report`` writes and the
-dashboard all start from a :class:`ReportView`: the folder's files (:mod:`harness.store.read`)
-and the few things derived from them, each a pure function of the folder, so a report made today
-from a past folder equals the one made when it was written.
+``bench report`` (HTML, Markdown, LaTeX), the reports ``bench compare --report`` writes,
+``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the folder's files
+(:mod:`harness.store.read`) and the few things derived from them, each a pure function of the folder,
+so a report made today from a past folder equals the one made when it was written. A fresh result's
+view (:meth:`ReportView.of_result`) reads the folder ``result.write()`` would store from memory
+(:func:`harness.store.read.open_record`), with no folder written, so it is the same report.
+Readings added to the registry with a renderer for a format (:func:`harness.core.readings.rendered`)
+are shown by :meth:`ReportView.registered`.
 
 Derived here, and nowhere stored:
 
@@ -30,14 +34,19 @@ import hashlib
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from corpora import InputFileError
 from harness.core.power import PowerAnalysis
-from harness.store.read import PER_QUERY_FILE, TABLES, ResultsFolder
+from harness.core.readings import Reading, rendered
+from harness.store.read import PER_QUERY_FILE, TABLES, ResultsFolder, open_record
 from harness.core.statistics import Comparison, bootstrap_means, percentile_interval
+
+if TYPE_CHECKING:
+    from harness.core.record import CompareRecord
 
 __all__ = ["LABEL_CHARS", "ComparisonRow", "Loss", "ReportView", "counted", "number", "short_label"]
 
@@ -124,6 +133,12 @@ class ReportView:
     def __init__(self, folder: ResultsFolder) -> None:
         self.folder = folder
         self.manifest = folder.manifest
+
+    @classmethod
+    def of_result(cls, result: CompareRecord, command_line: list[str] | None = None) -> ReportView:
+        """The view of the folder ``result.write()`` would store, read from memory (nothing is written:
+        :func:`harness.store.read.open_record`)."""
+        return cls(open_record(result, command_line))
 
     # ----- what was run ---------------------------------------------------------------------
 
@@ -321,6 +336,12 @@ class ReportView:
         for (system, category), n in frame.groupby(["system", "category"], sort=False).size().items():
             counts.loc[str(system), str(category)] = int(n)
         return counts
+
+    def registered(self, format: str) -> list[tuple[Reading, pd.DataFrame]]:
+        """(reading, its table) for each registered reading with a renderer for ``format``
+        (:func:`harness.core.readings.rendered`) that this folder holds, in registry order."""
+        return [(reading, self.folder.table(reading.name)) for reading in rendered(format)
+                if self.folder.holds(reading.file)]
 
     def risk_metric(self) -> str | None:
         summary = self.folder.risk_coverage_summary

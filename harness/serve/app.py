@@ -17,7 +17,9 @@ Endpoints (``{id}`` is a run id, a results folder's name)
     rollups and risk–coverage, and ``defaultRetrievalK``;
     ``GET /api/v1/evals/runs/{id}/results`` the per-result objects, paged, filtered by ``system``,
     ``query`` and ``facet`` (``NAME:VALUE``);
-    ``GET /api/v1/evals/runs/{id}/comparisons`` the paired comparisons with their verdicts.
+    ``GET /api/v1/evals/runs/{id}/comparisons`` the paired comparisons with their verdicts;
+    ``GET /api/v1/evals/runs/{id}/readings`` the readings the run holds (the registry's,
+    :data:`harness.core.readings.READINGS`), and ``.../readings/{name}`` one reading's rows as stored.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from harness.serve import dashboard
 from harness.serve.hosts import AllowedHosts
-from harness.serve.schema import ComparisonsResponse, Message, MetricsResponse, ResultsPage, RunsPage
-from harness.serve.store import NotStored, RunStore, UnknownRun, dumps, facet_filter
+from harness.serve.schema import (ComparisonsResponse, Message, MetricsResponse, ReadingResponse, ReadingsResponse,
+                                  ResultsPage, RunsPage)
+from harness.serve.store import NotStored, RunStore, UnknownReading, UnknownRun, dumps, facet_filter
 
 __all__ = ["API", "MAX_LIMIT", "create_app"]
 
@@ -130,6 +133,7 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
     app.add_middleware(ReadOnly)
     app.add_middleware(HostCheck, hosts=hosts)  # added last, so it runs first: before ReadOnly's 405
 
+    @app.exception_handler(UnknownReading)
     @app.exception_handler(UnknownRun)
     @app.exception_handler(NotStored)
     async def not_found(request: Any, exc: LookupError) -> JSONResponse:
@@ -173,6 +177,16 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
              summary="The paired comparisons with their verdicts")
     def comparisons(run_id: str) -> Response:
         return _json({"runId": run_id, "comparisons": store.comparisons(run_id)})
+
+    @app.get(f"{API}/runs/{{run_id}}/readings", response_model=ReadingsResponse, responses=_NOT_FOUND,
+             summary="The readings the run holds: name, file, columns")
+    def readings(run_id: str) -> Response:
+        return _json({"runId": run_id, "readings": store.readings(run_id)})
+
+    @app.get(f"{API}/runs/{{run_id}}/readings/{{name}}", response_model=ReadingResponse, responses=_NOT_FOUND,
+             summary="One reading's rows, as stored")
+    def reading(run_id: str, name: str) -> Response:
+        return _json({"runId": run_id, "reading": name, "rows": store.reading(run_id, name)})
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def runs_page(offset: int = Query(0, ge=0)) -> HTMLResponse:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-__all__ = ["ComparisonsResponse", "Message", "MetricsResponse", "Result", "ResultsPage", "RunsPage"]
+__all__ = ["ComparisonsResponse", "Message", "MetricsResponse", "ReadingEntry", "ReadingResponse", "ReadingsResponse", "Result", "ResultsPage", "RunsPage"]
 
 #: A stored number: null for an empty cell, "inf" / "-inf" for an infinite one (JSON has no infinity).
 Number = float | str | None
@@ -138,6 +138,25 @@ class ResultsPage(BaseModel):
 class ComparisonsResponse(BaseModel):
     runId: str
     comparisons: list[dict[str, Number | int]]
+
+
+class ReadingEntry(BaseModel):
+    """A reading of the registry that the run holds (:data:`harness.core.readings.READINGS`)."""
+
+    name: str
+    file: str
+    columns: str = Field(description="what each row holds, in words")
+
+
+class ReadingsResponse(BaseModel):
+    runId: str
+    readings: list[ReadingEntry]
+
+
+class ReadingResponse(BaseModel):
+    runId: str
+    reading: str
+    rows: list[dict[str, Number | int]] = Field(description="the reading's rows as stored, keys camelCase")
 
 
 class Message(BaseModel):

@@ -15,7 +15,9 @@ What is read
     Only files ``bench compare`` wrote, with :mod:`harness.store.read` (which refuses a file
     edited since, unless ``accept_edited``): the manifest, the card's
     ``retrieval_metrics.jsonl`` and its rollups, ``risk_coverage*.csv``, ``comparisons.csv``,
-    ``per_query.csv`` and ``diagnosis.csv``. Nothing is re-computed: a number served is a number stored.
+    ``per_query.csv`` and ``diagnosis.csv``, and the rows of any reading of the registry
+    (:data:`harness.core.readings.READINGS`) the folder holds (:meth:`RunStore.readings`,
+    :meth:`RunStore.reading`). Nothing is re-computed: a number served is a number stored.
 Cache
     A results folder never changes once written, so each answer is kept, keyed by the run id and
     the manifest's modification time and size; a folder replaced under the same name is read again.
@@ -43,9 +45,17 @@ import pandas as pd
 
 from corpora import InputFileError
 from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
+from harness.core.readings import PER_QUERY, READINGS
 from harness.core.retrieval_metrics import CARD_METRICS, RESULTS_FILE
 
-__all__ = ["NotStored", "RunStore", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
+__all__ = ["NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
+
+class UnknownReading(LookupError):
+    """A reading name the registry does not declare (the API answers 404, listing those it does)."""
+
+    def __init__(self, name: str):
+        super().__init__(f"no reading {name!r}. Fix: use one of {', '.join(READINGS)}")
+
 
 class UnknownRun(LookupError):
     """No results folder of that id under the served directory."""
@@ -225,6 +235,19 @@ class RunStore:
         """``comparisons.csv``'s rows, verdicts included."""
         return self._answer(run_id, "comparisons", lambda folder: _records(
             folder.table("comparisons")))
+
+
+    def readings(self, run_id: str) -> list[dict[str, Any]]:
+        """The registered readings the run holds, in registry order: name, file and what its rows hold."""
+        return self._answer(run_id, "readings", lambda folder: [
+            {"name": r.name, "file": r.file, "columns": r.columns} for r in READINGS.values() if folder.holds(r.file)])
+
+    def reading(self, run_id: str, name: str) -> list[dict[str, Any]]:
+        """The rows of the run's reading ``name`` (a key of the registry that the run holds), as stored."""
+        if name not in READINGS:
+            raise UnknownReading(name)
+        return self._answer(run_id, f"reading:{name}", lambda folder: _records(
+            folder.per_query_values if name == PER_QUERY else folder.table(name)))
 
 
 def _way_out(top: str, folder: str, walked: set[str]) -> tuple[str, str] | None:

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["FILES_KEY", "MANIFEST_FILE", "Derived", "Identified", "Say", "check_out", "csv_text", "file_hash",
-           "host_tag", "is_staging", "out_folder", "package_version", "safe_file_name", "warn_on_stderr", "write_folder"]
+           "file_text_hash", "host_tag", "is_staging", "manifest_text", "out_folder", "package_version", "safe_file_name",
+           "warn_on_stderr", "write_folder"]
 
 #: The manifest of a results folder.
 MANIFEST_FILE = "manifest.json"
@@ -209,7 +210,13 @@ def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str
                         "Fix: choose another --out")
 
 
-def _manifest_text(document: Mapping[str, Any], hashes: Mapping[str, str]) -> str:
+def file_text_hash(text: str) -> str:
+    """The manifest's hash of a file written from ``text`` (its UTF-8 bytes): ``sha256:<hex>``."""
+    return _HASH_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def manifest_text(document: Mapping[str, Any], hashes: Mapping[str, str]) -> str:
+    """``manifest.json``'s text: ``document`` with :data:`FILES_KEY`, the ``hashes`` sorted by file."""
     return json.dumps({**document, FILES_KEY: dict(sorted(hashes.items()))}, indent=2) + "\n"
 
 
@@ -235,9 +242,8 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
             raise ValueError(f"file {relative!r} would replace a file of the results folder")
         path = staging / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = text.encode("utf-8")
-        path.write_bytes(data)  # bytes: no platform's line ends slip in, so the hash is of what is read
-        written[relative] = _HASH_PREFIX + hashlib.sha256(data).hexdigest()
+        path.write_bytes(text.encode("utf-8"))  # bytes: no platform's line ends slip in, so the hash is of what is read
+        written[relative] = file_text_hash(text)
 
     def write_identified(run_id: str) -> None:
         document, named = identified(run_id)
@@ -247,11 +253,11 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
         for name, text in named.items():
             put(name, text, written)
         manifest = staging / MANIFEST_FILE
-        manifest.write_text(_manifest_text(document, written), encoding="utf-8", newline="\n")
+        manifest.write_text(manifest_text(document, written), encoding="utf-8", newline="\n")
         if derived is not None:  # again if the run id was taken meanwhile: what it makes shows the id
             for name, text in derived(staging).items():
                 put(name, text, written)
-            manifest.write_text(_manifest_text(document, written), encoding="utf-8", newline="\n")
+            manifest.write_text(manifest_text(document, written), encoding="utf-8", newline="\n")
 
     try:
         for relative, text in files.items():

@@ -25,27 +25,32 @@ folders inside a folder.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
 from corpora.trec_io import read_qrels, read_run
-from harness.store.write import QRELS_FILE
+from harness.store.write import QRELS_FILE, results_texts
 from harness.store.folder import FILES_KEY, MANIFEST_FILE, Say, file_hash, is_staging, warn_on_stderr
-from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
+from harness.core.readings import PER_QUERY, READINGS, Reading
 
-__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "open_results", "open_staged",
+if TYPE_CHECKING:
+    from harness.core.record import CompareRecord
+
+__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "open_record", "open_results", "open_staged",
            "read_table", "results_folders"]
 
-PER_QUERY_FILE = "per_query.csv"
+PER_QUERY_FILE = READINGS[PER_QUERY].file
 # bench compare and bench tune both write folders read here: the fix names neither, but where to look.
 _RESTORE = ("restore the file retbench wrote, or make the folder again with the command that wrote it "
             "(the manifest's command line)")
@@ -62,24 +67,29 @@ class Table:
     integers: tuple[str, ...] = ()
 
 
-#: The tables of a results folder, by the attribute of :class:`ResultsFolder` that reads each.
-TABLES: dict[str, Table] = {
-    "summary": Table("summary.csv", ("system",)),
-    "comparisons": Table("comparisons.csv", ("system_a", "system_b", "metric", "test", "verdict"),
-                         ("n_queries", "n_differing", "wins", "ties", "losses", "queries_needed")),
-    "leaderboard": Table("leaderboard.csv", ("metric", "group", "system")),
-    "facets": Table("facets.csv", ("system", "facet", "value", "note"), ("n_queries",)),
-    "risk_coverage": Table("risk_coverage.csv", ("system",)),
-    "risk_coverage_summary": Table("risk_coverage_summary.csv", ("system", "confidence", "risk_metric"),
-                                   ("n_queries",)),
-    "diagnosis": Table("diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
-                       ("rank",)),
-    "duplicates": Table("duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b")),
-    # the metrics card's stored rollups (harness.core.retrieval_metrics), which bench serve answers from
-    "retrieval_metrics_summary": Table(ROLLUP_FILE, ("system",), ("n_queries",)),
-    "retrieval_metrics_facets": Table(FACETS_FILE, ("system", "facet", "value", "note"), ("n_queries",)),
-    "query_facets": Table(QUERY_FACETS_FILE, ("query_id", "facet", "value")),
-}
+def _tables() -> dict[str, Reading]:
+    """The registered readings (:data:`harness.core.readings.READINGS`) a folder reads as parsed
+    tables: every one but ``per_query`` (read as text, :attr:`ResultsFolder.per_query`)."""
+    return {name: reading for name, reading in READINGS.items() if name != PER_QUERY}
+
+
+class _Tables(Mapping[str, Reading]):
+    """:data:`TABLES`: a live view of the registry, so a reading registered after this module was
+    imported is a table of every folder too."""
+
+    def __getitem__(self, name: str) -> Reading:
+        return _tables()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_tables())
+
+    def __len__(self) -> int:
+        return len(_tables())
+
+
+#: The tables of a results folder, by the attribute of :class:`ResultsFolder` (or the name
+#: :meth:`ResultsFolder.table` takes) that reads each: the registered readings but ``per_query``.
+TABLES: Mapping[str, Reading] = _Tables()
 
 
 def _read_text_csv(path: Path) -> pd.DataFrame:
@@ -89,6 +99,13 @@ def _read_text_csv(path: Path) -> pd.DataFrame:
     except FileNotFoundError:
         raise InputFileError(path, "file not found", fix=_RESTORE) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
+
+
+def _parse_text_csv(path: Path, text: str) -> pd.DataFrame:
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
 
 
@@ -115,9 +132,11 @@ def _parse_column(path: Path, frame: pd.DataFrame, column: str, integer: bool) -
     return pd.Series(parsed, index=frame.index, dtype="Int64" if integer else "float64", name=column)
 
 
-def read_table(path: Path, table: Table) -> pd.DataFrame:
-    """``path`` read as ``table`` says (see :class:`Table`)."""
-    frame = _read_text_csv(path)
+def read_table(path: Path, table: Table | Reading, text: str | None = None) -> pd.DataFrame:
+    """``path`` read as ``table`` says (see :class:`Table`; a :class:`~harness.core.readings.Reading`
+    declares the same ``text`` and ``integers``); ``text``: the file's content, already in memory
+    (``path`` then only names it in an error)."""
+    frame = _read_text_csv(path) if text is None else _parse_text_csv(path, text)
     missing = [c for c in (*table.text, *table.integers) if c not in frame.columns]
     if missing:
         raise InputFileError(path, f"has no {', '.join(map(repr, missing))} column", fix=_RESTORE)
@@ -143,6 +162,9 @@ class ResultsFolder:
     manifest: dict[str, Any] = field(repr=False)
     accept_edited: bool = False
     say: Say = field(default=warn_on_stderr, repr=False, compare=False)
+    #: The folder's files in memory (name -> text) for a folder made from a fresh result
+    #: (:func:`open_record`), which has no files on disk to verify; None: read from ``path``.
+    texts: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
     _tables: dict[str, pd.DataFrame] = field(default_factory=dict, init=False, repr=False, compare=False)
     _checked: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
@@ -151,6 +173,8 @@ class ResultsFolder:
         its bytes are proved to be those the manifest's ``files`` records (see the module docstring).
         A missing file is left to the caller's reading (``file not found``)."""
         path = self.path / relative
+        if self.texts is not None:
+            raise ValueError(f"{relative} of the in-memory results of {self.path.name} is read by _csv, not from a path")
         if relative in self._checked or not path.is_file():
             return path
         recorded = self.manifest.get(FILES_KEY)
@@ -178,6 +202,25 @@ class ResultsFolder:
             self.say(f"{path}: {problem}; read as it is (accept_edited)")
         self._checked.add(relative)
         return path
+
+    def _csv(self, spec: Table | Reading) -> pd.DataFrame:
+        """The CSV file ``spec.file`` parsed as ``spec`` says, from memory or from the verified file."""
+        if self.texts is None:
+            return read_table(self.verified(spec.file), spec)
+        path = self.path / spec.file
+        if spec.file not in self.texts:
+            raise InputFileError(path, "file not found (the result has no such reading)", fix=_RESTORE)
+        return read_table(path, spec, self.texts[spec.file])
+
+    def holds(self, relative: str) -> bool:
+        """Whether the folder has the file ``relative`` (one written before a reading was registered has not)."""
+        return relative in self.texts if self.texts is not None else (self.path / relative).is_file()
+
+    def _from_disk(self, relative: str) -> Path:
+        if self.texts is not None:
+            raise RetbenchError(f"the in-memory results of {self.path.name} hold no {relative}. Fix: write the "
+                                "result (result.write(out)) and open that folder")
+        return self.verified(relative)
 
     def _entry(self, key: str) -> Any:
         if key not in self.manifest:
@@ -227,19 +270,23 @@ class ResultsFolder:
 
     def run(self, label: str) -> Run:
         """The ranking of system ``label`` as scored (trec_eval's order reads it back exactly)."""
-        return read_run(self.verified(self._run_file(label)))
+        return read_run(self._from_disk(self._run_file(label)))
 
     @cached_property
     def qrels(self) -> Qrels:
         """The judgments of the evaluated queries (``qrels.txt``)."""
-        return read_qrels(self.verified(QRELS_FILE))
+        return read_qrels(self._from_disk(QRELS_FILE))
 
     @cached_property
     def per_query(self) -> pd.DataFrame:
         """``per_query.csv`` as strings (ids stay ids: ``007`` is not 7); values are parsed by the
         caller, so a stored double reads back to the same bits."""
-        path = self.verified(PER_QUERY_FILE)
-        frame = _read_text_csv(path)
+        if self.texts is None:
+            path = self.verified(PER_QUERY_FILE)
+            frame = _read_text_csv(path)
+        else:
+            path = self.path / PER_QUERY_FILE
+            frame = _parse_text_csv(path, self.texts[PER_QUERY_FILE])
         missing = [c for c in ("system", "query_id") if c not in frame.columns]
         if missing:
             raise InputFileError(path, f"has no {', '.join(missing)} column", fix=_RESTORE)
@@ -249,15 +296,14 @@ class ResultsFolder:
     def per_query_values(self) -> pd.DataFrame:
         """``per_query.csv`` with its metric columns as floats and ``first_relevant_rank`` as a
         nullable integer (``system`` and ``query_id`` stay text)."""
-        table = Table(PER_QUERY_FILE, ("system", "query_id"), ("first_relevant_rank",))
-        return read_table(self.verified(PER_QUERY_FILE), table)
+        return self._csv(READINGS[PER_QUERY])
 
     def table(self, name: str) -> pd.DataFrame:
         """The table ``name`` (a key of :data:`TABLES`), read and parsed once."""
         if name not in TABLES:
             raise UnknownNameError("results table", name, list(TABLES))
         if name not in self._tables:
-            self._tables[name] = read_table(self.verified(TABLES[name].file), TABLES[name])
+            self._tables[name] = self._csv(TABLES[name])
         return self._tables[name]
 
     @property
@@ -336,6 +382,16 @@ def open_staged(path: str | PathLike[str]) -> ResultsFolder:
     """The staging folder ``path`` of a run that is writing it, complete but for the files made from
     it (a writer's ``derived`` reports): :func:`open_results` refuses a staging folder."""
     return _open(Path(path), False, warn_on_stderr)
+
+
+def open_record(result: CompareRecord, command_line: list[str] | None = None,
+                report: str | None = None) -> ResultsFolder:
+    """The results folder :func:`harness.store.write.write_results` would write for ``result`` now,
+    read from memory (no file is written; its runs are left out): what a report of a fresh result
+    reads, so it is the report of that folder. Its ``path`` is its run id (it names the folder in
+    an error)."""
+    run_id, manifest, texts = results_texts(result, command_line, report)
+    return ResultsFolder(Path(run_id), manifest, texts=texts)
 
 
 def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:

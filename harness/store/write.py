@@ -12,23 +12,12 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | file | content |
 |---|---|
 | manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
-| summary.csv | system, one column per metric as requested |
-| per_query.csv | system, query_id, one column per metric, first_relevant_rank (empty when none) |
-| comparisons.csv | system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, queries_needed |
-| leaderboard.csv | metric, group (letters), system, mean, rank, mean_rank, rank_ci_low, rank_ci_high |
-| facets.csv | system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, note |
-| risk_coverage.csv | system, coverage, risk, threshold |
-| risk_coverage_summary.csv | system, confidence, risk_metric, n_queries, aurc, oracle_aurc, e_aurc, random_risk, kendall_tau |
-| diagnosis.csv | system, query_id, category, rank, first_result, shared_words |
-| duplicates.csv | system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard |
+| <reading>.csv | one file per reading of :data:`harness.core.readings.READINGS` (summary, per_query, comparisons, leaderboard, facets, risk_coverage, risk_coverage_summary, diagnosis, duplicates, the card's retrieval_metrics_summary, retrieval_metrics_facets and query_facets, and any reading registered since), with the columns its declaration lists |
 | qrels.txt | the judgments of the evaluated queries, TREC qrels format |
 | runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
 | runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
 | report.txt | the report ``bench compare`` prints, with the whole diagnosis |
 | retrieval_metrics.jsonl | the metrics card's object per system and query: resultId, runId, system, queryId, retrievalMetrics {recallAtK, precisionAtK, ndcgAt10, mrr, hitAtK} |
-| retrieval_metrics_summary.csv | per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high |
-| retrieval_metrics_facets.csv | facets.csv's layout over the five card names |
-| query_facets.csv | query_id, facet, value: the cell of each evaluated query in each rolled-up facet |
 | report.html, report.md, report.tex | the reports asked for (``bench compare --report``), made from the files above |
 
 The card's files (:mod:`harness.core.retrieval_metrics`) are what ``bench serve`` answers from, so it
@@ -47,27 +36,25 @@ import shlex
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-
-import pandas as pd
+from typing import Any
 
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
 from harness.core.diagnosis import CATEGORIES
 from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
-from harness.core.power import POWER, POWER_COLUMNS
+from harness.core.power import POWER
 from harness.core.record import CompareRecord
-from harness.store.folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
+from harness.store.folder import (Derived, Identified, Say, csv_text, file_text_hash, manifest_text, package_version,
+                                  safe_file_name, warn_on_stderr, write_folder)
+from harness.core.readings import READINGS, reading_frames
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
 from harness.core.risk_coverage import CONFIDENCES
-from harness.core.statistics import COMPARISON_COLUMNS
 from harness.core.trec_eval import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
 
-__all__ = ["DIAGNOSIS_COLUMNS", "MAX_NAME", "QRELS_FILE", "run_file_stem",
-           "write_results"]
+__all__ = ["MAX_NAME", "QRELS_FILE", "reading_files", "results_texts", "run_file_stem", "write_results"]
 
-DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
 QRELS_FILE = "qrels.txt"
 MAX_NAME = 80  # characters of a run file's stem (file systems allow 255 bytes; keep listings readable)
 _HASH_CHARS = 12  # of the label's SHA-256 appended to a shortened stem
@@ -95,27 +82,49 @@ def _run_tag(label: str, stem: str) -> str:
     return label if len(label) <= MAX_NAME and label and not re.search(r"\s", label) else stem
 
 
-def _comparisons_frame(result: CompareRecord) -> pd.DataFrame:
-    """The comparisons' own columns, then their effect size and power (one row each, in order)."""
-    rows = [{c: getattr(comp, c) for c in COMPARISON_COLUMNS} for comp in result.comparisons]
-    frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
-    power = result.power.reset_index(drop=True)
-    keys = ["system_a", "system_b", "metric"]
-    if len(power) != len(frame) or not frame[keys].equals(power[keys]):
-        raise ValueError("result.power does not hold one row per comparison, in the comparisons' order")
-    return pd.concat([frame, power[POWER_COLUMNS]], axis=1)
+def _folder_parts(result: CompareRecord, command_line: list[str] | None, report: str | None, runs: bool,
+                  started: datetime) -> tuple[dict[str, str], Identified]:
+    """A results folder's files that do not hold the run id (file name -> text), and what gives the
+    manifest and the files that do, for a run id (:data:`~harness.store.folder.Identified`)."""
+    systems = _system_entries(result)
+    files: dict[str, str] = reading_files(result)
+    files[QRELS_FILE] = format_qrels(_evaluated_qrels(result))
+    if report is not None:
+        files["report.txt"] = report
+    for system, entry in zip(result.systems, systems) if runs else ():
+        files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
+                                                                                             entry["run_tag"])
+
+    def identified(run_id: str) -> tuple[dict, dict[str, str]]:
+        """What holds the run id: the manifest, and the card's per-result lines."""
+        document = _manifest(result, run_id, command_line or sys.argv, started, systems)
+        named = {}
+        if result.retrieval is not None:
+            named[RESULTS_FILE] = result_lines(result.retrieval, run_id, document["hashes"])
+        return document, named
+
+    return files, identified
 
 
-def _diagnosis_frame(result: CompareRecord) -> pd.DataFrame:
-    rows = [
-        {"system": f.system, "query_id": f.query_id, "category": f.category,
-         "rank": f.rank if f.rank is not None else pd.NA, "first_result": f.first_result or "",
-         "shared_words": f.shared_words_text()}
-        for f in result.failures
-    ]
-    frame = pd.DataFrame(rows, columns=DIAGNOSIS_COLUMNS)
-    frame["rank"] = frame["rank"].astype("Int64")
-    return frame
+def results_texts(result: CompareRecord, command_line: list[str] | None = None,
+                  report: str | None = None) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """The results folder :func:`write_results` would write for ``result`` now, in memory and less
+    its run files: (its run id, its manifest as read back from ``manifest.json``, file name -> text).
+    What a report of a fresh result reads (:func:`harness.store.read.open_record`), so it is the
+    report of the folder, made with no folder."""
+    started = datetime.now(timezone.utc)
+    files, identified = _folder_parts(result, command_line, report, False, started)
+    run_id = _new_run_id(result, started)
+    document, named = identified(run_id)
+    files.update(named)
+    hashes = {name: file_text_hash(text) for name, text in files.items()}
+    return run_id, json.loads(manifest_text(document, hashes)), files
+
+
+def reading_files(result: CompareRecord) -> dict[str, str]:
+    """File name -> text, for every registered reading (:data:`~harness.core.readings.READINGS`) the
+    result has: the readings' part of its results folder."""
+    return {READINGS[name].file: csv_text(frame) for name, frame in reading_frames(result).items()}
 
 
 def _evaluated_qrels(result: CompareRecord) -> dict[str, dict[str, int]]:
@@ -321,8 +330,7 @@ def _new_run_id(result: CompareRecord, started: datetime) -> str:
 
 
 def write_results(result: CompareRecord, out: Path, command_line: list[str] | None = None,
-                  say: Say = warn_on_stderr, report: str | None = None, derived: Derived | None = None,
-                  runs: bool = True) -> Path:
+                  say: Say = warn_on_stderr, report: str | None = None, derived: Derived | None = None) -> Path:
     """Write the results folder atomically under a fresh run id and return its path; ``report``
     (the printed report, unabridged) is kept as ``report.txt``.
 
@@ -331,40 +339,7 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     the files it returns are written beside them before the folder is renamed into place, so they
     are what a later reading of the finished folder gives. It runs again if the run id it saw was
     taken by another run meanwhile (the manifest names the id). A name it returns that is already
-    a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's).
-
-    ``runs=False`` leaves the run files out (the manifest still names them): for a folder made only
-    to be read back by something that reads no run, such as a report."""
+    a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's)."""
     started = datetime.now(timezone.utc)
-    systems = _system_entries(result)
-    files: dict[str, str] = {
-        "summary.csv": csv_text(result.summary),
-        "per_query.csv": csv_text(result.per_query),
-        "comparisons.csv": csv_text(_comparisons_frame(result)),
-        "leaderboard.csv": csv_text(result.leaderboard),
-        "facets.csv": csv_text(result.facets),
-        "risk_coverage.csv": csv_text(result.risk_coverage),
-        "risk_coverage_summary.csv": csv_text(result.risk_coverage_summary),
-        "diagnosis.csv": csv_text(_diagnosis_frame(result)),
-        "duplicates.csv": csv_text(result.duplicates),
-        QRELS_FILE: format_qrels(_evaluated_qrels(result)),
-    }
-    if report is not None:
-        files["report.txt"] = report
-    if result.retrieval is not None:
-        files[ROLLUP_FILE] = csv_text(result.retrieval.rollup)
-        files[FACETS_FILE] = csv_text(result.retrieval.facets)
-        files[QUERY_FACETS_FILE] = csv_text(result.retrieval.query_facets)
-    for system, entry in zip(result.systems, systems) if runs else ():
-        files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
-                                                                                             entry["run_tag"])
-
-    def identified(run_id: str) -> tuple[dict, dict[str, str]]:
-        """What holds the run id: the manifest, and the card's per-result lines."""
-        document = _manifest(result, run_id, command_line or sys.argv, started, systems)
-        named = {}
-        if result.retrieval is not None:
-            named[RESULTS_FILE] = result_lines(result.retrieval, run_id, document["hashes"])
-        return document, named
-
+    files, identified = _folder_parts(result, command_line, report, True, started)
     return write_folder(out, files, _new_run_id(result, started), identified, derived, say)
