@@ -118,9 +118,21 @@ class _Once(click.Option):
         return super().process_value(ctx, value)
 
 
+class _Corpora(_Once):
+    """``--corpus``: once is one collection (a str); several are a suite (a tuple, in the order given)."""
+
+    def process_value(self, ctx: click.Context, value: object) -> object:
+        if isinstance(value, list) and len(value) > 1:
+            parent = super()
+            return tuple(parent.process_value(ctx, [one]) for one in value)
+        return super().process_value(ctx, value)
+
+
 @click.command("compare")
-@click.option("--corpus", cls=_Once, default="article", show_default=True,
-              help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, the `irds` extra).")
+@click.option("--corpus", cls=_Corpora, default="article", show_default=True,
+              help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, "
+                   "the `irds` extra). Given several times: a suite, the same systems on each collection, written as "
+                   "one suite folder with a macro average (docs/suites.md).")
 @click.option("--format", "corpus_format", type=click.Choice(list(FORMATS)), default=None,
               help="Force the corpus layout instead of detecting it from the folder's files.")
 @click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
@@ -252,6 +264,10 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     metric_list = resolve_metrics(config.metrics)
     retrievers = build_systems(config.systems, config.analyzer)
     cache = False if not config.cache else (Path(config.cache_dir) if config.cache_dir else True)
+    if isinstance(config.corpus, tuple):  # several collections: a suite
+        from harness.cli.suite import run_suite_command
+        return run_suite_command(ctx, config, retrievers, metric_list, out, formats, engine=engine, scheduler=scheduler,
+                                 workers=workers, timeout=timeout, quiet=quiet, full=full, stdout=stdout)
     with progress_shown(quiet) as progress:
         result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, depth=config.depth,
                          rel_threshold=config.rel_threshold, bootstrap_samples=config.bootstrap_samples, seed=config.seed,

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import combinations
 from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -57,7 +58,10 @@ from harness.core.statistics import available_memory, bootstrap_memory, compare_
 from retrievers import Retriever, as_run
 from retrievers.cache import IndexCache, use_cache
 
-__all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
+if TYPE_CHECKING:
+    from harness.suite.run import SuiteResult
+
+__all__ = ["check_bootstrap_memory", "compare", "compare_suite", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
 
 def queries_that_count(qrels: Qrels, rel_threshold: int, among: Sequence[str] | None = None) -> list[str]:
@@ -97,7 +101,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
             allow_unmatched_judgments: bool | None = None,
             on_loaded: Callable[[Dataset], None] | None = None, engine: str | Engine = "local",
-            scheduler: str | None = None, workers: int | None = None, timeout: float | None = None) -> CompareResult:
+            scheduler: str | None = None, workers: int | None = None, timeout: float | None = None) -> CompareResult | SuiteResult:
     """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
     leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.core.readings`).
 
@@ -106,7 +110,9 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     (``"bm25(k1=0.9)"``, as ``--systems``). Each is fitted here, even if it was fitted before; labels
     must be distinct. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
     :func:`corpora.load_dataset` (``format``, ``split`` and ``allow_unmatched_judgments`` are its
-    options, and only apply then). ``metrics``: :class:`~harness.core.metrics.Metric` objects or names
+    options, and only apply then); a list of them runs a suite, the same systems on each collection
+    (:func:`harness.suite.run.compare_suite`, which returns a :class:`~harness.suite.run.SuiteResult`).
+    ``metrics``: :class:`~harness.core.metrics.Metric` objects or names
     (``"ndcg@10"``, ``"P_5"``).
 
     Options, as ``bench compare`` documents them: ``baseline`` compares every system with the one of
@@ -144,6 +150,9 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     ids), so a mistake is a :class:`~corpora.RetbenchError` before any fitting. Writes nothing: see
     :meth:`CompareResult.write`.
     """
+    if isinstance(dataset, (list, tuple)):  # several collections: a suite (harness.suite), one folder per collection
+        return compare_suite(systems, dataset, metrics, **{k: v for k, v in locals().items() if k not in (
+            "systems", "dataset", "metrics")})
     metric_list = resolve_metrics(metrics)
     risk = resolve_risk_metric(risk_metric, metric_list)
     check_confidence_from(confidence_from)
@@ -201,6 +210,19 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
                           [*data.warnings, *depth_warnings], notes, seconds)
         result.engine = record.describe()
         return result
+
+
+def compare_suite(systems: Systems, datasets: Sequence[Dataset | str | PathLike[str]],
+                  metrics: str | Sequence[str | Metric], **compare_keywords: Any) -> SuiteResult:
+    """The same systems on several collections, one :func:`compare` each, read as a suite (a macro
+    average in which each collection weighs the same, intervals stratified by collection):
+    :func:`harness.suite.run.run_suite` says what it computes, ``docs/suites.md`` how to read it.
+
+    >>> # compare_suite([BM25(), LSA()], ["cranfield", "cisi", "med"], ["ndcg@10"]).write("results")
+    """
+    from harness.suite.run import run_suite
+
+    return run_suite(compare, systems, datasets, metrics, **compare_keywords)
 
 
 def bootstrap_columns(n_systems: int, n_metrics: int) -> int:
