@@ -115,7 +115,7 @@ def _check_datasets(datasets: object) -> list[object]:
         else:  # a missing folder is an error now, not after the collections before it ran
             key = str(resolve_corpus(str(dataset)).resolve())
         if key in seen:
-            raise RetbenchError(f"datasets[{position}] ({_describe(dataset)}) is datasets[{seen[key]}] again: a "
+            raise RetbenchError(f"collection {position + 1} ({_describe(dataset)}) is collection {seen[key] + 1} again: a "
                                 "collection given twice would count twice in the macro average. Fix: name each "
                                 "collection once")
         seen[key] = position
