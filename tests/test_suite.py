@@ -226,3 +226,25 @@ def test_real_collections_equal_their_single_runs(tmp_path, shared_data):
     rows = summary[summary.collection.isin(["cranfield", "cisi", "med"]) & (summary.system == "bm25")]
     macro = summary[(summary.collection == "macro") & (summary.system == "bm25")]
     assert macro["map"].item() == pystats.fmean(rows["map"])
+
+
+def test_serve_lists_and_shows_suites(two):
+    pytest.importorskip("fastapi", reason="bench serve needs the serve extra")
+    from fastapi.testclient import TestClient
+
+    from harness.serve.app import create_app
+
+    _, folder, _ = two
+    client = TestClient(create_app(folder.parent), base_url="http://127.0.0.1")
+    listed = client.get("/api/v1/evals/suites").json()
+    assert [s["id"] for s in listed["items"]] == [folder.name]
+    assert listed["items"][0]["collections"] == ["article", "fruit"]
+    detail = client.get(f"/api/v1/evals/suites/{folder.name}").json()
+    macro = [row for row in detail["summary"] if row["collection"] == "macro"]
+    stored = pd.read_csv(folder / "suite_summary.csv")
+    assert [row["mrr"] for row in macro] == stored[stored.collection == "macro"]["mrr"].tolist()
+    assert len(detail["comparisons"]) == 6 and all("verdict" in c for c in detail["comparisons"])
+    page = client.get(f"/suites/{folder.name}")
+    assert page.status_code == 200 and "class='heat'" in page.text
+    assert client.get("/api/v1/evals/suites/nope").status_code == 404
+    assert folder.name not in client.get("/api/v1/evals/runs").text  # a suite is not one run

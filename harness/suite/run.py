@@ -123,7 +123,7 @@ def _check_datasets(datasets: object) -> list[object]:
 
 
 def _fresh(retrievers: Sequence[Any], systems: Systems, analyzer: str | None) -> list[Any]:
-    """Unfitted retrievers for the next collection, so the previous one's index is released with it:
+    """Unfitted retrievers for one collection, so its index is released with its result:
     spec strings are built again; objects are copied from their ``__init__`` arguments when that can
     be done, else refitted as they are (``compare`` fits every system anew)."""
     if isinstance(systems, str) or (isinstance(systems, Sequence) and all(isinstance(s, str) for s in systems)):
@@ -190,8 +190,9 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
                                     "each collection once")
             seen_hashes[key] = _describe(given)
 
-        result = compare(_fresh(retrievers, systems, analyzer) if position > 1 else retrievers, dataset,
-                         metric_names, on_loaded=loaded, **compare_keywords)
+        # fresh retrievers each time: the caller's objects would hold the first collection's index to the end
+        result = compare(_fresh(retrievers, systems, analyzer), dataset, metric_names, on_loaded=loaded,
+                         **compare_keywords)
         folder = result.write(work, command_line=[], say=lambda message: None)
         per_query = result.per_query
         values = {s: {m: per_query.loc[per_query.system == s, m].to_numpy(dtype=np.float64) for m in metric_names}
