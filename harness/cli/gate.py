@@ -173,7 +173,9 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     after_system = candidate_system or system
     if candidate is not None and _suite_pair(ctx, baseline, candidate, metrics, margin, confidence, bootstrap_samples,
                                              seed, permutations, before_system, after_system, show_worst, fail_on,
-                                             output_format, accept_edited):
+                                             output_format, accept_edited,
+                                             {"--qrels": qrels, "--rel-threshold": rel_threshold, "--junit": junit,
+                                              "--allow-different-queries": allow_different_queries or None}):
         return
     before = _side(baseline, before_system, qrels, rel_threshold, "baseline", accept_edited)
     if rel_threshold is not None and before.folder is not None and rel_threshold != before.rel_threshold:
@@ -198,7 +200,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
 def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: str, margin: float, confidence: float,
                 bootstrap_samples: int, seed: int, permutations: int, before_system: str | None,
                 after_system: str | None, show_worst: int, fail_on: tuple[str, ...], output_format: str,
-                accept_edited: bool) -> bool:
+                accept_edited: bool, single_only: dict[str, object]) -> bool:
     """Two suite folders (bench compare with several --corpus): gate them (:mod:`harness.suite.gate`) and
     exit; False when neither side is a suite. One suite and one single folder is an error."""
     from harness.suite.gate import gate_suites, render_suite_gate
@@ -215,6 +217,11 @@ def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: st
         one, other = (baseline, candidate) if kinds[0] else (candidate, baseline)
         raise RetbenchError(f"{one} is a suite folder and {other} is not. Fix: gate two suite folders, or one "
                             f"collection's folder of the suite ({one}/collections/NAME) against a single results folder")
+    given = [flag for flag, value in single_only.items() if value is not None]
+    if given:
+        raise RetbenchError(f"{', '.join(given)} gate two results folders or run files, not two suites. Fix: drop "
+                            f"{'them' if len(given) > 1 else 'it'}, or gate one collection of each suite "
+                            "(SUITE/collections/NAME)")
     result = gate_suites(open_suite(baseline, accept_edited=accept_edited), open_suite(candidate,
                          accept_edited=accept_edited), metrics, margin=margin, confidence=confidence,
                          bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations,

@@ -171,7 +171,7 @@ def render_suite_gate(result: SuiteGateResult, format: str = "text") -> str:
              f"{g.comparison.mean_diff:+.4f}", f"[{g.comparison.ci_low:+.4f}, {g.comparison.ci_high:+.4f}]",
              format_p(g.comparison.p_adjusted, alpha)] for g in result.metrics]
     lines += _table(header, rows, md)
-    lines += ["", "per collection (each collection's own verdicts):"]
+    lines += ["", "per collection (each collection's own verdicts):", *([""] if md else [])]
     names = list(result.collections)
     metrics = [g.metric for g in result.metrics]
     lines += _table(["collection", *metrics], [[n, *(m.verdict for m in result.collections[n].metrics)]

@@ -66,6 +66,9 @@ def _comparison_cells(view: SuiteView, row: pd.Series) -> list[str]:
             format_p(float(row.p_adjusted), view.alpha), f"{row.wins}/{row.ties}/{row.losses}", str(row.verdict)]
 
 
+#: Up to this many collections, a metric's table has one column per collection; beyond, one row each.
+_WIDE = 6
+
 _COMPARISON_HEADER = ["pair (a - b)", "macro diff", "interval", "Holm p", "W/T/L", "verdict"]
 
 
@@ -88,8 +91,15 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
         heat = _heat(view, metric)
         micro = view.summary[view.summary["collection"] == MICRO].set_index("system")[metric]
         lines.append(f"{metric} per collection")
-        lines += _aligned(["system", *heat.columns, "micro"],
-                          [[s, *(f"{v:.4f}" for v in heat.loc[s]), f"{micro[s]:.4f}"] for s in heat.index])
+        if len(view.collections) <= _WIDE:
+            lines += _aligned(["system", *heat.columns, "micro"],
+                              [[s, *(f"{v:.4f}" for v in heat.loc[s]), f"{micro[s]:.4f}"] for s in heat.index])
+        else:  # many collections: one row each, so the table grows down, not across
+            counts = dict(view.collections)
+            lines += _aligned(["collection", "queries", *heat.index],
+                              [[c, str(counts.get(c, sum(counts.values()))), *(f"{v:.4f}" for v in heat[c])]
+                               for c in heat.columns] + [["micro", str(sum(counts.values())),
+                                                          *(f"{micro[s]:.4f}" for s in heat.index)]])
         lines.append("")
         compared = view.comparisons[view.comparisons["metric"] == metric]
         if len(compared):
