@@ -248,3 +248,40 @@ def test_serve_lists_and_shows_suites(two):
     assert page.status_code == 200 and "class='heat'" in page.text
     assert client.get("/api/v1/evals/suites/nope").status_code == 404
     assert folder.name not in client.get("/api/v1/evals/runs").text  # a suite is not one run
+
+
+def _dataset(name: str, n: int):
+    from corpora import Corpus, Dataset, Qrels, Queries
+
+    docs = [f"d{i}" for i in range(n + 5)]
+    corpus = Corpus(docs, [f"text {d}" for d in docs])
+    queries = Queries([f"{name}-q{i}" for i in range(n)], [f"query {i}" for i in range(n)])
+    return Dataset(name, corpus, queries, Qrels({f"{name}-q{i}": {f"d{i}": 1} for i in range(n)}), "<memory>")
+
+
+def test_gate_of_two_suites_finds_a_drop_on_one_collection(tmp_path):
+    from retrievers import FixedRun
+
+    from harness.suite.gate import gate_suites
+    from harness.suite.store import open_suite
+
+    data = [_dataset("one", 30), _dataset("two", 25)]
+
+    def ranking(dataset, worse: bool):
+        n = len(dataset.queries)
+        return {q: ([f"d{n}", f"d{n + 1}", f"d{n + 2}", f"d{i}"] if worse else [f"d{i}"])
+                for i, q in enumerate(dataset.queries.ids)}
+
+    def suite(worse_on_two: bool):
+        runs = {**ranking(data[0], False), **ranking(data[1], worse_on_two)}
+        return compare_suite({"sys": FixedRun(runs)}, data, "mrr", **FAST).write(tmp_path, command_line=["test"])
+
+    before, after = open_suite(suite(False)), open_suite(suite(True))
+    result = gate_suites(before, after, "mrr", bootstrap_samples=500, permutations=500)
+    (macro,) = result.metrics
+    assert macro.comparison.mean_diff == pytest.approx((0.0 + (0.25 - 1.0)) / 2)
+    assert macro.verdict == "regressed" and result.exit_code() == 1
+    assert [(d.collection, d.metric) for d in result.drops] == [("two", "mrr")]
+    assert [m.verdict for m in result.collections["one"].metrics] == ["unchanged"]
+    same = gate_suites(before, before, "mrr", bootstrap_samples=200, permutations=200)
+    assert same.verdict == "unchanged" and not same.drops
