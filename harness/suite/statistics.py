@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from harness.core.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
-from harness.core.statistics import (FAMILIES, Comparison, holm, over_stream, percentile_interval, sign_flip_tests,
-                                     smallest_adjusted_p, smallest_p_value)
+from harness.core.statistics import (FAMILIES, Comparison, _resampled_means, holm, over_stream, percentile_interval,
+                                     sign_flip_tests, smallest_adjusted_p, smallest_p_value)
 
 __all__ = ["MACRO", "MICRO", "SuiteStatistics", "WINS_COLUMNS", "collection_stream", "macro_statistics",
            "stratified_resamples", "wins_ties_losses"]
@@ -58,11 +58,6 @@ def _draw_rows(rng: np.random.Generator, rows: int, n_queries: int) -> np.ndarra
     return rng.integers(0, n_queries, size=(rows, n_queries))
 
 
-def _chunk_means(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The mean of each column of ``values`` over each row of resampled query indices."""
-    return values[rows].mean(axis=1)
-
-
 def stratified_resamples(tables: Sequence[np.ndarray], n_samples: int, seed: int) -> np.ndarray:
     """(n_samples x columns) macro means of resampled queries, in resample order (unsorted).
 
@@ -73,7 +68,8 @@ def stratified_resamples(tables: Sequence[np.ndarray], n_samples: int, seed: int
     total: np.ndarray | None = None
     for position, table in enumerate(tables):
         table = np.asarray(table, dtype=np.float64)
-        chunks = over_stream(_chunk_means, table, collection_stream(seed, position), n_samples, table.shape[0],
+        # the bootstrap's own averaging, a slice of rows at a time (bounded memory whatever the columns)
+        chunks = over_stream(_resampled_means, table, collection_stream(seed, position), n_samples, table.shape[0],
                              _draw_rows)
         means = np.concatenate(chunks) if chunks else np.empty((0, table.shape[1]))
         total = means if total is None else total + means
