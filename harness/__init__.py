@@ -13,7 +13,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
-    from harness.core.api import compare, evaluate
+    from harness.core.api import compare, compare_suite, evaluate
+    from harness.suite.run import SuiteResult
     from harness.core.result import CompareResult
     from harness.core.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
@@ -29,6 +30,8 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
 #: public name -> the module that defines it
 _HOMES = {
     "compare": "harness.core.api",
+    "compare_suite": "harness.core.api",
+    "SuiteResult": "harness.suite.run",
     "evaluate": "harness.core.api",
     "CompareResult": "harness.core.result",
     "SystemResult": "harness.core.record",
@@ -71,10 +74,12 @@ __all__ = [
     "RunOptions",
     "Scoring",
     "Statistics",
+    "SuiteResult",
     "SystemResult",
     "TuneResult",
     "UnknownNameError",
     "compare",
+    "compare_suite",
     "evaluate",
     "gate",
     "metric_names",

@@ -42,8 +42,9 @@ def nothing_written(tmp_path: Path) -> bool:
         (["--baseline", "dense9"], "--baseline 'dense9' is not among the systems"),
         (["--depth", "0"], "--depth must be an int >= 1"),
         (["--systems", "bm25,bm25"], "more than once"),
-        (["--corpus", "article", "--corpus", "no/such/folder"],
-         "--corpus is given 2 times ('article', 'no/such/folder'): several collections in one run are not supported"),
+        # several --corpus are a suite: every collection is found before the first one runs
+        (["--corpus", "article", "--corpus", "no/such/folder"], "no such folder and no bundled corpus"),
+        (["--corpus", "article", "--corpus", "article"], "is collection 1 again"),
     ],
 )
 def test_bad_input_is_one_clear_message_exit_2_and_nothing_written(runner, tmp_path, args, message):

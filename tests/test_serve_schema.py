@@ -45,12 +45,13 @@ def operations(app) -> list:
     return [result.ok() for result in schema.get_all_operations()]
 
 
-def test_the_schema_documents_the_seven_operations(app) -> None:
+def test_the_schema_documents_the_nine_operations(app) -> None:
     paths = sorted(f"{op.method.upper()} {op.path}" for op in operations(app))
     assert paths == ["GET /api/v1/evals/runs", "GET /api/v1/evals/runs/{run_id}",
                      "GET /api/v1/evals/runs/{run_id}/comparisons", "GET /api/v1/evals/runs/{run_id}/metrics",
                      "GET /api/v1/evals/runs/{run_id}/readings", "GET /api/v1/evals/runs/{run_id}/readings/{name}",
-                     "GET /api/v1/evals/runs/{run_id}/results"]
+                     "GET /api/v1/evals/runs/{run_id}/results", "GET /api/v1/evals/suites",
+                     "GET /api/v1/evals/suites/{suite_id}"]
 
 
 def test_every_operation_answers_as_documented(app) -> None:
@@ -66,7 +67,7 @@ def test_every_operation_answers_as_documented(app) -> None:
 
         answers_as_documented()
         checked += 1
-    assert checked == 7
+    assert checked == 9
 
 
 def test_the_stored_run_answers_as_documented(app) -> None:

@@ -22,9 +22,9 @@ import click
 
 from corpora import ANALYZERS, FORMATS, Dataset, RetbenchError, summary_line
 from corpora.readers import DEFAULT_SPLIT
-from harness.cli.declared import option
+from harness.cli.declared import option, option_groups
 from harness.core.api import compare
-from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
+from harness.core.options import RunOptions
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
 from harness.engines import ENGINES, resolve_engine
 from harness.core.experiment import OptionKey, load_experiment
@@ -117,9 +117,21 @@ class _Once(click.Option):
         return super().process_value(ctx, value)
 
 
+class _Corpora(_Once):
+    """``--corpus``: once is one collection (a str); several are a suite (a tuple, in the order given)."""
+
+    def process_value(self, ctx: click.Context, value: object) -> object:
+        if isinstance(value, list) and len(value) > 1:
+            parent = super()
+            return tuple(parent.process_value(ctx, [one]) for one in value)
+        return super().process_value(ctx, value)
+
+
 @click.command("compare")
-@click.option("--corpus", cls=_Once, default="article", show_default=True,
-              help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, the `irds` extra).")
+@click.option("--corpus", cls=_Corpora, default="article", show_default=True,
+              help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, "
+                   "the `irds` extra). Given several times: a suite, the same systems on each collection, written as "
+                   "one suite folder with a macro average (docs/suites.md).")
 @option(Loading, "format", type=click.Choice(list(FORMATS)))
 @click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
 @option(Loading, "allow_unmatched_judgments", is_flag=True, default=False)
@@ -225,15 +237,13 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
     retrievers = build_systems(config.systems, config.analyzer)
     cache = False if not config.cache else (Path(config.cache_dir) if config.cache_dir else True)
     runner, owned = resolve_engine(engine, scheduler, workers)  # the Dask wiring stays out of compare()
+    if isinstance(config.corpus, tuple):  # several collections: a suite
+        from harness.cli.suite import run_suite_command
+        with contextlib.closing(runner) if owned else contextlib.nullcontext():
+            return run_suite_command(ctx, config, retrievers, metric_list, out, formats,
+                                     run=RunOptions(cache, timeout, runner), quiet=quiet, full=full, stdout=stdout)
     with progress_shown(quiet) as progress, contextlib.closing(runner) if owned else contextlib.nullcontext():
-        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline,
-                         scoring=Scoring(config.depth, config.rel_threshold, config.analyzer),
-                         statistics=Statistics(config.bootstrap_samples, config.seed, config.confidence,
-                                               config.permutations, config.family),
-                         readings=Readings(config.fail_rank, config.facets, config.risk_metric,
-                                           config.confidence_from, config.retrieval_k),
-                         loading=Loading(config.format, config.split, config.allow_unmatched_judgments,
-                                         config.facets_file),
+        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, **option_groups(config),
                          run=RunOptions(cache, timeout, runner, loaded), progress=progress)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder

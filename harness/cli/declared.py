@@ -16,9 +16,10 @@ from typing import Any
 
 import click
 
-from harness.core.options import declared
+from harness.core.options import Loading, Readings, Scoring, Statistics, declared
+from harness.core.record import CompareConfig
 
-__all__ = ["as_flags", "flags_of", "help_values", "option"]
+__all__ = ["as_flags", "flags_of", "help_values", "option", "option_groups"]
 
 
 def option(group: type, name: str, *flags: str, **overrides: Any) -> Callable[[Callable[..., Any]], Any]:
@@ -75,3 +76,13 @@ def as_flags(message: str, flags: dict[str, str]) -> str:
         return flags[name] if value is None else f"{flags[name]} {value}"
 
     return _NAMED.sub(flag, message)
+
+
+def option_groups(config: CompareConfig) -> dict[str, object]:
+    """The option groups of :func:`harness.compare` (all but ``run``) as a command's config holds them."""
+    return dict(scoring=Scoring(config.depth, config.rel_threshold, config.analyzer),
+                statistics=Statistics(config.bootstrap_samples, config.seed, config.confidence, config.permutations,
+                                      config.family),
+                readings=Readings(config.fail_rank, config.facets, config.risk_metric, config.confidence_from,
+                                  config.retrieval_k),
+                loading=Loading(config.format, config.split, config.allow_unmatched_judgments, config.facets_file))

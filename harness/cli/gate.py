@@ -172,6 +172,12 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
                             "carries its own qrels.txt). Fix: drop --qrels")
     before_system = baseline_system or system
     after_system = candidate_system or system
+    if candidate is not None and _suite_pair(ctx, baseline, candidate, metrics, margin, confidence, bootstrap_samples,
+                                             seed, permutations, before_system, after_system, show_worst, fail_on,
+                                             output_format, accept_edited,
+                                             {"--qrels": qrels, "--rel-threshold": rel_threshold, "--junit": junit,
+                                              "--allow-different-queries": allow_different_queries or None}):
+        return
     before = _side(baseline, before_system, qrels, rel_threshold, "baseline", accept_edited)
     if rel_threshold is not None and before.folder is not None and rel_threshold != before.rel_threshold:
         raise RetbenchError(f"--rel-threshold {rel_threshold}, but the baseline {baseline} was scored with "
@@ -190,6 +196,40 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
         _write_atomically(junit, render_junit(result, fail_on))
     click.echo(render(result, output_format), nl=False)
     ctx.exit(result.exit_code(fail_on))
+
+
+def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: str, margin: float, confidence: float,
+                bootstrap_samples: int, seed: int, permutations: int, before_system: str | None,
+                after_system: str | None, show_worst: int, fail_on: tuple[str, ...], output_format: str,
+                accept_edited: bool, single_only: dict[str, object]) -> bool:
+    """Two suite folders (bench compare with several --corpus): gate them (:mod:`harness.suite.gate`) and
+    exit; False when neither side is a suite. One suite and one single folder is an error."""
+    from harness.suite.gate import gate_suites, render_suite_gate
+    from harness.suite.store import is_suite_folder, open_suite
+
+    def suite(path: Path) -> bool:
+        return path.is_dir() and (path / "manifest.json").is_file() and \
+            is_suite_folder(open_results(path, accept_edited=accept_edited, say=warn))
+
+    kinds = (suite(baseline), suite(candidate))
+    if not any(kinds):
+        return False
+    if not all(kinds):
+        one, other = (baseline, candidate) if kinds[0] else (candidate, baseline)
+        raise RetbenchError(f"{one} is a suite folder and {other} is not. Fix: gate two suite folders, or one "
+                            f"collection's folder of the suite ({one}/collections/NAME) against a single results folder")
+    given = [flag for flag, value in single_only.items() if value is not None]
+    if given:
+        raise RetbenchError(f"{', '.join(given)} gate two results folders or run files, not two suites. Fix: drop "
+                            f"{'them' if len(given) > 1 else 'it'}, or gate one collection of each suite "
+                            "(SUITE/collections/NAME)")
+    result = gate_suites(open_suite(baseline, accept_edited=accept_edited), open_suite(candidate,
+                         accept_edited=accept_edited), metrics, margin=margin, confidence=confidence,
+                         bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations,
+                         baseline_system=before_system, candidate_system=after_system, lost_most=show_worst)
+    click.echo(render_suite_gate(result, "md" if output_format == "md" else "text"), nl=False)
+    ctx.exit(result.exit_code(fail_on))
+    return True
 
 
 def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, candidate_system: str | None,

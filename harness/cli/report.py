@@ -18,6 +18,8 @@ from corpora import RetbenchError
 from harness.cli import ACCEPT_EDITED_HELP, PathParameter, warn
 from harness.report.formats import REPORT_FORMATS, check_formats, format_for_path, render_report
 from harness.store.read import open_results
+from harness.suite.report import render_suite_report
+from harness.suite.store import is_suite_folder, open_suite
 
 _DEFAULT = "html"
 
@@ -56,8 +58,9 @@ def _write(path: Path, text: str) -> None:
               help="Write the report to this file instead of printing it.")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 def command(run_dir: Path, report_format: str | None, output: Path | None, accept_edited: bool) -> None:
-    """Report a results folder of `bench compare` as HTML, Markdown or LaTeX, or of `bench tune` as
-    HTML (with the metric drawn over the grid) or Markdown.
+    """Report a results folder of `bench compare` as HTML, Markdown or LaTeX, of `bench tune` as
+    HTML (with the metric drawn over the grid) or Markdown, or a suite folder (`bench compare` with
+    several --corpus) as HTML or Markdown.
 
     RUN_DIR is the folder a run wrote (results/<run-id>). The report is made from its files alone,
     so a past folder gives the report it gave when it was written.
@@ -66,7 +69,11 @@ def command(run_dir: Path, report_format: str | None, output: Path | None, accep
     if output is not None:
         _check_output(output)
     check_formats([name])
-    text = render_report(open_results(run_dir, accept_edited=accept_edited, say=warn), name)
+    folder = open_results(run_dir, accept_edited=accept_edited, say=warn)
+    if is_suite_folder(folder):  # a suite folder (bench compare with several --corpus)
+        text = render_suite_report(open_suite(folder), name)[1]
+    else:
+        text = render_report(folder, name)
     if output is None:
         click.echo(text, nl=False)
         return

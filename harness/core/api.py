@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -57,7 +58,10 @@ from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.context import RunContext
 
-__all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
+if TYPE_CHECKING:
+    from harness.suite.run import SuiteResult
+
+__all__ = ["check_bootstrap_memory", "compare", "compare_suite", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
 
 def queries_that_count(qrels: Qrels, rel_threshold: int, among: Sequence[str] | None = None) -> list[str]:
@@ -91,7 +95,7 @@ def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: in
 def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: str | Sequence[str | Metric], *,
             baseline: str | None = None, scoring: Scoring = Scoring(), statistics: Statistics = Statistics(),
             readings: Readings = Readings(), loading: Loading = Loading(), run: RunOptions = RunOptions(),
-            progress: Renderer | Callback | None = None) -> CompareResult:
+            progress: Renderer | Callback | None = None) -> CompareResult | SuiteResult:
     """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
     leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.core.readings`).
 
@@ -99,9 +103,10 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     label -> retriever that names them (the key becomes the retriever's label), or spec strings
     (``"bm25(k1=0.9)"``, as ``--systems``). Each is fitted here, even if it was fitted before; labels
     must be distinct. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
-    :func:`corpora.load_dataset` as ``loading`` says. ``metrics``: :class:`~harness.core.metrics.Metric`
-    objects or names (``"ndcg@10"``, ``"P_5"``). ``baseline``: compare every system with the one of
-    that label instead of all pairs.
+    :func:`corpora.load_dataset` as ``loading`` says; a list of them runs a suite, the same systems on
+    each collection (:func:`compare_suite`, which returns a :class:`~harness.suite.run.SuiteResult`).
+    ``metrics``: :class:`~harness.core.metrics.Metric` objects or names (``"ndcg@10"``, ``"P_5"``).
+    ``baseline``: compare every system with the one of that label instead of all pairs.
 
     The options come in frozen groups, each declared once with its defaults in
     :mod:`harness.core.options` (``bench compare`` builds its flags from them): ``scoring``
@@ -124,6 +129,9 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     ids), so a mistake is a :class:`~corpora.RetbenchError` naming the parameter before any fitting.
     Writes nothing: see :meth:`CompareResult.write`.
     """
+    if isinstance(dataset, (list, tuple)):  # several collections: a suite (harness.suite), one folder per collection
+        return compare_suite(systems, dataset, metrics, baseline=baseline, scoring=scoring, statistics=statistics,
+                             readings=readings, loading=loading, run=run, progress=progress)
     check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), readings=(readings, Readings),
                   loading=(loading, Loading), run=(run, RunOptions))
     depth, rel_threshold, analyzer = scoring.depth, scoring.rel_threshold, scoring.analyzer
@@ -190,6 +198,19 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
                           [*data.warnings, *depth_warnings], notes, seconds)
         result.engine = run.record.describe()
         return result
+
+
+def compare_suite(systems: Systems, datasets: Sequence[Dataset | str | PathLike[str]],
+                  metrics: str | Sequence[str | Metric], **compare_keywords: Any) -> SuiteResult:
+    """The same systems on several collections, one :func:`compare` each, read as a suite (a macro
+    average in which each collection weighs the same, intervals stratified by collection):
+    :func:`harness.suite.run.run_suite` says what it computes, ``docs/suites.md`` how to read it.
+
+    >>> # compare_suite([BM25(), LSA()], ["cranfield", "cisi", "med"], ["ndcg@10"]).write("results")
+    """
+    from harness.suite.run import run_suite
+
+    return run_suite(compare, systems, datasets, metrics, **compare_keywords)
 
 
 def bootstrap_columns(n_systems: int, n_metrics: int) -> int:

@@ -188,6 +188,26 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
     def reading(run_id: str, name: str) -> Response:
         return _json({"runId": run_id, "reading": name, "rows": store.reading(run_id, name)})
 
+    @app.get(f"{API}/suites", response_model=dict[str, Any], summary="The suites (several collections), newest first")
+    def suites(offset: int = Query(0, ge=0), limit: int = Query(50, ge=1, le=MAX_LIMIT)) -> Response:
+        return _json(_page(store.suites(), offset, limit))
+
+    @app.get(f"{API}/suites/{{suite_id}}", response_model=dict[str, Any], responses=_NOT_FOUND,
+             summary="A suite: collections, per-collection and macro means, macro comparisons, leaderboard")
+    def suite(suite_id: str) -> Response:
+        return _json(store.suite(suite_id))
+
+    @app.get("/suites", response_class=HTMLResponse, include_in_schema=False)
+    def suites_page() -> HTMLResponse:
+        return HTMLResponse(dashboard.suites_page(store.suites()))
+
+    @app.get("/suites/{suite_id}", response_class=HTMLResponse, include_in_schema=False)
+    def suite_page(suite_id: str) -> HTMLResponse:
+        try:
+            return HTMLResponse(store.suite_html(suite_id))
+        except (UnknownRun, NotStored) as exc:
+            return HTMLResponse(dashboard.missing_page(str(exc)), status_code=404)
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def runs_page(offset: int = Query(0, ge=0)) -> HTMLResponse:
         return HTMLResponse(dashboard.runs_page(store.runs(), offset))

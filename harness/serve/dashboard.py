@@ -75,12 +75,26 @@ def runs_page(runs: list[dict[str, Any]], offset: int = 0) -> str:
         f'<td class="n">{r["defaultRetrievalK"] if r["defaultRetrievalK"] is not None else ""}</td></tr>'
         for r in runs[offset:offset + RUNS_PER_PAGE])
     body = (f"<h1>retbench evals</h1><p class=\"muted\">Results folders written by <code>bench compare</code>, "
-            f"newest first; the same data as <a href=\"{_API}/runs\">{_API}/runs</a>.</p>"
+            f"newest first; the same data as <a href=\"{_API}/runs\">{_API}/runs</a>. "
+            f"<a href=\"/suites\">suites</a> (several collections).</p>"
             + (f'<table><thead><tr><th>run</th><th>time</th><th>corpus</th><th class="n">queries</th><th>systems</th>'
                f'<th>metrics</th><th class="n">k</th></tr></thead><tbody>{rows}</tbody></table>'
                if runs else "<p>No results folder here yet: run <code>bench compare --out</code> into this folder.</p>")
             + _pager(len(runs), offset, RUNS_PER_PAGE, "/"))
     return _document("retbench evals", body)
+
+
+def suites_page(suites: list[dict[str, Any]]) -> str:
+    """The suites (bench compare with several --corpus), newest first; each links to its report."""
+    rows = "".join(
+        f'<tr><td><a href="/suites/{quote(s["id"], safe="")}">{escape(s["id"])}</a></td><td>{escape(s["time"] or "")}'
+        f'</td><td>{escape(", ".join(s["collections"]))}</td><td>{escape(", ".join(s["systems"]))}</td>'
+        f'<td>{escape(", ".join(s["metrics"]))}</td></tr>' for s in suites)
+    body = (f"<h1>retbench suites</h1><p class=\"muted\">Suite folders (several collections), newest first; the same "
+            f"data as <a href=\"{_API}/suites\">{_API}/suites</a>. <a href=\"/\">all runs</a></p>"
+            + (f"<table><thead><tr><th>suite</th><th>time</th><th>collections</th><th>systems</th><th>metrics</th>"
+               f"</tr></thead><tbody>{rows}</tbody></table>" if suites else "<p>No suite folder here.</p>"))
+    return _document("retbench suites", body)
 
 
 def missing_page(message: str) -> str:

@@ -47,6 +47,8 @@ from corpora import InputFileError
 from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
 from harness.core.readings import PER_QUERY, READINGS
 from harness.core.retrieval_metrics import CARD_METRICS, RESULTS_FILE
+from harness.suite.report import render_suite_report
+from harness.suite.store import SUITE_KIND, open_suite
 
 __all__ = ["NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
 
@@ -170,7 +172,7 @@ class RunStore:
             raise NotStored(self.shown(f"run {folder.name!r} is not served: {path} {problem}. Fix: put the file "
                                        "itself in the run folder (copy it over the link), or remove it"))
 
-    def _cached(self, folder: Path, kind: str, build: Callable[[ResultsFolder], Any]) -> Any:
+    def _cached(self, folder: Path, kind: str, build: Callable[[ResultsFolder], Any], served: str = "compare") -> Any:
         key = (str(folder), kind)
         try:
             stamp = self._stamp(folder)
@@ -182,7 +184,7 @@ class RunStore:
         self._confine(folder)
         try:
             opened = open_results(folder, accept_edited=self.accept_edited)
-            if opened.manifest.get("kind", "compare") != "compare":  # e.g. a bench tune folder: not an eval run
+            if opened.manifest.get("kind", "compare") != served:  # e.g. a bench tune folder: not an eval run
                 raise UnknownRun(folder.name)
             value = build(opened)
         except InputFileError as exc:
@@ -248,6 +250,43 @@ class RunStore:
             raise UnknownReading(name)
         return self._answer(run_id, f"reading:{name}", lambda folder: _records(
             folder.per_query_values if name == PER_QUERY else folder.table(name)))
+
+    # ----- suites (bench compare with several --corpus: harness.suite) -------------------------------
+
+    def suites(self) -> list[dict[str, Any]]:
+        """One summary per suite folder (id, time, collections, systems, metrics), newest first."""
+        listed = []
+        for folder in self._folders():
+            try:
+                listed.append(self._cached(folder, "suite-summary", _suite_summary, SUITE_KIND))
+            except (NotStored, UnknownRun):
+                continue
+        return sorted(listed, key=lambda suite: (suite["time"] or "", suite["id"]), reverse=True)
+
+    def suite(self, suite_id: str) -> dict[str, Any]:
+        """The suite's collections, summary (with the macro and micro rows), macro comparisons and leaderboard."""
+        return self._cached(self._locate(suite_id), "suite", _suite_detail, SUITE_KIND)
+
+    def suite_html(self, suite_id: str) -> str:
+        """The suite's HTML report, as ``bench report SUITE --format html`` makes it."""
+        return self._cached(self._locate(suite_id), "suite.html",
+                            lambda folder: render_suite_report(open_suite(folder), "html")[1], SUITE_KIND)
+
+
+def _suite_summary(folder: ResultsFolder) -> dict[str, Any]:
+    manifest = folder.manifest
+    return {"id": folder.path.name, "time": manifest.get("time"),
+            "collections": [c["name"] for c in manifest["collections"]], "systems": list(manifest["systems"]),
+            "metrics": list(manifest["metrics"])}
+
+
+def _suite_detail(folder: ResultsFolder) -> dict[str, Any]:
+    suite = open_suite(folder)
+    return {"suiteId": folder.path.name,
+            "collections": [{"name": c["name"], "folder": c["folder"], "queriesEvaluated": c["queries_evaluated"],
+                             "hashes": c["hashes"]} for c in suite.collections],
+            "summary": _records(suite.summary()), "comparisons": _records(suite.comparisons()),
+            "leaderboard": _records(suite.leaderboard())}
 
 
 def _way_out(top: str, folder: str, walked: set[str]) -> tuple[str, str] | None:
