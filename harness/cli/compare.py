@@ -25,6 +25,7 @@ from corpora.inspection import UNMATCHED_LIMIT
 from corpora.readers import DEFAULT_SPLIT
 from harness.core.api import compare
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
+from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP, UNJUDGED_READINGS
 from harness.engines import ENGINES
 from harness.core.experiment import OptionKey, load_experiment
 from harness.core.facets import MAX_VALUES, MIN_QUERIES
@@ -137,6 +138,8 @@ class _Once(click.Option):
 @click.option("--depth", type=int, default=1000, show_default=True, help="Results each retriever returns per query.")
 @click.option("--rel-threshold", type=int, default=1, show_default=True,
               help="Binary metrics count grade >= this as relevant.")
+@click.option("--unjudged", type=click.Choice(list(UNJUDGED_READINGS)), default=DEFAULT_UNJUDGED, show_default=True,
+              help=UNJUDGED_HELP)
 @click.option("--bootstrap-samples", type=int, default=5000, show_default=True,
               help="Resamples of the paired bootstrap interval.")
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -213,7 +216,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
             fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
             risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None,
             cache_dir: Path | None, no_cache: bool, engine: str, scheduler: str | None, workers: int | None,
-            timeout: float | None, quiet: bool, show_failures: int | None, full: bool, reports: str) -> None:
+            timeout: float | None, quiet: bool, show_failures: int | None, full: bool, reports: str,
+            unjudged: str) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
@@ -228,7 +232,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                    baseline=baseline, fail_rank=fail_rank, analyzer=analyzer, facets=facets,
                    facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk_metric,
                    confidence_from=confidence_from, retrieval_k=retrieval_k,
-                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
+                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache,
+                   unjudged=unjudged)
     untouched = CompareConfig()
     for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
         # fields no option sets (confidence, cache): the file's value, unless an option changed it
@@ -261,7 +266,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
                          confidence_from=config.confidence_from, retrieval_k=config.retrieval_k, cache=cache,
                          progress=progress, format=config.format,
                          split=config.split, allow_unmatched_judgments=config.allow_unmatched_judgments,
-                         on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers, timeout=timeout)
+                         on_loaded=loaded, engine=engine, scheduler=scheduler, workers=workers, timeout=timeout,
+                         unjudged=config.unjudged)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
@@ -271,6 +277,8 @@ def command(ctx: click.Context, corpus: str, corpus_format: str | None, split: s
     # the first lines say where everything is, and how to see here what the terminal leaves out
     stdout.echo(f"results: {folder}" + (" (report.txt there holds the whole report; --full prints it here)"
                                         if abridged else ""))
+    if config.unjudged != DEFAULT_UNJUDGED:
+        stdout.echo(f"unjudged documents ({config.unjudged}): {UNJUDGED_READINGS[config.unjudged]}")
     stdout.echo(result.report(show_failures=show_failures if show_failures is not None else failures_shown,
                               show_queries=show_queries, heading=False))
     stdout.echo("")

@@ -53,6 +53,7 @@ from harness.core.inputs import (CacheChoice, Systems, check_confidence_from, ch
 from harness.core.metrics import Metric
 from harness.core.readings import read_comparison
 from harness.core.retrieval_metrics import CARD_METRICS, DEFAULT_RETRIEVAL_K, check_retrieval_k, retrieval_metrics
+from harness.judgments.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from harness.core.statistics import available_memory, bootstrap_memory, compare_systems, largest_bootstrap
 from retrievers import Retriever, as_run
 from retrievers.cache import IndexCache, use_cache
@@ -97,7 +98,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             progress: Renderer | Callback | None = None, format: str | None = None, split: str | None = None,
             allow_unmatched_judgments: bool | None = None,
             on_loaded: Callable[[Dataset], None] | None = None, engine: str | Engine = "local",
-            scheduler: str | None = None, workers: int | None = None, timeout: float | None = None) -> CompareResult:
+            scheduler: str | None = None, workers: int | None = None, timeout: float | None = None,
+            unjudged: str = DEFAULT_UNJUDGED) -> CompareResult:
     """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
     leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.core.readings`).
 
@@ -145,6 +147,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     :meth:`CompareResult.write`.
     """
     metric_list = resolve_metrics(metrics)
+    check_unjudged(unjudged)
     risk = resolve_risk_metric(risk_metric, metric_list)
     check_confidence_from(confidence_from)
     check_retrieval_k(retrieval_k)
@@ -175,7 +178,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None,
         risk_metric=risk.name, confidence_from=confidence_from, retrieval_k=retrieval_k,
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
-        cache=fitted_states.root is not None)
+        cache=fitted_states.root is not None, unjudged=unjudged)
 
     # None: whatever renderer the caller's context holds (silent unless it installed one)
     with _rendering(progress) if progress is not None else contextlib.nullcontext(), \
@@ -285,7 +288,8 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
             run = restrict_to_candidates(run, dataset.candidates, config.depth)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
-        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold)
+        frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, config.unjudged, query_ids,
+                                 config.rel_threshold)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
     names = [m.name for m in metrics]
@@ -329,7 +333,8 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],
              metrics: str | Sequence[str | Metric], *, rel_threshold: int = 1, depth: int | None = None,
-             query_ids: Sequence[str] | None = None, run_queries_only: bool = False) -> pd.DataFrame:
+             query_ids: Sequence[str] | None = None, run_queries_only: bool = False,
+             unjudged: str = DEFAULT_UNJUDGED) -> pd.DataFrame:
     """Per-query values of one run against its judgments: one row per query (index ``query_id``), one
     column per metric (named as requested), and ``first_relevant_rank`` (nullable int) -- the numbers
     ``bench evaluate`` prints for the same files.
@@ -349,10 +354,15 @@ def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels 
     a relevant judgment). Judgments without any relevant grade, or a run none of whose queries is
     judged, are a :class:`~corpora.RetbenchError`: every number would be 0.
 
+    ``unjudged`` (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`): ``"nonrelevant"``, trec_eval's
+    reading, or ``"condensed"``: each ranking is scored after its unjudged documents are removed
+    (Sakai's condensed lists); ``judged@k`` and ``first_relevant_rank`` read the ranking as given.
+
     >>> evaluate({"q1": [("a", 2.0), ("b", 1.0)]}, {"q1": {"b": 1}, "q2": {"c": 0}}, ["mrr"])["mrr"].to_dict()
     {'q1': 0.5, 'q2': 0.0}
     """
     metric_list = resolve_metrics(metrics)
+    check_unjudged(unjudged)
     if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int):
         raise RetbenchError(f"rel_threshold must be an int (a grade). Got {rel_threshold!r} instead. "
                             "Fix: pass e.g. rel_threshold=1")
@@ -364,4 +374,4 @@ def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels 
         counted = [str(q) for q in query_ids]
     else:
         counted, _ = trec_eval_queries(judgments, ranked.query_ids, rel_threshold, bool(run_queries_only))
-    return _evaluate(ranked, judgments, metric_list, counted, rel_threshold, depth)
+    return evaluate_as_read(_evaluate, ranked, judgments, metric_list, unjudged, counted, rel_threshold, depth)

@@ -61,6 +61,7 @@ class CompareConfig:
     retrieval_k: int = DEFAULT_RETRIEVAL_K  # cutoff of the metrics card's recallAtK, precisionAtK and hitAtK
     cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
     cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk
+    unjudged: str = "nonrelevant"  # how an unjudged document counts: harness.judgments.condensed.UNJUDGED_READINGS
 
 
 @dataclass
