@@ -40,7 +40,9 @@ def _shown(value: float) -> str:
 @click.option("--ppi", "with_ppi", is_flag=True,
               help="A is the human (gold) set on a subset of the queries, B the machine set on all: per system, "
                    "the prediction-powered estimate of the metric's mean and its 95% interval (needs --results).")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: a report; json: cohen_kappa, krippendorff_alpha, the confusion matrix, kendall_tau, tau_ap, "
+                   "per-system values and PPI entries.")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel_threshold: int | None,
             with_ppi: bool, output_format: str, accept_edited: bool) -> None:
