@@ -140,8 +140,30 @@ def test_agree_cli_json_has_kappa_and_tau_and_ppi_per_system(tmp_path, runner, s
     for entry in entries:
         assert entry["ppi"]["low"] < entry["ppi"]["mean"] < entry["ppi"]["high"]
         assert entry["human"]["n"] == document["ppi"]["n_human"] and entry["machine"]["n"] == 225
+    # the bm25 entry, recomputed from per-query values (a query B does not call relevant scores 0)
+    from corpora import Run
+    from harness import evaluate
+    queries = sorted({line.split()[0] for line in machine}, key=int)
+    run = Run.read(folder / "runs" / "bm25.trec")
+    under_b = evaluate(run, {q: {} for q in queries} | _qrels(machine), ["ndcg@10"], query_ids=queries)["ndcg@10"]
+    human_queries = [q for q in queries if int(q) % 4 == 0]
+    under_a = evaluate(run, _qrels(human), ["ndcg@10"], query_ids=human_queries)["ndcg@10"]
+    difference = under_a.to_numpy() - under_b[human_queries].to_numpy()
+    theta = under_b.mean() + difference.mean()
+    half = 1.959964 * math.sqrt(under_b.var(ddof=1) / len(queries) + difference.var(ddof=1) / len(human_queries))
+    bm25 = next(e for e in entries if e["system"] == "bm25")
+    assert (bm25["ppi"]["mean"], bm25["ppi"]["low"], bm25["ppi"]["high"]) == pytest.approx(
+        (theta, theta - half, theta + half), abs=1e-12)
     text = runner.invoke(main, ["agree", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")])
     assert text.exit_code == 0 and "Cohen's kappa" in text.output
+
+
+def _qrels(lines: list[str]) -> dict[str, dict[str, int]]:
+    judged: dict[str, dict[str, int]] = {}
+    for line in lines:
+        query, _, doc, grade = line.split()
+        judged.setdefault(query, {})[doc] = int(grade)
+    return judged
 
 
 def test_agree_refuses_bad_input_in_one_line(tmp_path, runner):

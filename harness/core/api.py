@@ -142,6 +142,12 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     more) is cut to its first ``depth`` results in the order returned, as the built-ins cut theirs,
     and the manifest's notes say so.
 
+    ``unjudged``: how a document without a judgment counts (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`):
+    ``"nonrelevant"`` (trec_eval's reading, the default) or ``"condensed"``, each ranking scored after
+    its unjudged documents are removed (Sakai's condensed lists); ``judged@k``, ``first_relevant_rank``,
+    the diagnosis and the metrics card read the rankings as returned. The manifest records the reading
+    (``conventions.unjudged``).
+
     Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
     ids), so a mistake is a :class:`~corpora.RetbenchError` before any fitting. Writes nothing: see
     :meth:`CompareResult.write`.
