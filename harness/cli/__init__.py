@@ -41,8 +41,9 @@ if TYPE_CHECKING:
     from corpora.progress import Reporter
 
 #: sub-command name -> module of this package that defines it as ``command``
-COMMANDS = {"compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate", "report": "report",
-            "retrievers": "retrievers", "serve": "serve", "tune": "tune"}
+COMMANDS = {"agree": "agree", "compare": "compare", "corpora": "corpora", "evaluate": "evaluate", "gate": "gate",
+            "judge": "judge", "pool": "pool", "report": "report", "retrievers": "retrievers", "serve": "serve",
+            "tune": "tune"}
 
 #: Exit status after Ctrl-C: 128 + SIGINT, as a shell reports a process that SIGINT ended.
 EXIT_INTERRUPTED = 130

@@ -26,6 +26,7 @@ from harness.cli.declared import option, option_groups
 from harness.core.api import compare
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
+from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.engines import ENGINES, resolve_engine
 from harness.core.experiment import OptionKey, load_experiment
 from harness.core.inputs import build_systems, resolve_metrics
@@ -144,6 +145,7 @@ class _Corpora(_Once):
               show_default=True, help="Folder that receives a new results folder per run.")
 @option(Scoring, "depth")
 @option(Scoring, "rel_threshold")
+@option(Scoring, "unjudged", type=click.Choice(list(UNJUDGED_READINGS)))
 @option(Statistics, "bootstrap_samples")
 @option(Statistics, "seed")
 @option(Statistics, "confidence")
@@ -197,7 +199,8 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
             fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
             risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None,
             cache_dir: Path | None, no_cache: bool, engine: str, scheduler: str | None, workers: int | None,
-            timeout: float | None, quiet: bool, show_failures: int | None, full: bool, reports: str) -> None:
+            timeout: float | None, quiet: bool, show_failures: int | None, full: bool, reports: str,
+            unjudged: str) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
@@ -212,7 +215,8 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
                    baseline=baseline, fail_rank=fail_rank, analyzer=analyzer, facets=facets,
                    facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk_metric,
                    confidence_from=confidence_from, retrieval_k=retrieval_k,
-                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache)
+                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache,
+                   unjudged=unjudged)
     untouched = CompareConfig()
     for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
         # fields no option sets (confidence, cache): the file's value, unless an option changed it
@@ -254,6 +258,8 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
     # the first lines say where everything is, and how to see here what the terminal leaves out
     stdout.echo(f"results: {folder}" + (" (report.txt there holds the whole report; --full prints it here)"
                                         if abridged else ""))
+    if config.unjudged != DEFAULT_UNJUDGED:
+        stdout.echo(f"unjudged documents ({config.unjudged}): {UNJUDGED_READINGS[config.unjudged]}")
     stdout.echo(result.report(show_failures=show_failures if show_failures is not None else failures_shown,
                               show_queries=show_queries, heading=False))
     stdout.echo("")

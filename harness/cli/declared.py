@@ -80,7 +80,7 @@ def as_flags(message: str, flags: dict[str, str]) -> str:
 
 def option_groups(config: CompareConfig) -> dict[str, object]:
     """The option groups of :func:`harness.compare` (all but ``run``) as a command's config holds them."""
-    return dict(scoring=Scoring(config.depth, config.rel_threshold, config.analyzer),
+    return dict(scoring=Scoring(config.depth, config.rel_threshold, config.analyzer, config.unjudged),
                 statistics=Statistics(config.bootstrap_samples, config.seed, config.confidence, config.permutations,
                                       config.family),
                 readings=Readings(config.fail_rank, config.facets, config.risk_metric, config.confidence_from,

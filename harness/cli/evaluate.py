@@ -33,6 +33,7 @@ from harness.cli import PathParameter
 from harness.core.evaluation import COUNTS, evaluate, mean_over_queries, preview_ids, trec_eval_queries
 from harness.core.metrics import Metric, metrics_help, parse_metrics
 from harness.core.trec_eval import trec_eval_name, trec_eval_sort_key
+from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP, UNJUDGED_READINGS, evaluate_as_read
 
 ALL = "all"
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "trec")
@@ -77,13 +78,15 @@ def reading_warning(run_file: RunFile, order: str) -> str | None:
 
 def score_runs(qrels: Qrels, runs: Sequence[tuple[str, RunFile]], metrics: Sequence[Metric],
                rel_threshold: int = 1, depth: int | None = None, run_queries_only: bool = False,
-               order: str = "trec") -> list[RunScores]:
+               order: str = "trec", unjudged: str = DEFAULT_UNJUDGED) -> list[RunScores]:
     """Evaluate each (label, run file, read with ``order``) on its query set
-    (:func:`~harness.core.evaluation.trec_eval_queries`)."""
+    (:func:`~harness.core.evaluation.trec_eval_queries`), unjudged documents read as ``unjudged`` says
+    (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`)."""
     scored = []
     for label, run_file in runs:
         query_ids, notes = trec_eval_queries(qrels, run_file.run.query_ids, rel_threshold, run_queries_only, label)
-        frame = evaluate(run_file.run, qrels, metrics, query_ids, rel_threshold, depth, counts=True)
+        frame = evaluate_as_read(evaluate, run_file.run, qrels, metrics, unjudged, query_ids, rel_threshold, depth,
+                                 counts=True)
         warning = reading_warning(run_file, order)
         scored.append(RunScores(label, run_file.run_id, frame[[m.name for m in metrics]], frame[list(COUNTS)],
                                 notes, [warning] if warning else []))
@@ -205,6 +208,8 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
 @click.option("--rel-threshold", type=int, default=1, show_default=True,
               help="Binary measures count grade >= N as relevant (trec_eval -l); graded measures keep the grades.")
 @click.option("--depth", type=int, default=None, help="Keep the top N results per query after ordering (trec_eval -M).")
+@click.option("--unjudged", type=click.Choice(list(UNJUDGED_READINGS)), default=DEFAULT_UNJUDGED, show_default=True,
+              help=UNJUDGED_HELP)
 @click.option("--run-queries-only", is_flag=True,
               help="Evaluate only the queries in both run and qrels (plain trec_eval) instead of every query of the "
                    "qrels, missing ones and ones without a relevant judgment scoring 0 (trec_eval -c).")
@@ -219,7 +224,8 @@ def _positive(name: str, value: int | None, minimum: int) -> None:
               help="Run lines with fields after the tag: error (a doc id with a space would shift the score) or "
                    "ignore them, as trec_eval does.")
 def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_format: str, rel_threshold: int,
-            depth: int | None, run_queries_only: bool, order: str, qrels_format: str, trailing_fields: str) -> None:
+            depth: int | None, run_queries_only: bool, order: str, qrels_format: str, trailing_fields: str,
+            unjudged: str) -> None:
     """Score run files against TREC or BEIR qrels (trec_eval 10's semantics, vectorised).
 
     A RUN is a TREC run file, or a Parquet file (name ending in .parquet) with the columns qid,
@@ -230,7 +236,9 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
     _positive("depth", depth, 1)
     qrels = read_qrels(qrels_path, qrels_format)  # type: ignore[arg-type]
     labelled = [(str(path), RunFile.read(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
-    scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only, order)
+    scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only, order, unjudged)
+    if unjudged != DEFAULT_UNJUDGED:
+        click.echo(f"note: unjudged documents ({unjudged}): {UNJUDGED_READINGS[unjudged]}", err=True)
     for run in scores:
         for warning in run.warnings:
             click.echo(f"warning: {run.label}: {warning}", err=True)
@@ -240,7 +248,7 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
         click.echo(format_csv(scores), nl=False)
     elif output_format == "json":
         settings = {"qrels": str(qrels_path), "metrics": [m.name for m in metrics], "rel_threshold": rel_threshold,
-                    "depth": depth, "run_queries_only": run_queries_only, "order": order,
+                    "depth": depth, "run_queries_only": run_queries_only, "order": order, "unjudged": unjudged,
                     "scores_compared_as": SCORES_COMPARED_AS[order],
                     "qrels_format": qrels_format, "trailing_fields": trailing_fields,
                     "definitions": {m.name: m.describe() for m in metrics}}

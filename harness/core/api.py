@@ -53,6 +53,7 @@ from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.readings import read_comparison
 from harness.core.retrieval_metrics import CARD_METRICS, check_retrieval_k, retrieval_metrics
+from harness.judgments.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from harness.core.statistics import available_memory, bootstrap_memory, compare_systems, largest_bootstrap
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
@@ -125,6 +126,12 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     return more) is cut to its first ``depth`` results in the order returned, as the built-ins cut
     theirs, and the manifest's notes say so.
 
+    ``scoring.unjudged``: how a document without a judgment counts (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`):
+    ``"nonrelevant"`` (trec_eval's reading, the default) or ``"condensed"``, each ranking scored after
+    its unjudged documents are removed (Sakai's condensed lists); ``judged@k``, ``first_relevant_rank``,
+    the diagnosis and the metrics card read the rankings as returned. The manifest records the reading
+    (``conventions.unjudged``).
+
     Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
     ids), so a mistake is a :class:`~corpora.RetbenchError` naming the parameter before any fitting.
     Writes nothing: see :meth:`CompareResult.write`.
@@ -134,7 +141,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
                              readings=readings, loading=loading, run=run, progress=progress)
     check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), readings=(readings, Readings),
                   loading=(loading, Loading), run=(run, RunOptions))
-    depth, rel_threshold, analyzer = scoring.depth, scoring.rel_threshold, scoring.analyzer
+    depth, rel_threshold, analyzer, unjudged = scoring.depth, scoring.rel_threshold, scoring.analyzer, scoring.unjudged
     bootstrap_samples, seed, confidence = statistics.bootstrap_samples, statistics.seed, statistics.confidence
     permutations, family, fail_rank = statistics.permutations, statistics.family, readings.fail_rank
     risk_metric, confidence_from, retrieval_k = readings.risk_metric, readings.confidence_from, readings.retrieval_k
@@ -142,6 +149,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     format, split, allow_unmatched_judgments = loading.format, loading.split, loading.allow_unmatched_judgments
     cache, timeout, engine, on_loaded = run.cache, run.timeout, run.engine, run.on_loaded
     metric_list = resolve_metrics(metrics)
+    check_unjudged(unjudged)
     risk = resolve_risk_metric(risk_metric, metric_list)
     check_confidence_from(confidence_from)
     check_retrieval_k(retrieval_k)
@@ -172,7 +180,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None,
         risk_metric=risk.name, confidence_from=confidence_from, retrieval_k=retrieval_k,
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
-        cache=fitted_states.root is not None)
+        cache=fitted_states.root is not None, unjudged=unjudged)
 
     tasks = as_progress(progress)
     with contextlib.closing(runner) if owned else contextlib.nullcontext():
@@ -296,7 +304,8 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
             run = restrict_to_candidates(run, dataset.candidates, config.depth)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
-        frame = evaluate_in_partitions(run, dataset.qrels, metrics, query_ids, config.rel_threshold, mapper)
+        frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, config.unjudged, query_ids,
+                                 config.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
     names = [m.name for m in metrics]
@@ -341,7 +350,8 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],
              metrics: str | Sequence[str | Metric], *, rel_threshold: int = 1, depth: int | None = None,
-             query_ids: Sequence[str] | None = None, run_queries_only: bool = False) -> pd.DataFrame:
+             query_ids: Sequence[str] | None = None, run_queries_only: bool = False,
+             unjudged: str = DEFAULT_UNJUDGED) -> pd.DataFrame:
     """Per-query values of one run against its judgments: one row per query (index ``query_id``), one
     column per metric (named as requested), and ``first_relevant_rank`` (nullable int) -- the numbers
     ``bench evaluate`` prints for the same files.
@@ -361,10 +371,15 @@ def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels 
     a relevant judgment). Judgments without any relevant grade, or a run none of whose queries is
     judged, are a :class:`~corpora.RetbenchError`: every number would be 0.
 
+    ``unjudged`` (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`): ``"nonrelevant"``, trec_eval's
+    reading, or ``"condensed"``: each ranking is scored after its unjudged documents are removed
+    (Sakai's condensed lists); ``judged@k`` and ``first_relevant_rank`` read the ranking as given.
+
     >>> evaluate({"q1": [("a", 2.0), ("b", 1.0)]}, {"q1": {"b": 1}, "q2": {"c": 0}}, ["mrr"])["mrr"].to_dict()
     {'q1': 0.5, 'q2': 0.0}
     """
     metric_list = resolve_metrics(metrics)
+    check_unjudged(unjudged)
     if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int):
         raise RetbenchError(f"rel_threshold must be an int (a grade). Got {rel_threshold!r} instead. "
                             "Fix: pass e.g. rel_threshold=1")
@@ -376,4 +391,4 @@ def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels 
         counted = [str(q) for q in query_ids]
     else:
         counted, _ = trec_eval_queries(judgments, ranked.query_ids, rel_threshold, bool(run_queries_only))
-    return _evaluate(ranked, judgments, metric_list, counted, rel_threshold, depth)
+    return evaluate_as_read(_evaluate, ranked, judgments, metric_list, unjudged, counted, rel_threshold, depth)

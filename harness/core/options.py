@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Union
 
+from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP
+
 if TYPE_CHECKING:
     from corpora import Dataset
     from harness.engines import Engine
@@ -88,11 +90,14 @@ def _unmatched_help() -> str:
 class Scoring:
     """How each system is run and scored: ``depth`` results per query (a longer ranking is cut to its
     first ``depth``), ``rel_threshold`` the grade from which a judgment is relevant, ``analyzer`` (None:
-    the article's) for the diagnosis's shared words and every spec string's retriever that takes one."""
+    the article's) for the diagnosis's shared words and every spec string's retriever that takes one,
+    ``unjudged`` how a document without a judgment counts (:mod:`harness.judgments.condensed`:
+    ``"nonrelevant"``, trec_eval's reading, or ``"condensed"``, Sakai's condensed lists)."""
 
     depth: int = _option(DEPTH, "Results each retriever returns per query.")
     rel_threshold: int = _option(REL_THRESHOLD, "Binary metrics count grade >= this as relevant.")
     analyzer: str | None = _option(None, _analyzer_help)
+    unjudged: str = _option(DEFAULT_UNJUDGED, UNJUDGED_HELP)
 
 
 @dataclass(frozen=True)

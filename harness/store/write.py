@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
+from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.diagnosis import CATEGORIES
 from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
@@ -167,6 +168,8 @@ def _configuration(result: CompareRecord, systems: list[dict]) -> dict:
     # the facets file's content is in the queries' hash; where it lies is not configuration
     for where in ("corpus", "cache_dir", "cache", "systems", "metrics", "facets_file"):
         options.pop(where, None)
+    if options.get("unjudged") == DEFAULT_UNJUDGED:  # the reading added later: the default hashes as before
+        options.pop("unjudged")
     return {**options, "analyzer": result.analyzer, "metrics": [m.name for m in result.metrics],
             "systems": [{k: s[k] for k in ("label", "class", "parameters")} for s in systems]}
 
@@ -177,6 +180,8 @@ def _rescore_command(result: CompareRecord, systems: list[dict]) -> str:
              "--metrics", ",".join(m.name for m in result.metrics), "--format", "csv"]
     if result.config.rel_threshold != 1:
         words += ["--rel-threshold", str(result.config.rel_threshold)]
+    if result.config.unjudged != DEFAULT_UNJUDGED:
+        words += ["--unjudged", result.config.unjudged]
     return shlex.join(words)
 
 
@@ -232,6 +237,7 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "queries": "every query with a relevant judgment (grade >= rel_threshold) and a text; a query with no "
                        f"results scores 0; {QRELS_FILE} holds exactly their judgments",
             "ideal_dcg": "every judged document of the query, retrieved or not",
+            "unjudged": {"reading": config.unjudged, "definition": UNJUDGED_READINGS[config.unjudged]},
             "means": "exactly rounded: math.fsum of the per-query values / number of queries",
             "run_files": "each ranking as scored; trec_eval 9.x and pytrec_eval read scores as single-precision "
                          "floats f (trec_eval 10 and bench evaluate as doubles) and re-sort ties by doc id "

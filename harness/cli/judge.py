@@ -1,0 +1,40 @@
+"""``bench judge``: a judging page on loopback for the pairs of a pool (``bench pool``'s TSV)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from corpora import DEFAULT_ANALYZER, get_analyzer, load_dataset
+from harness.cli import PathParameter
+from harness.judgments.judge_app import JudgingSession, make_server, read_pool
+
+
+@click.command("judge")
+@click.argument("pool", type=PathParameter(path_type=Path, dir_okay=False))
+@click.option("--corpus", required=True, help="The corpus the pool was made from (a bundled name or a folder).")
+@click.option("--out", "out", required=True, type=PathParameter(path_type=Path, dir_okay=False),
+              help="The judgments file: TREC qrels lines `qid 0 docid grade`, appended; an existing one resumes.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port on 127.0.0.1 (0: any free one).")
+def command(pool: Path, corpus: str, out: Path, port: int) -> None:
+    """Judge the pairs of POOL in a browser: the query and the document (query terms highlighted),
+    the grade scale 0-3, the progress. Keys 0-3 (or the buttons) record the shown pair's grade and
+    show the next; u undoes the last judgment. Each judgment is appended to --out and fsynced before
+    the next pair shows, so killing the server loses nothing; restarted, it resumes at the first
+    unjudged pair. Ctrl-C stops it.
+    """
+    pairs = read_pool(pool)
+    dataset = load_dataset(corpus)
+    session = JudgingSession(pairs, dataset, out, get_analyzer(DEFAULT_ANALYZER))
+    server = make_server(session, port)
+    state = session.state()
+    click.echo(f"judging page: http://127.0.0.1:{server.server_port}/  ({state['done']} of {state['total']} "
+               f"judged; judgments in {out})")
+    sys.stdout.flush()  # a reader of a pipe (a script, a test) learns the address now, not at exit
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

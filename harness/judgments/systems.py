@@ -1,0 +1,70 @@
+"""Per-system numbers of a results folder under two judgment sets: each system's metric under A and
+B on the queries both judge (and Kendall's tau and tau_AP between the two rankings of the systems),
+and the prediction-powered estimate of each system's mean (:mod:`harness.judgments.ppi`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from corpora import Qrels, RetbenchError
+from harness.core.evaluation import evaluate
+from harness.core.metrics import Metric
+from harness.judgments.agreement import kendall_tau, tau_ap
+from harness.judgments.pool import evaluated_queries
+from harness.judgments.ppi import PPIResult, ppi
+from harness.store.read import ResultsFolder
+
+__all__ = ["SystemsUnderTwo", "ppi_by_system", "systems_under_two"]
+
+
+@dataclass(frozen=True)
+class SystemsUnderTwo:
+    """Each system's mean ``metric`` under A and under B over the same ``n_queries`` queries (the
+    folder's evaluated queries both judge), and the rank correlations of the two orders."""
+
+    metric: str
+    n_queries: int
+    systems: list[str]
+    under_a: list[float]
+    under_b: list[float]
+    kendall_tau: float
+    tau_ap: float
+
+
+def _values(folder: ResultsFolder, label: str, qrels: Qrels, metric: Metric, query_ids: list[str],
+            rel_threshold: int) -> np.ndarray:
+    """Per-query values of ``label``'s run on ``query_ids`` (a query without a relevant judgment scores 0)."""
+    return evaluate(folder.run(label), qrels, [metric], query_ids, rel_threshold)[metric.name].to_numpy(dtype=float)
+
+
+def systems_under_two(folder: ResultsFolder, a: Qrels, b: Qrels, metric: Metric, rel_threshold: int) -> SystemsUnderTwo:
+    queries = [q for q in evaluated_queries(folder) if q in a and q in b]
+    if not queries:
+        raise RetbenchError(f"no query that results folder {folder.path} evaluated is judged in both judgment sets. "
+                            "Fix: check the query ids of the qrels against the folder's")
+    labels = folder.systems
+    under_a = [float(_values(folder, s, a, metric, queries, rel_threshold).mean()) for s in labels]
+    under_b = [float(_values(folder, s, b, metric, queries, rel_threshold).mean()) for s in labels]
+    return SystemsUnderTwo(metric.name, len(queries), labels, under_a, under_b, kendall_tau(under_a, under_b),
+                           tau_ap(under_a, under_b))
+
+
+def ppi_by_system(folder: ResultsFolder, human: Qrels, machine: Mapping[str, Mapping[str, int]] | Qrels,
+                  metric: Metric, rel_threshold: int) -> tuple[list[str], int, int, dict[str, PPIResult]]:
+    """Per system the PPI estimate of its mean ``metric`` over the folder's N evaluated queries, the
+    human set A judging n of them; returns (the n queries, n, N, system -> result)."""
+    queries = evaluated_queries(folder)
+    judged_by_human = [q for q in queries if q in human]
+    machine_qrels = machine if isinstance(machine, Qrels) else Qrels(machine)
+    results = {}
+    for label in folder.systems:
+        machine_all = _values(folder, label, machine_qrels, metric, queries, rel_threshold)
+        position = {q: j for j, q in enumerate(queries)}
+        machine_on_human = machine_all[[position[q] for q in judged_by_human]]
+        human_values = _values(folder, label, human, metric, judged_by_human, rel_threshold) if judged_by_human \
+            else np.empty(0)
+        results[label] = ppi(machine_all, human_values, machine_on_human)
+    return judged_by_human, len(judged_by_human), len(queries), results
