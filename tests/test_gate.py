@@ -651,3 +651,21 @@ def test_the_docs_section_names_only_real_options_and_its_workflow_gates_pull_re
     words = " ".join(prose.split())
     assert f"The gate's verdict is the first of {', '.join(VERDICTS)} that any metric has" in words
     assert f"but regressed, comma-separated: {', '.join(v for v in VERDICTS if v != 'regressed')})" in words
+
+
+def test_a_margin_p_no_resample_reaches_prints_as_a_bound_not_zero() -> None:
+    """Every resample of a large drop lies below -margin: the one-sided p is 0 of the resamples,
+    printed as the bound the resamples can show (< 1/B), never as 0.0000."""
+    from corpora import Qrels
+    from harness import GateSide, gate
+    from harness.gating.report import render_text
+
+    qrels = Qrels({f"q{i}": {"a": 1} for i in range(40)})
+    good = {f"q{i}": [("a", 1.0)] for i in range(40)}
+    bad = {f"q{i}": [("b", 1.0), ("a", 0.5)] if i % 4 else [("a", 1.0)] for i in range(40)}
+    result = gate(GateSide.from_run(good, qrels), GateSide.from_run(bad, qrels), "mrr", bootstrap_samples=500)
+    (m,) = result.metrics
+    assert m.verdict == "regressed" and m.margin_p == 0.0
+    assert m.margin_p_text == "< 0.0020"
+    text = render_text(result)
+    assert "< 0.0020" in text and " 0.0000 " not in text.split("\n\n")[1]

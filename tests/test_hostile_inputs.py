@@ -304,6 +304,11 @@ def test_a_trec_split_must_name_a_qrels_file(tmp_path: Path) -> None:
     ["tune", "bm25(k1=1|2)", "--out", ""], ["tune", "bm25(k1=1|2)", "--cache-dir", ""],
     ["evaluate", "--qrels", "", "--metrics", "P@1", "run.txt"], ["evaluate", "--qrels", "q.txt", "--metrics", "P@1", ""],
     ["report", ""], ["report", "somewhere", "-o", ""], ["corpora", "show", ""],
+    ["gate", "", "cand", "--metric", "mrr"], ["gate", "base", "", "--metric", "mrr"],
+    ["gate", "base", "cand.trec", "--qrels", "", "--metric", "mrr"],
+    ["gate", "base", "--corpus", "article", "--systems", "bm25", "--metric", "mrr", "--out", ""],
+    ["gate", "base", "cand", "--metric", "mrr", "--junit", ""], ["serve", "--results", ""],
+    ["pool", "somewhere", "--depth", "5", "--out", ""], ["agree", "a.txt", "b.txt", "--results", ""],
 ])
 def test_an_empty_path_option_is_refused_not_read_as_the_current_folder(tmp_path: Path, monkeypatch,
                                                                         args: list[str]) -> None:

@@ -19,7 +19,7 @@ import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
-from harness.cli import ACCEPT_EDITED_HELP, progress_shown, warn
+from harness.cli import ACCEPT_EDITED_HELP, PathParameter, progress_shown, warn
 from harness.cli.declared import option
 from harness.core.options import Scoring, Statistics
 from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
@@ -90,8 +90,8 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 @click.command("gate")
-@click.argument("baseline", type=click.Path(path_type=Path))
-@click.argument("candidate", type=click.Path(path_type=Path), required=False)
+@click.argument("baseline", type=PathParameter(path_type=Path))
+@click.argument("candidate", type=PathParameter(path_type=Path), required=False)
 @click.option("--metric", "metrics", required=True,
               help="The metric(s) to gate on; several are Holm-adjusted together. "
                    + metrics_help())
@@ -103,7 +103,7 @@ def _write_atomically(path: Path, text: str) -> None:
 @click.option("--system", default=None, help="The system to read from each side that holds several.")
 @click.option("--baseline-system", default=None, help="The baseline's system (overrides --system).")
 @click.option("--candidate-system", default=None, help="The candidate's system (overrides --system).")
-@click.option("--qrels", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--qrels", type=PathParameter(path_type=Path, dir_okay=False), default=None,
               help="Judgments (TREC or BEIR qrels) that score a side given as a TREC run file.")
 @click.option("--rel-threshold", type=click.IntRange(min=0), default=None,
               help="Grade from which a judgment is relevant, for a run file [default: the results folder's, else 1].")
@@ -117,7 +117,7 @@ def _write_atomically(path: Path, text: str) -> None:
               help="Analyzer for the candidate's retrievers when it is run now.")
 @option(Scoring, "depth", help="Results per query when the candidate is run now.")
 @click.option("--no-cache", is_flag=True, help="Fit the candidate from scratch when it is run now.")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
+@click.option("--out", type=PathParameter(path_type=Path), default=None,
               help="Also store the candidate run now as a results folder here (e.g. the next baseline).")
 @click.option("--allow-different-queries", is_flag=True,
               help="Pair the queries both sides evaluated (and say how many were dropped) instead of refusing.")
@@ -125,7 +125,7 @@ def _write_atomically(path: Path, text: str) -> None:
               help=f"Verdicts that fail the gate besides regressed (comma-separated): {', '.join(_CAN_ALSO_FAIL)}.")
 @click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True,
               help="text for a terminal; md: GitHub-flavoured Markdown for a CI job summary ($GITHUB_STEP_SUMMARY).")
-@click.option("--junit", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--junit", type=PathParameter(path_type=Path, dir_okay=False), default=None,
               help="Also write a JUnit XML report: one testcase per metric, a failure when it fails the gate.")
 @click.option("--show-worst", type=click.IntRange(min=0), default=5, show_default=True,
               help="Queries that lost most, listed per metric.")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli import ACCEPT_EDITED_HELP
+from harness.cli import ACCEPT_EDITED_HELP, PathParameter
 from harness.errors import RetbenchError
 from harness.serve.hosts import host_name, is_loopback
 
@@ -86,7 +86,7 @@ def _allowed(names: tuple[str, ...]) -> list[str]:
 
 
 @click.command("serve")
-@click.option("--results", type=click.Path(path_type=Path), default=Path("results"), show_default=True,
+@click.option("--results", type=PathParameter(path_type=Path), default=Path("results"), show_default=True,
               help="The folder whose results folders are served (bench compare's --out), or one results folder.")
 @click.option("--host", default=LOOPBACK, show_default=True,
               help="Address to bind; anything but a loopback address is reachable by others (a warning says so).")

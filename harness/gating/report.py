@@ -105,7 +105,7 @@ def _row(m: MetricGate) -> list[str]:
         str(m.queries_needed_for_margin)
     return [m.metric, m.verdict, f"{m.baseline_mean:.4f}", f"{m.candidate_mean:.4f}", f"{c.mean_diff:+.4f}",
             f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", f"[{m.equivalence_low:+.4f}, {m.equivalence_high:+.4f}]",
-            f"{c.p_adjusted:.4f}", f"{m.margin_p:.4f}", needed]
+            f"{c.p_adjusted:.4f}", m.margin_p_text, needed]
 
 
 def _level(confidence: float) -> str:

@@ -139,6 +139,15 @@ class MetricGate:
     candidate_values_from: str
     lost_most: list[QueryChange]
     n_lost: int = 0
+    bootstrap_samples: int = BOOTSTRAP_SAMPLES  # the resamples margin_p counts over
+
+    @property
+    def margin_p_text(self) -> str:
+        """``margin_p`` to 4 decimals; one below what the resamples can show prints as a bound
+        (``< 0.0002`` of 5,000 resamples, none of which crossed the margin), never ``0.0000``."""
+        if self.margin_p * self.bootstrap_samples < 1.0 - 1e-9 or self.margin_p < 5e-5:
+            return f"< {max(1.0 / self.bootstrap_samples, 1e-4):.4f}"
+        return f"{self.margin_p:.4f}"
 
     @property
     def reason(self) -> str:
@@ -148,9 +157,10 @@ class MetricGate:
         equivalence = (f"{_percent(1.0 - 2.0 * c.alpha)} interval [{self.equivalence_low:+.4f}, "
                        f"{self.equivalence_high:+.4f}]")
         bound = f"-{m:g}" if self.margin_side == "below" else f"+{m:g}"
-        beyond = f"one-sided Holm p {self.margin_p:.4f}"
+        beyond = f"one-sided Holm p {self.margin_p_text}"
         if self.verdict in ("regressed", "improved"):
-            return f"{equivalence} lies {self.margin_side} {bound}; {beyond} <= {alpha}"
+            return f"{equivalence} lies {self.margin_side} {bound}; {beyond}" + (
+                "" if self.margin_p_text.startswith("<") else f" <= {alpha}")
         if self.verdict in ("dropped", "gained"):
             kind = "drop" if self.verdict == "dropped" else "gain"
             found = f"a significant {kind} ({interval} excludes 0; Holm p {c.p_adjusted:.4f} <= {alpha})"
@@ -353,6 +363,6 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
         gates.append(MetricGate(
             metric.name, verdict, comparison, low_i, high_i, float(margin), margin_p, side, mean_over_queries(b),
             mean_over_queries(a), paired_power(differences[:, i], alpha), _needed_for_margin(differences[:, i], margin, alpha),
-            sources[i][0], sources[i][1], changes[:lost_most], len(changes)))
+            sources[i][0], sources[i][1], changes[:lost_most], len(changes), bootstrap_samples))
     return GateResult(before.name, after.name, gates, len(paired), float(margin), confidence, bootstrap_samples, seed,
                       permutations, only_baseline, only_candidate, notes)
