@@ -10,16 +10,14 @@ baseline's. Exit status: 0, or 1 when a metric regressed (or has a verdict named
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
-from harness.cli import ACCEPT_EDITED_HELP, PathParameter, progress_shown, warn
+from harness.cli import ACCEPT_EDITED_HELP, PathParameter, progress_shown, warn, write_atomically
 from harness.cli.declared import option
 from harness.core.options import Scoring, Statistics
 from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
@@ -64,29 +62,6 @@ def _check_writable(path: Path) -> None:
     if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
         problem = "is a folder" if path.is_dir() else f"{folder} is not a folder you can write to"
         raise RetbenchError(f"--junit {path}: {problem}. Fix: name a file in a folder you can write to")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, so a reader never
-    sees half a report; when anything fails (a full disk), the temporary file is removed and
-    ``path`` is left as it was."""
-    folder = path.parent if str(path.parent) else Path(".")
-    temporary: str | None = None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())  # a full disk shows here, not after the rename
-        os.replace(temporary, path)
-    except BaseException as exc:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        if isinstance(exc, OSError):
-            raise RetbenchError(f"--junit {path}: cannot be written ({exc.strerror or exc}). Fix: free space, or "
-                                "name a file in a folder you can write to") from None
-        raise
 
 
 @click.command("gate")
@@ -193,7 +168,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
                   seed=seed, permutations=permutations, allow_different_queries=allow_different_queries,
                   lost_most=show_worst)
     if junit is not None:
-        _write_atomically(junit, render_junit(result, fail_on))
+        write_atomically(junit, render_junit(result, fail_on), "--junit")
     click.echo(render(result, output_format), nl=False)
     ctx.exit(result.exit_code(fail_on))
 

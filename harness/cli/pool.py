@@ -3,41 +3,12 @@ written as a TSV for an assessor (``bench judge`` reads it); per system, how man
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 import click
 
-from corpora import RetbenchError
-from harness.cli import ACCEPT_EDITED_HELP, PathParameter
+from harness.cli import ACCEPT_EDITED_HELP, PathParameter, write_atomically
 from harness.judgments.pool import pool_folder
-
-
-def write_atomically(path: Path, text: str, option: str) -> None:
-    """``text`` into ``path`` through a fsynced temporary file in its folder, renamed over it: a
-    reader never sees half a file, and a failure leaves ``path`` as it was."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir() or not folder.is_dir():
-        problem = "is a folder" if path.is_dir() else f"its folder {folder} does not exist"
-        raise RetbenchError(f"{option} {path}: {problem}. Fix: name a file in an existing folder")
-    temporary: str | None = None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException as exc:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        if isinstance(exc, OSError):
-            raise RetbenchError(f"{option} {path}: cannot be written ({exc.strerror or exc}). Fix: free space, or "
-                                "name a file in a folder you can write to") from None
-        raise
 
 
 @click.command("pool")

@@ -488,6 +488,23 @@ COMPARISON_COLUMNS = ["system_a", "system_b", "metric", "mean_diff", "ci_low", "
                       "p_adjusted", "n_queries", "n_differing", "test", "verdict"]
 
 
+def holm_in_families(p_values: np.ndarray, tests: Sequence[str], differing: np.ndarray, permutations: int,
+                     columns: Sequence[tuple[str, str, str]], metrics: Sequence[str],
+                     family: str) -> tuple[np.ndarray, np.ndarray]:
+    """Holm's adjusted p of each (a, b, metric) column within its family (one per metric, or
+    ``family="all"``: one), and the smallest adjusted p each test could reach with this many
+    differing queries (:func:`smallest_adjusted_p`)."""
+    smallest = np.array([smallest_p_value(t, int(m), permutations) for t, m in zip(tests, differing)])
+    adjusted = np.empty_like(p_values)
+    best_adjusted = np.empty_like(p_values)
+    groups = [list(range(len(columns)))] if family == "all" else \
+        [[i for i, c in enumerate(columns) if c[2] == m] for m in metrics]
+    for where in groups:
+        adjusted[where] = holm(p_values[where])
+        best_adjusted[where] = smallest_adjusted_p(p_values[where], smallest[where])
+    return adjusted, best_adjusted
+
+
 def compare_systems(
     per_query: dict[str, dict[str, np.ndarray]],
     pairs: Sequence[tuple[str, str]],
@@ -520,14 +537,7 @@ def compare_systems(
     low, high = percentile_interval(sorted_means, confidence)
     p_values, tests = sign_flip_tests(differences, permutations, seed, mapper=mapper)
     differing = np.count_nonzero(differences, axis=0)
-    smallest = np.array([smallest_p_value(t, int(m), permutations) for t, m in zip(tests, differing)])
-    adjusted = np.empty_like(p_values)
-    best_adjusted = np.empty_like(p_values)
-    groups = [list(range(len(columns)))] if family == "all" else \
-        [[i for i, c in enumerate(columns) if c[2] == m] for m in metrics]
-    for where in groups:
-        adjusted[where] = holm(p_values[where])
-        best_adjusted[where] = smallest_adjusted_p(p_values[where], smallest[where])
+    adjusted, best_adjusted = holm_in_families(p_values, tests, differing, permutations, columns, metrics, family)
     means = differences.mean(axis=0)
     alpha = 1.0 - confidence
     return [

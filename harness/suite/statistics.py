@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from harness.core.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
-from harness.core.statistics import (FAMILIES, Comparison, _resampled_means, holm, over_stream, percentile_interval,
-                                     sign_flip_tests, smallest_adjusted_p, smallest_p_value)
+from harness.core.statistics import (FAMILIES, Comparison, _resampled_means, holm_in_families, over_stream,
+                                     percentile_interval, sign_flip_tests)
 
 __all__ = ["MACRO", "MICRO", "SuiteStatistics", "WINS_COLUMNS", "collection_stream", "macro_statistics",
            "stratified_resamples", "wins_ties_losses"]
@@ -123,14 +123,7 @@ def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], s
         flips = np.concatenate(weighted)
         p_values, tests = sign_flip_tests(flips, permutations, seed)
         differing = np.count_nonzero(flips, axis=0)
-        smallest = np.array([smallest_p_value(t, int(m), permutations) for t, m in zip(tests, differing)])
-        adjusted = np.empty_like(p_values)
-        best = np.empty_like(p_values)
-        groups = [list(range(len(columns)))] if family == "all" else \
-            [[i for i, c in enumerate(columns) if c[2] == m] for m in metrics]
-        for where in groups:
-            adjusted[where] = holm(p_values[where])
-            best[where] = smallest_adjusted_p(p_values[where], smallest[where])
+        adjusted, best = holm_in_families(p_values, tests, differing, permutations, columns, metrics, family)
         alpha = 1.0 - confidence
         n_queries = flips.shape[0]
         comparisons = [
