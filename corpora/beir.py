@@ -85,7 +85,7 @@ def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> 
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         available = sorted(p.stem for p in (folder / "qrels").glob("*.tsv")) if (folder / "qrels").is_dir() else []
-        fix = f"choose one of the splits {', '.join(available)} with --split" if available else \
+        fix = f"choose one of the splits {', '.join(available)} with `split`" if available else \
             "add qrels/<split>.tsv with query-id, corpus-id, score columns"
         raise InputFileError(qrels_path, "judgments file not found", fix=fix)
     judgments = read_qrels_file(qrels_path, QRELS_RULES)

@@ -125,7 +125,7 @@ def _split_ids(folder: Path, split: str) -> set[str] | None:
     folds = splits.get("all", {}) if isinstance(splits, dict) else {}
     if split not in folds:
         raise InputFileError(path, f"unknown split {split!r}",
-                             fix=f"use --split test (all queries) or one of {', '.join(sorted(folds))}")
+                             fix=f"use `split=test` (all queries) or one of {', '.join(sorted(folds))}")
     return set(folds[split])
 
 

@@ -31,8 +31,6 @@ from corpora.model import Dataset, Qrels
 REL_THRESHOLD = 1
 #: Largest share of a judgments file that may name unknown ids before loading stops (see above).
 UNMATCHED_LIMIT = 0.05
-#: The command-line spelling of ``allow_unmatched_judgments``, quoted by messages.
-ALLOW_UNMATCHED_FLAG = "--allow-unmatched-judgments"
 _SHOWN = 5  # ids quoted in a message before "and N more"
 
 
@@ -107,7 +105,7 @@ def reconcile(dataset: Dataset, *, allow_unmatched_judgments: bool = False) -> D
         raise InputFileError(
             source, f"{_share(unmatched, total)} cannot be matched, {why}: {'; '.join(detail)}",
             fix="check that the documents, queries and judgments files belong together (the same ids, the same "
-                f"split), or pass {ALLOW_UNMATCHED_FLAG} to skip them and evaluate the rest")
+                "split), or pass `allow_unmatched_judgments=True` to skip them and evaluate the rest")
     dataset.qrels = Qrels(kept, source=source)
     dataset.unmatched_judgments = [*dataset.unmatched_judgments, *unknown_query, *unknown_doc]
     dataset.warnings.append(f"{source}: skipped {_share(unmatched, total)} that cannot be matched: "

@@ -154,7 +154,7 @@ def detect_format(path: Path) -> Format:
             return fmt
     expected = "; ".join(f"{f.name}: {f.description}" for f in FORMATS.values())
     raise InputFileError(path, f"no known corpus layout found (expected {expected})",
-                         fix="add the missing files or force a layout with --format")
+                         fix="add the missing files or force a layout with `format`")
 
 
 def load_dataset(name_or_path: str, *, format: str | None = None, split: str = DEFAULT_SPLIT,
@@ -171,11 +171,11 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = D
     if found is not None:
         source, identifier = found
         if format is not None:
-            raise RetbenchError(f"corpus {name_or_path!r}: --format {format} forces the layout of a folder, but "
-                                f"{source.prefix}: names a dataset of another package. Fix: drop --format")
+            raise RetbenchError(f"corpus {name_or_path!r}: `format={format}` forces the layout of a folder, but "
+                                f"{source.prefix}: names a dataset of another package. Fix: drop `format`")
         if split != DEFAULT_SPLIT:
-            raise RetbenchError(f"corpus {name_or_path!r}: --split {split} picks the judgments of a folder, but a "
-                                f"{source.prefix}: id names its split itself. Fix: drop --split and put the split in the "
+            raise RetbenchError(f"corpus {name_or_path!r}: `split={split}` picks the judgments of a folder, but a "
+                                f"{source.prefix}: id names its split itself. Fix: drop `split` and put the split in the "
                                 f"id (e.g. {source.prefix}:beir/scifact/test)")
         loaded = source.load(identifier, progress=progress) if source.reports_progress else source.load(identifier)
         return reconcile(loaded, allow_unmatched_judgments=allow_unmatched_judgments)

@@ -149,7 +149,7 @@ def refuse_split(folder: Path, layout: str, split: str, judgments: str) -> None:
     if split != DEFAULT_SPLIT:
         raise InputFileError(folder, f"split {split!r} asked for, but a {layout} folder has one set of judgments "
                              f"({judgments}) and no splits",
-                             fix=f"leave out the split (--split): the default, {DEFAULT_SPLIT!r}, reads that set")
+                             fix=f"leave out `split`: the default, {DEFAULT_SPLIT!r}, reads that set")
 
 
 #: Characters no id may hold: whitespace (trec_eval and every TREC reader split lines on it; Python's

@@ -152,12 +152,12 @@ def load_tabular(folder: Path, *, split: str = "test") -> Dataset:
         if judgments is not None and not splits:
             refuse_split(folder, "tabular", split, judgments.name)
         raise InputFileError(folder / "qrels" / f"{split}.tsv", f"judgments of split {split!r} not found",
-                             fix=f"choose one of the splits {', '.join(splits)} with --split" if splits else
-                             "add qrels/<split>.tsv, or leave out the split (--split)")
+                             fix=f"choose one of the splits {', '.join(splits)} with `split`" if splits else
+                             "add qrels/<split>.tsv, or leave out `split`")
     for found, names in ((docs, DOCUMENT_FILES), (queries, QUERY_FILES), (judgments, QRELS_FILES)):
         if found is None:
             raise InputFileError(folder, f"none of {', '.join(names)} found",
-                                 fix="name the files as listed, or force another layout with --format")
+                                 fix="name the files as listed, or force another layout with `format`")
     corpus = read_documents(docs, folder.name)
     query_set, facet_warnings = read_queries(queries)
     read = read_qrels_file(judgments, qrels_rules(judgments))

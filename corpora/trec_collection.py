@@ -317,7 +317,7 @@ def load_trec(folder: Path, *, split: str = "test") -> Dataset:
     if split != DEFAULT_SPLIT and not named:
         raise InputFileError(folder, f"split {split!r} asked for, but no qrels file's name contains it (qrels "
                              f"files: {', '.join(p.name for p in qrels_paths)})",
-                             fix=f"name a split that a qrels file's name contains, or leave out the split (--split) "
+                             fix=f"name a split that a qrels file's name contains, or leave out `split` "
                                  f"to read {'all of them' if len(qrels_paths) > 1 else 'it'}")
     if len(qrels_paths) > 1:
         if named:

@@ -176,7 +176,7 @@ def _field_count_error(path: Path, number: int, fields: list[str]) -> InputFileE
             path, f"expected 6 whitespace-separated fields `{_RUN_FIELDS}`, got {len(fields)} (a doc id or tag with "
                   "a space shifts the score column)", line=number,
             fix="write ids and tags without whitespace, or, if the fields after the tag are comments as "
-                "trec_eval allows, pass --trailing-fields ignore")
+                "trec_eval allows, pass `trailing_fields=\"ignore\"`")
     return InputFileError(path, f"expected 6 whitespace-separated fields `{_RUN_FIELDS}`, got {len(fields)}",
                           line=number, fix="write one result per line in TREC run format")
 
@@ -529,7 +529,7 @@ def _detect_qrels_layout(path: Path, raw: bytes, rules: QrelsRules) -> tuple[str
         raise InputFileError(
             path, f"line has {len(line.split())} fields: neither TREC qrels (`{_QRELS_FIELDS}`, 4 fields) nor BEIR "
                   f"qrels (`{_BEIR_FIELDS}`, 3 fields)", line=number,
-            fix="write one judgment per line in one of these two layouts (--qrels-format names one)")
+            fix="write one judgment per line in one of these two layouts")
     raise _no_judgments(path)
 
 

@@ -107,7 +107,7 @@ class LSA(ScoreRetriever):
         if limit < 1:
             raise RetbenchError(
                 f"lsa needs at least 2 documents and 2 distinct terms, the corpus has {shape[0]} documents x "
-                f"{shape[1]} terms. Fix: use a larger corpus, or leave lsa out of --systems.")
+                f"{shape[1]} terms. Fix: use a larger corpus, or leave lsa out of `systems`.")
         if dims > limit:
             raise RetbenchError(
                 f"lsa(dims={dims}) needs more dimensions than the corpus has: {shape[0]} documents "

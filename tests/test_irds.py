@@ -239,13 +239,13 @@ def test_a_dataset_without_judgments_points_at_its_subsets(ir_datasets) -> None:
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"format": "beir"}, "--format beir forces the layout of a folder"),
-    ({"split": "dev"}, "--split dev picks the judgments of a folder, but a irds: id names its split itself"),
+    ({"format": "beir"}, "`format=beir` forces the layout of a folder"),
+    ({"split": "dev"}, "`split=dev` picks the judgments of a folder, but a irds: id names its split itself"),
 ])
 def test_folder_options_are_refused_for_an_id(ir_datasets, options, message) -> None:
-    with pytest.raises(RetbenchError, match="Fix: drop --") as raised:
+    with pytest.raises(RetbenchError, match="Fix: drop `") as raised:
         load_dataset("irds:beir/scifact/test", **options)
-    assert message in str(raised.value)
+    assert message in str(raised.value) and "--" not in str(raised.value)
 
 
 def test_an_empty_id_is_an_error(ir_datasets) -> None:

@@ -286,7 +286,7 @@ def test_cystic_fibrosis_malformed_scores(tmp_path: Path) -> None:
 
 def test_no_known_layout(tmp_path: Path) -> None:
     error = error_of(write(tmp_path, {"notes.txt": "hello\n"}))
-    assert "no known corpus layout" in str(error) and "--format" in str(error)
+    assert "no known corpus layout" in str(error) and "force a layout with `format`" in str(error)
 
 
 def test_missing_folder_is_a_retbench_error() -> None:

@@ -107,11 +107,11 @@ def test_latex_is_refused_for_a_tune_folder_with_a_fix(runner, small_result, sma
     assert not (tmp_path / "table.tex").exists()
     out = tmp_path / "out"
     at_tune = runner.invoke(main, ["tune", GRID, "--out", str(out), "--report", "md,latex"])
-    assert at_tune.exit_code == 2 and "bench tune --report latex: the latex report is not available" in at_tune.stderr
+    assert at_tune.exit_code == 2 and "error: --report latex: the latex report is not available" in at_tune.stderr
     assert not out.exists()  # refused before any work
-    with pytest.raises(RetbenchError, match="not available for tune folders"):
+    with pytest.raises(RetbenchError, match="^`format=latex`: the latex report is not available for tune folders"):
         small_result.report("latex")
-    with pytest.raises(RetbenchError, match="not available for tune folders"):
+    with pytest.raises(RetbenchError, match="^`reports=latex`: the latex report is not available for tune folders"):
         small_result.write(out, reports="latex")
     assert not out.exists()
     with pytest.raises(RetbenchError, match="The 'format' parameter of report must be a str"):

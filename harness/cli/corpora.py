@@ -17,7 +17,7 @@ import click
 
 from corpora import DEFAULT_CORPUS, FORMATS, bundled_names, describe, load_dataset
 from corpora.bundled import bundled_description
-from corpora.inspection import ALLOW_UNMATCHED_FLAG, UNMATCHED_LIMIT, report_lines, summary_line
+from corpora.inspection import UNMATCHED_LIMIT, report_lines, summary_line
 from corpora.model import Dataset
 from corpora.readers import DEFAULT_SPLIT
 from harness.cli import SPLIT_HELP
@@ -38,7 +38,7 @@ def command(ctx: click.Context) -> None:
 
 
 def _corpus_options(function):
-    function = click.option(ALLOW_UNMATCHED_FLAG, "allow_unmatched", is_flag=True,
+    function = click.option("--allow-unmatched-judgments", "allow_unmatched", is_flag=True,
                             help=f"Skip judgments of unknown documents or queries with a warning even when more "
                                  f"than {UNMATCHED_LIMIT:.0%} of them are unmatched or a query loses every relevant "
                                  "judgment (an error otherwise).")(function)

@@ -4,8 +4,9 @@ parameter names turned back into flags for the terminal.
 A default or a help text is declared once, on the group's field; :func:`option` makes the click
 option of a field (its flag, default, type and help), so ``bench compare``, ``bench tune`` and
 ``bench gate`` cannot drift from :func:`harness.compare`. The library's errors name parameters in
-backticks (```bootstrap_samples``` and ```seed=0```); :func:`as_flags` prints them as the command's
-flags (``--bootstrap-samples``, ``--seed 0``).
+backticks (```bootstrap_samples```, ```seed=0```, ```accept_edited=True```); :func:`as_flags` prints
+them as the command's flags (``--bootstrap-samples``, ``--seed 0``, ``--accept-edited``), by the
+table :func:`flags_of` makes of the command's options and :data:`LIBRARY_NAMES`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import click
 from harness.core.options import Loading, Readings, Scoring, Statistics, declared
 from harness.core.record import CompareConfig
 
-__all__ = ["as_flags", "flags_of", "help_values", "option", "option_groups"]
+__all__ = ["LIBRARY_NAMES", "as_flags", "flags_of", "help_values", "option", "option_groups"]
 
 
 def option(group: type, name: str, *flags: str, **overrides: Any) -> Callable[[Callable[..., Any]], Any]:
@@ -47,33 +48,57 @@ def help_values() -> dict[str, object]:
             "confidences": "; ".join(f"{name} = {means}" for name, means in CONFIDENCES.items())}
 
 
+#: A command's parameter name -> the library parameter it is passed to, where the two differ
+#: (``bench corpora show --format`` is ``load_dataset(format=...)``, ``bench gate --corpus-format``
+#: too): the library's errors name the latter, and the terminal must still get the flag. A command
+#: with an option of the library's own name keeps that one.
+LIBRARY_NAMES = {"corpus_format": "format", "allow_unmatched": "allow_unmatched_judgments"}
+
+
 def flags_of(command: click.Command | None) -> dict[str, str]:
-    """Parameter name -> the flag that sets it (its first long one), for every option of ``command``."""
+    """Parameter name -> the flag that sets it (its first long one), for every option of ``command``,
+    and for the library's name of one (:data:`LIBRARY_NAMES`). A group (``bench corpora``) has the
+    flags of its subcommands as well: an error of ``bench corpora show`` reaches the group."""
     flags: dict[str, str] = {}
     for param in command.params if command is not None else []:
         if isinstance(param, click.Option) and param.name:
             long = [flag for flag in param.opts if flag.startswith("--")]
             if long:
                 flags[param.name] = long[0]
+    for own, library in LIBRARY_NAMES.items():
+        if own in flags:
+            flags.setdefault(library, flags[own])
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            for name, flag in flags_of(sub).items():
+                flags.setdefault(name, flag)
     return flags
 
 
 _NAMED = re.compile(r"`([a-z_][a-z0-9_]*)(?:=([^`]*))?`")
+_QUOTED_WORD = re.compile(r"""(["'])([\w.@:,-]+)\1""")
 
 
 def as_flags(message: str, flags: dict[str, str]) -> str:
     """``message`` with each ```name``` that ``flags`` knows as its flag, and ```name=value``` as
-    ``--flag value``; other backticked text is left as it is.
+    ``--flag value`` (```name=True``` as the bare ``--flag``; a quoted word loses its quotes, which
+    the shell does not need); other backticked text is left as it is.
 
     >>> as_flags("`seed` must be >= 0. Fix: pass e.g. `seed=0` (see `bench corpora`)", {"seed": "--seed"})
     '--seed must be >= 0. Fix: pass e.g. --seed 0 (see `bench corpora`)'
+    >>> as_flags('pass `accept_edited=True` or `order="file"`',
+    ...          {"accept_edited": "--accept-edited", "order": "--order"})
+    'pass --accept-edited or --order file'
     """
 
     def flag(match: re.Match[str]) -> str:
         name, value = match.group(1), match.group(2)
         if name not in flags:
             return match.group(0)
-        return flags[name] if value is None else f"{flags[name]} {value}"
+        if value is None or value == "True":
+            return flags[name]
+        word = _QUOTED_WORD.fullmatch(value)
+        return f"{flags[name]} {word.group(2) if word else value}"
 
     return _NAMED.sub(flag, message)
 

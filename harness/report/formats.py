@@ -87,12 +87,13 @@ def _not_for_tune(name: str, where: str) -> RetbenchError:
                          f"systems). Fix: use {' or '.join(tune_formats())}")
 
 
-def check_formats(formats: Sequence[str], *, tune: bool = False) -> None:
+def check_formats(formats: Sequence[str], *, tune: bool = False, parameter: str = "reports") -> None:
     """Raise now, before any work, when a format needs what is not installed (matplotlib), or,
-    with ``tune``, when it cannot report a tune folder."""
+    with ``tune``, when it cannot report a tune folder (the error names ``parameter``, which was
+    given the formats)."""
     for name in formats:
         if tune and REPORT_FORMATS[name].render_tune is None:
-            raise _not_for_tune(name, f"bench tune --report {name}")
+            raise _not_for_tune(name, f"`{parameter}={name}`")
         if REPORT_FORMATS[name].charts:
             require_matplotlib(f"the {name} report's charts")
 

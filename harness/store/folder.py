@@ -161,7 +161,7 @@ def check_out(out: Path, say: Say = warn_on_stderr) -> Path:
     ``out``: it is a folder we can write into, or its nearest existing parent is. Stale staging
     folders in it are removed. An unusable folder is a :class:`~corpora.RetbenchError`."""
     out = Path(out)
-    fix = "choose a folder you can write to with --out"
+    fix = "choose a folder you can write to with `out`"
     existing = out
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
@@ -187,7 +187,7 @@ def _prepare_out(out: Path, say: Say = warn_on_stderr) -> Path:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise RetbenchError(f"results folder {out}: cannot be created ({exc.strerror}). "
-                            "Fix: choose a folder you can write to with --out") from None
+                            "Fix: choose a folder you can write to with `out`") from None
     return out
 
 
@@ -207,7 +207,7 @@ def _claim(staging: Path, out: Path, base_id: str, write_manifest: Callable[[str
             raise
         return out / run_id
     raise RetbenchError(f"results folder {out}: {_CLAIM_ATTEMPTS} runs named {base_id}… already exist. "
-                        "Fix: choose another --out")
+                        "Fix: choose another `out`")
 
 
 def file_text_hash(text: str) -> str:
@@ -266,7 +266,7 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
         return _claim(staging, out, base_id, write_identified)
     except OSError as exc:
         raise RetbenchError(f"results folder {out}: writing failed ({exc.strerror}); nothing was kept. "
-                            "Fix: free space or choose another --out") from None
+                            "Fix: free space or choose another `out`") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

@@ -146,8 +146,7 @@ def read_table(path: Path, table: Table | Reading, text: str | None = None) -> p
     return frame
 
 
-_EDITED_FIX = (f"{_RESTORE}; if it was edited on purpose, read it as it is with accept_edited=True "
-               "(bench: --accept-edited)")
+_EDITED_FIX = f"{_RESTORE}; if it was edited on purpose, read it as it is with `accept_edited=True`"
 
 
 @dataclass
@@ -253,7 +252,7 @@ class ResultsFolder:
             if len(systems) == 1:
                 return systems[0]
             raise RetbenchError(f"results folder {self.path} holds {len(systems)} systems ({', '.join(systems)}), "
-                                "so which one to read must be said. Fix: name one (bench gate: --system NAME)")
+                                "so which one to read must be said. Fix: name one (`system=NAME`)")
         if label not in systems:
             raise UnknownNameError(f"system in {self.path}", label, systems)
         return label

@@ -88,7 +88,7 @@ class TuneResult(TuneRecord):
         if format == TEXT:
             return render_report(self)
         (name,) = parse_formats([format])
-        check_formats([name], tune=True)
+        check_formats([name], tune=True, parameter="format")
         with tempfile.TemporaryDirectory(prefix="retbench-report-") as scratch:
             folder = write_tune(self, Path(scratch), list(command_line) if command_line is not None else None,
                                 say=lambda message: None)
