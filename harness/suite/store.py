@@ -192,7 +192,7 @@ class SuiteFolder:
                 if file_hash(path / MANIFEST_FILE) != entry["manifest_sha256"] and not self.folder.accept_edited:
                     raise InputFileError(path / MANIFEST_FILE, "was edited since retbench wrote the suite (its "
                                          "SHA-256 is not the one the suite's manifest records)",
-                                         fix="restore it; or read it as it is with `accept_edited=True` (`bench report --accept-edited`)")
+                                         fix="restore it; or read it as it is with `accept_edited=True`")
                 return open_results(path, accept_edited=self.folder.accept_edited, say=self.folder.say)
         names = ", ".join(e["name"] for e in self.collections)
         raise InputFileError(self.path, f"has no collection {name!r} (it has {names})", fix="name one of them")
