@@ -153,3 +153,16 @@ def test_importing_the_packages_imports_no_heavy_library(fresh_python) -> None:
             "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
             "print(heavy, light)")
     assert fresh_python(code) == "[] True"
+
+
+def test_a_comparison_loads_no_presentation_serving_gating_tuning_store_or_dask(fresh_python) -> None:
+    """``harness.compare`` computes; rendering, storing, serving, gating, tuning and Dask load only
+    when their own call is made (issue: the core never imports the presentation)."""
+    code = ("import sys\nimport harness\n"
+            "harness.compare(['bm25', 'lsa'], 'article', ['mrr'], "
+            "statistics=harness.Statistics(bootstrap_samples=50, permutations=50))\n"
+            "prefixes = ('harness.report', 'harness.serve', 'harness.gating', 'harness.tuning', 'harness.suite', "
+            "'harness.store', 'harness.judgments.judge_app', 'harness.judgments.pool', 'matplotlib', 'fastapi', "
+            "'uvicorn', 'dask', 'distributed')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(prefixes)), 'harness.core.api' in sys.modules)")
+    assert fresh_python(code) == "[] True"
