@@ -262,14 +262,25 @@ def main() -> None:
                            if isinstance(value, float) and (":qps_" in key or key in ("index_s", "peak_rss_mb"))}
                 print(f"round {round_number + 1} {shape.name} {system} ({time.perf_counter() - start:.0f} s): "
                       f"{summary}", flush=True)
+        # recorded after every corpus shape: a run stopped part way keeps the shapes it finished, said so
+        record(results, shapes, systems, args)
     print(f"# done; {load_note()}")
+    print(record(results, shapes, systems, args))
+
+
+def record(results: dict[str, dict[str, list[dict]]], shapes: list, systems: list[str],
+           args: argparse.Namespace) -> str:
+    """Write the tables of the shapes measured so far to RESULTS.md; return them."""
     body, tally = tables(results, systems, args.docs)
     versions = ", ".join(_version(s) for s in systems)
     text = headline(tally, args.docs) + "\n\n" + body
-    print(text)
-    note = (f"{args.docs:,} documents a corpus shape ({', '.join(s.name for s in shapes)}), {args.queries:,} queries "
+    done = [s.name for s in shapes if s.name in results]
+    partial = "" if len(done) == len(shapes) else \
+        f" (stopped part way: {len(done)} of the {len(shapes)} shapes asked for)"
+    note = (f"{args.docs:,} documents a corpus shape ({', '.join(done)}){partial}, {args.queries:,} queries "
             f"a query shape, one thread, medians of {args.rounds} rounds; {versions}; {load_note()}")
     record_results(f"engines_matrix.{args.docs}", text, note + (f". {args.note}" if args.note else ""))
+    return text
 
 
 if __name__ == "__main__":
