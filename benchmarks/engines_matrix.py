@@ -262,8 +262,8 @@ def main() -> None:
                            if isinstance(value, float) and (":qps_" in key or key in ("index_s", "peak_rss_mb"))}
                 print(f"round {round_number + 1} {shape.name} {system} ({time.perf_counter() - start:.0f} s): "
                       f"{summary}", flush=True)
-        # recorded after every corpus shape: a run stopped part way keeps the shapes it finished, said so
-        record(results, shapes, systems, args)
+            # recorded after every round: a run stopped part way keeps the rounds it finished, said so
+            record(results, shapes, systems, args)
     print(f"# done; {load_note()}")
     print(record(results, shapes, systems, args))
 
@@ -274,10 +274,11 @@ def record(results: dict[str, dict[str, list[dict]]], shapes: list, systems: lis
     body, tally = tables(results, systems, args.docs)
     versions = ", ".join(_version(s) for s in systems)
     text = headline(tally, args.docs) + "\n\n" + body
-    done = [s.name for s in shapes if s.name in results]
-    partial = "" if len(done) == len(shapes) else \
-        f" (stopped part way: {len(done)} of the {len(shapes)} shapes asked for)"
-    note = (f"{args.docs:,} documents a corpus shape ({', '.join(done)}){partial}, {args.queries:,} queries "
+    rounds = {name: min(len(runs) for runs in by_system.values()) for name, by_system in results.items()}
+    partial = "" if len(rounds) == len(shapes) and set(rounds.values()) == {args.rounds} else \
+        (f" (stopped part way: {len(rounds)} of the {len(shapes)} shapes asked for, rounds done: "
+         + ", ".join(f"{name} {n}" for name, n in rounds.items()) + ")")
+    note = (f"{args.docs:,} documents a corpus shape ({', '.join(rounds)}){partial}, {args.queries:,} queries "
             f"a query shape, one thread, medians of {args.rounds} rounds; {versions}; {load_note()}")
     record_results(f"engines_matrix.{args.docs}", text, note + (f". {args.note}" if args.note else ""))
     return text
