@@ -129,8 +129,9 @@ def _speed_reason(k: int, terms: str, postings: float, compiled: bool, best: str
 def _memory_reason(retbench: dict, tantivy: dict) -> str:
     build, peak, theirs = retbench["index_peak_rss_mb"], retbench["peak_rss_mb"], tantivy["peak_rss_mb"]
     if build >= theirs:
-        return (f"retbench's build peaks at {build:,.0f} MB (the token stream and the postings in memory "
-                f"together) over tantivy's {theirs:,.0f} MB (segments written to disk, read back through mmap)")
+        return (f"retbench's build peaks at {build:,.0f} MB (the index built whole in memory, beside the texts "
+                f"and the corpus's doc ids) over tantivy's {theirs:,.0f} MB (segments written to disk, read back "
+                f"through mmap)")
     return (f"retbench's searches peak at {peak:,.0f} MB (build {build:,.0f} MB): results, numba and "
             f"the index all resident; tantivy's peak {theirs:,.0f} MB")
 
