@@ -63,93 +63,142 @@ QUERY_TERMS = (3, 6)
 CUTOFFS = (10, 1000)
 
 
-def _retbench(texts: list[str], queries: list[str], out: dict[str, object]) -> None:
-    from corpora import Corpus, Queries
-    from retrievers.bm25 import BM25
+class Engine:
+    """One system's index, built from raw text, and its two ways to answer: a whole batch of queries
+    as the system answers a batch (``batch``), or one query on its own (``one``). ``prepare`` turns
+    query texts into what ``batch`` takes (outside the timing). Shared with ``engines_matrix.py``."""
 
-    corpus = Corpus([f"d{j}" for j in range(len(texts))], texts)
-    batch = Queries([f"q{i}" for i in range(len(queries))], queries)
+    def prepare(self, queries: list[str]) -> object:
+        return queries
+
+    def batch(self, prepared: object, k: int) -> None:
+        raise NotImplementedError
+
+    def one(self, query: str, k: int) -> None:
+        self.batch(self.prepare([query]), k)
+
+
+class _Retbench(Engine):
+    def __init__(self, texts: list[str]):
+        from corpora import Corpus
+        from retrievers.bm25 import BM25
+
+        corpus = Corpus([f"d{j}" for j in range(len(texts))], texts)
+        self.retriever = BM25().fit(corpus)
+
+    def prepare(self, queries: list[str]) -> object:
+        from corpora import Queries
+
+        return Queries([f"q{i}" for i in range(len(queries))], queries)
+
+    def batch(self, prepared: object, k: int) -> None:
+        self.retriever.search(prepared, k)
+
+    def postings_per_query(self, queries: list[str]) -> float:
+        """The postings of the queries' distinct known terms, averaged: what scoring every posting walks."""
+        import numpy as np
+
+        offsets, terms = self.retriever.encode_queries(self.prepare(queries))
+        df = np.diff(self.retriever.index.indptr, axis=1).sum(axis=0)
+        total = sum(int(df[np.unique(terms[offsets[i]:offsets[i + 1]])].sum()) for i in range(len(offsets) - 1))
+        return total / max(1, len(offsets) - 1)
+
+
+class _Tantivy(Engine):
+    def __init__(self, texts: list[str], folder: Path, heap_mb: int):
+        import tantivy
+
+        from corpora.analyzers import ARTICLE_STOP_WORDS
+
+        analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.lowercase())
+                    .filter(tantivy.Filter.custom_stopword(sorted(ARTICLE_STOP_WORDS))).build())
+        builder = tantivy.SchemaBuilder()
+        builder.add_text_field("body", stored=False, tokenizer_name="retbench", index_option="freq")
+        self.index = tantivy.Index(builder.build(), path=str(folder))
+        self.index.register_tokenizer("retbench", analyzer)
+        writer = self.index.writer(heap_size=heap_mb * 1_000_000, num_threads=1)
+        for text in texts:
+            writer.add_document(tantivy.Document(body=text))
+        writer.commit()
+        writer.wait_merging_threads()
+        self.index.reload()
+        self.searcher = self.index.searcher()
+
+    def batch(self, prepared: object, k: int) -> None:
+        for query in prepared:  # type: ignore[attr-defined]
+            self.one(query, k)
+
+    def one(self, query: str, k: int) -> None:
+        self.searcher.search(self.index.parse_query(query, ["body"]), limit=k).hits
+
+
+class _Pisa(Engine):
+    def __init__(self, texts: list[str], folder: Path):
+        from pyterrier_pisa import PisaIndex
+
+        self.index = PisaIndex(str(folder / "pisa"), stemmer="none", stops="none", threads=1, overwrite=True)
+        self.index.index({"docno": f"d{j}", "text": text} for j, text in enumerate(texts))
+        self.retrievers: dict[int, object] = {}
+
+    def _retriever(self, k: int):  # type: ignore[no-untyped-def]
+        if k not in self.retrievers:  # the first call loads the index (and builds block-max data once)
+            self.retrievers[k] = self.index.bm25(k1=1.2, b=0.75, num_results=k, threads=1)
+        return self.retrievers[k]
+
+    def prepare(self, queries: list[str]) -> object:
+        import pandas as pd
+
+        return pd.DataFrame({"qid": [f"q{i}" for i in range(len(queries))], "query": queries})
+
+    def batch(self, prepared: object, k: int) -> None:
+        self._retriever(k).transform(prepared)
+
+    def one(self, query: str, k: int) -> None:
+        """PISA's own call for one query, without pyterrier's data frames around it."""
+        import numpy as np
+        from pyterrier_pisa import _pisathon
+
+        retriever = self._retriever(k)
+        retriever.reset_retrieval_context()
+        _pisathon.retrieve(retriever._ctxt, retriever.query_algorithm.value, [(0, query)], k=k, threads=1,
+                           query_weighted=1 if retriever.query_weighted else 0, pretokenised=False,
+                           result_qidxs=np.empty(k, np.int32), result_docnos=np.empty(k, dtype=object),
+                           result_ranks=np.empty(k, np.int32), result_scores=np.empty(k, np.float32))
+
+
+class _Bm25s(Engine):
+    def __init__(self, texts: list[str]):
+        import bm25s
+
+        self.bm25s = bm25s
+        tokens = bm25s.tokenize(texts, stopwords="en", show_progress=False)
+        self.retriever = bm25s.BM25(backend="numba", k1=1.2, b=0.75)
+        self.retriever.index(tokens, show_progress=False)
+
+    def batch(self, prepared: object, k: int) -> None:  # tokenizing the queries is part of answering them
+        tokens = self.bm25s.tokenize(prepared, stopwords="en", show_progress=False)
+        self.retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+
+
+def open_engine(system: str, texts: list[str], folder: Path, tantivy_heap_mb: int, out: dict[str, object]) -> Engine:
+    """Build ``system``'s index over ``texts`` (scratch files under ``folder``); ``out`` gains
+    ``index_s`` and ``index_peak_rss_mb`` (and tantivy's ``segments``)."""
     start = time.perf_counter()
-    retriever = BM25().fit(corpus)
+    if system == "retbench":
+        engine: Engine = _Retbench(texts)
+    elif system == "tantivy":
+        engine = _Tantivy(texts, folder, tantivy_heap_mb)
+    elif system == "pisa":
+        engine = _Pisa(texts, folder)
+    elif system == "bm25s-numba":
+        engine = _Bm25s(texts)
+    else:
+        raise SystemExit(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
     out["index_s"] = time.perf_counter() - start
     out["index_peak_rss_mb"] = peak_rss_mb()
-    for k in CUTOFFS:
-        start = time.perf_counter()  # the first search starts numba and loads the compiled loop
-        retriever.search(Queries(["warm"], [queries[0]]), k)
-        out[f"first_search_s_{k}"] = time.perf_counter() - start
-        start = time.perf_counter()
-        retriever.search(batch, k)
-        out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
-
-
-def _tantivy(texts: list[str], queries: list[str], out: dict[str, object], folder: Path, heap_mb: int) -> None:
-    import tantivy
-
-    from corpora.analyzers import ARTICLE_STOP_WORDS
-
-    start = time.perf_counter()
-    analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.lowercase())
-                .filter(tantivy.Filter.custom_stopword(sorted(ARTICLE_STOP_WORDS))).build())
-    builder = tantivy.SchemaBuilder()
-    builder.add_text_field("body", stored=False, tokenizer_name="retbench", index_option="freq")
-    index = tantivy.Index(builder.build(), path=str(folder))
-    index.register_tokenizer("retbench", analyzer)
-    writer = index.writer(heap_size=heap_mb * 1_000_000, num_threads=1)
-    for text in texts:
-        writer.add_document(tantivy.Document(body=text))
-    writer.commit()
-    writer.wait_merging_threads()
-    index.reload()
-    searcher = index.searcher()
-    out["index_s"] = time.perf_counter() - start
-    out["index_peak_rss_mb"] = peak_rss_mb()
-    out["segments"] = searcher.num_segments
-    for k in CUTOFFS:
-        searcher.search(index.parse_query(queries[0], ["body"]), limit=k)
-        start = time.perf_counter()
-        for query in queries:
-            searcher.search(index.parse_query(query, ["body"]), limit=k).hits
-        out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
-
-
-def _pisa(texts: list[str], queries: list[str], out: dict[str, object], folder: Path) -> None:
-    import pandas as pd
-    from pyterrier_pisa import PisaIndex
-
-    start = time.perf_counter()
-    index = PisaIndex(str(folder / "pisa"), stemmer="none", stops="none", threads=1, overwrite=True)
-    index.index({"docno": f"d{j}", "text": text} for j, text in enumerate(texts))
-    out["index_s"] = time.perf_counter() - start
-    out["index_peak_rss_mb"] = peak_rss_mb()
-    frame = pd.DataFrame({"qid": [f"q{i}" for i in range(len(queries))], "query": queries})
-    for k in CUTOFFS:
-        retrieve = index.bm25(k1=1.2, b=0.75, num_results=k, threads=1)
-        retrieve.transform(frame.iloc[:1])  # loads the index (and builds PISA's block-max data once)
-        start = time.perf_counter()
-        retrieve.transform(frame)
-        out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
-
-
-def _bm25s(texts: list[str], queries: list[str], out: dict[str, object]) -> None:
-    import bm25s
-
-    start = time.perf_counter()
-    tokens = bm25s.tokenize(texts, stopwords="en", show_progress=False)
-    retriever = bm25s.BM25(backend="numba", k1=1.2, b=0.75)
-    retriever.index(tokens, show_progress=False)
-    out["index_s"] = time.perf_counter() - start
-    out["index_peak_rss_mb"] = peak_rss_mb()
-    del tokens
-    out["compile_s"] = 0.0
-    warm = bm25s.tokenize(queries[:2], stopwords="en", show_progress=False)
-    for k in CUTOFFS:
-        start = time.perf_counter()
-        retriever.retrieve(warm, k=k, show_progress=False, n_threads=1)
-        out["compile_s"] += time.perf_counter() - start
-        start = time.perf_counter()
-        tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False)
-        retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
-        out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
+    if isinstance(engine, _Tantivy):
+        out["segments"] = engine.searcher.num_segments
+    return engine
 
 
 def child(system: str, docs_path: Path, queries_path: Path, tantivy_heap_mb: int) -> None:
@@ -157,16 +206,19 @@ def child(system: str, docs_path: Path, queries_path: Path, tantivy_heap_mb: int
     queries = read_lines(queries_path)
     out: dict[str, object] = {"system": system, "loaded_rss_mb": current_rss_mb(), "n_docs": len(texts)}
     with tempfile.TemporaryDirectory(prefix="retbench-engines-") as folder:
-        if system == "retbench":
-            _retbench(texts, queries, out)
-        elif system == "tantivy":
-            _tantivy(texts, queries, out, Path(folder), tantivy_heap_mb)
-        elif system == "pisa":
-            _pisa(texts, queries, out, Path(folder))
-        elif system == "bm25s-numba":
-            _bm25s(texts, queries, out)
-        else:
-            raise SystemExit(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
+        engine = open_engine(system, texts, Path(folder), tantivy_heap_mb, out)
+        prepared = engine.prepare(queries)
+        for k in CUTOFFS:
+            # untimed warm-up: retbench's first search starts numba and loads the compiled loop,
+            # bm25s compiles its own; PISA loads its index
+            start = time.perf_counter()
+            engine.batch(engine.prepare(queries[:1] if system != "bm25s-numba" else queries[:2]), k)
+            out[f"first_search_s_{k}"] = time.perf_counter() - start
+            start = time.perf_counter()
+            engine.batch(prepared, k)
+            out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
+        if system == "bm25s-numba":
+            out["compile_s"] = sum(out[f"first_search_s_{k}"] for k in CUTOFFS)  # type: ignore[misc]
         out["peak_rss_mb"] = peak_rss_mb()
     report(**out)
 

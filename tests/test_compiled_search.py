@@ -81,6 +81,30 @@ def test_compiled_search_is_the_product_search_on_a_zipfian_corpus(block_docs):
 
 
 @needs_numba
+@pytest.mark.parametrize("zipf,lengths", [(1.0, "long"), (1.2, "short")])
+def test_compiled_search_is_the_product_search_on_the_matrix_workloads(tmp_path, zipf, lengths):
+    """The engine matrix's generator (``benchmarks/workloads.py``: a plain Zipf law, documents of
+    100 to 1,000 tokens or of 20 to 40, queries of 1-2 and of 10-20 words drawn from the vocabulary)
+    in 8 blocks, pruned where k allows it: the same documents, order and score bits as the product."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import workloads
+
+    shape = workloads.Shape(zipf, 3000, lengths)
+    n_docs = 1200 if lengths == "long" else 6000
+    docs, query_files = workloads.workload_files(shape, n_docs, 60, 5, tmp_path)
+    texts = docs.read_text(encoding="ascii").splitlines()
+    index, vocabulary = _index(texts, block_docs=n_docs // 8)
+    tie_rank = np.random.default_rng(4).permutation(len(texts))
+    for name in ("1-2", "10-20"):
+        offsets, terms = encode(query_files[name].read_text(encoding="ascii").splitlines(), vocabulary)
+        sizes = np.diff(offsets)
+        low, high = workloads.QUERY_SHAPES[name]
+        assert sizes.min() >= low and sizes.max() <= high  # every query word is indexed (none is a stop word)
+        for k in (1, 10, 100, 1000):
+            _assert_compiled_is_exhaustive(index, offsets, terms, k, tie_rank)
+
+
+@needs_numba
 @pytest.mark.parametrize("block_docs", [4096, index_module.BLOCK_DOCS])
 def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(block_docs):
     """On the benchmark's generator, pruning (bounds given, k up to HEAP_UP_TO_K) computes fewer
