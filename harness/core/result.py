@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora import summary_line
 from harness.errors import ParameterError, RetbenchError
 from harness.core.record import CompareRecord
 
@@ -47,18 +46,20 @@ class CompareResult(CompareRecord):
         needs the ``report`` extra (matplotlib).
         """
         from harness.report.formats import REPORT_FORMATS, TEXT, check_formats, parse_formats, render_report
-        from harness.report.text import render
+        from harness.report.text import render_text
+        from harness.report.view import ReportView
         from harness.store.read import open_record
 
         if not isinstance(format, str):  # e.g. report(10) from before the format came first
-            raise ParameterError("format", "report", f"a str, one of {', '.join([TEXT, *REPORT_FORMATS])} (pass "
+            raise ParameterError("format", "report", f"a str, one of {', '.join(REPORT_FORMATS)} (pass "
                                  "show_failures by keyword)", format)
         if format == TEXT:
             for parameter, value in (("show_failures", show_failures), ("show_queries", show_queries)):
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                     raise ParameterError(parameter, "report", "None or an int >= 0", value)
-            body = render(self, show_failures, show_queries)
-            return f"{summary_line(self.dataset)}\n{body}" if heading else body
+            # the folder write() would store, in memory (less report.txt itself and the run files)
+            view = ReportView.of_result(self, list(command_line) if command_line is not None else None)
+            return render_text(view, show_failures, show_queries, heading)
         (name,) = parse_formats([format])
         if show_failures is not None or show_queries is not None or not heading:
             raise RetbenchError(f"show_failures, show_queries and heading shape the {TEXT} report only, not {name}. "
@@ -78,12 +79,12 @@ class CompareResult(CompareRecord):
         :data:`~harness.report.formats.REPORT_FORMATS` names) are made from the folder before it is
         renamed into place and kept beside its files (``report.html``, ``report.md``,
         ``report.tex``). An unusable ``out`` is a :class:`~corpora.RetbenchError`."""
-        from harness.report.formats import check_formats, parse_formats, report_files
+        from harness.report.formats import TEXT, check_formats, parse_formats, report_files
         from harness.store.folder import out_folder
         from harness.store.read import open_staged
         from harness.store.write import write_results
 
-        formats = parse_formats(reports)
+        formats = [name for name in parse_formats(reports) if name != TEXT]  # report.txt is always written
         check_formats(formats)  # before anything is written
         arguments = {} if say is None else {"say": say}
         derived = (lambda staging: report_files(open_staged(staging), formats)) if formats else None

@@ -22,6 +22,7 @@ from harness.report.plots import require_matplotlib
 from harness.report.html import render_html
 from harness.report.latex import render_latex
 from harness.report.markdown import render_markdown
+from harness.report.text import render_text
 from harness.report.tune import render_tune_html, render_tune_markdown
 from harness.report.view import ReportView
 from harness.store.read import ResultsFolder, open_results
@@ -30,8 +31,14 @@ from harness.report.tune_view import TuneView, is_tune_folder
 __all__ = ["REPORT_FORMATS", "TEXT", "ReportFormat", "check_formats", "format_for_path", "parse_formats",
            "render_report", "report_files", "tune_formats"]
 
-#: The format of a result's ``report()`` that is its printed text (``bench compare``'s or ``bench tune``'s).
+#: The format of a result's ``report()`` that is its printed text (``bench compare``'s or ``bench tune``'s);
+#: a comparison's folder always keeps it (``report.txt``), whatever else it is asked for.
 TEXT = "text"
+
+
+def _text_file(view: ReportView) -> str:
+    """``report.txt``: the whole text report, ending in a newline."""
+    return render_text(view) + "\n"
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,8 @@ class ReportFormat:
 #: Format name -> its declaration, in the order they are listed.
 REPORT_FORMATS: dict[str, ReportFormat] = {
     f.name: f for f in (
+        ReportFormat(TEXT, "report.txt", (".txt",), "the report bench compare prints, with the whole diagnosis "
+                     "(every folder keeps it)", _text_file),
         ReportFormat("html", "report.html", (".html", ".htm"), "one self-contained page with charts (needs the "
                      "report extra)", render_html, charts=True, render_tune=render_tune_html),
         ReportFormat("md", "report.md", (".md", ".markdown"), "GitHub-flavoured Markdown for a pull-request "

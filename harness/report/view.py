@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from corpora import InputFileError
+from harness.core.diagnosis import DuplicatePair, Failure
 from harness.core.power import PowerAnalysis
 from harness.core.readings import Reading, rendered
 from harness.store.read import PER_QUERY_FILE, TABLES, ResultsFolder, open_record
@@ -177,6 +178,39 @@ class ReportView:
     @property
     def corpus(self) -> dict:
         return self.manifest["corpus"]
+
+    @property
+    def dataset_line(self) -> str:
+        """The dataset's one-line summary (:func:`corpora.summary_line`), as the manifest records it."""
+        line = self.corpus.get("summary")
+        if not isinstance(line, str):
+            raise InputFileError(self.folder.path / "manifest.json", "records no corpus summary line (written before "
+                                 "it was recorded), so its text report cannot be made again",
+                                 fix="read the report.txt it was written with, or make the folder again with the "
+                                     "command in its manifest")
+        return line
+
+    @property
+    def systems_as_run(self) -> list[tuple[str, str]]:
+        """(label, the spec it ran as: parameters chosen for the corpus filled in), per system."""
+        return [(str(s["label"]), str(s["as_run"])) for s in self.manifest["systems"]]
+
+    @property
+    def analyzer(self) -> str:
+        return str(self.manifest["analyzer"])
+
+    @property
+    def depth(self) -> int:
+        return int(self.manifest["depth"])
+
+    @property
+    def pooled(self) -> bool:
+        """Whether each query ranked its own candidate pool (the manifest hashes the pools)."""
+        return "candidates" in self.manifest["hashes"]
+
+    @property
+    def fail_rank(self) -> int:
+        return int(self.manifest["diagnosis"]["fail_rank"])
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -337,6 +371,26 @@ class ReportView:
             counts.loc[str(system), str(category)] = int(n)
         return counts
 
+    @cached_property
+    def failures(self) -> list[Failure]:
+        """The diagnosis's failed queries, in ``diagnosis.csv``'s order, with their query texts
+        (``queries.csv``), the grades of their relevant documents (``qrels.txt``) and their
+        near-duplicate pairs (``duplicates.csv``)."""
+        texts = self.folder.query_texts
+        qrels = self.folder.qrels
+        pairs: dict[tuple[str, str], list[DuplicatePair]] = {}
+        for r in self.folder.duplicates.to_dict("records"):
+            pairs.setdefault((str(r["system"]), str(r["query_id"])), []).append(
+                DuplicatePair(str(r["doc_a"]), str(r["doc_b"]), int(r["rank_a"]), int(r["rank_b"]), r["jaccard"]))
+        failures = []
+        for r in self.folder.diagnosis.to_dict("records"):
+            system, query = str(r["system"]), str(r["query_id"])
+            grades = dict(qrels.get(query, {}))
+            failures.append(Failure(system, query, texts.get(query, ""), str(r["category"]), _optional_int(r["rank"]),
+                                    str(r["first_result"]) or None, _shared_words(str(r["shared_words"]), grades),
+                                    grades, tuple(pairs.get((system, query), ()))))
+        return failures
+
     def registered(self, format: str) -> list[tuple[Reading, pd.DataFrame]]:
         """(reading, its table) for each registered reading with a renderer for ``format``
         (:func:`harness.core.readings.rendered`) that this folder holds, in registry order."""
@@ -346,6 +400,24 @@ class ReportView:
     def risk_metric(self) -> str | None:
         summary = self.folder.risk_coverage_summary
         return None if summary.empty else str(summary["risk_metric"].iloc[0])
+
+
+def _shared_words(text: str, judged: dict[str, int]) -> dict[str, list[str]]:
+    """``diagnosis.csv``'s ``shared_words`` cell (``doc: word word; doc: -``, as
+    :meth:`harness.core.diagnosis.Failure.shared_words_text` writes it) as relevant doc id -> words; a
+    ``; `` inside a word is told from the separator by the judged document ids that follow it."""
+    entries: dict[str, str] = {}
+    last = None
+    for piece in text.split("; ") if text else []:
+        doc, colon, words = piece.partition(": ")
+        if colon and doc in judged and doc not in entries:
+            entries[doc] = words
+            last = doc
+        elif last is not None:
+            entries[last] += "; " + piece
+        else:
+            raise ValueError(f"shared_words cell {text!r} does not start with a judged document")
+    return {doc: [] if words == "-" else words.split(" ") for doc, words in entries.items()}
 
 
 def counted(n: int, noun: str) -> str:

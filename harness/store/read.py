@@ -40,7 +40,7 @@ import pandas as pd
 
 from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
 from corpora.trec_io import read_qrels, read_run
-from harness.store.write import QRELS_FILE, results_texts
+from harness.store.write import QRELS_FILE, QUERIES_FILE, results_texts
 from harness.store.folder import FILES_KEY, MANIFEST_FILE, Say, file_hash, is_staging, warn_on_stderr
 from harness.core.readings import PER_QUERY, READINGS, Reading
 
@@ -275,7 +275,25 @@ class ResultsFolder:
     @cached_property
     def qrels(self) -> Qrels:
         """The judgments of the evaluated queries (``qrels.txt``)."""
+        if self.texts is not None:  # as format_qrels wrote it: query, 0, document, grade per line
+            judged: dict[str, dict[str, int]] = {}
+            for line in self.texts[QRELS_FILE].splitlines():
+                query, _, document, grade = line.split()
+                judged.setdefault(query, {})[document] = int(grade)
+            return Qrels(judged)
         return read_qrels(self._from_disk(QRELS_FILE))
+
+    @cached_property
+    def query_texts(self) -> dict[str, str]:
+        """Query id -> text, for each evaluated query (``queries.csv``), in evaluation order. A folder
+        written before the file was kept has none: an :class:`~corpora.InputFileError` that says so."""
+        if not self.holds(QUERIES_FILE):
+            raise InputFileError(self.path / QUERIES_FILE, "file not found: the folder was written before it kept "
+                                 "its queries' texts, so its text report cannot be made again",
+                                 fix="read the report.txt it was written with, or make the folder again with the "
+                                     "command in its manifest")
+        frame = self._csv(Table(QUERIES_FILE, ("query_id", "text")))
+        return dict(zip(frame["query_id"], frame["text"]))
 
     @cached_property
     def per_query(self) -> pd.DataFrame:

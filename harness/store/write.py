@@ -14,6 +14,7 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
 | <reading>.csv | one file per reading of :data:`harness.core.readings.READINGS` (summary, per_query, comparisons, leaderboard, facets, risk_coverage, risk_coverage_summary, diagnosis, duplicates, the card's retrieval_metrics_summary, retrieval_metrics_facets and query_facets, and any reading registered since), with the columns its declaration lists |
 | qrels.txt | the judgments of the evaluated queries, TREC qrels format |
+| queries.csv | query_id, text: the evaluated queries as searched, in evaluation order (the text report shows them) |
 | runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
 | runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
 | report.txt | the report ``bench compare`` prints, with the whole diagnosis |
@@ -38,6 +39,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from corpora import summary_line
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
 from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.diagnosis import CATEGORIES
@@ -54,9 +58,12 @@ from harness.core.trec_eval import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
 
-__all__ = ["MAX_NAME", "QRELS_FILE", "reading_files", "results_texts", "run_file_stem", "write_results"]
+__all__ = ["MAX_NAME", "QRELS_FILE", "QUERIES_FILE", "reading_files", "results_texts", "run_file_stem", "write_results"]
 
 QRELS_FILE = "qrels.txt"
+#: The evaluated queries' texts (``query_id``, ``text``), in evaluation order: what the text report
+#: shows of a query, so that it is made from the folder alone (:mod:`harness.report.text`).
+QUERIES_FILE = "queries.csv"
 MAX_NAME = 80  # characters of a run file's stem (file systems allow 255 bytes; keep listings readable)
 _HASH_CHARS = 12  # of the label's SHA-256 appended to a shortened stem
 def run_file_stem(label: str, used: set[str]) -> str:
@@ -90,6 +97,7 @@ def _folder_parts(result: CompareRecord, command_line: list[str] | None, report:
     systems = _system_entries(result)
     files: dict[str, str] = reading_files(result)
     files[QRELS_FILE] = format_qrels(_evaluated_qrels(result))
+    files[QUERIES_FILE] = _queries_text(result)
     if report is not None:
         files["report.txt"] = report
     for system, entry in zip(result.systems, systems) if runs else ():
@@ -134,6 +142,13 @@ def _evaluated_qrels(result: CompareRecord) -> dict[str, dict[str, int]]:
     counts every query of its qrels as ``trec_eval -c`` does, scores the same queries."""
     qrels = result.dataset.qrels
     return {q: dict(qrels[q]) for q in result.query_ids}
+
+
+def _queries_text(result: CompareRecord) -> str:
+    """``queries.csv``: each evaluated query's id and text, in evaluation order."""
+    texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
+    return csv_text(pd.DataFrame({"query_id": list(result.query_ids),
+                                  "text": [texts.get(q, "") for q in result.query_ids]}, columns=["query_id", "text"]))
 
 
 def _system_entries(result: CompareRecord) -> list[dict]:
@@ -212,6 +227,8 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "documents": len(dataset.corpus), "queries": len(dataset.queries),
             "judgments": dataset.qrels.n_judgments(),
             "queries_evaluated": len(result.query_ids), "queries_excluded": result.excluded_query_ids,
+            # the text report's first line (empty documents, grades and pools are in no other file)
+            "summary": summary_line(dataset),
         },
         "hashes": hashes,
         "hash_definitions": {
