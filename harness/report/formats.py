@@ -4,9 +4,10 @@ and :meth:`harness.tuning.search.TuneResult.report` accept, the file each is kep
 folder, and the functions that render it: one for a comparison's folder, one (or none) for a
 parameter search's (its manifest's ``kind`` is ``tune``: :func:`harness.report.tune_view.is_tune_folder`).
 
-Every format is a pure function of the results folder (:class:`harness.report.view.ReportView`, or
-:class:`harness.report.tune_view.TuneView` for a tune folder), so ``bench report`` on a past folder gives
-the same text as the report written with it. Only ``html`` draws charts, and so needs matplotlib
+``text`` is the report ``bench compare`` prints; every comparison's folder keeps it as ``report.txt``
+(asked for with ``--report``, it is that file). Every format is a pure function of the results
+folder (:class:`harness.report.view.ReportView`, or :class:`harness.report.tune_view.TuneView` for a
+tune folder), so ``bench report`` on a past folder gives the same text as the report written with it. Only ``html`` draws charts, and so needs matplotlib
 (the ``report`` extra): :func:`check_formats` says so before any work is done.
 """
 
@@ -59,14 +60,14 @@ class ReportFormat:
 #: Format name -> its declaration, in the order they are listed.
 REPORT_FORMATS: dict[str, ReportFormat] = {
     f.name: f for f in (
-        ReportFormat(TEXT, "report.txt", (".txt",), "the report bench compare prints, with the whole diagnosis "
-                     "(every folder keeps it)", _text_file),
         ReportFormat("html", "report.html", (".html", ".htm"), "one self-contained page with charts (needs the "
                      "report extra)", render_html, charts=True, render_tune=render_tune_html),
         ReportFormat("md", "report.md", (".md", ".markdown"), "GitHub-flavoured Markdown for a pull-request "
                      "comment", render_markdown, render_tune=render_tune_markdown),
         ReportFormat("latex", "report.tex", (".tex",), "a booktabs table for a paper, in a document pdflatex "
                      "compiles", render_latex),
+        ReportFormat(TEXT, "report.txt", (".txt",), "the report bench compare prints, with the whole diagnosis "
+                     "(every folder keeps it)", _text_file),
     )
 }
 

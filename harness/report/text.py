@@ -1,8 +1,12 @@
-"""Plain-text readings of a comparison, as the article prints them.
+"""The text report of a comparison, as the article prints it, made from its results folder.
 
-:func:`render` gives the whole report (the results folder keeps it as ``report.txt``): the
-leaderboard first, then the means, the rank of the first relevant document, the comparisons, effect
-size and power for the first metric, one table per facet, risk–coverage and the diagnosis. With
+:func:`render_text` gives the whole report of a :class:`~harness.report.view.ReportView` (the
+results folder keeps it as ``report.txt``; ``bench report --format text`` makes it again; a fresh
+result's, :meth:`harness.core.result.CompareResult.report`, reads the folder it would write from
+memory): the dataset's summary line, the systems, the leaderboard, the means, the rank of the first
+relevant document, the comparisons, effect size and power for the first metric, one table per facet,
+risk–coverage, the diagnosis and the registered readings with a text renderer. What it shows that no
+table holds (that line, the queries' texts) the manifest's ``corpus`` records. With
 ``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
 system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
 ("… and 37 more"); with ``show_queries``, the rank table's first that many queries, the rest
@@ -42,7 +46,7 @@ ABRIDGED_FAILURES = 1
 
 
 def terminal_cut(n_queries: int) -> tuple[int | None, int]:
-    """(``show_queries``, ``show_failures``) of :func:`render` for a terminal, by the collection's
+    """(``show_queries``, ``show_failures``) of :func:`render_text` for a terminal, by the collection's
     number of queries: the whole rank table and :data:`SHOWN_FAILURES` failed queries per system up
     to :data:`TERMINAL_QUERIES` queries; beyond, :data:`ABRIDGED_QUERIES` rows and
     :data:`ABRIDGED_FAILURES` failed queries per system (``report.txt`` keeps them all)."""
@@ -158,7 +162,7 @@ def _rank_table(view: ReportView, show_queries: int | None = None, width: int = 
     """Rank of the first relevant document per query and system (-- when not found); the first
     ``show_queries`` queries when given, the rest counted on a last line."""
     labels = view.systems
-    texts = view.folder.query_texts
+    texts = view.query_texts
     ranks = view.first_relevant_ranks
     query_ids = view.query_ids
     shown = query_ids if show_queries is None else query_ids[:show_queries]

@@ -1,7 +1,7 @@
 """What the reports of a results folder show, read from that folder alone.
 
-``bench report`` (HTML, Markdown, LaTeX), the reports ``bench compare --report`` writes,
-``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the folder's files
+``bench report`` (HTML, Markdown, LaTeX, text), the reports ``bench compare --report`` writes,
+``report.txt``, ``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the folder's files
 (:mod:`harness.store.read`) and the few things derived from them, each a pure function of the folder,
 so a report made today from a past folder equals the one made when it was written. A fresh result's
 view (:meth:`ReportView.of_result`) reads the folder ``result.write()`` would store from memory
@@ -43,7 +43,7 @@ from corpora import InputFileError
 from harness.core.diagnosis import DuplicatePair, Failure
 from harness.core.power import PowerAnalysis
 from harness.core.readings import Reading, rendered
-from harness.store.read import PER_QUERY_FILE, TABLES, ResultsFolder, open_record
+from harness.store.read import MANIFEST_FILE, PER_QUERY_FILE, TABLES, ResultsFolder, open_record
 from harness.core.statistics import Comparison, bootstrap_means, percentile_interval
 
 if TYPE_CHECKING:
@@ -179,16 +179,26 @@ class ReportView:
     def corpus(self) -> dict:
         return self.manifest["corpus"]
 
+    def _text_entry(self, key: str, kind: type) -> object:
+        """The manifest's ``corpus[key]``, which only the text report reads; a folder written before it
+        was recorded (or an edited manifest) is an :class:`~corpora.InputFileError` that says so."""
+        value = self.corpus.get(key)
+        if not isinstance(value, kind):
+            raise InputFileError(self.folder.path / MANIFEST_FILE, f"records no corpus {key!r} (written before the "
+                                 "text report was made from the folder), so its text report cannot be made again",
+                                 fix="read the report.txt it was written with, or make the folder again with the "
+                                     "command in its manifest")
+        return value
+
     @property
     def dataset_line(self) -> str:
         """The dataset's one-line summary (:func:`corpora.summary_line`), as the manifest records it."""
-        line = self.corpus.get("summary")
-        if not isinstance(line, str):
-            raise InputFileError(self.folder.path / "manifest.json", "records no corpus summary line (written before "
-                                 "it was recorded), so its text report cannot be made again",
-                                 fix="read the report.txt it was written with, or make the folder again with the "
-                                     "command in its manifest")
-        return line
+        return str(self._text_entry("summary", str))
+
+    @cached_property
+    def query_texts(self) -> dict[str, str]:
+        """Query id -> text, for each evaluated query, as the manifest records them."""
+        return {str(q): str(t) for q, t in self._text_entry("query_texts", dict).items()}
 
     @property
     def systems_as_run(self) -> list[tuple[str, str]]:
@@ -376,7 +386,7 @@ class ReportView:
         """The diagnosis's failed queries, in ``diagnosis.csv``'s order, with their query texts
         (``queries.csv``), the grades of their relevant documents (``qrels.txt``) and their
         near-duplicate pairs (``duplicates.csv``)."""
-        texts = self.folder.query_texts
+        texts = self.query_texts
         qrels = self.folder.qrels
         pairs: dict[tuple[str, str], list[DuplicatePair]] = {}
         for r in self.folder.duplicates.to_dict("records"):

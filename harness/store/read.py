@@ -40,7 +40,7 @@ import pandas as pd
 
 from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
 from corpora.trec_io import read_qrels, read_run
-from harness.store.write import QRELS_FILE, QUERIES_FILE, results_texts
+from harness.store.write import QRELS_FILE, results_texts
 from harness.store.folder import FILES_KEY, MANIFEST_FILE, Say, file_hash, is_staging, warn_on_stderr
 from harness.core.readings import PER_QUERY, READINGS, Reading
 
@@ -284,18 +284,6 @@ class ResultsFolder:
         return read_qrels(self._from_disk(QRELS_FILE))
 
     @cached_property
-    def query_texts(self) -> dict[str, str]:
-        """Query id -> text, for each evaluated query (``queries.csv``), in evaluation order. A folder
-        written before the file was kept has none: an :class:`~corpora.InputFileError` that says so."""
-        if not self.holds(QUERIES_FILE):
-            raise InputFileError(self.path / QUERIES_FILE, "file not found: the folder was written before it kept "
-                                 "its queries' texts, so its text report cannot be made again",
-                                 fix="read the report.txt it was written with, or make the folder again with the "
-                                     "command in its manifest")
-        frame = self._csv(Table(QUERIES_FILE, ("query_id", "text")))
-        return dict(zip(frame["query_id"], frame["text"]))
-
-    @cached_property
     def per_query(self) -> pd.DataFrame:
         """``per_query.csv`` as strings (ids stay ids: ``007`` is not 7); values are parsed by the
         caller, so a stored double reads back to the same bits."""
@@ -402,13 +390,12 @@ def open_staged(path: str | PathLike[str]) -> ResultsFolder:
     return _open(Path(path), False, warn_on_stderr)
 
 
-def open_record(result: CompareRecord, command_line: list[str] | None = None,
-                report: str | None = None) -> ResultsFolder:
+def open_record(result: CompareRecord, command_line: list[str] | None = None) -> ResultsFolder:
     """The results folder :func:`harness.store.write.write_results` would write for ``result`` now,
-    read from memory (no file is written; its runs are left out): what a report of a fresh result
-    reads, so it is the report of that folder. Its ``path`` is its run id (it names the folder in
-    an error)."""
-    run_id, manifest, texts = results_texts(result, command_line, report)
+    read from memory (no file is written; its runs and ``report.txt``, which no report reads, are left
+    out): what a report of a fresh result reads, so it is the report of that folder. Its ``path`` is
+    its run id (it names the folder in an error)."""
+    run_id, manifest, texts = results_texts(result, command_line)
     return ResultsFolder(Path(run_id), manifest, texts=texts)
 
 

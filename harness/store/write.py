@@ -11,10 +11,9 @@ Everything but the manifest's times is a pure function of the inputs and the see
 
 | file | content |
 |---|---|
-| manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
+| manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), corpus (its counts, summary line and evaluated queries' texts: what the text report shows), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
 | <reading>.csv | one file per reading of :data:`harness.core.readings.READINGS` (summary, per_query, comparisons, leaderboard, facets, risk_coverage, risk_coverage_summary, diagnosis, duplicates, the card's retrieval_metrics_summary, retrieval_metrics_facets and query_facets, and any reading registered since), with the columns its declaration lists |
 | qrels.txt | the judgments of the evaluated queries, TREC qrels format |
-| queries.csv | query_id, text: the evaluated queries as searched, in evaluation order (the text report shows them) |
 | runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
 | runs/<system>.raw.tsv | the retriever's own scores, line for line beside the run file |
 | report.txt | the report ``bench compare`` prints, with the whole diagnosis |
@@ -39,8 +38,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from corpora import summary_line
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
 from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
@@ -58,12 +55,9 @@ from harness.core.trec_eval import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
 
-__all__ = ["MAX_NAME", "QRELS_FILE", "QUERIES_FILE", "reading_files", "results_texts", "run_file_stem", "write_results"]
+__all__ = ["MAX_NAME", "QRELS_FILE", "reading_files", "results_texts", "run_file_stem", "write_results"]
 
 QRELS_FILE = "qrels.txt"
-#: The evaluated queries' texts (``query_id``, ``text``), in evaluation order: what the text report
-#: shows of a query, so that it is made from the folder alone (:mod:`harness.report.text`).
-QUERIES_FILE = "queries.csv"
 MAX_NAME = 80  # characters of a run file's stem (file systems allow 255 bytes; keep listings readable)
 _HASH_CHARS = 12  # of the label's SHA-256 appended to a shortened stem
 def run_file_stem(label: str, used: set[str]) -> str:
@@ -97,7 +91,6 @@ def _folder_parts(result: CompareRecord, command_line: list[str] | None, report:
     systems = _system_entries(result)
     files: dict[str, str] = reading_files(result)
     files[QRELS_FILE] = format_qrels(_evaluated_qrels(result))
-    files[QUERIES_FILE] = _queries_text(result)
     if report is not None:
         files["report.txt"] = report
     for system, entry in zip(result.systems, systems) if runs else ():
@@ -115,14 +108,15 @@ def _folder_parts(result: CompareRecord, command_line: list[str] | None, report:
     return files, identified
 
 
-def results_texts(result: CompareRecord, command_line: list[str] | None = None,
-                  report: str | None = None) -> tuple[str, dict[str, Any], dict[str, str]]:
+def results_texts(result: CompareRecord,
+                  command_line: list[str] | None = None) -> tuple[str, dict[str, Any], dict[str, str]]:
     """The results folder :func:`write_results` would write for ``result`` now, in memory and less
-    its run files: (its run id, its manifest as read back from ``manifest.json``, file name -> text).
+    its run files and ``report.txt`` (made from these): (its run id, its manifest as read back from
+    ``manifest.json``, file name -> text).
     What a report of a fresh result reads (:func:`harness.store.read.open_record`), so it is the
     report of the folder, made with no folder."""
     started = datetime.now(timezone.utc)
-    files, identified = _folder_parts(result, command_line, report, False, started)
+    files, identified = _folder_parts(result, command_line, None, False, started)
     run_id = _new_run_id(result, started)
     document, named = identified(run_id)
     files.update(named)
@@ -144,11 +138,10 @@ def _evaluated_qrels(result: CompareRecord) -> dict[str, dict[str, int]]:
     return {q: dict(qrels[q]) for q in result.query_ids}
 
 
-def _queries_text(result: CompareRecord) -> str:
-    """``queries.csv``: each evaluated query's id and text, in evaluation order."""
+def _query_texts(result: CompareRecord) -> dict[str, str]:
+    """Query id -> text, for each evaluated query, in evaluation order."""
     texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
-    return csv_text(pd.DataFrame({"query_id": list(result.query_ids),
-                                  "text": [texts.get(q, "") for q in result.query_ids]}, columns=["query_id", "text"]))
+    return {q: texts.get(q, "") for q in result.query_ids}
 
 
 def _system_entries(result: CompareRecord) -> list[dict]:
@@ -227,8 +220,10 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "documents": len(dataset.corpus), "queries": len(dataset.queries),
             "judgments": dataset.qrels.n_judgments(),
             "queries_evaluated": len(result.query_ids), "queries_excluded": result.excluded_query_ids,
-            # the text report's first line (empty documents, grades and pools are in no other file)
+            # what the text report shows that no other file holds (harness.report.text): its first
+            # line (empty documents, grades, pools) and the evaluated queries' texts, in evaluation order
             "summary": summary_line(dataset),
+            "query_texts": _query_texts(result),
         },
         "hashes": hashes,
         "hash_definitions": {
