@@ -85,3 +85,4 @@ def test_shared_words_read_back_as_the_diagnosis_wrote_them() -> None:
     # a word ending in ";" is told from the separator by the judged ids: "b" is no document of the query
     assert _shared_words("d1: a; b; d2: c", judged) == {"d1": ["a;", "b"], "d2": ["c"]}
     assert _shared_words("", judged) == {}
+    assert _shared_words("d9: a", judged) is None  # not a judged document: the report refuses the file

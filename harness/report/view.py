@@ -1,8 +1,8 @@
 """What the reports of a results folder show, read from that folder alone.
 
 ``bench report`` (HTML, Markdown, LaTeX, text), the reports ``bench compare --report`` writes,
-``report.txt``, ``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the folder's files
-(:mod:`harness.store.read`) and the few things derived from them, each a pure function of the folder,
+``report.txt``, ``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the
+folder's files (:mod:`harness.store.read`) and the few things derived from them, each a pure function of the folder,
 so a report made today from a past folder equals the one made when it was written. A fresh result's
 view (:meth:`ReportView.of_result`) reads the folder ``result.write()`` would store from memory
 (:func:`harness.store.read.open_record`), with no folder written, so it is the same report.
@@ -383,9 +383,9 @@ class ReportView:
 
     @cached_property
     def failures(self) -> list[Failure]:
-        """The diagnosis's failed queries, in ``diagnosis.csv``'s order, with their query texts
-        (``queries.csv``), the grades of their relevant documents (``qrels.txt``) and their
-        near-duplicate pairs (``duplicates.csv``)."""
+        """The diagnosis's failed queries, in ``diagnosis.csv``'s order, with their query texts (the
+        manifest's), the grades of their relevant documents (``qrels.txt``) and their near-duplicate
+        pairs (``duplicates.csv``)."""
         texts = self.query_texts
         qrels = self.folder.qrels
         pairs: dict[tuple[str, str], list[DuplicatePair]] = {}
@@ -393,12 +393,17 @@ class ReportView:
             pairs.setdefault((str(r["system"]), str(r["query_id"])), []).append(
                 DuplicatePair(str(r["doc_a"]), str(r["doc_b"]), int(r["rank_a"]), int(r["rank_b"]), r["jaccard"]))
         failures = []
-        for r in self.folder.diagnosis.to_dict("records"):
+        for line, r in enumerate(self.folder.diagnosis.to_dict("records"), start=2):  # the header is line 1
             system, query = str(r["system"]), str(r["query_id"])
             grades = dict(qrels.get(query, {}))
+            shared = _shared_words(str(r["shared_words"]), grades)
+            if shared is None:
+                raise InputFileError(self.folder.path / TABLES["diagnosis"].file, f"its shared_words cell "
+                                     f"{r['shared_words']!r} does not start with a judged document of query {query!r}",
+                                     line=line, fix=_INCOMPLETE_FIX)
             failures.append(Failure(system, query, texts.get(query, ""), str(r["category"]), _optional_int(r["rank"]),
-                                    str(r["first_result"]) or None, _shared_words(str(r["shared_words"]), grades),
-                                    grades, tuple(pairs.get((system, query), ()))))
+                                    str(r["first_result"]) or None, shared, grades,
+                                    tuple(pairs.get((system, query), ()))))
         return failures
 
     def registered(self, format: str) -> list[tuple[Reading, pd.DataFrame]]:
@@ -412,10 +417,11 @@ class ReportView:
         return None if summary.empty else str(summary["risk_metric"].iloc[0])
 
 
-def _shared_words(text: str, judged: dict[str, int]) -> dict[str, list[str]]:
+def _shared_words(text: str, judged: dict[str, int]) -> dict[str, list[str]] | None:
     """``diagnosis.csv``'s ``shared_words`` cell (``doc: word word; doc: -``, as
     :meth:`harness.core.diagnosis.Failure.shared_words_text` writes it) as relevant doc id -> words; a
-    ``; `` inside a word is told from the separator by the judged document ids that follow it."""
+    ``; `` inside a word is told from the separator by the judged document ids that follow it. None:
+    the cell does not start with a judged document (not what retbench wrote)."""
     entries: dict[str, str] = {}
     last = None
     for piece in text.split("; ") if text else []:
@@ -426,7 +432,7 @@ def _shared_words(text: str, judged: dict[str, int]) -> dict[str, list[str]]:
         elif last is not None:
             entries[last] += "; " + piece
         else:
-            raise ValueError(f"shared_words cell {text!r} does not start with a judged document")
+            return None
     return {doc: [] if words == "-" else words.split(" ") for doc, words in entries.items()}
 
 
