@@ -1,5 +1,5 @@
-"""``bench report``: a report of a stored results folder, as HTML, Markdown or LaTeX (a tune
-folder's as HTML or Markdown).
+"""``bench report``: a report of a stored results folder, as HTML, Markdown, LaTeX or the text
+``bench compare`` printed (a tune folder's as HTML or Markdown).
 
 A thin adapter over :func:`harness.report.formats.render_report`: it reads the folder, renders it
 and prints the report, or writes it to ``-o FILE`` through a temporary file in the same folder (a
@@ -58,9 +58,9 @@ def _write(path: Path, text: str) -> None:
               help="Write the report to this file instead of printing it.")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 def command(run_dir: Path, report_format: str | None, output: Path | None, accept_edited: bool) -> None:
-    """Report a results folder of `bench compare` as HTML, Markdown or LaTeX, of `bench tune` as
-    HTML (with the metric drawn over the grid) or Markdown, or a suite folder (`bench compare` with
-    several --corpus) as HTML or Markdown.
+    """Report a results folder of `bench compare` as HTML, Markdown, LaTeX or text (its report.txt),
+    of `bench tune` as HTML (with the metric drawn over the grid) or Markdown, or a suite folder
+    (`bench compare` with several --corpus) as HTML or Markdown.
 
     RUN_DIR is the folder a run wrote (results/<run-id>). The report is made from its files alone,
     so a past folder gives the report it gave when it was written.

@@ -118,8 +118,7 @@ def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], r
 # ----- the registry: every reading a results folder stores, declared once ------------------------
 
 #: Renders one reading's section of a report: (its frame, the report's view) -> text; the view is
-#: :class:`harness.report.view.ReportView` for ``html``, ``md`` and ``latex`` and the
-#: :class:`~harness.core.record.CompareRecord` itself for ``text``.
+#: :class:`harness.report.view.ReportView` for every format (``text``, ``html``, ``md``, ``latex``).
 Render = Callable[[pd.DataFrame, Any], str]
 
 

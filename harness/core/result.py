@@ -1,10 +1,10 @@
 """A finished comparison as a value: :class:`CompareResult`.
 
 :func:`harness.compare` returns one; nothing is written until :meth:`CompareResult.write` stores it
-as a results folder (:mod:`harness.store.write`), and :meth:`CompareResult.report` is the text
-``bench compare`` prints (:mod:`harness.report.text`) or a report of the folder it would write, read in memory (HTML,
-Markdown, LaTeX: :mod:`harness.report.formats`). Its data is :class:`~harness.core.record.CompareRecord`,
-which those modules read without importing this one.
+as a results folder (:mod:`harness.store.write`), and :meth:`CompareResult.report` is a report of the
+folder it would write, read in memory (the text ``bench compare`` prints, HTML, Markdown, LaTeX:
+:mod:`harness.report.formats`), so it equals ``bench report`` of that folder. Its data is
+:class:`~harness.core.record.CompareRecord`, which those modules read without importing this one.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpora import summary_line
 from harness.errors import ParameterError, RetbenchError
 from harness.core.record import CompareRecord
 
@@ -38,36 +37,39 @@ class CompareResult(CompareRecord):
         (``report.txt``); a number abridges the diagnosis to that many per system (the terminal's
         ``--show-failures``). ``show_queries=None`` gives the rank table whole; a number, its first
         that many queries (:func:`harness.report.text.terminal_cut` says what a terminal gets).
+        Whole, it is ``report.txt`` less its last newline, and ``bench report --format text`` of the
+        folder.
 
         ``format="html"``, ``"md"`` or ``"latex"`` (:data:`harness.report.formats.REPORT_FORMATS`):
-        the report ``bench report`` makes of the results folder :meth:`write` would store, made from
-        that folder as read in memory (:func:`harness.store.read.open_record`: nothing is written),
-        so it is the same text; its command
+        the report ``bench report`` makes of the results folder :meth:`write` would store; its command
         line is ``command_line`` (default ``sys.argv``), as :meth:`write` records it. ``html``
         needs the ``report`` extra (matplotlib).
+
+        Every format is made from that folder as read in memory (:func:`harness.store.read.open_record`:
+        nothing is written), so it is the same text as the report of the folder.
         """
-        from harness.report.formats import REPORT_FORMATS, TEXT, check_formats, parse_formats, render_report
-        from harness.report.text import render
-        from harness.store.read import open_record
+        from harness.report.formats import REPORT_FORMATS, TEXT, check_formats, parse_formats
+        from harness.report.text import render_text
+        from harness.report.view import ReportView
 
         if not isinstance(format, str):  # e.g. report(10) from before the format came first
-            raise ParameterError("format", "report", f"a str, one of {', '.join([TEXT, *REPORT_FORMATS])} (pass "
+            names = [TEXT, *(n for n in REPORT_FORMATS if n != TEXT)]
+            raise ParameterError("format", "report", f"a str, one of {', '.join(names)} (pass "
                                  "show_failures by keyword)", format)
-        if format == TEXT:
+        (name,) = parse_formats([format])
+        if name == TEXT:
             for parameter, value in (("show_failures", show_failures), ("show_queries", show_queries)):
                 if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                     raise ParameterError(parameter, "report", "None or an int >= 0", value)
-            body = render(self, show_failures, show_queries)
-            return f"{summary_line(self.dataset)}\n{body}" if heading else body
-        (name,) = parse_formats([format])
-        if show_failures is not None or show_queries is not None or not heading:
+        elif show_failures is not None or show_queries is not None or not heading:
             raise RetbenchError(f"show_failures, show_queries and heading shape the {TEXT} report only, not {name}. "
                                 "Fix: leave them out")
         check_formats([name])
-        # the folder write() would store, in memory (less the run files, which no report reads)
-        folder = open_record(self, list(command_line) if command_line is not None else None,
-                             report=self.report() + "\n")
-        return render_report(folder, name)
+        # the folder write() would store, read in memory (less report.txt and the run files, which no report reads)
+        view = ReportView.of_result(self, list(command_line) if command_line is not None else None)
+        if name == TEXT:
+            return render_text(view, show_failures, show_queries, heading)
+        return REPORT_FORMATS[name].render(view)
 
     def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,
               say: Callable[[str], None] | None = None, reports: Sequence[str] | str = ()) -> Path:
@@ -78,12 +80,12 @@ class CompareResult(CompareRecord):
         :data:`~harness.report.formats.REPORT_FORMATS` names) are made from the folder before it is
         renamed into place and kept beside its files (``report.html``, ``report.md``,
         ``report.tex``). An unusable ``out`` is a :class:`~corpora.RetbenchError`."""
-        from harness.report.formats import check_formats, parse_formats, report_files
+        from harness.report.formats import TEXT, check_formats, parse_formats, report_files
         from harness.store.folder import out_folder
         from harness.store.read import open_staged
         from harness.store.write import write_results
 
-        formats = parse_formats(reports)
+        formats = [name for name in parse_formats(reports) if name != TEXT]  # report.txt is always written
         check_formats(formats)  # before anything is written
         arguments = {} if say is None else {"say": say}
         derived = (lambda staging: report_files(open_staged(staging), formats)) if formats else None

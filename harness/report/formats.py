@@ -4,9 +4,10 @@ and :meth:`harness.tuning.search.TuneResult.report` accept, the file each is kep
 folder, and the functions that render it: one for a comparison's folder, one (or none) for a
 parameter search's (its manifest's ``kind`` is ``tune``: :func:`harness.report.tune_view.is_tune_folder`).
 
-Every format is a pure function of the results folder (:class:`harness.report.view.ReportView`, or
-:class:`harness.report.tune_view.TuneView` for a tune folder), so ``bench report`` on a past folder gives
-the same text as the report written with it. Only ``html`` draws charts, and so needs matplotlib
+``text`` is the report ``bench compare`` prints; every comparison's folder keeps it as ``report.txt``
+(asked for with ``--report``, it is that file). Every format is a pure function of the results
+folder (:class:`harness.report.view.ReportView`, or :class:`harness.report.tune_view.TuneView` for a
+tune folder), so ``bench report`` on a past folder gives the same text as the report written with it. Only ``html`` draws charts, and so needs matplotlib
 (the ``report`` extra): :func:`check_formats` says so before any work is done.
 """
 
@@ -22,6 +23,7 @@ from harness.report.plots import require_matplotlib
 from harness.report.html import render_html
 from harness.report.latex import render_latex
 from harness.report.markdown import render_markdown
+from harness.report.text import render_text
 from harness.report.tune import render_tune_html, render_tune_markdown
 from harness.report.view import ReportView
 from harness.store.read import ResultsFolder, open_results
@@ -30,8 +32,14 @@ from harness.report.tune_view import TuneView, is_tune_folder
 __all__ = ["REPORT_FORMATS", "TEXT", "ReportFormat", "check_formats", "format_for_path", "parse_formats",
            "render_report", "report_files", "tune_formats"]
 
-#: The format of a result's ``report()`` that is its printed text (``bench compare``'s or ``bench tune``'s).
+#: The format of a result's ``report()`` that is its printed text (``bench compare``'s or ``bench tune``'s);
+#: a comparison's folder always keeps it (``report.txt``), whatever else it is asked for.
 TEXT = "text"
+
+
+def _text_file(view: ReportView) -> str:
+    """``report.txt``: the whole text report, ending in a newline."""
+    return render_text(view) + "\n"
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,8 @@ REPORT_FORMATS: dict[str, ReportFormat] = {
                      "comment", render_markdown, render_tune=render_tune_markdown),
         ReportFormat("latex", "report.tex", (".tex",), "a booktabs table for a paper, in a document pdflatex "
                      "compiles", render_latex),
+        ReportFormat(TEXT, "report.txt", (".txt",), "the report bench compare prints, with the whole diagnosis "
+                     "(every folder keeps it)", _text_file),
     )
 }
 

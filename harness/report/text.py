@@ -1,8 +1,12 @@
-"""Plain-text readings of a comparison, as the article prints them.
+"""The text report of a comparison, as the article prints it, made from its results folder.
 
-:func:`render` gives the whole report (the results folder keeps it as ``report.txt``): the
-leaderboard first, then the means, the rank of the first relevant document, the comparisons, effect
-size and power for the first metric, one table per facet, risk–coverage and the diagnosis. With
+:func:`render_text` gives the whole report of a :class:`~harness.report.view.ReportView` (the
+results folder keeps it as ``report.txt``; ``bench report --format text`` makes it again; a fresh
+result's, :meth:`harness.core.result.CompareResult.report`, reads the folder it would write from
+memory): the dataset's summary line, the systems, the leaderboard, the means, the rank of the first
+relevant document, the comparisons, effect size and power for the first metric, one table per facet,
+risk–coverage, the diagnosis and the registered readings with a text renderer. What it shows that no
+table holds (that line, the queries' texts) the manifest's ``corpus`` records. With
 ``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
 system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
 ("… and 37 more"); with ``show_queries``, the rank table's first that many queries, the rest
@@ -19,15 +23,13 @@ import pandas as pd
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.facets import MIN_QUERIES
 from harness.core.power import POWER
-from harness.core.readings import rendered
-from harness.core.record import CompareRecord, SystemResult
 from harness.core.risk_coverage import CONFIDENCES
 from harness.core.statistics import EXACT_UP_TO, format_p
-from retrievers.defaults import as_run
+from harness.report.view import ReportView
 
 
 __all__ = ["ABRIDGED_FAILURES", "ABRIDGED_QUERIES", "SHOWN_DOCUMENTS", "SHOWN_FAILURES", "TERMINAL_QUERIES",
-           "failure_lines", "render", "terminal_cut"]
+           "failure_lines", "render_text", "terminal_cut"]
 
 _RANK_DECIMALS = 2  # mean ranks and rank bounds (bounds are whole or half ranks; ties share the average)
 
@@ -44,7 +46,7 @@ ABRIDGED_FAILURES = 1
 
 
 def terminal_cut(n_queries: int) -> tuple[int | None, int]:
-    """(``show_queries``, ``show_failures``) of :func:`render` for a terminal, by the collection's
+    """(``show_queries``, ``show_failures``) of :func:`render_text` for a terminal, by the collection's
     number of queries: the whole rank table and :data:`SHOWN_FAILURES` failed queries per system up
     to :data:`TERMINAL_QUERIES` queries; beyond, :data:`ABRIDGED_QUERIES` rows and
     :data:`ABRIDGED_FAILURES` failed queries per system (``report.txt`` keeps them all)."""
@@ -64,10 +66,9 @@ def _table(header: list[str], rows: list[list[str]], right: set[int] | None = No
     return [line(header), *(line(r) for r in rows)]
 
 
-def _means_table(result: CompareRecord) -> list[str]:
-    names = [m.name for m in result.metrics]
-    rows = [[row["system"], *(f"{row[n]:.3f}" for n in names)] for _, row in result.summary.iterrows()]
-    return _table(["system", *names], rows)
+def _means_table(view: ReportView) -> list[str]:
+    rows = [[row["system"], *(f"{row[n]:.3f}" for n in view.metrics)] for _, row in view.summary.iterrows()]
+    return _table(["system", *view.metrics], rows)
 
 
 def _number(value: float) -> str:
@@ -75,50 +76,50 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def _leaderboard_lines(result: CompareRecord) -> list[str]:
+def _leaderboard_lines(view: ReportView) -> list[str]:
     """Per metric, the systems by mean with their letters (tie groups), mean rank over the resamples, rank interval."""
-    config = result.config
-    level = round(config.confidence * 100)
+    level = round(view.confidence * 100)
     rows = []
     previous = None
-    for row in result.leaderboard.itertuples(index=False):
+    for row in view.folder.leaderboard.itertuples(index=False):
         interval = f"[{_number(row.rank_ci_low)}, {_number(row.rank_ci_high)}]"
         rows.append([row.metric if row.metric != previous else "", str(row.group), row.system, f"{row.mean:.3f}",
                      f"{row.mean_rank:.{_RANK_DECIMALS}f}", interval])
         previous = row.metric
-    pairs = "" if config.baseline is None else f"; only pairs with {config.baseline} were compared"
-    lines = [f"leaderboard (mean rank over {config.bootstrap_samples} bootstrap resamples; systems sharing a group "
-             f"letter: no comparison calls one better{pairs}):"]
+    pairs = "" if view.baseline is None else f"; only pairs with {view.baseline} were compared"
+    lines = [f"leaderboard (mean rank over {view.statistics['bootstrap_samples']} bootstrap resamples; systems sharing "
+             f"a group letter: no comparison calls one better{pairs}):"]
     lines.extend("  " + line for line in _table(["metric", "group", "system", "mean", "mean rank",
                                                   f"{level}% rank interval"], rows, right={3, 4, 5}))
     return lines
 
 
-def _power_lines(result: CompareRecord) -> list[str]:
+def _power_lines(view: ReportView) -> list[str]:
     """Wins/ties/losses, d_z, the detectable difference and the queries needed, for the first metric."""
-    first = result.metrics[0].name
-    table = result.power[result.power["metric"] == first]
-    if table.empty:
+    first = view.metrics[0]
+    shown = view.comparisons_of(first)
+    if not shown:
         return []
-    alpha = 1 - result.config.confidence
     rows = []
-    for row in table.itertuples(index=False):
-        needed = "--" if pd.isna(row.queries_needed) else str(int(row.queries_needed))
-        effect = "--" if math.isnan(row.effect_size) else f"{row.effect_size:+.2f}"
-        detectable = "--" if math.isnan(row.detectable_difference) else f"{row.detectable_difference:.3f}"
-        rows.append([f"{row.system_a} - {row.system_b}", f"{row.wins}/{row.ties}/{row.losses}", effect, detectable,
+    for row in shown:
+        c, power = row.comparison, row.power
+        needed = "--" if power.queries_needed is None else str(power.queries_needed)
+        effect = "--" if math.isnan(power.effect_size) else f"{power.effect_size:+.2f}"
+        detectable = "--" if math.isnan(power.detectable_difference) else f"{power.detectable_difference:.3f}"
+        rows.append([f"{c.system_a} - {c.system_b}", f"{power.wins}/{power.ties}/{power.losses}", effect, detectable,
                      needed])
-    lines = [f"effect size and power on {first} (paired t-test, alpha {alpha:.2g}, {POWER:.0%} power; -- = none):"]
+    lines = [f"effect size and power on {first} (paired t-test, alpha {1 - view.confidence:.2g}, {POWER:.0%} power; "
+             "-- = none):"]
     lines.extend("  " + line for line in _table(["comparison", "wins/ties/losses", "d_z", "detectable diff",
                                                   "queries needed"], rows))
     return lines
 
 
-def _facet_lines(result: CompareRecord) -> list[str]:
+def _facet_lines(view: ReportView) -> list[str]:
     """One table per facet: each value's queries, then per system each metric's mean and interval."""
-    frame = result.facets
-    names = [m.name for m in result.metrics]
-    level = round(result.config.confidence * 100)
+    frame = view.folder.facets
+    names = view.metrics
+    level = round(view.confidence * 100)
     lines: list[str] = []
     for facet in dict.fromkeys(frame["facet"]):
         rows = []
@@ -140,9 +141,9 @@ def _facet_lines(result: CompareRecord) -> list[str]:
     return lines[:-1]
 
 
-def _risk_lines(result: CompareRecord) -> list[str]:
+def _risk_lines(view: ReportView) -> list[str]:
     """One line per system: AURC, the oracle's, E-AURC, the random baseline and Kendall's tau."""
-    summary = result.risk_coverage_summary
+    summary = view.folder.risk_coverage_summary
     if summary.empty:
         return []
     sources = sorted(set(summary["confidence"]))
@@ -157,55 +158,58 @@ def _risk_lines(result: CompareRecord) -> list[str]:
     return lines
 
 
-def _rank_table(result: CompareRecord, show_queries: int | None = None, width: int = 38) -> list[str]:
+def _rank_table(view: ReportView, show_queries: int | None = None, width: int = 38) -> list[str]:
     """Rank of the first relevant document per query and system (-- when not found); the first
     ``show_queries`` queries when given, the rest counted on a last line."""
-    labels = [s.label for s in result.systems]
-    texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
-    ranks = result.per_query.set_index(["system", "query_id"])["first_relevant_rank"]
-    shown = result.query_ids if show_queries is None else result.query_ids[:show_queries]
+    labels = view.systems
+    texts = view.query_texts
+    ranks = view.first_relevant_ranks
+    query_ids = view.query_ids
+    shown = query_ids if show_queries is None else query_ids[:show_queries]
     rows = []
     for q in shown:
         text = " ".join(texts.get(q, "").split())
         text = text if len(text) <= width else text[: width - 1] + "…"
         cells = []
         for label in labels:
-            value = ranks.loc[(label, q)]
-            cells.append("--" if value is None or str(value) == "<NA>" else str(int(value)))
+            value = ranks.at[q, label]
+            cells.append("--" if pd.isna(value) else str(int(value)))
         rows.append([q, text, *cells])
     lines = _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
-    if len(shown) < len(result.query_ids):
-        lines.append(f"… and {len(result.query_ids) - len(shown)} more queries in report.txt and per_query.csv")
+    if len(shown) < len(query_ids):
+        lines.append(f"… and {len(query_ids) - len(shown)} more queries in report.txt and per_query.csv")
     return lines
 
 
-def _comparison_lines(result: CompareRecord) -> list[str]:
+def _comparison_lines(view: ReportView) -> list[str]:
     """The comparison table, then how to read it: alpha, the Holm family and the test behind each p."""
-    config = result.config
-    level = round(config.confidence * 100)
+    level = round(view.confidence * 100)
+    alpha = 1.0 - view.confidence  # as the comparisons held it (the manifest's is rounded)
+    compared = [row.comparison for row in view.comparison_rows]
     rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
-             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", format_p(c.p_value, c.alpha), format_p(c.p_adjusted, c.alpha), c.verdict]
-            for c in result.comparisons]
+             f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", format_p(c.p_value, alpha), format_p(c.p_adjusted, alpha),
+             row.verdict] for c, row in zip(compared, view.comparison_rows)]
     lines = _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
                    rows, right={2, 3, 4, 5})
-    if not result.comparisons:
+    if not compared:
         return lines
-    per_metric = len(result.comparisons) // max(1, len(result.metrics))
+    per_metric = len(compared) // max(1, len(view.metrics))
     def comparisons(n: int) -> str:
         return f"{n} comparison{'' if n == 1 else 's'}"
 
-    family = (f"the {comparisons(per_metric)} of each metric" if config.family == "metric"
-              else f"all {comparisons(len(result.comparisons))}")
-    exact = sum(c.test == "exact" for c in result.comparisons)
-    sampled = len(result.comparisons) - exact
+    family = view.statistics["holm_family"]
+    said = (f"the {comparisons(per_metric)} of each metric" if family == "metric"
+            else f"all {comparisons(len(compared))}")
+    exact = sum(c.test == "exact" for c in compared)
+    sampled = len(compared) - exact
     tests = []
     if exact:
         tests.append(f"exact over all 2^m sign patterns of the m differing queries ({comparisons(exact)})")
     if sampled:
-        tests.append(f"Monte Carlo, {config.permutations} random sign flips, seed {config.seed} "
-                     f"({comparisons(sampled)} with more than {EXACT_UP_TO} differing queries)")
-    lines.append(f"alpha {1 - config.confidence:.2g} (= 1 - confidence); Holm family (--family {config.family}): "
-                 f"{family}")
+        tests.append(f"Monte Carlo, {view.statistics['randomisation_test']['permutations']} random sign flips, seed "
+                     f"{view.statistics['seed']} ({comparisons(sampled)} with more than {EXACT_UP_TO} differing "
+                     "queries)")
+    lines.append(f"alpha {1 - view.confidence:.2g} (= 1 - confidence); Holm family (--family {family}): {said}")
     lines.append(f"p: {'; '.join(tests)}")
     return lines
 
@@ -230,63 +234,56 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
     return lines
 
 
-def system_as_run(system: SystemResult) -> str:
-    """A system's label, followed by the spec it ran as when that says more (parameters chosen for
-    the corpus, :mod:`retrievers.defaults`, or a named system's spec): ``lsa [lsa(dims=100)]``."""
-    spec = as_run(system.retriever)
-    return system.label if spec == system.label else f"{system.label} [{spec}]"
-
-
-def render(result: CompareRecord, show_failures: int | None = None, show_queries: int | None = None) -> str:
-    """The report as ``bench compare`` prints it: ``show_failures=None`` gives every failed query
-    with every relevant document (``report.txt``); a number abridges the diagnosis to that many
-    failed queries per system, the rest counted and left to ``report.txt`` and ``diagnosis.csv``.
-    ``show_queries=None`` gives the rank table whole; a number, its first that many queries, the
-    rest counted and left to ``report.txt`` and ``per_query.csv``."""
-    out: list[str] = []
-    pools = "; each query ranks its candidate pool" if result.dataset.candidates else ""
-    out.append(f"systems: {', '.join(map(system_as_run, result.systems))}; analyzer {result.analyzer}; depth "
-               f"{result.config.depth}{pools}")
+def render_text(view: ReportView, show_failures: int | None = None, show_queries: int | None = None,
+                heading: bool = True) -> str:
+    """The report as ``bench compare`` prints it, of the results folder ``view`` reads: the
+    dataset's summary line (unless ``heading`` is False), then the body. ``show_failures=None``
+    gives every failed query with every relevant document (``report.txt``); a number abridges the
+    diagnosis to that many failed queries per system, the rest counted and left to ``report.txt``
+    and ``diagnosis.csv``. ``show_queries=None`` gives the rank table whole; a number, its first
+    that many queries, the rest counted and left to ``report.txt`` and ``per_query.csv``."""
+    out: list[str] = [view.dataset_line] if heading else []
+    pools = "; each query ranks its candidate pool" if view.pooled else ""
+    systems = ", ".join(label if spec == label else f"{label} [{spec}]" for label, spec in view.systems_as_run)
+    out.append(f"systems: {systems}; analyzer {view.analyzer}; depth {view.depth}{pools}")
     out.append("")
-    out.extend(_leaderboard_lines(result))
+    out.extend(_leaderboard_lines(view))
     out.append("")
-    out.extend(_means_table(result))
+    out.extend(_means_table(view))
     out.append("")
     out.append("rank of the first relevant document (-- = not found):")
-    out.extend("  " + line for line in _rank_table(result, show_queries))
-    if result.comparisons:
+    out.extend("  " + line for line in _rank_table(view, show_queries))
+    if view.comparison_rows:
         out.append("")
-        pairs = "vs baseline " + result.config.baseline if result.config.baseline else "all pairs"
-        out.append(f"paired bootstrap over queries ({result.config.bootstrap_samples} resamples, seed "
-                   f"{result.config.seed}; {pairs}; p from a sign-flip randomisation test):")
-        out.extend("  " + line for line in _comparison_lines(result))
+        pairs = "vs baseline " + view.baseline if view.baseline else "all pairs"
+        out.append(f"paired bootstrap over queries ({view.statistics['bootstrap_samples']} resamples, seed "
+                   f"{view.statistics['seed']}; {pairs}; p from a sign-flip randomisation test):")
+        out.extend("  " + line for line in _comparison_lines(view))
         out.append("")
-        out.extend(_power_lines(result))
-    if not result.facets.empty:
+        out.extend(_power_lines(view))
+    if not view.folder.facets.empty:
         out.append("")
-        out.extend(_facet_lines(result))
+        out.extend(_facet_lines(view))
     out.append("")
-    out.extend(_risk_lines(result))
+    out.extend(_risk_lines(view))
     out.append("")
-    fail_rank = result.config.fail_rank
+    fail_rank = view.fail_rank
     out.append(f"diagnosis (first relevant document missing or below rank {fail_rank}, or near-duplicate documents "
                f"in the top {fail_rank}):")
     by_system: dict[str, list[Failure]] = {}
-    for f in result.failures:
+    for f in view.failures:
         by_system.setdefault(f.system, []).append(f)
-    for system in result.systems:
-        failures = by_system.get(system.label, [])
+    for system in view.systems:
+        failures = by_system.get(system, [])
         duplicated = sum(f.category == DUPLICATE_VERSIONS for f in failures)
-        out.append(f" {system.label}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}, "
-                   f"{duplicated} with duplicate versions in the top {result.config.fail_rank}")
+        out.append(f" {system}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}, "
+                   f"{duplicated} with duplicate versions in the top {fail_rank}")
         shown = failures if show_failures is None else failures[:show_failures]
         documents = None if show_failures is None else SHOWN_DOCUMENTS
         for f in shown:
             out.extend(failure_lines(f, documents))
         if len(shown) < len(failures):
             out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
-    for reading in rendered("text"):  # readings added to the registry with a text renderer
-        frame = reading.frame(result) if reading.frame is not None else None
-        if frame is not None:
-            out += ["", f"{reading.heading}:", reading.render["text"](frame, result).rstrip("\n")]
+    for reading, frame in view.registered("text"):  # readings added to the registry with a text renderer
+        out += ["", f"{reading.heading}:", reading.render["text"](frame, view).rstrip("\n")]
     return "\n".join(out)

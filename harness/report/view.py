@@ -1,8 +1,8 @@
 """What the reports of a results folder show, read from that folder alone.
 
-``bench report`` (HTML, Markdown, LaTeX), the reports ``bench compare --report`` writes,
-``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the folder's files
-(:mod:`harness.store.read`) and the few things derived from them, each a pure function of the folder,
+``bench report`` (HTML, Markdown, LaTeX, text), the reports ``bench compare --report`` writes,
+``report.txt``, ``result.report(format)`` and the dashboard all start from a :class:`ReportView`: the
+folder's files (:mod:`harness.store.read`) and the few things derived from them, each a pure function of the folder,
 so a report made today from a past folder equals the one made when it was written. A fresh result's
 view (:meth:`ReportView.of_result`) reads the folder ``result.write()`` would store from memory
 (:func:`harness.store.read.open_record`), with no folder written, so it is the same report.
@@ -40,9 +40,10 @@ import numpy as np
 import pandas as pd
 
 from corpora import InputFileError
+from harness.core.diagnosis import DuplicatePair, Failure
 from harness.core.power import PowerAnalysis
 from harness.core.readings import Reading, rendered
-from harness.store.read import PER_QUERY_FILE, TABLES, ResultsFolder, open_record
+from harness.store.read import MANIFEST_FILE, PER_QUERY_FILE, TABLES, ResultsFolder, open_record
 from harness.core.statistics import Comparison, bootstrap_means, percentile_interval
 
 if TYPE_CHECKING:
@@ -177,6 +178,49 @@ class ReportView:
     @property
     def corpus(self) -> dict:
         return self.manifest["corpus"]
+
+    def _text_entry(self, key: str, kind: type) -> object:
+        """The manifest's ``corpus[key]``, which only the text report reads; a folder written before it
+        was recorded (or an edited manifest) is an :class:`~corpora.InputFileError` that says so."""
+        value = self.corpus.get(key)
+        if not isinstance(value, kind):
+            raise InputFileError(self.folder.path / MANIFEST_FILE, f"records no corpus {key!r} (written before the "
+                                 "text report was made from the folder), so its text report cannot be made again",
+                                 fix="read the report.txt it was written with, or make the folder again with the "
+                                     "command in its manifest")
+        return value
+
+    @property
+    def dataset_line(self) -> str:
+        """The dataset's one-line summary (:func:`corpora.summary_line`), as the manifest records it."""
+        return str(self._text_entry("summary", str))
+
+    @cached_property
+    def query_texts(self) -> dict[str, str]:
+        """Query id -> text, for each evaluated query, as the manifest records them."""
+        return {str(q): str(t) for q, t in self._text_entry("query_texts", dict).items()}
+
+    @property
+    def systems_as_run(self) -> list[tuple[str, str]]:
+        """(label, the spec it ran as: parameters chosen for the corpus filled in), per system."""
+        return [(str(s["label"]), str(s["as_run"])) for s in self.manifest["systems"]]
+
+    @property
+    def analyzer(self) -> str:
+        return str(self.manifest["analyzer"])
+
+    @property
+    def depth(self) -> int:
+        return int(self.manifest["depth"])
+
+    @property
+    def pooled(self) -> bool:
+        """Whether each query ranked its own candidate pool (the manifest hashes the pools)."""
+        return "candidates" in self.manifest["hashes"]
+
+    @property
+    def fail_rank(self) -> int:
+        return int(self.manifest["diagnosis"]["fail_rank"])
 
     @cached_property
     def query_ids(self) -> list[str]:
@@ -337,6 +381,31 @@ class ReportView:
             counts.loc[str(system), str(category)] = int(n)
         return counts
 
+    @cached_property
+    def failures(self) -> list[Failure]:
+        """The diagnosis's failed queries, in ``diagnosis.csv``'s order, with their query texts (the
+        manifest's), the grades of their relevant documents (``qrels.txt``) and their near-duplicate
+        pairs (``duplicates.csv``)."""
+        texts = self.query_texts
+        qrels = self.folder.qrels
+        pairs: dict[tuple[str, str], list[DuplicatePair]] = {}
+        for r in self.folder.duplicates.to_dict("records"):
+            pairs.setdefault((str(r["system"]), str(r["query_id"])), []).append(
+                DuplicatePair(str(r["doc_a"]), str(r["doc_b"]), int(r["rank_a"]), int(r["rank_b"]), r["jaccard"]))
+        failures = []
+        for line, r in enumerate(self.folder.diagnosis.to_dict("records"), start=2):  # the header is line 1
+            system, query = str(r["system"]), str(r["query_id"])
+            grades = dict(qrels.get(query, {}))
+            shared = _shared_words(str(r["shared_words"]), grades)
+            if shared is None:
+                raise InputFileError(self.folder.path / TABLES["diagnosis"].file, f"its shared_words cell "
+                                     f"{r['shared_words']!r} does not start with a judged document of query {query!r}",
+                                     line=line, fix=_INCOMPLETE_FIX)
+            failures.append(Failure(system, query, texts.get(query, ""), str(r["category"]), _optional_int(r["rank"]),
+                                    str(r["first_result"]) or None, shared, grades,
+                                    tuple(pairs.get((system, query), ()))))
+        return failures
+
     def registered(self, format: str) -> list[tuple[Reading, pd.DataFrame]]:
         """(reading, its table) for each registered reading with a renderer for ``format``
         (:func:`harness.core.readings.rendered`) that this folder holds, in registry order."""
@@ -346,6 +415,25 @@ class ReportView:
     def risk_metric(self) -> str | None:
         summary = self.folder.risk_coverage_summary
         return None if summary.empty else str(summary["risk_metric"].iloc[0])
+
+
+def _shared_words(text: str, judged: dict[str, int]) -> dict[str, list[str]] | None:
+    """``diagnosis.csv``'s ``shared_words`` cell (``doc: word word; doc: -``, as
+    :meth:`harness.core.diagnosis.Failure.shared_words_text` writes it) as relevant doc id -> words; a
+    ``; `` inside a word is told from the separator by the judged document ids that follow it. None:
+    the cell does not start with a judged document (not what retbench wrote)."""
+    entries: dict[str, str] = {}
+    last = None
+    for piece in text.split("; ") if text else []:
+        doc, colon, words = piece.partition(": ")
+        if colon and doc in judged and doc not in entries:
+            entries[doc] = words
+            last = doc
+        elif last is not None:
+            entries[last] += "; " + piece
+        else:
+            return None
+    return {doc: [] if words == "-" else words.split(" ") for doc, words in entries.items()}
 
 
 def counted(n: int, noun: str) -> str:

@@ -274,6 +274,12 @@ class ResultsFolder:
     @cached_property
     def qrels(self) -> Qrels:
         """The judgments of the evaluated queries (``qrels.txt``)."""
+        if self.texts is not None:  # as format_qrels wrote it: query, 0, document, grade per line
+            judged: dict[str, dict[str, int]] = {}
+            for line in self.texts[QRELS_FILE].splitlines():
+                query, _, document, grade = line.split()
+                judged.setdefault(query, {})[document] = int(grade)
+            return Qrels(judged)
         return read_qrels(self._from_disk(QRELS_FILE))
 
     @cached_property
@@ -383,13 +389,12 @@ def open_staged(path: str | PathLike[str]) -> ResultsFolder:
     return _open(Path(path), False, warn_on_stderr)
 
 
-def open_record(result: CompareRecord, command_line: list[str] | None = None,
-                report: str | None = None) -> ResultsFolder:
+def open_record(result: CompareRecord, command_line: list[str] | None = None) -> ResultsFolder:
     """The results folder :func:`harness.store.write.write_results` would write for ``result`` now,
-    read from memory (no file is written; its runs are left out): what a report of a fresh result
-    reads, so it is the report of that folder. Its ``path`` is its run id (it names the folder in
-    an error)."""
-    run_id, manifest, texts = results_texts(result, command_line, report)
+    read from memory (no file is written; its runs and ``report.txt``, which no report reads, are left
+    out): what a report of a fresh result reads, so it is the report of that folder. Its ``path`` is
+    its run id (it names the folder in an error)."""
+    run_id, manifest, texts = results_texts(result, command_line)
     return ResultsFolder(Path(run_id), manifest, texts=texts)
 
 

@@ -11,7 +11,7 @@ Everything but the manifest's times is a pure function of the inputs and the see
 
 | file | content |
 |---|---|
-| manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
+| manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, engine (where the work ran; outside the configuration hash), corpus (its counts, summary line and evaluated queries' texts: what the text report shows), hashes of documents, queries, judgments and configuration, systems (parameters, run files), metric definitions, conventions, bootstrap settings, the command that re-scores the folder, fit/search seconds |
 | <reading>.csv | one file per reading of :data:`harness.core.readings.READINGS` (summary, per_query, comparisons, leaderboard, facets, risk_coverage, risk_coverage_summary, diagnosis, duplicates, the card's retrieval_metrics_summary, retrieval_metrics_facets and query_facets, and any reading registered since), with the columns its declaration lists |
 | qrels.txt | the judgments of the evaluated queries, TREC qrels format |
 | runs/<system>.trec | each ranking in TREC run format, scores strictly decreasing inside a query |
@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from corpora import summary_line
 from corpora.trec_io import format_qrels, format_run_and_raw_scores
 from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.diagnosis import CATEGORIES
@@ -107,14 +108,15 @@ def _folder_parts(result: CompareRecord, command_line: list[str] | None, report:
     return files, identified
 
 
-def results_texts(result: CompareRecord, command_line: list[str] | None = None,
-                  report: str | None = None) -> tuple[str, dict[str, Any], dict[str, str]]:
+def results_texts(result: CompareRecord,
+                  command_line: list[str] | None = None) -> tuple[str, dict[str, Any], dict[str, str]]:
     """The results folder :func:`write_results` would write for ``result`` now, in memory and less
-    its run files: (its run id, its manifest as read back from ``manifest.json``, file name -> text).
+    its run files and ``report.txt`` (made from these): (its run id, its manifest as read back from
+    ``manifest.json``, file name -> text).
     What a report of a fresh result reads (:func:`harness.store.read.open_record`), so it is the
     report of the folder, made with no folder."""
     started = datetime.now(timezone.utc)
-    files, identified = _folder_parts(result, command_line, report, False, started)
+    files, identified = _folder_parts(result, command_line, None, False, started)
     run_id = _new_run_id(result, started)
     document, named = identified(run_id)
     files.update(named)
@@ -134,6 +136,12 @@ def _evaluated_qrels(result: CompareRecord) -> dict[str, dict[str, int]]:
     counts every query of its qrels as ``trec_eval -c`` does, scores the same queries."""
     qrels = result.dataset.qrels
     return {q: dict(qrels[q]) for q in result.query_ids}
+
+
+def _query_texts(result: CompareRecord) -> dict[str, str]:
+    """Query id -> text, for each evaluated query, in evaluation order."""
+    texts = dict(zip(result.dataset.queries.ids, result.dataset.queries.texts))
+    return {q: texts.get(q, "") for q in result.query_ids}
 
 
 def _system_entries(result: CompareRecord) -> list[dict]:
@@ -212,6 +220,10 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "documents": len(dataset.corpus), "queries": len(dataset.queries),
             "judgments": dataset.qrels.n_judgments(),
             "queries_evaluated": len(result.query_ids), "queries_excluded": result.excluded_query_ids,
+            # what the text report shows that no other file holds (harness.report.text): its first
+            # line (empty documents, grades, pools) and the evaluated queries' texts, in evaluation order
+            "summary": summary_line(dataset),
+            "query_texts": _query_texts(result),
         },
         "hashes": hashes,
         "hash_definitions": {
