@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 
 
@@ -14,9 +15,17 @@ def release_freed_memory() -> None:
     ``notes.memory``).
     glibc's ``malloc_trim`` returns them; elsewhere this does nothing.
     """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> object | None:
+    """glibc's ``malloc_trim``, looked up once; None elsewhere."""
     if not sys.platform.startswith("linux"):
-        return
+        return None
     try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        return ctypes.CDLL("libc.so.6").malloc_trim
     except (OSError, AttributeError):  # not glibc
-        pass
+        return None

@@ -41,6 +41,9 @@ CHUNK_TEXTS = 4_096
 #: rather than 1 << 21 lowers tokenizing's peak memory for the same time (``benchmarks/RESULTS.md``,
 #: ``notes.memory``).
 _MERGE_ROWS = 1 << 19
+#: Below these, the heap is not trimmed after a merge or a tokenization (:func:`release_freed_memory`).
+_TRIM_FROM_ROWS = 1 << 14
+_TRIM_FROM_TOKENS = 1 << 20
 
 #: The tokens the byte scan below finds in lowercased text: an analyzer declaring another pattern
 #: is called text by text instead.
@@ -272,9 +275,11 @@ class _Merger:
             self._write(mapping[chunk.codes], chunk.offsets)
         self.backlog = []
         # The merge's and the chunks' temporaries, kept by the C heap otherwise: trimming after each
-        # merge lowers what is in use before the vocabulary is sorted, and the peak
-        # (benchmarks/RESULTS.md, notes.memory).
-        release_freed_memory()
+        # large merge lowers what is in use before the vocabulary is sorted, and the peak
+        # (benchmarks/RESULTS.md, notes.memory). A small one (a query) has little to give back and
+        # would pay the trim's walk of the whole heap: it doubled one query's search time.
+        if len(rows) >= _TRIM_FROM_ROWS:
+            release_freed_memory()
 
     def _write(self, codes: np.ndarray, offsets: np.ndarray) -> None:
         if self.n_tokens + len(codes) > len(self.codes):  # only texts that lowercase longer get here
@@ -360,7 +365,8 @@ def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: in
     rank[order] = np.arange(len(order), dtype=np.int32)
     for start in range(0, len(codes), 1 << 22):  # in place, a block at a time: no second token array
         codes[start:start + (1 << 22)] = rank[codes[start:start + (1 << 22)]]
-    release_freed_memory()
+    if len(codes) >= _TRIM_FROM_TOKENS:  # a large fit's temporaries; a query's are not worth the trim
+        release_freed_memory()
     return Tokenized(offsets, codes, vocabulary)
 
 
