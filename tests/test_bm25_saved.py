@@ -160,3 +160,16 @@ def test_the_line_shows_the_rate_and_the_time_left():
     assert "25,000/s ETA 0:00:30" in line
     task.update(1_000_000)
     assert "ETA" not in render_line(task, task.started + 40.0, 0)  # done: nothing left to estimate
+
+
+def test_length_classes_counted_are_those_sorted():
+    from retrievers.bm25.index import length_classes
+
+    lengths = np.random.default_rng(6).poisson(40, size=5000).astype(np.int32)
+    lengths[:3] = (0, 900, 0)
+    classes, length_class = length_classes(lengths)
+    expected, inverse = np.unique(lengths, return_inverse=True)
+    assert np.array_equal(classes, expected.astype(np.float64)) and np.array_equal(length_class, inverse)
+    assert length_class.dtype == np.uint8
+    huge = np.array([5, 1 << 30, 5], dtype=np.int64)  # sorted, not counted
+    assert np.array_equal(length_classes(huge)[1], [0, 1, 0])

@@ -256,7 +256,7 @@ def _valid_state(state: State, n_docs: int) -> bool:
         return False
     if n_docs and int(length_class.max()) >= len(class_norm):
         return False
-    if (indptr[:, 0] != 0).any() or np.any(np.diff(indptr, axis=1) < 0):
+    if (indptr[:, 0] != 0).any() or any((np.diff(row) < 0).any() for row in indptr):  # a row at a time: small temporaries
         return False
     if starts[0] != 0 or not np.array_equal(np.diff(starts), indptr[:, -1]):
         return False

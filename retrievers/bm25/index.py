@@ -76,6 +76,8 @@ COMPILED_BATCH_RESULTS = 1 << 16
 _RESULTS_IN_PLACE_BYTES = 1 << 30
 #: Postings weighted per step when a block's weights are materialised: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
+#: Document lengths below this are counted (``np.bincount``) into length classes rather than sorted.
+_COUNTED_LENGTHS = 1 << 22
 
 
 def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
@@ -114,8 +116,19 @@ def doc_dtype(block_docs: int) -> type[np.integer]:
 def length_classes(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, length_class)``: the distinct document lengths ascending (float64, what
     :func:`length_norms` takes) and each document's class, in the narrowest type that holds it."""
-    classes, length_class = np.unique(lengths, return_inverse=True)
-    return classes.astype(np.float64), length_class.reshape(-1).astype(_smallest_unsigned(max(len(classes) - 1, 0)))
+    largest = int(lengths.max(initial=0))
+    if len(lengths) and lengths.min() >= 0 and largest < _COUNTED_LENGTHS:
+        # counted rather than sorted, and mapped a step at a time into the narrow type: no temporary
+        # of a sort's size (at ten million documents they sat on the fit's peak)
+        present = np.bincount(lengths, minlength=largest + 1) > 0
+        classes = np.flatnonzero(present)
+        number = np.cumsum(present) - 1
+        length_class = np.empty(len(lengths), dtype=_smallest_unsigned(max(len(classes) - 1, 0)))
+        for start in range(0, len(lengths), _BUILD_STEP):
+            length_class[start:start + _BUILD_STEP] = number[lengths[start:start + _BUILD_STEP]]
+        return classes.astype(np.float64), length_class
+    classes, inverse = np.unique(lengths, return_inverse=True)
+    return classes.astype(np.float64), inverse.reshape(-1).astype(_smallest_unsigned(max(len(classes) - 1, 0)))
 
 
 def _shrunk(values: np.ndarray, size: int) -> np.ndarray:
@@ -305,7 +318,7 @@ class BM25Index:
 
         tokenizer = BlockTokenizer(texts, analyzer)
         n_docs = len(texts)
-        lengths = np.empty(n_docs, dtype=np.int64)
+        lengths = np.empty(n_docs, dtype=np.int32)  # a document of 2^31 tokens would not fit in memory
         df = np.zeros(1 << 16, dtype=np.int64)  # by provisional id, grown as terms appear
         # Room for every posting (at most a token each; a token takes a character and a separator):
         # address space, of which only the pages written become memory. Shrunk to size at the end.
@@ -368,7 +381,9 @@ class BM25Index:
         docs_out.resize(int(starts[-1]), refcheck=False)  # the room's tail: never written, given back
         tfs_out.resize(int(starts[-1]), refcheck=False)
         classes, length_class = length_classes(lengths)
-        avgdl = lengths.astype(np.float64).mean()
+        # the exact sum, rounded once by the division: the bits of a float64 mean of the lengths
+        # (exact partial sums below 2^53 tokens), without a float64 copy of them
+        avgdl = float(int(lengths.sum(dtype=np.int64))) / n_docs
         del lengths
         class_norm = length_norms(classes, avgdl, k1, b)
         idf = bm25_idf(n_docs, df[order])
