@@ -73,6 +73,8 @@ class BM25(BM25Sharding, ScoreRetriever):
                 "analyzer_fingerprint": analyzer_fingerprint(self.analyzer), "version": self.state_version}
 
     def _use(self, state: State) -> BM25:
+        for array in state.values():  # read-only, as a loaded or cached index's: one compiled loop serves both
+            array.flags.writeable = False
         self._state = state
         self.index = BM25Index(state["indptr"], state["block_starts"], state["docs"], state["tfs"], state["idf"],
                                state["length_class"], state["class_norm"], float(self.k1), len(self.corpus),
