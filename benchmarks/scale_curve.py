@@ -90,7 +90,7 @@ def write_corpus(n_docs: int, n_queries: int, seed: int, docs_path: Path, querie
     query_rng = np.random.default_rng([seed, 1])
     n_stop = len(STOP_WORDS)
     queries: list[str] = []
-    docs_tmp, queries_tmp = docs_path.with_suffix(".tmp"), queries_path.with_suffix(".tmp")
+    docs_tmp, queries_tmp = (path.with_name(f".{path.name}.{os.getpid()}.tmp") for path in (docs_path, queries_path))
     with docs_tmp.open("w", encoding="utf-8") as out:
         for first in range(0, n_docs, CHUNK_DOCS):
             count = min(CHUNK_DOCS, n_docs - first)
@@ -244,7 +244,7 @@ def main() -> None:
     print(f"# BM25 scale curve, {args.queries:,} queries of {QUERY_TERMS[0]}-{QUERY_TERMS[1]} terms, one thread, "
           f"{args.rounds} round(s); {load_note()}", flush=True)
     rows = []
-    load_10m = None
+    load_at = None
     for n_docs in sizes:
         start = time.perf_counter()
         corpus_files(n_docs, args.queries, args.seed, args.data)
@@ -272,19 +272,20 @@ def main() -> None:
                          median([r.get("index_peak_rss_mb") for r in runs]),
                          1e6 * index_s / n_docs, 1e3 * peak / n_docs])
             if system == "retbench-load":
-                load_10m = (n_docs, index_s)
-        os.sync()
-    table = markdown(["docs", "system", "index s (load s)", "q/s top-10", "q/s top-1000", "peak RSS MB",
-                      "peak RSS to indexed MB", "µs a doc", "KB a doc"], rows)
-    print(table)
-    note = (f"{args.queries:,} queries of {QUERY_TERMS[0]}-{QUERY_TERMS[1]} terms, one thread, each system in its "
-            f"own process, {args.rounds} round(s) per size (medians); retbench-load's index s is the load of "
-            f"retbench's saved index (memory-mapped, hash and checksums checked)")
-    if load_10m is not None:
-        note += f"; load at {load_10m[0]:,} docs: {load_10m[1]:.1f} s"
-    note += f"; {load_note()}"
-    if not args.no_record:
-        record_results("scale_curve", table, note)
+                load_at = (n_docs, index_s)
+        # recorded after every size, so that a curve cut short keeps the sizes it reached
+        table = markdown(["docs", "system", "index s (load s)", "q/s top-10", "q/s top-1000", "peak RSS MB",
+                          "peak RSS to indexed MB", "µs a doc", "KB a doc"], rows)
+        print(table, flush=True)
+        note = (f"{args.queries:,} queries of {QUERY_TERMS[0]}-{QUERY_TERMS[1]} terms, one thread, each system in "
+                f"its own process, {args.rounds} round(s) per size (medians); retbench-load's index s is the load "
+                f"of retbench's saved index (memory-mapped, corpus hash and checksums checked), and its rankings "
+                f"were checked identical to the fitted index's")
+        if load_at is not None:
+            note += f"; load at {load_at[0]:,} docs: {load_at[1]:.1f} s"
+        note += f"; {load_note()}"
+        if not args.no_record:
+            record_results("scale_curve", table, note)
 
 
 if __name__ == "__main__":
