@@ -3,6 +3,8 @@
     python benchmarks/scale_curve.py --sizes 1000000,2000000,5000000,10000000 --rounds 1
     python benchmarks/scale_curve.py --sizes 100000,200000 --rounds 1            # a quick look
 
+The sizes run in the order given (the largest first, when time is short); the table is by size.
+
 For each size, each system runs in its own child process (one thread, ``OMP_NUM_THREADS=1``) on the
 same synthetic documents and queries, and reports: index seconds (raw text to a searchable index,
 the engine's own tokenizer), q/s at top-10 and top-1000 (1,000 queries of 3 to 6 terms by default,
@@ -273,7 +275,9 @@ def main() -> None:
                          1e6 * index_s / n_docs, 1e3 * peak / n_docs])
             if system == "retbench-load":
                 load_at = (n_docs, index_s)
-        # recorded after every size, so that a curve cut short keeps the sizes it reached
+        # recorded after every size, so that a curve cut short keeps the sizes it reached; by size,
+        # whatever the order they ran in (the largest first, when time is short)
+        rows.sort(key=lambda row: int(row[0].replace(",", "")))
         table = markdown(["docs", "system", "index s (load s)", "q/s top-10", "q/s top-1000", "peak RSS MB",
                           "peak RSS to indexed MB", "µs a doc", "KB a doc"], rows)
         print(table, flush=True)
