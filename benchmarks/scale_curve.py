@@ -273,7 +273,7 @@ def main() -> None:
                          median([r.get("qps_1000") for r in runs]), peak,
                          median([r.get("index_peak_rss_mb") for r in runs]),
                          1e6 * index_s / n_docs, 1e3 * peak / n_docs])
-            if system == "retbench-load":
+            if system == "retbench-load" and (load_at is None or n_docs > load_at[0]):  # the largest size's
                 load_at = (n_docs, index_s)
         # recorded after every size, so that a curve cut short keeps the sizes it reached; by size,
         # whatever the order they ran in (the largest first, when time is short)
