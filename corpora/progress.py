@@ -147,7 +147,9 @@ def as_progress(shown_by: Progress | Renderer | Callback | None) -> Progress:
 # innermost open task (``fitting dense``, then, inside it, ``dense: encoding documents``) and is
 # redrawn in place at most ten times a second by one background thread, and erased when the last
 # task ends, so the report that follows starts on a clean line. A task with a known total shows a
-# bar; one without (a fit that gives no news) shows a spinner and the elapsed time. No dependency:
+# bar, the rate so far (units a second: documents while a BM25 index is built, queries while they are
+# searched) and the time left at that rate; one without (a fit that gives no news) shows a spinner and
+# the elapsed time. No dependency:
 # tqdm would do, but a page of code keeps the install small.
 
 _SPINNER = "|/-\\"
@@ -161,8 +163,14 @@ def render_line(task: Task, now: float, tick: int) -> str:
         return f"{task.label} {_SPINNER[tick % len(_SPINNER)]} {elapsed}"
     fraction = min(1.0, task.done / task.total)
     filled = int(round(fraction * _BAR))
-    return (f"{task.label} [{'#' * filled}{'.' * (_BAR - filled)}] {fraction:4.0%} "
+    line = (f"{task.label} [{'#' * filled}{'.' * (_BAR - filled)}] {fraction:4.0%} "
             f"{task.done:,}/{task.total:,} {elapsed}")
+    seconds = now - task.started
+    if 0 < task.done < task.total and seconds > 0:  # the rate so far, and the time left at that rate
+        rate = task.done / seconds
+        left = int(round((task.total - task.done) / rate))
+        line += f" {rate:,.0f}/s ETA {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
+    return line
 
 
 class Reporter:

@@ -217,8 +217,9 @@ class _Merger:
     A term keeps the global id it got first, so codes written early stay right.
     """
 
-    def __init__(self, texts: Sequence[str]):
-        self.terms = np.zeros((0, 1), dtype=np.uint64)  # global vocabulary, one row of words per id
+    def __init__(self, texts: Sequence[str], terms: np.ndarray | None = None):
+        # global vocabulary, one row of words per id (``terms``: one an earlier merger built, kept growing)
+        self.terms = np.zeros((0, 1), dtype=np.uint64) if terms is None else terms
         self.offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         # a token takes a character and a separator: a bound that costs address space, not memory
         self.codes = np.empty((sum(map(len, texts)) + len(texts)) // 2 + 16, dtype=np.int32)
@@ -232,13 +233,18 @@ class _Merger:
 
     def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Offsets, global codes and each global code's bytes (fixed-width ``S`` array)."""
+        offsets, codes = self.codes_so_far()
+        return offsets, codes, _as_bytes(self.terms)
+
+    def codes_so_far(self) -> tuple[np.ndarray, np.ndarray]:
+        """Offsets and global codes of every text added (all merged first)."""
         self.flush()
         codes = self.codes
         try:
             codes.resize(self.n_tokens, refcheck=False)  # gives the unused tail back
         except ValueError:
             codes = codes[:self.n_tokens].copy()
-        return self.offsets, codes, _as_bytes(self.terms)
+        return self.offsets, codes
 
     def flush(self) -> None:
         if not self.backlog:
@@ -368,6 +374,62 @@ def tokenize(texts: Sequence[str], analyzer: str = "article", *, chunk_texts: in
     if len(codes) >= _TRIM_FROM_TOKENS:  # a large fit's temporaries; a query's are not worth the trim
         release_freed_memory()
     return Tokenized(offsets, codes, vocabulary)
+
+
+def streams(analyzer: str) -> bool:
+    """Whether :class:`BlockTokenizer` tokenizes for ``analyzer``: the fast path's pattern, no stemmer."""
+    declared = _declared(analyzer)
+    return declared is not None and declared.stemmer is None
+
+
+class BlockTokenizer:
+    """:func:`tokenize`'s tokens, a block of texts at a time, so that no one holds every token at once.
+
+    :meth:`blocks` yields each block's ``(offsets, term ids)``; the ids are provisional (a term's id
+    is the order it was first seen in, the same in every block), because the sorted vocabulary is
+    known only at the end: :meth:`vocabulary` then gives it and each provisional id's place in it.
+    Same tokens as :func:`tokenize` (the same scan and merge); only for an analyzer that
+    :func:`streams` (a stemmer maps several words to one term, which a provisional id cannot).
+    """
+
+    def __init__(self, texts: Sequence[str], analyzer: str, *, chunk_texts: int = CHUNK_TEXTS):
+        declared = _declared(analyzer)
+        if declared is None or declared.stemmer is not None:
+            raise ValueError(f"analyzer {analyzer!r} is not tokenized a block at a time; use tokenize()")
+        self.texts = texts
+        self.chunk_texts = chunk_texts
+        self.stop_words = frozenset(w.encode("ascii") for w in declared.stop_words if w.isascii())
+        self.terms = np.zeros((0, 1), dtype=np.uint64)  # by provisional id
+
+    @property
+    def n_terms(self) -> int:
+        """Distinct terms seen so far: the provisional ids are ``0..n_terms - 1``."""
+        return len(self.terms)
+
+    def blocks(self, block_texts: int,
+               progress: Callable[[int, int], None] | None = None) -> Iterable[tuple[np.ndarray, np.ndarray]]:
+        """Each block of ``block_texts`` texts as ``(offsets int64, provisional term ids int32)``;
+        ``progress(done, total)`` after each chunk of texts."""
+        total = len(self.texts)
+        for first in range(0, total, block_texts):
+            part = self.texts[first:first + block_texts]
+            merger = _Merger(part, self.terms)
+            for chunk in _chunks(part, self.chunk_texts):
+                merger.add(_scan(chunk, self.stop_words))
+                if progress is not None:
+                    progress(first + merger.n_texts + sum(len(c.offsets) - 1 for c in merger.backlog), total)
+            offsets, codes = merger.codes_so_far()
+            self.terms = merger.terms
+            del merger, part
+            yield offsets, codes
+
+    def vocabulary(self) -> tuple[np.ndarray, list[str]]:
+        """``(rank, vocabulary)``: the terms seen, ascending (as :func:`tokenize` sorts them), and
+        ``rank[provisional id]``, the term's id in that order (int32)."""
+        order, vocabulary = _sorted_vocabulary(_as_bytes(self.terms))
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        return rank, vocabulary
 
 
 def encode(texts: Sequence[str], vocabulary: Mapping[str, int], analyzer: str = "article",

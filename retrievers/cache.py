@@ -151,11 +151,15 @@ def write_entry(path: Path, key: str, state: State) -> None:
         handle.truncate(start + offset)
 
 
-def read_entry(path: Path, key: str) -> State:
+def read_entry(path: Path, key: str, *, mmap_arrays: bool = True, verify: bool = True) -> State:
     """The arrays of an entry written by :func:`write_entry` for ``key``; ValueError when it is not.
 
-    Arrays are read-only views of a memory map of the file: the kernel's page cache serves them
-    without a copy (reading into fresh arrays costs more than building a small index).
+    ``mmap_arrays`` (the default): arrays are read-only views of a memory map of the file, which the
+    kernel's page cache serves without a copy and only where they are read (reading into fresh
+    arrays costs more than building a small index); False: each array is read into memory.
+    ``verify`` (the default): every array's CRC-32 is checked, which reads the whole file once
+    (through the page cache: no copy); False leaves the checksums unchecked (the header, every
+    array's type, shape and place inside the file are still checked).
     """
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
@@ -181,13 +185,25 @@ def read_entry(path: Path, key: str) -> State:
             raise ValueError(f"array {spec['name']!r} is truncated")
         if count:
             value = np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=offset).reshape(shape)
+            if not mmap_arrays:
+                value = value.copy()
+                value.flags.writeable = False
         else:
             value = np.empty(shape, dtype=np.dtype(dtype))
             value.flags.writeable = False
-        if zlib.crc32(value.view(np.uint8).reshape(-1) if count else b"") != spec["crc32"]:
+        if verify and _crc32(value) != spec["crc32"]:
             raise ValueError(f"array {spec['name']!r} fails its checksum")
         state[str(spec["name"])] = value
     return state
+
+
+def _crc32(value: np.ndarray) -> int:
+    """The CRC-32 of an array's bytes, a slice at a time (one call on gigabytes holds the GIL as long)."""
+    flat = value.view(np.uint8).reshape(-1) if value.size else np.empty(0, np.uint8)
+    crc, step = 0, 1 << 26
+    for start in range(0, len(flat), step):
+        crc = zlib.crc32(flat[start:start + step], crc)
+    return crc
 
 
 def fitted_state(cache: IndexCache | None, kind: str, params: Mapping[str, Any], corpus: Corpus,

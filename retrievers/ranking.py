@@ -19,8 +19,16 @@ from corpora import Run
 SAMPLE_ABOVE = 4096
 
 def doc_id_order(ids: list[str]) -> np.ndarray:
-    """Rank of each doc id in ascending string order: the tie-break key."""
-    order = np.argsort(np.asarray(ids, dtype=str), kind="stable")
+    """Rank of each doc id in ascending string order: the tie-break key.
+
+    ASCII ids are sorted as bytes (the same order: a byte is its code point), a quarter of the
+    memory of numpy's 4-byte characters, which at ten million ids sat on the peak of a BM25 fit."""
+    try:
+        keys = np.array(ids, dtype="S")
+    except UnicodeEncodeError:
+        keys = np.asarray(ids, dtype=str)
+    order = np.argsort(keys, kind="stable")
+    del keys
     ranks = np.empty(len(ids), dtype=np.int64)
     ranks[order] = np.arange(len(ids))
     return ranks

@@ -14,7 +14,10 @@ identical to the analyzer's. A fitted index is reused from the cache of the run 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,6 +25,7 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, Run, get_analyzer
 from corpora.analyzers import analyzer_fingerprint
+from corpora.errors import RetbenchError
 from corpora.memory import release_freed_memory
 from retrievers.base import Retriever, ScoreRetriever
 from retrievers.bm25 import compiled
@@ -32,6 +36,10 @@ from retrievers.ranking import doc_id_order
 from retrievers.sharding import require_fitted_here
 from retrievers.strings import SortedStrings, check_strings, unpack_strings
 from retrievers.validation import check_float
+
+#: The files :meth:`BM25.save` writes into its folder: the index (an index cache entry) and its parameters.
+SAVED_INDEX = "bm25.idx"
+SAVED_PARAMETERS = "bm25.json"
 
 
 class BM25(BM25Sharding, ScoreRetriever):
@@ -55,13 +63,21 @@ class BM25(BM25Sharding, ScoreRetriever):
     # ----- fitting ---------------------------------------------------------------------------
     def fit(self, corpus: Corpus) -> BM25:
         Retriever.fit(self, corpus)
-        params: dict[str, Any] = {"k1": float(self.k1), "b": float(self.b), "analyzer": self.analyzer,
-                                  "analyzer_fingerprint": analyzer_fingerprint(self.analyzer),
-                                  "version": self.state_version}
-        state = self.fitted_state("bm25", params, corpus, lambda: self._build(corpus),
-                             lambda s: _valid_state(s, len(corpus)))
+        state = self.fitted_state("bm25", self._state_params(), corpus, lambda: self._build(corpus),
+                                  lambda s: _valid_state(s, len(corpus)))
+        return self._use(state)
+
+    def _state_params(self) -> dict[str, Any]:
+        """What keys the fitted state besides the corpus (the index cache's and a saved index's key)."""
+        return {"k1": float(self.k1), "b": float(self.b), "analyzer": self.analyzer,
+                "analyzer_fingerprint": analyzer_fingerprint(self.analyzer), "version": self.state_version}
+
+    def _use(self, state: State) -> BM25:
+        for array in state.values():  # read-only, as a loaded or cached index's: one compiled loop serves both
+            array.flags.writeable = False
+        self._state = state
         self.index = BM25Index(state["indptr"], state["block_starts"], state["docs"], state["tfs"], state["idf"],
-                               state["length_class"], state["class_norm"], float(self.k1), len(corpus),
+                               state["length_class"], state["class_norm"], float(self.k1), len(self.corpus),
                                int(state["block_docs"][0]))
         self._tie_rank = state["tie_rank"]
         self._vocabulary_arrays = (state["vocabulary"], state["vocabulary_offsets"])
@@ -77,6 +93,85 @@ class BM25(BM25Sharding, ScoreRetriever):
                 "block_docs": np.array([index.block_docs], dtype=np.int64), "idf": index.idf,
                 "length_class": index.length_class, "class_norm": index.class_norm,
                 "tie_rank": tie_rank, "vocabulary": blob, "vocabulary_offsets": offsets}
+
+    # ----- saving and loading ------------------------------------------------------------------
+    def save(self, folder: str | Path) -> Path:
+        """Write the fitted index into ``folder`` (made if missing): ``bm25.idx``, an index cache
+        entry (:mod:`retrievers.cache`: a JSON header and raw arrays, each with its CRC-32; nothing
+        pickled), and ``bm25.json``, the parameters it was fitted with. The entry's key holds the
+        corpus's content hash, so :meth:`load` accepts it for that corpus only. Both files are
+        written to temporary names and renamed: a reader never sees half an index. Returns ``folder``."""
+        from retrievers.cache import corpus_digest, entry_key, write_entry
+
+        require_fitted_here(self, "index", "save")
+        folder = Path(folder)
+        params = self._state_params()
+        key = entry_key(self.name, params, corpus_digest(self.corpus))
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, write in ((SAVED_INDEX, lambda path: write_entry(path, key, self._state)),
+                                (SAVED_PARAMETERS, lambda path: path.write_text(json.dumps(
+                                    {"retriever": self.name, "params": params, "n_docs": len(self.corpus)},
+                                    indent=1, sort_keys=True) + "\n", encoding="utf-8"))):
+                temporary = folder / f".{name}.{os.getpid()}.tmp"
+                try:
+                    write(temporary)
+                    os.replace(temporary, folder / name)
+                finally:
+                    with contextlib.suppress(OSError):
+                        temporary.unlink()
+        except OSError as exc:
+            raise RetbenchError(f"cannot save the BM25 index into {folder}: {exc}. Fix: pass a folder that "
+                                "can be written, with room for the index") from exc
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path, corpus: Corpus, *, mmap: bool = True, verify: bool = True) -> BM25:
+        """The BM25 fitted on ``corpus`` that :meth:`save` wrote into ``folder``, ready to search,
+        without fitting again.
+
+        ``mmap`` (the default): the index's arrays are read-only views of a memory map of the file,
+        read from disk where a search reads them and shared through the page cache; False: read
+        into memory. ``verify`` (the default): every array's CRC-32 is checked (one read of the file
+        through the page cache); False skips only that. Either way the parameters, the corpus (by
+        content hash), the file's header, every array's type, shape and place and the index's
+        structure are checked: a truncated, damaged or foreign file is a
+        :class:`~corpora.errors.RetbenchError`, never a wrong ranking.
+        """
+        from retrievers.cache import corpus_digest, entry_key, read_entry
+
+        folder = Path(folder)
+        fix = f"Fix: save the index again (BM25().fit(corpus).save({str(folder)!r}))"
+        try:
+            saved = json.loads((folder / SAVED_PARAMETERS).read_text(encoding="utf-8"))
+            params = saved["params"]
+            retriever = cls(k1=float(params["k1"]), b=float(params["b"]), analyzer=str(params["analyzer"]))
+        except FileNotFoundError as exc:
+            raise RetbenchError(f"{folder}: no saved BM25 index ({SAVED_PARAMETERS} is missing). {fix}") from exc
+        except (OSError, ValueError, KeyError, TypeError, RetbenchError) as exc:
+            raise RetbenchError(f"{folder / SAVED_PARAMETERS}: not a saved BM25 index's parameters ({exc}). "
+                                f"{fix}") from exc
+        if saved.get("retriever") != cls.name or params != retriever._state_params():
+            raise RetbenchError(f"{folder}: saved by another version of {cls.name} or with an analyzer that has "
+                                f"changed since. {fix}")
+        if saved.get("n_docs") != len(corpus):
+            raise RetbenchError(f"{folder}: saved for a corpus of {saved.get('n_docs')} documents, given one of "
+                                f"{len(corpus)}. Fix: load it with the corpus it was fitted on, or fit this one")
+        key = entry_key(cls.name, params, corpus_digest(corpus))
+        path = folder / SAVED_INDEX
+        try:
+            state = read_entry(path, key, mmap_arrays=mmap, verify=verify)
+        except FileNotFoundError as exc:
+            raise RetbenchError(f"{path}: missing. {fix}") from exc
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            if "another corpus" in str(exc):
+                raise RetbenchError(f"{path}: fitted on another corpus (its content hash differs). Fix: load it "
+                                    "with the corpus it was fitted on, or fit this one") from exc
+            raise RetbenchError(f"{path}: damaged ({exc}). {fix}") from exc
+        if not _valid_state(state, len(corpus)):
+            raise RetbenchError(f"{path}: damaged (its arrays do not fit together). {fix}")
+        Retriever.fit(retriever, corpus)
+        return retriever._use(state)
 
     @property
     def vocabulary(self) -> list[str]:
@@ -163,7 +258,7 @@ def _valid_state(state: State, n_docs: int) -> bool:
         return False
     if n_docs and int(length_class.max()) >= len(class_norm):
         return False
-    if (indptr[:, 0] != 0).any() or np.any(np.diff(indptr, axis=1) < 0):
+    if (indptr[:, 0] != 0).any() or any((np.diff(row) < 0).any() for row in indptr):  # a row at a time: small temporaries
         return False
     if starts[0] != 0 or not np.array_equal(np.diff(starts), indptr[:, -1]):
         return False

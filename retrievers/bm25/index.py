@@ -76,6 +76,8 @@ COMPILED_BATCH_RESULTS = 1 << 16
 _RESULTS_IN_PLACE_BYTES = 1 << 30
 #: Postings weighted per step when a block's weights are materialised: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
+#: Document lengths below this are counted (``np.bincount``) into length classes rather than sorted.
+_COUNTED_LENGTHS = 1 << 22
 
 
 def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
@@ -114,8 +116,19 @@ def doc_dtype(block_docs: int) -> type[np.integer]:
 def length_classes(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, length_class)``: the distinct document lengths ascending (float64, what
     :func:`length_norms` takes) and each document's class, in the narrowest type that holds it."""
-    classes, length_class = np.unique(lengths, return_inverse=True)
-    return classes.astype(np.float64), length_class.reshape(-1).astype(_smallest_unsigned(max(len(classes) - 1, 0)))
+    largest = int(lengths.max(initial=0))
+    if len(lengths) and lengths.min() >= 0 and largest < _COUNTED_LENGTHS:
+        # counted rather than sorted, and mapped a step at a time into the narrow type: no temporary
+        # of a sort's size (at ten million documents they sat on the fit's peak)
+        present = np.bincount(lengths, minlength=largest + 1) > 0
+        classes = np.flatnonzero(present)
+        number = np.cumsum(present) - 1
+        length_class = np.empty(len(lengths), dtype=_smallest_unsigned(max(len(classes) - 1, 0)))
+        for start in range(0, len(lengths), _BUILD_STEP):
+            length_class[start:start + _BUILD_STEP] = number[lengths[start:start + _BUILD_STEP]]
+        return classes.astype(np.float64), length_class
+    classes, inverse = np.unique(lengths, return_inverse=True)
+    return classes.astype(np.float64), inverse.reshape(-1).astype(_smallest_unsigned(max(len(classes) - 1, 0)))
 
 
 def _shrunk(values: np.ndarray, size: int) -> np.ndarray:
@@ -276,14 +289,107 @@ class BM25Index:
         peak. The vocabulary is packed before the postings are built: as Python strings it would be
         held through them (``benchmarks/RESULTS.md``, ``notes.memory``).
         """
-        from corpora.tokenize import tokenize
+        from corpora.tokenize import streams, tokenize
         from retrievers.strings import pack_strings
 
+        if len(texts) and streams(analyzer):
+            return cls._streamed(texts, analyzer, k1, b, BLOCK_DOCS, progress)
         tokens = tokenize(texts, analyzer, progress=progress)
         packed = pack_strings(tokens.vocabulary)
         handed_over = [tokens.offsets, tokens.term_ids]
         del tokens
         return cls._index(handed_over, len(packed[1]) - 1, k1, b, BLOCK_DOCS), packed
+
+    @classmethod
+    def _streamed(cls, texts: Sequence[str], analyzer: str, k1: float, b: float, block_docs: int,
+                  progress: Callable[[int, int], None] | None) -> tuple[BM25Index, tuple[np.ndarray, np.ndarray]]:
+        """:meth:`from_texts` a block of documents at a time, never holding every token.
+
+        Each block is tokenized (:class:`corpora.tokenize.BlockTokenizer`) and its postings built at
+        once, under provisional term ids (first seen, first numbered), written after the blocks
+        before it, and its tokens let go. Once the vocabulary is known, each block's postings are put
+        in sorted term order where they lie, and its term counts become its row of ``indptr``, the
+        last block first while the counts shrink. The arrays are those of indexing every token at
+        once (a test compares them); the peak is about the index, not the token stream
+        (``benchmarks/RESULTS.md``, ``scale_curve``).
+        """
+        from corpora.tokenize import BlockTokenizer
+        from retrievers.strings import pack_strings
+
+        tokenizer = BlockTokenizer(texts, analyzer)
+        n_docs = len(texts)
+        lengths = np.empty(n_docs, dtype=np.int32)  # a document of 2^31 tokens would not fit in memory
+        df = np.zeros(1 << 16, dtype=np.int64)  # by provisional id, grown as terms appear
+        # Room for every posting (at most a token each; a token takes a character and a separator):
+        # address space, of which only the pages written become memory. Shrunk to size at the end.
+        room = (sum(map(len, texts)) + n_docs) // 2 + 16
+        docs_out, tfs_out = np.empty(room, dtype=doc_dtype(block_docs)), np.empty(room, dtype=np.uint8)
+        counts = np.empty(1 << 20, dtype=np.int32)  # each block's postings per provisional term, one after another
+        block_starts, count_starts = [0], [0]
+        for number, (offsets, term_ids) in enumerate(tokenizer.blocks(block_docs, progress)):
+            first = number * block_docs
+            lengths[first:first + len(offsets) - 1] = np.diff(offsets)
+            n_terms = tokenizer.n_terms
+            block_df, docs, tf = _block_postings(offsets, term_ids, n_terms)
+            del offsets, term_ids
+            if n_terms > len(df):
+                df = np.concatenate([df, np.zeros(max(n_terms, 2 * len(df)) - len(df), dtype=np.int64)])
+            df[:n_terms] += block_df
+            at, until = count_starts[-1], count_starts[-1] + n_terms
+            if until > len(counts):
+                counts.resize(max(until, 2 * len(counts)), refcheck=False)  # realloc: no view of it exists
+            counts[at:until] = block_df
+            count_starts.append(until)
+            if tf.max(initial=0) > np.iinfo(tfs_out.dtype).max:  # rare: widen what is written so far
+                wider = np.empty(room, dtype=_smallest_unsigned(int(tf.max())))
+                wider[:block_starts[-1]] = tfs_out[:block_starts[-1]]
+                tfs_out = wider
+            start = block_starts[-1]
+            docs_out[start:start + len(docs)] = docs
+            tfs_out[start:start + len(tf)] = tf
+            block_starts.append(start + len(docs))
+            del block_df, docs, tf
+            release_freed_memory()  # the block's tokens and temporaries
+        rank, vocabulary = tokenizer.vocabulary()
+        del tokenizer
+        packed = pack_strings(vocabulary)
+        del vocabulary
+        n_terms = len(rank)
+        order = np.empty(n_terms, dtype=np.int64)  # sorted id -> provisional id
+        order[rank] = np.arange(n_terms)
+        del rank
+        starts = np.array(block_starts, dtype=np.int64)
+        widest = int(np.diff(starts).max(initial=0))
+        indptr = np.zeros((len(starts) - 1, n_terms + 1), dtype=np.int32 if widest < 2**31 else np.int64)
+        full = np.zeros(n_terms, dtype=np.int64)
+        provisional = np.zeros(n_terms + 1, dtype=np.int64)
+        for number in reversed(range(len(starts) - 1)):  # last first: the counts shrink as indptr fills
+            at, until = count_starts[number], count_starts[number + 1]
+            full[:] = 0
+            full[:until - at] = counts[at:until]
+            counts.resize(at, refcheck=False)  # no view of it is left
+            np.cumsum(full, out=provisional[1:])
+            in_order = full[order]
+            np.cumsum(in_order, out=indptr[number, 1:])
+            # where each posting of the sorted layout lies in the block's provisional layout
+            gather = np.repeat(provisional[order] - indptr[number, :-1], in_order) + np.arange(int(indptr[number, -1]))
+            block = slice(int(starts[number]), int(starts[number + 1]))
+            docs_out[block] = docs_out[block][gather]
+            tfs_out[block] = tfs_out[block][gather]
+            del in_order, gather
+        del counts
+        docs_out.resize(int(starts[-1]), refcheck=False)  # the room's tail: never written, given back
+        tfs_out.resize(int(starts[-1]), refcheck=False)
+        classes, length_class = length_classes(lengths)
+        # the exact sum, rounded once by the division: the bits of a float64 mean of the lengths
+        # (exact partial sums below 2^53 tokens), without a float64 copy of them
+        avgdl = float(int(lengths.sum(dtype=np.int64))) / n_docs
+        del lengths
+        class_norm = length_norms(classes, avgdl, k1, b)
+        idf = bm25_idf(n_docs, df[order])
+        release_freed_memory()
+        return cls(indptr, starts, docs_out, tfs_out, idf, length_class, class_norm, float(k1), n_docs,
+                   block_docs), packed
 
     @classmethod
     def _index(cls, handed_over: list[np.ndarray], n_terms: int, k1: float, b: float, block_docs: int,
