@@ -20,7 +20,7 @@ def looks_like_beir(folder: Path) -> bool:
     return (folder / "corpus.jsonl").is_file() and (folder / "queries.jsonl").is_file()
 
 
-def _metadata(path: Path, number: int, record: dict) -> dict:
+def document_metadata(path: Path, number: int, record: dict) -> dict:
     """A document's ``metadata`` object (``{}`` when missing or null); anything else is an error."""
     value = record.get("metadata")
     if value is None:
@@ -45,7 +45,7 @@ def read_corpus_jsonl(path: Path, name: str, start: int = 0, stop: int | None = 
         ids.append(doc_id)
         texts.append(text_field(path, number, record, "text", "document"))
         titles.append(text_field(path, number, record, "title", "document"))
-        metadata.append(_metadata(path, number, record))
+        metadata.append(document_metadata(path, number, record))
     if not ids:
         raise InputFileError(path, "the corpus holds no documents", fix="add one JSON object per document")
     return Corpus(ids, texts, titles, metadata, name=name, source=str(path))
@@ -78,9 +78,14 @@ def read_queries_jsonl(path: Path) -> tuple[Queries, list[str]]:
 QRELS_RULES = QrelsRules(layout="any", separator="tab", header="named", repeats="merge")
 
 
-def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> Dataset:
+def load_beir(folder: Path, *, split: str = "test", name: str | None = None, keep_texts: bool = True) -> Dataset:
+    """The dataset of a BEIR folder; ``keep_texts=False`` keeps the corpus's ids only
+    (:func:`corpora.outline.read_outline_jsonl`: the same content hash, the texts read again on demand)."""
+    from corpora.outline import read_outline_jsonl  # it reads documents as this module does
+
     name = name or folder.name
-    corpus = read_corpus_jsonl(folder / "corpus.jsonl", name)
+    corpus = read_corpus_jsonl(folder / "corpus.jsonl", name) if keep_texts else \
+        read_outline_jsonl(folder / "corpus.jsonl", name)
     queries, facet_warnings = read_queries_jsonl(folder / "queries.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
