@@ -56,6 +56,7 @@ from harness.core.statistics import available_memory, bootstrap_memory, compare_
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.context import RunContext
+from retrievers.sharding import needs_texts_here
 
 __all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
@@ -172,9 +173,12 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             data = dataset
             check_writable_ids(data)  # loaders refuse such ids at their file and line; memory went through none
         else:
+            # ids only here when the engine's workers read the folder and fit every retriever that reads texts
+            keep_texts = runner.needs_texts or needs_texts_here(retrievers)
             with tasks.task(f"loading {dataset}"):
                 data = load_dataset(str(dataset), format=format, split=config.split or "test",
-                                    allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks)
+                                    allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks,
+                                    keep_texts=keep_texts)
         if facet_values is not None:
             data = _with_facets_file(data, facet_values, Path(facets_file))  # type: ignore[arg-type]
         if facet_names:  # an unknown facet is an error before anything is fitted or printed

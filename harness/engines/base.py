@@ -80,6 +80,12 @@ class Engine(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str]
+    #: Whether the process that runs the comparison must hold the corpus's texts. False: a corpus its
+    #: workers read themselves is loaded as its ids only (``load_dataset(..., keep_texts=False)``, a
+    #: :class:`~corpora.outline.CorpusOutline`) when every retriever that reads texts is fitted on the
+    #: workers (:func:`retrievers.sharding.needs_texts_here`), and the engine reads the few texts the
+    #: diagnosis needs.
+    needs_texts: ClassVar[bool] = True
 
     @abstractmethod
     def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> AbstractContextManager[EngineRun]:
