@@ -12,23 +12,13 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.facets import scalar_facets
 from corpora.model import Corpus, Dataset, Queries
-from corpora.readers import UniqueIds, json_type, read_jsonl, require_id, text_field
+from corpora.outline import read_outline_jsonl
+from corpora.readers import UniqueIds, document_metadata, read_jsonl, require_id, text_field
 from corpora.trec_io import QrelsRules, read_qrels_file
 
 
 def looks_like_beir(folder: Path) -> bool:
     return (folder / "corpus.jsonl").is_file() and (folder / "queries.jsonl").is_file()
-
-
-def document_metadata(path: Path, number: int, record: dict) -> dict:
-    """A document's ``metadata`` object (``{}`` when missing or null); anything else is an error."""
-    value = record.get("metadata")
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InputFileError(path, f"the document's 'metadata' field holds {json_type(value)}, not an object",
-                             line=number, fix='write it as a JSON object, e.g. "metadata": {"url": "..."}')
-    return dict(value)
 
 
 def read_corpus_jsonl(path: Path, name: str, start: int = 0, stop: int | None = None) -> Corpus:
@@ -81,8 +71,6 @@ QRELS_RULES = QrelsRules(layout="any", separator="tab", header="named", repeats=
 def load_beir(folder: Path, *, split: str = "test", name: str | None = None, keep_texts: bool = True) -> Dataset:
     """The dataset of a BEIR folder; ``keep_texts=False`` keeps the corpus's ids only
     (:func:`corpora.outline.read_outline_jsonl`: the same content hash, the texts read again on demand)."""
-    from corpora.outline import read_outline_jsonl  # it reads documents as this module does
-
     name = name or folder.name
     corpus = read_corpus_jsonl(folder / "corpus.jsonl", name) if keep_texts else \
         read_outline_jsonl(folder / "corpus.jsonl", name)

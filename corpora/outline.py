@@ -31,7 +31,8 @@ import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
 from corpora.model import (CORPUS_HASH_PREFIX, HASH_CHUNK, Corpus, document_fingerprints, full_text, hash_chunk)
-from corpora.readers import check_id, json_type, parse_json, require_id, stream_text_lines, text_field
+from corpora.readers import (UniqueIds, check_id, document_metadata, json_type, parse_json, require_id,
+                             stream_text_lines, text_field)
 
 __all__ = ["CorpusOutline", "NotHeldTexts", "read_jsonl_documents", "read_outline_jsonl"]
 
@@ -134,8 +135,6 @@ def _records(path: Path) -> Iterator[tuple[int, dict]]:
 def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
     """The :class:`CorpusOutline` of a BEIR ``corpus.jsonl`` (module docstring), with the checks and
     errors of :func:`corpora.beir.read_corpus_jsonl`; its reader reads documents from ``path`` again."""
-    from corpora.beir import document_metadata, read_corpus_jsonl
-
     stamp = _stamp(path)
     ids: list[str] = []
     seen: set[str] = set()
@@ -146,8 +145,8 @@ def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
     blank: list[str] = []
     for number, record in _records(path):
         doc_id = require_id(path, number, record)
-        if doc_id in seen:  # the whole reader names both lines
-            read_corpus_jsonl(path, name)
+        if doc_id in seen:  # named at both lines, as the whole reader names them
+            _refuse_duplicate(path, doc_id, number)
         seen.add(doc_id)
         check_id(doc_id, "document id", path, number)
         ids.append(doc_id)
@@ -186,6 +185,14 @@ def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
                          source=str(path), fingerprint_array=np.concatenate(fingerprints),
                          reader=lambda positions: read_jsonl_documents(path, positions), hash=digest.hexdigest(),
                          blank=tuple(blank))
+
+
+def _refuse_duplicate(path: Path, doc_id: str, number: int) -> None:
+    """Raise the whole reader's error for ``doc_id`` read again at line ``number`` (its first line found again)."""
+    ids = UniqueIds("document id", fix="give every document a unique id")
+    first = next(n for n, record in _records(path) if require_id(path, n, record) == doc_id)
+    ids.add(doc_id, path, first)
+    ids.add(doc_id, path, number)
 
 
 def read_jsonl_documents(path: Path, positions: Sequence[int]) -> tuple[list[str], list[str]]:

@@ -124,6 +124,17 @@ def _shown(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def document_metadata(path: Path, number: int, record: dict) -> dict:
+    """A corpus record's ``metadata`` object (``{}`` when missing or null); anything else is an error."""
+    value = record.get("metadata")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputFileError(path, f"the document's 'metadata' field holds {json_type(value)}, not an object",
+                             line=number, fix='write it as a JSON object, e.g. "metadata": {"url": "..."}')
+    return dict(value)
+
+
 def text_field(path: Path, number: int, record: dict, key: str, what: str = "record") -> str:
     """The string in ``record[key]``: ``""`` when the field is missing or null, an error at
     ``path:number`` when it holds anything but a string (an object, an array, a number, true or

@@ -53,7 +53,7 @@ from retrievers.protocols import ShardedRetriever, ShardFit, ShardHits
 from retrievers.ranking import doc_id_order
 
 __all__ = ["Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "bounds_for",
-           "is_sharded", "merge_hits", "needs_texts_here", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
+           "is_sharded", "merge_hits", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
 
 #: The attribute of a retriever fitted in shards that holds its :class:`Shards`.
 SHARDS_ATTRIBUTE = "_retbench_shards"
@@ -70,25 +70,6 @@ def is_sharded(retriever: object) -> bool:
     provider = next(c for c in cls.__mro__ if "search_shard" in vars(c))
     owner = [c for c in cls.__mro__ if issubclass(c, provider) and c is not provider][-1:] or [provider]
     return all(getattr(cls, method, None) is getattr(owner[0], method, None) for method in ("fit", "search", "score"))
-
-
-def needs_texts_here(retrievers: Sequence[Any]) -> bool:
-    """Whether fitting ``retrievers`` while an engine places those with the protocol still needs the
-    corpus's texts where the harness runs: one of them, or of their children, is fitted here from
-    the texts (no protocol), or has children but is not a fusion (:class:`retrievers.fusion.Fusion`
-    reads only its children's rankings and the corpus's ids)."""
-    from retrievers.fusion import Fusion
-
-    stack = list(retrievers)
-    while stack:
-        retriever = stack.pop()
-        if retriever.children:
-            if not isinstance(retriever, Fusion):
-                return True
-            stack.extend(retriever.children)
-        elif not is_sharded(retriever):
-            return True
-    return False
 
 
 def require_fitted_here(retriever: Any, attribute: str, method: str) -> None:

@@ -40,7 +40,7 @@ from harness.core.result import CompareResult
 from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
-from harness.engines import DatasetOrigin, resolve_engine
+from harness.engines import DatasetOrigin, needs_texts_here, resolve_engine
 from harness.core.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
@@ -56,7 +56,6 @@ from harness.core.statistics import available_memory, bootstrap_memory, compare_
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.context import RunContext
-from retrievers.sharding import needs_texts_here
 
 __all__ = ["check_bootstrap_memory", "compare", "evaluate", "queries_that_count", "restrict_to_candidates"]
 

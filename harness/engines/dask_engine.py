@@ -15,7 +15,7 @@ of ``workers`` processes (one thread each). On it:
   manifest's engine record lists it under ``on_client``;
 * the client keeps a BEIR folder's corpus as its ids only (``Engine.needs_texts`` is False:
   :class:`~corpora.outline.CorpusOutline`, its content hash streamed while reading) when no retriever
-  fitted on the client reads texts (:func:`retrievers.sharding.needs_texts_here`: only sharded
+  fitted on the client reads texts (:func:`~harness.engines.base.needs_texts_here`: only sharded
   retrievers and fusions of them); the diagnosis's few texts are then read by the workers
   (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the documents' fingerprints;
 * the per-query evaluation runs in query partitions, and the bootstrap, the leaderboard's ranks and
