@@ -428,7 +428,7 @@ def test_importing_the_engines_imports_no_dask() -> None:
 
 
 def test_the_texts_are_needed_where_the_harness_runs_only_for_a_retriever_fitted_there() -> None:
-    from harness.engines import needs_texts_here
+    from harness.engines.base import needs_texts_here
 
     assert not needs_texts_here([BM25(), RRF(BM25(), BM25(k1=0.5))])  # sharded, and a fusion of sharded ones
     assert needs_texts_here([BM25(), LSA()])

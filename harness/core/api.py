@@ -40,7 +40,8 @@ from harness.core.result import CompareResult
 from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
-from harness.engines import DatasetOrigin, needs_texts_here, resolve_engine
+from harness.engines import DatasetOrigin, resolve_engine
+from harness.engines.base import needs_texts_here
 from harness.core.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate

@@ -8,12 +8,11 @@ change where work runs, never what it computes (:mod:`harness.engines.base`).
 
 from __future__ import annotations
 
-from harness.engines.base import DatasetOrigin, Engine, EngineRecord, EngineRun, needs_texts_here
+from harness.engines.base import DatasetOrigin, Engine, EngineRecord, EngineRun
 from harness.engines.dask_engine import DaskEngine
 from harness.engines.local import LocalEngine
 
-__all__ = ["ENGINES", "DaskEngine", "DatasetOrigin", "Engine", "EngineRecord", "EngineRun", "LocalEngine",
-           "needs_texts_here", "resolve_engine"]
+__all__ = ["ENGINES", "DaskEngine", "DatasetOrigin", "Engine", "EngineRecord", "EngineRun", "LocalEngine", "resolve_engine"]
 
 #: ``--engine`` name -> engine class.
 ENGINES: dict[str, type[Engine]] = {cls.name: cls for cls in (LocalEngine, DaskEngine)}
