@@ -12,23 +12,13 @@ from pathlib import Path
 from corpora.errors import InputFileError
 from corpora.facets import scalar_facets
 from corpora.model import Corpus, Dataset, Queries
-from corpora.readers import UniqueIds, json_type, read_jsonl, require_id, text_field
+from corpora.outline import read_outline_jsonl
+from corpora.readers import UniqueIds, document_metadata, read_jsonl, require_id, text_field
 from corpora.trec_io import QrelsRules, read_qrels_file
 
 
 def looks_like_beir(folder: Path) -> bool:
     return (folder / "corpus.jsonl").is_file() and (folder / "queries.jsonl").is_file()
-
-
-def _metadata(path: Path, number: int, record: dict) -> dict:
-    """A document's ``metadata`` object (``{}`` when missing or null); anything else is an error."""
-    value = record.get("metadata")
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InputFileError(path, f"the document's 'metadata' field holds {json_type(value)}, not an object",
-                             line=number, fix='write it as a JSON object, e.g. "metadata": {"url": "..."}')
-    return dict(value)
 
 
 def read_corpus_jsonl(path: Path, name: str, start: int = 0, stop: int | None = None) -> Corpus:
@@ -45,7 +35,7 @@ def read_corpus_jsonl(path: Path, name: str, start: int = 0, stop: int | None = 
         ids.append(doc_id)
         texts.append(text_field(path, number, record, "text", "document"))
         titles.append(text_field(path, number, record, "title", "document"))
-        metadata.append(_metadata(path, number, record))
+        metadata.append(document_metadata(path, number, record))
     if not ids:
         raise InputFileError(path, "the corpus holds no documents", fix="add one JSON object per document")
     return Corpus(ids, texts, titles, metadata, name=name, source=str(path))
@@ -78,9 +68,12 @@ def read_queries_jsonl(path: Path) -> tuple[Queries, list[str]]:
 QRELS_RULES = QrelsRules(layout="any", separator="tab", header="named", repeats="merge")
 
 
-def load_beir(folder: Path, *, split: str = "test", name: str | None = None) -> Dataset:
+def load_beir(folder: Path, *, split: str = "test", name: str | None = None, keep_texts: bool = True) -> Dataset:
+    """The dataset of a BEIR folder; ``keep_texts=False`` keeps the corpus's ids only
+    (:func:`corpora.outline.read_outline_jsonl`: the same content hash, the texts read again on demand)."""
     name = name or folder.name
-    corpus = read_corpus_jsonl(folder / "corpus.jsonl", name)
+    corpus = read_corpus_jsonl(folder / "corpus.jsonl", name) if keep_texts else \
+        read_outline_jsonl(folder / "corpus.jsonl", name)
     queries, facet_warnings = read_queries_jsonl(folder / "queries.jsonl")
     qrels_path = folder / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():

@@ -149,7 +149,6 @@ class DatasetStats:
 def describe(dataset: Dataset) -> DatasetStats:
     """Count everything ``show``/``validate`` report; pure, no I/O."""
     corpus, queries, qrels = dataset.corpus, dataset.queries, dataset.qrels
-    texts = corpus.full_texts
     relevant = set(qrels.queries_with_relevant(REL_THRESHOLD))
     known_queries = set(queries.ids)
     doc_ids = set(corpus.ids)
@@ -163,7 +162,7 @@ def describe(dataset: Dataset) -> DatasetStats:
         format=dataset.format,
         source=dataset.source,
         n_documents=len(corpus),
-        empty_documents=[d for d, t in zip(corpus.ids, texts) if not t.strip()],
+        empty_documents=corpus.blank_documents(),
         n_queries=len(queries),
         empty_queries=[q for q, t in zip(queries.ids, queries.texts) if not t.strip()],
         n_judgments=qrels.n_judgments(),

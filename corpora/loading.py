@@ -158,7 +158,8 @@ def detect_format(path: Path) -> Format:
 
 
 def load_dataset(name_or_path: str, *, format: str | None = None, split: str = DEFAULT_SPLIT,
-                 allow_unmatched_judgments: bool = False, progress: Progress | None = None) -> Dataset:
+                 allow_unmatched_judgments: bool = False, progress: Progress | None = None,
+                 keep_texts: bool = True) -> Dataset:
     """Load a bundled corpus, a folder, or a ``<prefix>:<id>`` of :data:`SOURCES` (``irds:<id>``);
     ``format`` forces a folder loader, ``split`` picks a folder's judgments (a layout with one set of
     judgments refuses any split but the default, ``test``, rather than ignore it).
@@ -166,6 +167,9 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = D
     ``allow_unmatched_judgments`` skips (with a warning) judgments of unknown ids even when there are
     too many to skip quietly; see :func:`corpora.inspection.reconcile`. ``progress``: the channel a
     slow source reports its reading to (:class:`~corpora.progress.Progress`; None: silent).
+    ``keep_texts=False``: a BEIR folder's corpus is kept as its ids only (a
+    :class:`~corpora.outline.CorpusOutline`, for a process whose workers read the folder themselves);
+    every other layout and source is loaded whole, as with True.
     """
     found = source_of(str(name_or_path))
     if found is not None:
@@ -188,7 +192,8 @@ def load_dataset(name_or_path: str, *, format: str | None = None, split: str = D
                                  fix="pass the folder that holds the corpus files")
     try:
         chosen = FORMATS[format] if format is not None else detect_format(path)
-        dataset = chosen.load(path, split=split)
+        dataset = chosen.load(path, split=split, **({"keep_texts": False} if chosen.name == "beir" and not keep_texts
+                                                     else {}))
     except OSError as exc:  # a folder or file the layout's own checks met first: never a traceback
         where = exc.filename if exc.filename is not None else path
         raise InputFileError(where, f"cannot be read ({exc.strerror or exc})",

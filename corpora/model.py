@@ -58,19 +58,50 @@ def _check_unique(ids: Sequence[str], what: str, source: str) -> None:
         )
 
 
+#: Strings per chunk of a hashed column (:func:`hash_chunk`): a reader that streams a column feeds
+#: it in chunks of exactly this many, counted from the column's start, to get the same digest.
+HASH_CHUNK = 1 << 15
+#: The digest a corpus's content hash starts from (:meth:`Corpus.content_hash`).
+CORPUS_HASH_PREFIX = b"retbench-corpus-2"
+
+
+def hash_chunk(digest: hashlib._Hash, part: Sequence[str]) -> None:
+    """Feed one chunk of a column of strings to ``digest``: the chunk's string lengths, an encoding
+    tag, then its bytes (so that no two different columns feed the same bytes)."""
+    joined = "".join(part)
+    try:  # a copy of the string's own bytes when it is ASCII or Latin-1; UTF-8 otherwise
+        encoded = b"L" + joined.encode("latin-1")
+    except UnicodeEncodeError:
+        encoded = b"U" + joined.encode("utf-8", "surrogatepass")
+    digest.update(np.fromiter(map(len, part), dtype="<i8", count=len(part)).tobytes())
+    digest.update(encoded)
+
+
 def _hash_strings(digest: hashlib._Hash, column: Sequence[str]) -> None:
-    """Feed a column of strings to ``digest`` a chunk at a time: the chunk's string lengths, an
-    encoding tag, then its bytes (so that no two different columns feed the same bytes)."""
-    step = 1 << 15
-    for start in range(0, len(column), step):
-        part = column[start:start + step]
-        joined = "".join(part)
-        try:  # a copy of the string's own bytes when it is ASCII or Latin-1; UTF-8 otherwise
-            encoded = b"L" + joined.encode("latin-1")
-        except UnicodeEncodeError:
-            encoded = b"U" + joined.encode("utf-8", "surrogatepass")
-        digest.update(np.fromiter(map(len, part), dtype="<i8", count=len(part)).tobytes())
-        digest.update(encoded)
+    """Feed a column of strings to ``digest`` a chunk of :data:`HASH_CHUNK` at a time."""
+    for start in range(0, len(column), HASH_CHUNK):
+        hash_chunk(digest, column[start:start + HASH_CHUNK])
+
+
+def full_text(title: str, text: str) -> str:
+    """A document's indexed text: its title and body joined by a newline (the body alone without a title)."""
+    return f"{title}\n{text}" if title else text
+
+
+def document_fingerprints(ids: Sequence[str], titles: Sequence[str] | None, texts: Sequence[str]) -> np.ndarray:
+    """One 64-bit BLAKE2b digest per document over its id, title and body (uint64, little-endian):
+    what lets a worker that read documents ``a:b`` itself, or a reader that fetched a few, check
+    them against the copy the corpus was hashed from without the texts (:meth:`Corpus.fingerprints`)."""
+    titles = titles if titles is not None else [""] * len(ids)
+    blake2b = hashlib.blake2b
+    digests = b"".join(blake2b(f"{len(i)}:{len(t)}:{i}{t}{x}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
+                       for i, t, x in zip(ids, titles, texts))
+    return np.frombuffer(digests, dtype="<u8")
+
+
+def fingerprints_digest(fingerprints: np.ndarray) -> str:
+    """SHA-256 of a run of :func:`document_fingerprints` (what a shard's reader is checked against)."""
+    return hashlib.sha256(np.ascontiguousarray(fingerprints, dtype="<u8").tobytes()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -111,7 +142,28 @@ class Corpus:
         texts themselves (not a copy: 8 MB a million documents, held through a fit)."""
         if self.titles is None:
             return self.texts
-        return [f"{t}\n{x}" if t else x for t, x in zip(self.titles, self.texts)]
+        return [full_text(t, x) for t, x in zip(self.titles, self.texts)]
+
+    def documents_at(self, positions: Sequence[int]) -> tuple[list[str], list[str]]:
+        """The full texts (:attr:`full_texts`) and the bodies of the documents at ``positions``, in
+        that order: what a reading of a few documents asks for (the diagnosis), answered without
+        the whole corpus's texts where the corpus does not hold them (:class:`corpora.outline.CorpusOutline`)."""
+        titles = self.titles
+        bodies = [self.texts[j] for j in positions]
+        return ([full_text(titles[j], x) for j, x in zip(positions, bodies)] if titles is not None else list(bodies),
+                bodies)
+
+    def blank_documents(self) -> list[str]:
+        """The ids of the documents whose full text is blank (whitespace only), in corpus order."""
+        return [d for d, t in zip(self.ids, self.full_texts) if not t.strip()]
+
+    def fingerprints(self) -> np.ndarray:
+        """:func:`document_fingerprints` of the corpus, memoised on the instance."""
+        known = self.__dict__.get("_fingerprints")
+        if known is None:
+            known = document_fingerprints(self.ids, self.titles, self.texts)
+            object.__setattr__(self, "_fingerprints", known)  # frozen dataclass: memo outside the fields
+        return known
 
     def content_hash(self) -> str:
         """SHA-256 over ids, titles and texts: the corpus's identity in manifests and caches.
@@ -122,7 +174,7 @@ class Corpus:
         known = self.__dict__.get("_content_hash")
         if known is not None:
             return known
-        digest = hashlib.sha256(b"retbench-corpus-2")
+        digest = hashlib.sha256(CORPUS_HASH_PREFIX)
         for column in (self.ids, self.titles or [""] * len(self.ids), self.texts):
             _hash_strings(digest, column)
         value = digest.hexdigest()
@@ -131,6 +183,12 @@ class Corpus:
 
     def index_of(self) -> dict[str, int]:
         return {d: j for j, d in enumerate(self.ids)}
+
+    def positions_of(self, doc_ids: Iterable[str]) -> dict[str, int]:
+        """The position of each of ``doc_ids`` that the corpus holds: one scan of the ids, for a
+        few ids (no index of every id is built, which at a million documents costs ~100 MB)."""
+        wanted = set(doc_ids)
+        return {d: j for j, d in enumerate(self.ids) if d in wanted} if wanted else {}
 
     def id_array(self) -> np.ndarray:
         """The ids as a read-only numpy object array, the ``doc_ids`` of a :class:`Run` over this

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import re
+import stat
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -26,6 +27,38 @@ def read_text_lines(path: Path, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple
     text = decode_utf8(path, read_input_bytes(path, max_line=max_line, what="a corpus, query or facet file"))
     for number, line in enumerate(text.split("\n"), 1):
         yield number, line.rstrip("\r")
+
+
+def stream_text_lines(path: Path, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple[int, str]]:
+    """:func:`read_text_lines` one line at a time, without holding the file: the same lines (a final
+    empty line aside), numbers and errors. A file that is not a regular file (a pipe) is read whole
+    by :func:`read_text_lines`; a line it cannot take (not UTF-8, too long) is handed to it too, to
+    raise its error."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        yield from read_text_lines(path, max_line)
+        return
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            raw = handle.readline(max_line + 2)
+            if not raw:
+                return
+            number += 1
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            try:
+                if len(body) > max_line:
+                    raise ValueError
+                line = body.decode("utf-8-sig" if number == 1 else "utf-8")
+            except ValueError:  # UnicodeDecodeError too: read_text_lines names the line and the fix
+                for _ in read_text_lines(path, max_line):
+                    pass
+                raise InputFileError(path, "changed while it was read", line=number,
+                                     fix="leave the file unchanged while it is read") from None
+            yield number, line.rstrip("\r")
 
 
 def parse_json(path: Path, text: str, line: int | None = None) -> object:
@@ -52,7 +85,7 @@ def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[
     """(line number, object) for each non-blank line of a JSON Lines file; with ``start``/``stop``,
     only records ``start:stop`` (counted over the non-blank lines): the others are not parsed."""
     record_number = -1
-    for number, line in read_text_lines(path):
+    for number, line in stream_text_lines(path):
         if not line.strip():
             continue
         record_number += 1
@@ -89,6 +122,17 @@ def json_type(value: object) -> str:
 def _shown(value: object, limit: int = 40) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def document_metadata(path: Path, number: int, record: dict) -> dict:
+    """A corpus record's ``metadata`` object (``{}`` when missing or null); anything else is an error."""
+    value = record.get("metadata")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputFileError(path, f"the document's 'metadata' field holds {json_type(value)}, not an object",
+                             line=number, fix='write it as a JSON object, e.g. "metadata": {"url": "..."}')
+    return dict(value)
 
 
 def text_field(path: Path, number: int, record: dict, key: str, what: str = "record") -> str:

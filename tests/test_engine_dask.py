@@ -24,13 +24,14 @@ distributed = pytest.importorskip("distributed", reason="the dask extra is not i
 import cloudpickle  # noqa: E402  (comes with dask)
 
 from corpora import Dataset, RetbenchError, load_dataset  # noqa: E402
+from corpora.outline import CorpusOutline  # noqa: E402
 from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.engines import DaskEngine  # noqa: E402
 from harness.core.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
 from retrievers import BM25, RRF, Weighted, search_retriever  # noqa: E402
 from retrievers.dense import Dense  # noqa: E402  (imports no torch until it is fitted)
-from harness.core.options import RunOptions, Statistics
+from harness.core.options import Readings, RunOptions, Statistics
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = "bm25,lsa,weighted,rrf"
@@ -67,6 +68,30 @@ def test_bundled_corpus_read_by_the_workers_gives_the_same_bytes(tmp_path, clien
     assert engine["shards_used"] == {"bm25": 2}
     manifest = json.loads((dask / "manifest.json").read_text())
     assert manifest["engine"] == engine
+
+
+def test_the_client_keeps_a_beir_corpus_as_its_ids_and_reads_the_diagnosis_texts_on_the_workers(client) -> None:
+    seen = []
+    systems, strict = "bm25,bm25(k1=0.5,b=0.3)", Readings(fail_rank=1)  # more failures, more texts read
+    local = compare(systems, "article", ARTICLE_METRICS, readings=strict)
+    there = compare(systems, "article", ARTICLE_METRICS, readings=strict,
+                    run=RunOptions(engine=DaskEngine(client=client), on_loaded=seen.append))
+    (data,) = seen
+    assert isinstance(data.corpus, CorpusOutline)  # ids and fingerprints: no text was kept
+    with pytest.raises(RetbenchError, match="texts are not held in this process"):
+        data.corpus.texts[0]
+    assert data.corpus.content_hash() == load_dataset("article").corpus.content_hash()
+    # the diagnosis read its texts from the workers, and found what the local run found
+    assert [(f.system, f.query_id, f.category, f.shared_words) for f in there.failures] == \
+        [(f.system, f.query_id, f.category, f.shared_words) for f in local.failures]
+    assert any(any(f.shared_words.values()) for f in local.failures)  # texts were read: terms shared with relevant documents
+
+
+def test_a_retriever_fitted_on_the_client_keeps_the_texts_there(client) -> None:
+    seen = []
+    compare("bm25,rrf(bm25,lsa)", "article", ["mrr"], run=RunOptions(engine=DaskEngine(client=client),
+                                                                     on_loaded=seen.append))
+    assert not isinstance(seen[0].corpus, CorpusOutline)  # lsa reads the texts on the client
 
 
 def test_a_dataset_in_memory_ships_its_shards_and_gives_the_same_bytes(tmp_path, client, assert_same_results) -> None:

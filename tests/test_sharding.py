@@ -339,23 +339,23 @@ def test_qrels_of_a_partition_keep_the_order_of_the_whole() -> None:
 
 
 def test_a_worker_reading_other_documents_than_the_client_stops_with_a_fix() -> None:
+    from corpora.model import fingerprints_digest
     from harness.engines.shard_tasks import FolderShard, forget_loaded
-    from retrievers.sharding import shard_of
 
     corpus = load_dataset("article").corpus
     origin = DatasetOrigin("article", None, "test", False)
     try:
-        assert FolderShard(origin, 3, 9, shard_of(corpus, 3, 9).content_hash()).load().ids == corpus.ids[3:9]
+        assert FolderShard(origin, 3, 9, fingerprints_digest(corpus.fingerprints()[3:9])).load().ids == corpus.ids[3:9]
         with pytest.raises(RetbenchError, match=r"corpus article: documents 3\.\.8 as a worker read them differ from "
                                                 r"the client's .* Fix: give every worker the same copy"):
-            FolderShard(origin, 3, 9, shard_of(corpus, 3, 10).content_hash()).load()
+            FolderShard(origin, 3, 9, fingerprints_digest(corpus.fingerprints()[3:10])).load()
     finally:
         forget_loaded()
 
 
 def test_a_worker_reads_its_shard_of_a_beir_folder_from_the_lines_of_corpus_jsonl(tmp_path) -> None:
+    from corpora.model import fingerprints_digest
     from harness.engines.shard_tasks import FolderShard, forget_loaded
-    from retrievers.sharding import shard_of
 
     folder = tmp_path / "beir"
     (folder / "qrels").mkdir(parents=True)
@@ -366,7 +366,7 @@ def test_a_worker_reads_its_shard_of_a_beir_folder_from_the_lines_of_corpus_json
     corpus = load_dataset(str(folder)).corpus
     origin = DatasetOrigin(str(folder), None, "test", False)
     for start, stop in ((0, 3), (2, 5), (5, 7)):  # blank lines between records 2 and 3 are not documents
-        shard = FolderShard(origin, start, stop, shard_of(corpus, start, stop).content_hash()).load()
+        shard = FolderShard(origin, start, stop, fingerprints_digest(corpus.fingerprints()[start:stop])).load()
         assert (shard.ids, shard.texts, shard.titles) == (corpus.ids[start:stop], corpus.texts[start:stop],
                                                           corpus.titles[start:stop])
     forget_loaded()
@@ -425,3 +425,11 @@ def test_importing_the_engines_imports_no_dask() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_texts_are_needed_where_the_harness_runs_only_for_a_retriever_fitted_there() -> None:
+    from harness.engines.base import needs_texts_here
+
+    assert not needs_texts_here([BM25(), RRF(BM25(), BM25(k1=0.5))])  # sharded, and a fusion of sharded ones
+    assert needs_texts_here([BM25(), LSA()])
+    assert needs_texts_here([RRF(BM25(), LSA())])  # a fusion's child fitted here reads them

@@ -42,6 +42,7 @@ from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
+from harness.engines.base import needs_texts_here
 from harness.core.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
@@ -188,9 +189,12 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
             data = dataset
             check_writable_ids(data)  # loaders refuse such ids at their file and line; memory went through none
         else:
+            # ids only here when the engine's workers read the folder and fit every retriever that reads texts
+            keep_texts = runner.needs_texts or needs_texts_here(retrievers)
             with tasks.task(f"loading {dataset}"):
                 data = load_dataset(str(dataset), format=format, split=config.split or "test",
-                                    allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks)
+                                    allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks,
+                                    keep_texts=keep_texts)
         if facet_values is not None:
             data = _with_facets_file(data, facet_values, Path(facets_file))  # type: ignore[arg-type]
         if facet_names:  # an unknown facet is an error before anything is fitted or printed

@@ -111,22 +111,12 @@ def diagnose(
     ``fail_rank``, or near-duplicates (shingle Jaccard >= ``duplicate_threshold``) in the top
     ``fail_rank`` places."""
     text_of = dict(zip(queries.ids, queries.texts))
-    doc_position = corpus.index_of()
-    full_texts = corpus.full_texts
-    token_cache: dict[str, set[str]] = {}
-
-    def doc_terms(doc_id: str) -> set[str]:
-        if doc_id not in token_cache:
-            j = doc_position.get(doc_id)
-            token_cache[doc_id] = set(analyzer(full_texts[j])) if j is not None else set()
-        return token_cache[doc_id]
-
     pairs: dict[str, list[DuplicatePair]] = {}
     found = near_duplicates(run, corpus, query_ids, fail_rank, duplicate_threshold)
     for row in found.itertuples(index=False):
         pairs.setdefault(row.query_id, []).append(DuplicatePair(row.doc_a, row.doc_b, int(row.rank_a),
                                                                 int(row.rank_b), float(row.jaccard)))
-    failures = []
+    failed = []
     for q in query_ids:
         relevant = {d: g for d, g in qrels.get(q, {}).items() if is_relevant(g, rel_threshold)}
         ranking = run.ranking(q)
@@ -134,10 +124,18 @@ def diagnose(
         duplicates = tuple(pairs.get(q, ()))
         if rank is not None and rank <= fail_rank and not duplicates:
             continue
+        failed.append((q, relevant, ranking[0] if ranking else None, rank, duplicates))
+    # the texts read: each failed query's relevant documents and first result, once each, together
+    # (corpus.documents_at: a corpus whose texts are elsewhere reads only these)
+    position = corpus.positions_of({d for _, relevant, first, _, _ in failed for d in [*relevant, first] if d is not None})
+    read = sorted(position, key=position.__getitem__)
+    full, _ = corpus.documents_at([position[d] for d in read])
+    doc_terms = {d: set(analyzer(text)) for d, text in zip(read, full)}
+    failures = []
+    for q, relevant, first, rank, duplicates in failed:
         terms = set(analyzer(text_of.get(q, "")))
-        shared = {d: sorted(terms & doc_terms(d)) for d in relevant}
-        first = ranking[0] if ranking else None
-        first_shares = bool(terms & doc_terms(first)) if first is not None else None
+        shared = {d: sorted(terms & doc_terms.get(d, set())) for d in relevant}
+        first_shares = bool(terms & doc_terms.get(first, set())) if first is not None else None
         category = DUPLICATE_VERSIONS if duplicates else categorise(rank, any(shared.values()), first_shares,
                                                                      first in relevant)
         failures.append(Failure(system, q, text_of.get(q, ""), category, rank, first, shared, relevant, duplicates))

@@ -132,11 +132,18 @@ def near_duplicates(run: Run, corpus: Corpus, query_ids: Sequence[str] | None = 
             tops.append((q, run.doc_index[start:min(stop, start + fail_rank)].tolist()))
     seen = sorted({d for _, top in tops for d in top})
     row_of = {d: i for i, d in enumerate(seen)}
-    corpus_row = corpus.index_of()
-    full_texts = corpus.full_texts
-    positions = [corpus_row.get(str(run.doc_ids[d])) for d in seen]
-    texts = [full_texts[j] if j is not None else "" for j in positions]
-    enough = {d for d, j in zip(seen, positions) if j is not None and _has_words(corpus.texts[j], min_body_words)}
+    if run.doc_ids is corpus.id_array():  # the harness's runs: a run position is a corpus position
+        positions: list[int | None] = list(seen)
+    else:
+        corpus_row = corpus.positions_of(str(run.doc_ids[d]) for d in seen)
+        positions = [corpus_row.get(str(run.doc_ids[d])) for d in seen]
+    # only these documents' texts are read (corpus.documents_at: a corpus whose texts are elsewhere reads no other)
+    held = [j for j in positions if j is not None]
+    full, bodies = corpus.documents_at(held)
+    text_of = dict(zip(held, full))
+    body_of = dict(zip(held, bodies))
+    texts = [text_of[j] if j is not None else "" for j in positions]
+    enough = {d for d, j in zip(seen, positions) if j is not None and _has_words(body_of[j], min_body_words)}
     matrix = shingle_matrix(texts, shingle_size)
     pairs = [(q, a, b, ra, rb) for q, top in tops for (ra, a), (rb, b) in combinations(enumerate(top, 1), 2)
              if a in enough and b in enough]

@@ -16,15 +16,18 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from corpora import Corpus
+from retrievers.fusion import Fusion
+from retrievers.sharding import is_sharded
 
 if TYPE_CHECKING:
     from harness.core.parallel import ChunkMapper
     from retrievers.sharding import Placement
 
-__all__ = ["DatasetOrigin", "Engine", "EngineRecord", "EngineRun"]
+__all__ = ["DatasetOrigin", "Engine", "EngineRecord", "EngineRun", "needs_texts_here"]
 
 #: Why the configuration hash leaves the engine out (the manifest's engine record says it).
 HASH_NOTE = "not part of the configuration hash: an engine changes where work runs, never a result"
@@ -75,11 +78,34 @@ class EngineRun:
     mapper: ChunkMapper | None = None
 
 
+def needs_texts_here(retrievers: Sequence[Any]) -> bool:
+    """Whether fitting ``retrievers`` while an engine places those with the sharding protocol still
+    needs the corpus's texts where the harness runs: one of them, or of their children, is fitted
+    here from the texts (no protocol), or has children but is not a fusion (a
+    :class:`~retrievers.fusion.Fusion` reads only its children's rankings and the corpus's ids)."""
+    stack = list(retrievers)
+    while stack:
+        retriever = stack.pop()
+        if retriever.children:
+            if not isinstance(retriever, Fusion):
+                return True
+            stack.extend(retriever.children)
+        elif not is_sharded(retriever):
+            return True
+    return False
+
+
 class Engine(ABC):
     """Where the work of :func:`harness.compare` runs. ``name`` is the key of ``--engine``."""
 
     name: ClassVar[str]
     description: ClassVar[str]
+    #: Whether the process that runs the comparison must hold the corpus's texts. False: a corpus its
+    #: workers read themselves is loaded as its ids only (``load_dataset(..., keep_texts=False)``, a
+    #: :class:`~corpora.outline.CorpusOutline`) when every retriever that reads texts is fitted on the
+    #: workers (:func:`needs_texts_here`), and the engine reads the few texts the
+    #: diagnosis needs.
+    needs_texts: ClassVar[bool] = True
 
     @abstractmethod
     def running(self, corpus: Corpus, origin: DatasetOrigin | None) -> AbstractContextManager[EngineRun]:

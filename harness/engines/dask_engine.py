@@ -13,6 +13,11 @@ of ``workers`` processes (one thread each). On it:
   the ``bm25`` inside ``rrf``) is fitted once, as the index cache does here;
 * every other retriever is fitted and searched on the client, as with the local engine, and the
   manifest's engine record lists it under ``on_client``;
+* the client keeps a BEIR folder's corpus as its ids only (``Engine.needs_texts`` is False:
+  :class:`~corpora.outline.CorpusOutline`, its content hash streamed while reading) when no retriever
+  fitted on the client reads texts (:func:`~harness.engines.base.needs_texts_here`: only sharded
+  retrievers and fusions of them); the diagnosis's few texts are then read by the workers
+  (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the documents' fingerprints;
 * the per-query evaluation runs in query partitions, and the bootstrap, the leaderboard's ranks and
   the Monte Carlo sign flips in chunks, on the workers (:mod:`harness.core.parallel`).
 
@@ -36,9 +41,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, RetbenchError
+from corpora.model import fingerprints_digest
+from corpora.outline import CorpusOutline
 from harness.engines import shard_tasks
 from harness.engines.base import DatasetOrigin, Engine, EngineRecord, EngineRun
-from retrievers.sharding import Placement, ShardHits, Shards, bounds_for, shard_of, unfitted_copy
+from retrievers.sharding import Placement, ShardHits, Shards, bounds_for, shard_bounds, shard_of, unfitted_copy
 
 __all__ = ["INSTALL_HINT", "DaskEngine"]
 
@@ -64,6 +71,7 @@ class DaskEngine(Engine):
 
     name = "dask"
     description = "a Dask cluster: --scheduler tcp://HOST:8786, or --workers N local processes"
+    needs_texts = False
 
     def __init__(self, scheduler: str | None = None, workers: int | None = None, *, shards: int | None = None,
                  client: Any = None):
@@ -141,8 +149,11 @@ class DaskEngine(Engine):
                                           "note": "retrievers with the sharding protocol (retrievers.sharding) are "
                                                   "fitted in shards on the workers; the others on the client"})
         placement = _DaskPlacement(client, corpus, origin, self.shards or max(1, workers), record)
+        reading = corpus.reading(_WorkerReader(client, origin, len(corpus), max(1, workers))) \
+            if isinstance(corpus, CorpusOutline) and origin is not None else contextlib.nullcontext()
         try:
-            yield EngineRun(record, placement, _DaskMapper(client, max(1, workers)))
+            with reading:
+                yield EngineRun(record, placement, _DaskMapper(client, max(1, workers)))
         finally:
             placement.release()
 
@@ -180,6 +191,28 @@ class _DaskShards(Shards):
     def close(self) -> None:
         self.closed = True
         self.indexes = []  # the last references: the scheduler lets the indexes go
+
+
+class _WorkerReader:
+    """Reads a few documents of the corpus at ``origin`` on the workers, one task per range of the
+    corpus (a :class:`~corpora.outline.CorpusOutline`'s reader while the engine runs)."""
+
+    def __init__(self, client: Any, origin: DatasetOrigin, n_docs: int, parts: int):
+        self.client = client
+        self.origin = origin
+        self.bounds = shard_bounds(n_docs, parts)
+
+    def __call__(self, positions: Sequence[int]) -> tuple[list[str], list[str]]:
+        wanted = np.asarray(positions, dtype=np.int64)
+        token = uuid.uuid4().hex[:12]
+        groups = [wanted[(wanted >= a) & (wanted < b)] for a, b in self.bounds]
+        futures = [self.client.submit(shard_tasks.read_documents, self.origin, group.tolist(),
+                                      key=f"retbench-read-documents-{n}-{token}")
+                   for n, group in enumerate(groups) if len(group)]
+        read: dict[int, tuple[str, str]] = {}
+        for group, (titles, bodies) in zip([g for g in groups if len(g)], self.client.gather(futures)):
+            read.update(zip(group.tolist(), zip(titles, bodies)))
+        return [read[int(j)][0] for j in wanted], [read[int(j)][1] for j in wanted]
 
 
 class _DaskPlacement(Placement):
@@ -220,8 +253,14 @@ class _DaskPlacement(Placement):
         indexes = [client.submit(shard_tasks.index_shard, copy, fit, part, key=f"{name}-index-shard-{n}-{token}")
                    for n, (fit, part) in enumerate(zip(fits, reduced))]
         del fits  # the tokens go once the indexes exist (the scheduler keeps how to make them again)
+        # wait, and raise a shard's error here, during the fit; a finished index stays on its worker
+        # (result() would bring every shard's index to the client: at a million documents, the whole index)
+        from distributed import wait
+
+        wait(indexes)
         for index in indexes:
-            index.result()  # wait, and raise a shard's error here, during the fit
+            if index.status != "finished":
+                index.result()
         if isinstance(sources[0], shard_tasks.FolderShard):
             client.run(shard_tasks.forget_loaded)
         shards = _DaskShards(client, copy, corpus, bounds, indexes)
@@ -230,7 +269,8 @@ class _DaskPlacement(Placement):
 
     def _sources(self, corpus: Corpus, bounds: list[tuple[int, int]]) -> list[Any]:
         if self.origin is not None and corpus is self.corpus:
-            return [shard_tasks.FolderShard(self.origin, a, b, shard_of(corpus, a, b).content_hash()) for a, b in bounds]
+            fingerprints = corpus.fingerprints()
+            return [shard_tasks.FolderShard(self.origin, a, b, fingerprints_digest(fingerprints[a:b])) for a, b in bounds]
         return [shard_tasks.ShippedShard(shard_of(corpus, a, b)) for a, b in bounds]
 
     def release(self) -> None:

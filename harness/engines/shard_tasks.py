@@ -9,13 +9,15 @@ with the task (:class:`ShippedShard`: a dataset that exists only in the client's
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from corpora import FORMATS, Corpus, Queries, RetbenchError, load_dataset
 from corpora.beir import read_corpus_jsonl
 from corpora.loading import detect_format, resolve_corpus
+from corpora.model import fingerprints_digest
+from corpora.outline import read_jsonl_documents
 from harness.engines.base import DatasetOrigin
 from retrievers.sharding import ShardFit, ShardHits, shard_of
 
@@ -26,24 +28,19 @@ _LOADED: dict[DatasetOrigin, Corpus] = {}
 
 @dataclass(frozen=True)
 class FolderShard:
-    """Documents ``start:stop`` of the dataset at ``origin``, whose content hash the client computed."""
+    """Documents ``start:stop`` of the dataset at ``origin``; ``digest``: the
+    :func:`~corpora.model.fingerprints_digest` of those documents as the client read them."""
 
     origin: DatasetOrigin
     start: int
     stop: int
-    content_hash: str
+    digest: str
 
     def load(self) -> Corpus:
         shard = _beir_lines(self.origin, self.start, self.stop)
         if shard is None:
-            corpus = _LOADED.get(self.origin)
-            if corpus is None:
-                _LOADED.clear()
-                corpus = load_dataset(self.origin.location, format=self.origin.format, split=self.origin.split,
-                                      allow_unmatched_judgments=self.origin.allow_unmatched_judgments).corpus
-                _LOADED[self.origin] = corpus
-            shard = shard_of(corpus, self.start, self.stop)
-        if shard.content_hash() != self.content_hash:
+            shard = shard_of(_whole(self.origin), self.start, self.stop)
+        if fingerprints_digest(shard.fingerprints()) != self.digest:
             raise RetbenchError(
                 f"corpus {self.origin.location}: documents {self.start}..{self.stop - 1} as a worker read them differ "
                 "from the client's (the files changed during the run, or the workers see another copy). Fix: give "
@@ -61,6 +58,17 @@ class ShippedShard:
         return self.corpus
 
 
+def _whole(origin: DatasetOrigin) -> Corpus:
+    """The corpus at ``origin``, loaded whole once per worker (:data:`_LOADED`)."""
+    corpus = _LOADED.get(origin)
+    if corpus is None:
+        _LOADED.clear()
+        corpus = load_dataset(origin.location, format=origin.format, split=origin.split,
+                              allow_unmatched_judgments=origin.allow_unmatched_judgments).corpus
+        _LOADED[origin] = corpus
+    return corpus
+
+
 def _beir_lines(origin: DatasetOrigin, start: int, stop: int) -> Corpus | None:
     """The shard read straight from the lines of a BEIR folder's ``corpus.jsonl`` (the other lines are
     not parsed), or None for another layout, which is loaded whole and cut."""
@@ -69,6 +77,18 @@ def _beir_lines(origin: DatasetOrigin, start: int, stop: int) -> Corpus | None:
     if layout.name != "beir":
         return None
     return read_corpus_jsonl(folder / "corpus.jsonl", folder.name, start, stop)
+
+
+def read_documents(origin: DatasetOrigin, positions: Sequence[int]) -> tuple[list[str], list[str]]:
+    """(titles, bodies) of the documents at ``positions`` of the dataset at ``origin`` (the client
+    checks them against its fingerprints): a BEIR folder's lines are scanned and only theirs parsed."""
+    folder = resolve_corpus(origin.location)
+    layout = FORMATS[origin.format] if origin.format is not None else detect_format(folder)
+    if layout.name == "beir":
+        return read_jsonl_documents(folder / "corpus.jsonl", positions)
+    corpus = _whole(origin)
+    return ([corpus.titles[j] for j in positions] if corpus.titles is not None else [""] * len(positions),
+            [corpus.texts[j] for j in positions])
 
 
 def forget_loaded() -> None:
