@@ -104,8 +104,6 @@ def _error_texts(tree: ast.AST) -> list[str]:
     return texts
 
 
-#: Library files whose errors still name flags: outside this change's area, left to their owners.
-NOT_YET = {"harness/engines/__init__.py", "harness/engines/dask_engine.py"}
 FLAG = re.compile(r"(?<![\w`-])--[a-z][a-z-]+")
 
 
@@ -116,7 +114,7 @@ def test_library_errors_name_parameters_not_flags() -> None:
     for package in ("corpora", "retrievers", "harness"):
         for path in sorted((REPO / package).rglob("*.py")):
             relative = path.relative_to(REPO).as_posix()
-            if relative.startswith("harness/cli/") or relative in NOT_YET:
+            if relative.startswith("harness/cli/"):
                 continue
             for text in _error_texts(ast.parse(path.read_text(encoding="utf-8"))):
                 text = re.sub(r"`bench [^`]*`", "", text)

@@ -291,8 +291,10 @@ def test_an_unknown_engine_and_dask_options_without_dask_are_errors(runner, tmp_
         compare(["bm25"], "article", ["mrr"], run=RunOptions(engine="spark"))
     result = runner.invoke(main, ["compare", "--workers", "2", "--out", str(tmp_path)])
     assert result.exit_code == 2
-    assert "error: --workers is an option of --engine dask, and the engine is 'local'. Fix: add --engine dask" \
+    assert "error: --workers is an option of the dask engine, and the engine is 'local'. Fix: add --engine dask" \
         in result.stderr
+    with pytest.raises(RetbenchError, match="`workers` is an option of the dask engine.*Fix: add `engine=dask`"):
+        resolve_engine("local", workers=2)  # the library names its parameters
     assert not any(tmp_path.iterdir())  # nothing written
     with pytest.raises(RetbenchError, match="an engine object carries its own"):
         resolve_engine(InProcessEngine(), workers=2)
@@ -309,8 +311,8 @@ def test_without_the_extra_the_dask_engine_says_how_to_install_it(runner, withou
     result = runner.invoke(main, ["compare", "--engine", "dask", "--workers", "2", "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert result.stderr.count("error:") == 1
-    assert ("--engine dask needs dask.distributed, which is not installed. Fix: pip install 'retbench[dask]'"
-            in result.stderr)
+    assert ("the dask engine (--engine dask) needs dask.distributed, which is not installed. Fix: pip install "
+            "'retbench[dask]'" in result.stderr)
     assert not any(tmp_path.iterdir())
 
 

@@ -35,9 +35,9 @@ def resolve_engine(engine: str | Engine, scheduler: str | None = None,
     if not isinstance(engine, str) or engine not in ENGINES:
         raise UnknownNameError("engine", str(engine), list(ENGINES))
     if engine != DaskEngine.name and (scheduler is not None or workers is not None):
-        given = "--scheduler" if scheduler is not None else "--workers"
-        raise RetbenchError(f"{given} is an option of --engine dask, and the engine is {engine!r}. "
-                            "Fix: add --engine dask, or leave it out")
+        given = "`scheduler`" if scheduler is not None else "`workers`"
+        raise RetbenchError(f"{given} is an option of the dask engine, and the engine is {engine!r}. "
+                            "Fix: add `engine=dask`, or leave it out")
     if engine == DaskEngine.name:
         return DaskEngine(scheduler, workers), True
     return ENGINES[engine](), True

@@ -57,7 +57,7 @@ CONNECT_TIMEOUT = 30
 def missing_dependency() -> str | None:
     """What must be installed before the Dask engine can run, or None. Imports nothing."""
     if find_spec("distributed") is None or find_spec("dask") is None:
-        return f"--engine dask needs dask.distributed, which is not installed. Fix: {INSTALL_HINT}"
+        return f"the dask engine (`engine=dask`) needs dask.distributed, which is not installed. Fix: {INSTALL_HINT}"
     return None
 
 
@@ -76,14 +76,14 @@ class DaskEngine(Engine):
     def __init__(self, scheduler: str | None = None, workers: int | None = None, *, shards: int | None = None,
                  client: Any = None):
         if scheduler is not None and workers is not None:
-            raise RetbenchError(f"--scheduler {scheduler} and --workers {workers} both given: --workers starts a "
-                                "local cluster, --scheduler joins a running one. Fix: give one of them")
+            raise RetbenchError(f"`scheduler` {scheduler} and `workers` {workers} both given: `workers` starts a "
+                                "local cluster, `scheduler` joins a running one. Fix: give one of them")
         for value, what in ((workers, "workers"), (shards, "shards")):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise RetbenchError(f"The '{what}' parameter of the dask engine must be an int >= 1. Got {value!r} "
                                     f"instead. Fix: pass e.g. {what}=2")
         if scheduler is not None and not (isinstance(scheduler, str) and scheduler.strip()):
-            raise RetbenchError(f"--scheduler must be an address such as tcp://HOST:8786. Got {scheduler!r} instead. "
+            raise RetbenchError(f"`scheduler` must be an address such as tcp://HOST:8786. Got {scheduler!r} instead. "
                                 "Fix: give the address the scheduler printed when it started")
         problem = missing_dependency()
         if problem:
@@ -105,13 +105,13 @@ class DaskEngine(Engine):
             try:
                 client = Client(self.scheduler, timeout=CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as exc:
-                raise RetbenchError(f"--scheduler {self.scheduler}: no Dask scheduler answers there ({exc}). Fix: start "
+                raise RetbenchError(f"`scheduler` {self.scheduler}: no Dask scheduler answers there ({exc}). Fix: start "
                                     "one with `dask scheduler` and give the address it prints") from None
             self._owned.append(client)
             try:
                 client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
             except TimeoutError:
-                raise RetbenchError(f"--scheduler {self.scheduler}: no worker joined within {CONNECT_TIMEOUT} s. Fix: "
+                raise RetbenchError(f"`scheduler` {self.scheduler}: no worker joined within {CONNECT_TIMEOUT} s. Fix: "
                                     f"start workers with `dask worker {self.scheduler}`") from None
         else:
             cluster = LocalCluster(n_workers=self.workers, processes=True, threads_per_worker=1,
