@@ -43,6 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from engines_speed import _version  # noqa: E402
 from common import (  # noqa: E402
     DEFAULT_DATA,
     current_rss_mb,
@@ -209,15 +210,6 @@ def child(system: str, docs_path: Path, queries_path: Path, saved: Path, tantivy
 
 
 # ----- the parent -----------------------------------------------------------------------------
-def _version(system: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"{system} {version(system.split('-')[0])}"
-    except PackageNotFoundError:
-        return system
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,2000000,5000000,10000000",
@@ -269,7 +261,7 @@ def main() -> None:
         for system in systems:
             runs = results[system]
             index_s, peak = median([r.get("index_s") for r in runs]), median([r.get("peak_rss_mb") for r in runs])
-            rows.append([f"{n_docs:,}", _version(system), index_s, median([r.get("qps_10") for r in runs]),
+            rows.append([f"{n_docs:,}", _version(system.removesuffix("-load")) + ("-load" if system.endswith("-load") else ""), index_s, median([r.get("qps_10") for r in runs]),
                          median([r.get("qps_1000") for r in runs]), peak,
                          median([r.get("index_peak_rss_mb") for r in runs]),
                          1e6 * index_s / n_docs, 1e3 * peak / n_docs])
