@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from corpora import Corpus, Dataset, Qrels, Queries, Run, is_relevant, read_qrels, read_run, write_qrels, write_run
+from corpora import (Corpus, Dataset, Qrels, Queries, RetbenchError, Run, is_relevant, read_qrels, read_run, write_qrels,
+                     write_run)
 from harness import compare, parse_metric
 from harness.cli import main
 from harness.gating.rule import VERDICTS, gate
@@ -150,6 +151,22 @@ def side(name: str, values: dict[str, list[float]], n: int) -> GateSide:
     return GateSide(name, name, ids, Qrels({q: {"d": 1} for q in ids}), stored=frame, values_from="a frame")
 
 
+def test_the_options_come_as_the_statistics_group_checked_as_compare_checks_them() -> None:
+    """gate takes compare's Statistics; a Holm family other than the gated metrics is refused, not
+    ignored, and a field out of its domain names the field as harness.compare does."""
+    same = side("b", {"mrr": np.linspace(0.2, 0.8, 12)}, 12)
+    with pytest.raises(RetbenchError, match=r"^`statistics.family` is 'system', which a gate does not take: its Holm "
+                                            r"adjustment always runs across the gated metrics\. Fix: leave"):
+        gate(same, same, "mrr", statistics=Statistics(family="system"))
+    with pytest.raises(RetbenchError, match=r"^`seed` must be an int >= 0"):
+        gate(same, same, "mrr", statistics=Statistics(seed=-1))
+    with pytest.raises(RetbenchError, match=r"^`statistics` is a dict, not a Statistics"):
+        gate(same, same, "mrr", statistics={"seed": 1})  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        gate(same, same, "mrr", seed=1)  # type: ignore[call-arg]  # the flat options are gone
+    assert gate(same, same, "mrr", statistics=Statistics(family="metric")).verdict == "unchanged"
+
+
 def test_a_significant_drop_inside_the_margin_is_dropped_which_fails_only_when_asked() -> None:
     rng = np.random.default_rng(7)
     base = rng.uniform(0.3, 0.7, 60)
@@ -190,7 +207,7 @@ def _regressed_share(mean: float, spreads: tuple[float, ...], reps: int, seed: i
         base = rng.uniform(0.2, 0.9, 52)
         cand = base + rng.normal(mean, spreads[r % len(spreads)], 52)
         m = gate(side("b", {"ndcg@10": base}, 52), side("c", {"ndcg@10": cand}, 52), "ndcg@10", margin=0.01,
-                 bootstrap_samples=400, permutations=200, seed=r).metrics[0]
+                 statistics=Statistics(bootstrap_samples=400, permutations=200, seed=r)).metrics[0]
         regressed += m.verdict == "regressed"
         c = m.comparison
         before += c.significant and c.mean_diff < 0 and c.ci_low < -0.01
@@ -224,16 +241,16 @@ def test_the_tests_against_the_margin_are_the_one_minus_two_alpha_interval_of_th
     (high_at,) = [i for i in range(1000) if resampled[i] == percentile_interval(resampled[:, None], 0.8)[1][0]][-1:]
     for at in range(high_at - 2, high_at + 3):
         margin = -float(resampled[at])
-        m = gate(side("b", {"mrr": base}, 30), side("c", {"mrr": cand}, 30), "mrr", margin=margin, confidence=0.9,
-                 bootstrap_samples=1000, seed=3).metrics[0]
+        m = gate(side("b", {"mrr": base}, 30), side("c", {"mrr": cand}, 30), "mrr", margin=margin,
+                 statistics=Statistics(confidence=0.9, bootstrap_samples=1000, seed=3)).metrics[0]
         assert m.margin_side == "below" and m.margin_p == np.count_nonzero(resampled >= -margin) / 1000
         assert (m.verdict == "regressed") == (m.equivalence_high < -margin), (at, high_at, m.verdict)
         assert m.verdict in ("regressed", "dropped")
     # the mirror: improved exactly when the interval lies above +margin
     resampled_up = bootstrap_means((base - cand)[:, None], 1000, 3)[:, 0]
     for margin in (float(v) for v in resampled_up[95:106]):
-        m = gate(side("b", {"mrr": cand}, 30), side("c", {"mrr": base}, 30), "mrr", margin=margin, confidence=0.9,
-                 bootstrap_samples=1000, seed=3).metrics[0]
+        m = gate(side("b", {"mrr": cand}, 30), side("c", {"mrr": base}, 30), "mrr", margin=margin,
+                 statistics=Statistics(confidence=0.9, bootstrap_samples=1000, seed=3)).metrics[0]
         assert m.margin_p == np.count_nonzero(resampled_up <= margin) / 1000
         assert (m.verdict == "improved") == (m.equivalence_low > margin)
 
@@ -243,8 +260,8 @@ def test_the_equivalence_interval_is_the_one_minus_two_alpha_interval_of_the_sam
 
     rng = np.random.default_rng(3)
     base, cand = rng.uniform(0, 1, 40), rng.uniform(0, 1, 40)
-    result = gate(side("b", {"mrr": base}, 40), side("c", {"mrr": cand}, 40), "mrr", confidence=0.9, seed=5,
-                  bootstrap_samples=1000)
+    result = gate(side("b", {"mrr": base}, 40), side("c", {"mrr": cand}, 40), "mrr",
+                  statistics=Statistics(confidence=0.9, seed=5, bootstrap_samples=1000))
     sorted_means = bootstrap_means((cand - base)[:, None], 1000, 5)
     low, high = percentile_interval(sorted_means, 0.8)  # 1 - 2 * 0.1
     ci_low, ci_high = percentile_interval(sorted_means, 0.9)
@@ -378,7 +395,9 @@ def test_a_candidate_run_now_on_the_baselines_corpus(runner, tmp_path: Path) -> 
 @pytest.mark.parametrize("args, message", [
     ([], "holds 2 systems (base, better)"),
     (["--system", "nope"], "unknown system in"),
-    (["--margin", "-0.5"], "The 'margin' parameter of gate must be a finite number >= 0"),
+    (["--margin", "-0.5"], "error: --margin must be a finite number >= 0, in the metric's units. Got -0.5 instead. "
+                           "Fix: pass e.g. --margin 0.01"),
+    (["--confidence", "1.5"], "error: --confidence must be a number strictly between 0.5 and 1. Got 1.5 instead."),
     (["--fail-on", "worse"], "unknown verdict 'worse'"),
     (["--system", "base", "--junit", "no-such-folder/gate.xml"], "no-such-folder is not a folder you can write to"),
     (["--system", "base", "--qrels", "judgments.txt"], "--qrels scores a side given as a run file, and neither"),
@@ -663,7 +682,8 @@ def test_a_margin_p_no_resample_reaches_prints_as_a_bound_not_zero() -> None:
     qrels = Qrels({f"q{i}": {"a": 1} for i in range(40)})
     good = {f"q{i}": [("a", 1.0)] for i in range(40)}
     bad = {f"q{i}": [("b", 1.0), ("a", 0.5)] if i % 4 else [("a", 1.0)] for i in range(40)}
-    result = gate(GateSide.from_run(good, qrels), GateSide.from_run(bad, qrels), "mrr", bootstrap_samples=500)
+    result = gate(GateSide.from_run(good, qrels), GateSide.from_run(bad, qrels), "mrr",
+                  statistics=Statistics(bootstrap_samples=500))
     (m,) = result.metrics
     assert m.verdict == "regressed" and m.margin_p == 0.0
     assert m.margin_p_text == "< 0.0020"

@@ -278,11 +278,13 @@ def test_gate_of_two_suites_finds_a_drop_on_one_collection(tmp_path):
         return compare_suite({"sys": FixedRun(runs)}, data, "mrr", **FAST).write(tmp_path, command_line=["test"])
 
     before, after = open_suite(suite(False)), open_suite(suite(True))
-    result = gate_suites(before, after, "mrr", bootstrap_samples=500, permutations=500)
+    result = gate_suites(before, after, "mrr", statistics=Statistics(bootstrap_samples=500, permutations=500))
     (macro,) = result.metrics
     assert macro.comparison.mean_diff == pytest.approx((0.0 + (0.25 - 1.0)) / 2)
     assert macro.verdict == "regressed" and result.exit_code() == 1
     assert [(d.collection, d.metric) for d in result.drops] == [("two", "mrr")]
     assert [m.verdict for m in result.collections["one"].metrics] == ["unchanged"]
-    same = gate_suites(before, before, "mrr", bootstrap_samples=200, permutations=200)
+    same = gate_suites(before, before, "mrr", statistics=Statistics(bootstrap_samples=200, permutations=200))
     assert same.verdict == "unchanged" and not same.drops
+    with pytest.raises(RetbenchError, match=r"`statistics.family` is 'system', which a gate does not take"):
+        gate_suites(before, after, "mrr", statistics=Statistics(family="system"))

@@ -11,6 +11,7 @@ baseline's. Exit status: 0, or 1 when a metric regressed (or has a verdict named
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -19,7 +20,7 @@ from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileErro
 from corpora.trec_io import read_qrels, read_run_file
 from harness.cli import ACCEPT_EDITED_HELP, PathParameter, progress_shown, warn, write_atomically
 from harness.cli.declared import option
-from harness.core.options import Scoring, Statistics
+from harness.core.options import CONFIDENCE, Scoring, Statistics
 from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gating.sides import GateSide, check_same_data, data_hashes
 from harness.core.inputs import resolve_metrics
@@ -127,7 +128,8 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     are refused (exit 2).
     """
     resolve_metrics(metrics)  # the cheap checks first: a typo costs no loading
-    check_options(margin, confidence, bootstrap_samples, seed, permutations, show_worst)
+    statistics = Statistics(bootstrap_samples, seed, confidence, permutations)
+    check_options(margin, statistics, show_worst)
     if junit is not None:
         _check_writable(junit)
     if candidate is not None and systems is not None:
@@ -147,9 +149,8 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
                             "carries its own qrels.txt). Fix: drop --qrels")
     before_system = baseline_system or system
     after_system = candidate_system or system
-    if candidate is not None and _suite_pair(ctx, baseline, candidate, metrics, margin, confidence, bootstrap_samples,
-                                             seed, permutations, before_system, after_system, show_worst, fail_on,
-                                             output_format, accept_edited,
+    if candidate is not None and _suite_pair(ctx, baseline, candidate, metrics, margin, statistics, before_system,
+                                             after_system, show_worst, fail_on, output_format, accept_edited,
                                              {"--qrels": qrels, "--rel-threshold": rel_threshold, "--junit": junit,
                                               "--allow-different-queries": allow_different_queries or None}):
         return
@@ -162,21 +163,19 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
         after = _side(candidate, after_system, qrels, threshold, "candidate", accept_edited)
     else:
         after = _run_candidate(before, corpus or "", systems or "", metrics, after_system, threshold,
-                               corpus_format, analyzer, depth, no_cache, out, allow_different_queries,
-                               bootstrap_samples, seed, permutations, quiet)
-    result = gate(before, after, metrics, margin=margin, confidence=confidence, bootstrap_samples=bootstrap_samples,
-                  seed=seed, permutations=permutations, allow_different_queries=allow_different_queries,
-                  lost_most=show_worst)
+                               corpus_format, analyzer, depth, no_cache, out, allow_different_queries, statistics,
+                               quiet)
+    result = gate(before, after, metrics, margin=margin, statistics=statistics,
+                  allow_different_queries=allow_different_queries, lost_most=show_worst)
     if junit is not None:
         write_atomically(junit, render_junit(result, fail_on), "--junit")
     click.echo(render(result, output_format), nl=False)
     ctx.exit(result.exit_code(fail_on))
 
 
-def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: str, margin: float, confidence: float,
-                bootstrap_samples: int, seed: int, permutations: int, before_system: str | None,
-                after_system: str | None, show_worst: int, fail_on: tuple[str, ...], output_format: str,
-                accept_edited: bool, single_only: dict[str, object]) -> bool:
+def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: str, margin: float,
+                statistics: Statistics, before_system: str | None, after_system: str | None, show_worst: int,
+                fail_on: tuple[str, ...], output_format: str, accept_edited: bool, single_only: dict[str, object]) -> bool:
     """Two suite folders (bench compare with several --corpus): gate them (:mod:`harness.suite.gate`) and
     exit; False when neither side is a suite. One suite and one single folder is an error."""
     from harness.suite.gate import gate_suites, render_suite_gate
@@ -199,8 +198,7 @@ def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: st
                             f"{'them' if len(given) > 1 else 'it'}, or gate one collection of each suite "
                             "(SUITE/collections/NAME)")
     result = gate_suites(open_suite(baseline, accept_edited=accept_edited), open_suite(candidate,
-                         accept_edited=accept_edited), metrics, margin=margin, confidence=confidence,
-                         bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations,
+                         accept_edited=accept_edited), metrics, margin=margin, statistics=statistics,
                          baseline_system=before_system, candidate_system=after_system, lost_most=show_worst)
     click.echo(render_suite_gate(result, "md" if output_format == "md" else "text"), nl=False)
     ctx.exit(result.exit_code(fail_on))
@@ -209,9 +207,11 @@ def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: st
 
 def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, candidate_system: str | None,
                    rel_threshold: int, corpus_format: str | None, analyzer: str | None, depth: int, no_cache: bool,
-                   out: Path | None, allow_different_queries: bool, bootstrap_samples: int, seed: int,
-                   permutations: int, quiet: bool) -> GateSide:
-    """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded."""
+                   out: Path | None, allow_different_queries: bool, statistics: Statistics,
+                   quiet: bool) -> GateSide:
+    """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded; its
+    comparison (and an ``--out`` folder) takes the gate's resamples, seed and permutations, and the
+    default confidence, as it always has (the gate reads only its per-query values)."""
     from harness.core.api import compare  # the retrievers load only when a candidate is run
     from harness.core.options import Loading, RunOptions
     from harness.core.inputs import build_systems
@@ -229,7 +229,7 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
     with progress_shown(quiet) as progress:
         result = compare(build_systems(systems, analyzer), corpus, metrics,
                          scoring=Scoring(depth, rel_threshold, analyzer),
-                         statistics=Statistics(bootstrap_samples, seed, permutations=permutations),
+                         statistics=replace(statistics, confidence=CONFIDENCE),
                          loading=Loading(format=corpus_format), run=RunOptions(not no_cache, on_loaded=loaded),
                          progress=progress)
     for warning in result.warnings:

@@ -28,8 +28,8 @@ from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
 __all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument", "check_groups",
-           "check_facets_file", "check_options", "check_writable_ids", "fusion_depth_messages", "index_cache",
-           "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
+           "check_facets_file", "check_options", "check_statistics", "check_writable_ids", "fusion_depth_messages",
+           "index_cache", "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
 
 #: What ``systems`` may be: retrievers or spec strings in a sequence, a mapping label -> either, or
 #: one comma-separated string of specs.
@@ -278,14 +278,7 @@ def check_options(metrics: Sequence[Metric], *, depth: object, fail_rank: object
     """Every numeric option in its domain, and ``depth`` deep enough for every metric's cutoff."""
     _check_count(depth, "depth", DEPTH)
     _check_count(fail_rank, "fail_rank", FAIL_RANK)
-    _check_count(bootstrap_samples, "bootstrap_samples", BOOTSTRAP_SAMPLES)
-    _check_count(permutations, "permutations", PERMUTATIONS)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise RetbenchError(f"`seed` must be an int >= 0 (numpy seeds are non-negative). Got {seed!r} "
-                            f"instead. Fix: pass e.g. `seed={SEED}`")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1.0:
-        raise RetbenchError(f"`confidence` must be a number strictly between 0.5 and 1. Got {confidence!r} instead. "
-                            f"Fix: pass e.g. `confidence={CONFIDENCE}` (a 95% interval, tests at alpha = 0.05)")
+    check_statistics(bootstrap_samples=bootstrap_samples, permutations=permutations, seed=seed, confidence=confidence)
     if not isinstance(family, str) or family not in FAMILIES:
         raise UnknownNameError("Holm family (`family`)", str(family), list(FAMILIES))
     if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int) or rel_threshold < 0:
@@ -360,6 +353,20 @@ def check_facets_file(path: str | os.PathLike[str] | None) -> dict[str, dict[str
     if not where.is_file():
         raise InputFileError(where, "is not a file", fix="name a .csv, .tsv or .jsonl facets file")
     return load_facets_file(where)
+
+
+def check_statistics(*, bootstrap_samples: object, permutations: object, seed: object, confidence: object) -> None:
+    """The bootstrap's and the randomisation test's options in their domains (:class:`~harness.core.options.Statistics` but its
+    ``family``, whose names :func:`check_options` checks): shared by :func:`harness.compare`,
+    :func:`harness.tune` and :func:`harness.gate`, so each says the same of the same mistake."""
+    _check_count(bootstrap_samples, "bootstrap_samples", BOOTSTRAP_SAMPLES)
+    _check_count(permutations, "permutations", PERMUTATIONS)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise RetbenchError(f"`seed` must be an int >= 0 (numpy seeds are non-negative). Got {seed!r} "
+                            f"instead. Fix: pass e.g. `seed={SEED}`")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1.0:
+        raise RetbenchError(f"`confidence` must be a number strictly between 0.5 and 1. Got {confidence!r} instead. "
+                            f"Fix: pass e.g. `confidence={CONFIDENCE}` (a 95% interval, tests at alpha = 0.05)")
 
 
 def _check_count(value: object, option: str, default: int) -> None:

@@ -9,6 +9,10 @@
             statistics=Statistics(bootstrap_samples=1000, seed=1), scoring=Scoring(depth=100),
             loading=Loading(split="dev"))
 
+:func:`harness.tune` takes all but ``readings``, and :func:`harness.gate` (with
+:func:`harness.suite.gate.gate_suites`) its ``statistics`` (all but ``family``: a gate's Holm family is
+the gated metrics).
+
 * :class:`Scoring`: how deep each system searches and how judgments and texts are read.
 * :class:`Statistics`: the paired bootstrap, the randomisation test and Holm's family.
 * :class:`Readings`: the readings beyond the means (diagnosis, facets, risk–coverage, the metrics card).

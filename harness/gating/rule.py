@@ -4,7 +4,9 @@ Paired by query. For each metric, ``d_i`` = candidate − baseline on query i (n
 positive difference is a gain), and the statistics of ``bench compare`` (:mod:`harness.core.statistics`):
 the paired bootstrap's sorted resampled means (``bootstrap_samples``, ``seed``), the sign-flip
 randomisation p (exact up to 20 differing queries, else ``permutations`` Monte Carlo flips), Holm
-across the metrics gated together, alpha = 1 − ``confidence``. Two questions, two kinds of test:
+across the metrics gated together, alpha = 1 − ``confidence``: the fields of the ``statistics``
+group (:class:`~harness.core.options.Statistics`), whose ``family`` a gate does not take (its Holm
+family is always the gated metrics). Two questions, two kinds of test:
 
 against the margin
     a one-sided bootstrap test at alpha for each side. "The drop exceeds the margin" (H0: mean >=
@@ -68,12 +70,12 @@ from os import PathLike
 
 import numpy as np
 
-from corpora import ParameterError, RetbenchError
+from corpora import RetbenchError
 from harness.core.evaluation import mean_over_queries
 from harness.gating.sides import GateSide, check_judgments, check_same_data, pair_queries
-from harness.core.inputs import resolve_metrics
+from harness.core.inputs import check_groups, check_statistics, resolve_metrics
 from harness.core.metrics import Metric
-from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS, SEED
+from harness.core.options import BOOTSTRAP_SAMPLES, FAMILY, Statistics
 from harness.core.power import POWER, PowerAnalysis, paired_power, queries_needed
 from harness.core.record import CompareRecord
 from harness.core.statistics import (Comparison, bootstrap_means, holm, percentile_interval, sign_flip_tests,
@@ -225,23 +227,24 @@ def _shown(alpha: float) -> str:
     return f"{round(alpha, 12):g}"  # 1 - 0.95 is 0.050000000000000044: show 0.05
 
 
-def _check_number(value: object, name: str, expected: str, valid: bool) -> None:
-    if isinstance(value, bool) or not valid:
-        raise ParameterError(name, "gate", expected, value)
-
-
-def check_options(margin: float, confidence: float = CONFIDENCE, bootstrap_samples: int = BOOTSTRAP_SAMPLES,
-                  seed: int = SEED, permutations: int = PERMUTATIONS, lost_most: int = 5) -> None:
-    """Each option of :func:`gate` in its domain, else a :class:`~corpora.ParameterError`."""
+def check_options(margin: float, statistics: Statistics = Statistics(), lost_most: int = 5) -> None:
+    """Each option of :func:`gate` in its domain, else a :class:`~corpora.RetbenchError` naming the
+    parameter: ``statistics``'s fields as :func:`harness.compare` checks them, but its ``family``,
+    which must stay the default (a gate's Holm family is the gated metrics)."""
+    check_groups(statistics=(statistics, Statistics))
     number = isinstance(margin, (int, float)) and not isinstance(margin, bool)
-    _check_number(margin, "margin", "a finite number >= 0, in the metric's units",
-                  number and math.isfinite(margin) and margin >= 0)
-    _check_number(confidence, "confidence", "a number strictly between 0.5 and 1",
-                  isinstance(confidence, (int, float)) and 0.5 < confidence < 1.0)
-    for value, name in ((bootstrap_samples, "bootstrap_samples"), (permutations, "permutations")):
-        _check_number(value, name, "an int >= 1", isinstance(value, int) and value >= 1)
-    _check_number(seed, "seed", "an int >= 0", isinstance(seed, int) and seed >= 0)
-    _check_number(lost_most, "lost_most", "an int >= 0", isinstance(lost_most, int) and lost_most >= 0)
+    if not (number and math.isfinite(margin) and margin >= 0):
+        raise RetbenchError(f"`margin` must be a finite number >= 0, in the metric's units. Got {margin!r} instead. "
+                            f"Fix: pass e.g. `margin={DEFAULT_MARGIN}` (one point of nDCG)")
+    check_statistics(bootstrap_samples=statistics.bootstrap_samples, permutations=statistics.permutations,
+                     seed=statistics.seed, confidence=statistics.confidence)
+    if statistics.family != FAMILY:
+        raise RetbenchError(f"`statistics.family` is {statistics.family!r}, which a gate does not take: its Holm "
+                            f"adjustment always runs across the gated metrics. Fix: leave `statistics.family` at "
+                            f"its default ({FAMILY!r})")
+    if isinstance(lost_most, bool) or not isinstance(lost_most, int) or lost_most < 0:
+        raise RetbenchError(f"`lost_most` must be an int >= 0. Got {lost_most!r} instead. Fix: pass e.g. "
+                            "`lost_most=5` (0 lists none)")
 
 
 def _as_side(side: GateSide | CompareRecord | str | PathLike[str]) -> GateSide:
@@ -296,14 +299,17 @@ def _verdict(c: Comparison, below: float, above: float, low: float, high: float,
 
 
 def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: GateSide | CompareRecord | str | PathLike[str],
-         metrics: str | Sequence[str | Metric], *, margin: float = DEFAULT_MARGIN, confidence: float = CONFIDENCE,
-         bootstrap_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED, permutations: int = PERMUTATIONS,
-         allow_different_queries: bool = False, lost_most: int = 5) -> GateResult:
+         metrics: str | Sequence[str | Metric], *, margin: float = DEFAULT_MARGIN,
+         statistics: Statistics = Statistics(), allow_different_queries: bool = False,
+         lost_most: int = 5) -> GateResult:
     """Gate ``candidate`` against ``baseline`` on ``metrics``; see the module docstring for the rules.
 
     Each side is a :class:`GateSide` (:meth:`GateSide.from_results`, :meth:`GateSide.from_run`,
     :meth:`GateSide.from_compare`), a results folder's path (holding one system) or a comparison of
-    one system. ``margin`` is in the metric's units (0.01 = one point of nDCG); ``lost_most`` is how
+    one system. ``margin`` is in the metric's units (0.01 = one point of nDCG); ``statistics``
+    (:class:`~harness.core.options.Statistics`) holds the bootstrap's resamples, the seed, the
+    confidence and the randomisation test's permutations, as for :func:`harness.compare` (its
+    ``family`` must stay the default: the gate's Holm family is the gated metrics); ``lost_most`` is how
     many of the queries that lost most to keep per metric. Data that differ are a
     :class:`~corpora.RetbenchError` naming what differs.
 
@@ -314,7 +320,9 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
     'unchanged'
     """
     metric_list = resolve_metrics(metrics)
-    check_options(margin, confidence, bootstrap_samples, seed, permutations, lost_most)
+    check_options(margin, statistics, lost_most)
+    confidence, bootstrap_samples = statistics.confidence, statistics.bootstrap_samples
+    seed, permutations = statistics.seed, statistics.permutations
     before, after = _as_side(baseline), _as_side(candidate)
     if before.rel_threshold != after.rel_threshold:
         raise RetbenchError(f"the baseline counts grade >= {before.rel_threshold} as relevant, the candidate grade >= "

@@ -23,9 +23,10 @@ import numpy as np
 
 from corpora import RetbenchError
 from harness.core.inputs import resolve_metrics
+from harness.core.options import Statistics
 from harness.core.statistics import (Comparison, format_p, holm, percentile_interval, sign_flip_tests,
                                      smallest_adjusted_p, smallest_p_value)
-from harness.gating.rule import VERDICTS, GateResult, _beyond_margin, _verdict, check_options, gate
+from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, GateResult, _beyond_margin, _verdict, check_options, gate
 from harness.gating.sides import GateSide, pair_queries
 from harness.suite.statistics import stratified_resamples
 from harness.suite.store import SuiteFolder
@@ -88,13 +89,17 @@ def _key(entry: dict) -> tuple[str, str, str]:
     return hashes["documents"], hashes["queries"], hashes["judgments"]
 
 
-def gate_suites(baseline: SuiteFolder, candidate: SuiteFolder, metrics: str | Sequence[str], *, margin: float = 0.01,
-                confidence: float = 0.95, bootstrap_samples: int = 5000, seed: int = 0, permutations: int = 10_000,
+def gate_suites(baseline: SuiteFolder, candidate: SuiteFolder, metrics: str | Sequence[str], *,
+                margin: float = DEFAULT_MARGIN, statistics: Statistics = Statistics(),
                 baseline_system: str | None = None, candidate_system: str | None = None,
                 lost_most: int = 5) -> SuiteGateResult:
-    """Gate the ``candidate`` suite against the ``baseline`` suite (see the module docstring)."""
+    """Gate the ``candidate`` suite against the ``baseline`` suite (see the module docstring); ``margin``,
+    ``statistics`` and ``lost_most`` as for :func:`harness.gate` (a non-default ``statistics.family`` is
+    refused: Holm runs across the gated metrics, and across collections x metrics for the drops)."""
     metric_list = resolve_metrics(metrics)
-    check_options(margin, confidence, bootstrap_samples, seed, permutations, lost_most)
+    check_options(margin, statistics, lost_most)
+    confidence, bootstrap_samples = statistics.confidence, statistics.bootstrap_samples
+    seed, permutations = statistics.seed, statistics.permutations
     after_by_key = {_key(e): e for e in candidate.collections}
     pairs = []
     for entry in baseline.collections:
@@ -114,8 +119,7 @@ def gate_suites(baseline: SuiteFolder, candidate: SuiteFolder, metrics: str | Se
         name = before_entry["name"]
         before = GateSide.from_results(baseline.collection(before_entry["folder"].split("/")[-1]), baseline_system)
         after = GateSide.from_results(candidate.collection(after_entry["folder"].split("/")[-1]), candidate_system)
-        per_collection[name] = gate(before, after, metric_list, margin=margin, confidence=confidence,
-                                    bootstrap_samples=bootstrap_samples, seed=seed, permutations=permutations,
+        per_collection[name] = gate(before, after, metric_list, margin=margin, statistics=statistics,
                                     lost_most=lost_most)
         paired, _, _ = pair_queries(before, after, False)
         tables.append(np.column_stack([after.values(m)[0].loc[paired].to_numpy(np.float64)
