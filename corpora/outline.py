@@ -31,7 +31,7 @@ import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
 from corpora.model import (CORPUS_HASH_PREFIX, HASH_CHUNK, Corpus, document_fingerprints, full_text, hash_chunk)
-from corpora.readers import (UniqueIds, check_id, document_metadata, json_type, parse_json, require_id,
+from corpora.readers import (UniqueIds, check_id, document_metadata, json_object, read_jsonl, require_id,
                              stream_text_lines, text_field)
 
 __all__ = ["CorpusOutline", "NotHeldTexts", "read_jsonl_documents", "read_outline_jsonl"]
@@ -120,18 +120,6 @@ def _stamp(path: Path) -> tuple[int, int]:
     return status.st_size, status.st_mtime_ns
 
 
-def _records(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) of each non-blank line, read one line at a time."""
-    for number, line in stream_text_lines(path):
-        if not line.strip():
-            continue
-        record = parse_json(path, line, number)
-        if not isinstance(record, dict):
-            raise InputFileError(path, f"expected a JSON object, got {json_type(record)}", line=number,
-                                 fix="write one JSON object per line")
-        yield number, record
-
-
 def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
     """The :class:`CorpusOutline` of a BEIR ``corpus.jsonl`` (module docstring), with the checks and
     errors of :func:`corpora.beir.read_corpus_jsonl`; its reader reads documents from ``path`` again."""
@@ -143,7 +131,7 @@ def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
     titles: list[str] = []
     texts: list[str] = []
     blank: list[str] = []
-    for number, record in _records(path):
+    for number, record in read_jsonl(path):
         doc_id = require_id(path, number, record)
         if doc_id in seen:  # named at both lines, as the whole reader names them
             _refuse_duplicate(path, doc_id, number)
@@ -172,7 +160,7 @@ def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
         hash_chunk(digest, chunk)
     del titles_chunks
     chunk: list[str] = []
-    for number, record in _records(path):  # the bodies come after every title in the hash
+    for number, record in read_jsonl(path):  # the bodies come after every title in the hash
         chunk.append(text_field(path, number, record, "text", "document"))
         if len(chunk) == HASH_CHUNK:
             hash_chunk(digest, chunk)
@@ -190,7 +178,7 @@ def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
 def _refuse_duplicate(path: Path, doc_id: str, number: int) -> None:
     """Raise the whole reader's error for ``doc_id`` read again at line ``number`` (its first line found again)."""
     ids = UniqueIds("document id", fix="give every document a unique id")
-    first = next(n for n, record in _records(path) if require_id(path, n, record) == doc_id)
+    first = next(n for n, record in read_jsonl(path) if require_id(path, n, record) == doc_id)
     ids.add(doc_id, path, first)
     ids.add(doc_id, path, number)
 
@@ -208,10 +196,7 @@ def read_jsonl_documents(path: Path, positions: Sequence[int]) -> tuple[list[str
             record_number += 1
             if record_number != wanted[index]:
                 continue
-            record = parse_json(path, line, number)
-            if not isinstance(record, dict):
-                raise InputFileError(path, f"expected a JSON object, got {json_type(record)}", line=number,
-                                     fix="write one JSON object per line")
+            record = json_object(path, line, number)
             found[record_number] = (text_field(path, number, record, "title", "document"),
                                     text_field(path, number, record, "text", "document"))
             index += 1

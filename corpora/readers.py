@@ -81,6 +81,16 @@ def parse_json(path: Path, text: str, line: int | None = None) -> object:
                              fix="write long numbers as strings") from None
 
 
+def json_object(path: Path, line: str, number: int) -> dict:
+    """Line ``number`` of a JSON Lines file as its object; not JSON, or not an object, is an
+    :class:`~corpora.InputFileError` at that line."""
+    record = parse_json(path, line, number)
+    if not isinstance(record, dict):
+        raise InputFileError(path, f"expected a JSON object, got {json_type(record)}", line=number,
+                             fix="write one JSON object per line")
+    return record
+
+
 def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, dict]]:
     """(line number, object) for each non-blank line of a JSON Lines file; with ``start``/``stop``,
     only records ``start:stop`` (counted over the non-blank lines): the others are not parsed."""
@@ -93,11 +103,7 @@ def read_jsonl(path: Path, start: int = 0, stop: int | None = None) -> Iterator[
             continue
         if stop is not None and record_number >= stop:
             return
-        record = parse_json(path, line, number)
-        if not isinstance(record, dict):
-            raise InputFileError(path, f"expected a JSON object, got {json_type(record)}", line=number,
-                                 fix="write one JSON object per line")
-        yield number, record
+        yield number, json_object(path, line, number)
 
 
 def json_type(value: object) -> str:
