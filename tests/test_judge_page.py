@@ -4,6 +4,7 @@ cross-site writes, and its one-line errors, without a browser."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 from pathlib import Path
 
 import pytest
@@ -66,6 +68,13 @@ def test_no_cross_site_request_can_write(pool_file, tmp_path):
         assert _post(url + "api/judge", pair, {**good, "Origin": "http://evil.example"}) == 403
         assert _post(url + "api/judge", pair, {**good, "Sec-Fetch-Site": "cross-site"}) == 403
         assert _post(url + "api/judge", pair, {**good, "Host": "evil.example"}) == 400  # DNS rebinding
+        bad_length = http.client.HTTPConnection(urlsplit(url).hostname, urlsplit(url).port, timeout=10)
+        bad_length.putrequest("POST", "/api/judge")
+        for name, value in {**good, "Content-Length": "lots"}.items():
+            bad_length.putheader(name, value)
+        bad_length.endheaders()
+        assert bad_length.getresponse().status == 400  # answered, not a traceback and a dropped connection
+        bad_length.close()
         assert not out.exists() or out.read_text() == ""
         assert _post(url + "api/judge", pair, good) == 200
         assert out.read_text() == "q01 0 sso1 2\n"

@@ -356,7 +356,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._host_allowed():
             return
         refused = self._write_refused()
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length") or "0"
+        if not declared.isdigit():
+            self.close_connection = True  # the body's end is unknown: read none of it
+            self._json(400, {"error": f"Content-Length {declared!r} is not a number of bytes"})
+            return
+        length = int(declared)
         body = self.rfile.read(min(length, 65536)) if length > 0 else b""
         if refused is not None:
             self._json(refused[0], {"error": refused[1]})
