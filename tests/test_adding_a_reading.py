@@ -7,11 +7,12 @@ import csv
 import json
 import re
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
-from corpora import InputFileError
+from corpora import InputFileError, RetbenchError
 from harness.core.readings import READINGS, Reading, register
 from harness.report.formats import render_report
 from harness.store.folder import FILES_KEY, file_hash
@@ -97,14 +98,18 @@ def test_every_report_with_a_renderer_shows_it_and_the_fresh_result_reports_as_i
     shares = shares_from_per_query(folder)
     for (system, k), share in shares.items():
         assert f"| {system} | {k} | {share:.3f} |" in section
+    text = result.report()
+    assert f"\n{heading}:\n" in text and f"  bm25: top 3: {shares['bm25', 3]:.3f}" in text
+    assert heading not in render_report(folder, "latex")  # no latex renderer declared: no section
+    if find_spec("matplotlib") is None:  # without the report extra the HTML page is refused with the fix
+        with pytest.raises(RetbenchError, match=re.escape("pip install 'retbench[report]'")):
+            render_report(folder, "html")
+        return
     html = render_report(folder, "html")
     untimed = re.compile(r"<dt>time</dt><dd>[^<]*</dd>|\d{8}-\d{6}-")  # the page shows when its folder was made
     assert untimed.sub("", html) == untimed.sub("", result.report("html", command_line=["my_script"]))
     assert '<a href="#reading-success-at-k">' in html and '<section id="reading-success-at-k">' in html
     assert html.index('id="reading-success-at-k"') < html.index('id="provenance"')
-    text = result.report()
-    assert f"\n{heading}:\n" in text and f"  bm25: top 3: {shares['bm25', 3]:.3f}" in text
-    assert heading not in render_report(folder, "latex")  # no latex renderer declared: no section
 
 
 def test_bench_serve_lists_and_serves_the_reading(ran) -> None:

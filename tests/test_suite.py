@@ -7,6 +7,7 @@ import itertools
 import json
 import shutil
 import statistics as pystats
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -187,7 +188,10 @@ def test_cli_suite_report_and_gate(runner, tmp_path):
     assert (suite / "report.md").is_file() and (suite / "collections" / "article" / "summary.csv").is_file()
 
     html = runner.invoke(main, ["report", str(suite), "--format", "html"])
-    assert html.exit_code == 0 and "class='heat'" in html.output and "<th>macro</th>" in html.output
+    if find_spec("matplotlib") is None:  # without the report extra: refused, saying how to install it
+        assert html.exit_code == 2 and "pip install 'retbench[report]'" in html.output, html.output
+    else:
+        assert html.exit_code == 0 and "class='heat'" in html.output and "<th>macro</th>" in html.output
     latex = runner.invoke(main, ["report", str(suite), "--format", "latex"])
     assert latex.exit_code == 2 and "not available for a suite" in latex.output
     single = runner.invoke(main, ["report", str(suite / "collections" / "fruit"), "--format", "md"])
