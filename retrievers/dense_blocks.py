@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from corpora import Corpus, Queries
+from retrievers.blas import one_blas_thread
 from retrievers.ranking import doc_id_order, top_k_rows
 from retrievers.sharding import ShardFit, ShardHits, merge_hits
 
@@ -69,17 +70,8 @@ def block_scores(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs:
     """Cosines (the vectors are unit), (n_queries x n_docs) float64, each cell from the float32 product
     of its chunk of ``query_rows`` query vectors (counted from the first) and its block of
     ``block_docs`` documents, on one BLAS thread."""
-    with _one_blas_thread():
+    with one_blas_thread():
         return _products(query_vectors, doc_vectors, block_docs, query_rows)
-
-
-def _one_blas_thread() -> Any:
-    """BLAS on one thread inside the ``with`` block: OpenBLAS splits a product among its threads in
-    ways that change the last bits (module docstring), and a Dask
-    worker runs with one thread."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _products(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs: int, query_rows: int) -> np.ndarray:
@@ -100,7 +92,7 @@ def block_search(query_vectors: np.ndarray, doc_vectors: np.ndarray, tie_rank: n
     blocks and the groups' top k are merged, which is exact (each group's top k holds every one of
     its documents that can reach the overall top k)."""
     group = block_docs * max(1, RANK_CELLS // (query_rows * block_docs))
-    with _one_blas_thread():
+    with one_blas_thread():
         chunks = [_rank_chunk(query_vectors[q:q + query_rows], doc_vectors, tie_rank, k, min_score, block_docs,
                               query_rows, group) for q in range(0, len(query_vectors), query_rows)]
     offsets = np.zeros(len(query_vectors) + 1, dtype=np.int64)

@@ -6,11 +6,14 @@ but from the same words, so it is no semantic embedding.
 Up to :attr:`LSA.randomized_above` documents: the article's scikit-learn pipeline,
 ``TfidfVectorizer`` (smooth idf, l2 rows) then ``TruncatedSVD`` (arpack, ``random_state`` = seed),
 computed here with scipy's ``svds`` and the same start vector, equal to scikit-learn's bit for bit
-(a test holds it to that) without importing scikit-learn, which alone costs more than the whole
+when both run BLAS on one thread (a test holds it to that) without importing scikit-learn, which alone costs more than the whole
 bundled run. Above it, the same TF-IDF built from :func:`corpora.tokenize.tokenize` and
 scikit-learn's randomized truncated SVD (Halko et al., ``random_state`` = seed): arpack's and the
 per-document tokenizer's cost grow too fast, and the randomized result agrees with arpack's to a few
 decimals. The fitted state of a large corpus goes through the index cache.
+
+Fitting and scoring run BLAS on one thread (:mod:`retrievers.blas`): with more, the last bits of the
+scores would depend on the machine's core count and differ between a local run and a Dask worker.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import scipy.sparse as sp
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
 from corpora.analyzers import analyzer_fingerprint
 from retrievers.base import ScoreRetriever
+from retrievers.blas import one_blas_thread
 from retrievers.cache import State
 from retrievers.defaults import LSA_DIMS, choose, lsa_dims
 from retrievers.strings import SortedStrings, check_strings, pack_strings
@@ -63,8 +67,12 @@ class LSA(ScoreRetriever):
     def fit(self, corpus: Corpus) -> LSA:
         super().fit(corpus)
         self._state: State | None = None
-        if len(corpus) > self.randomized_above:
-            return self._fit_large(corpus)
+        with one_blas_thread():  # the SVD's bits must not depend on the machine's cores (retrievers.blas)
+            if len(corpus) > self.randomized_above:
+                return self._fit_large(corpus)
+            return self._fit_small(corpus)
+
+    def _fit_small(self, corpus: Corpus) -> LSA:
         analyzer = get_analyzer(self.analyzer)
         counts, self._vocabulary = _small_counts([analyzer(text) for text in corpus.full_texts])
         dims = self._dims_for(corpus, *counts.shape)
@@ -81,7 +89,8 @@ class LSA(ScoreRetriever):
         else:
             matrix = _tfidf_rows(self._small_query_counts(queries), self._idf)
             components = self._components
-        return _normalise_rows(matrix @ components.T) @ self._doc_vectors.T
+        with one_blas_thread():  # nor the scores' (retrievers.blas)
+            return _normalise_rows(matrix @ components.T) @ self._doc_vectors.T
 
     def _small_query_counts(self, queries: Queries) -> sp.csr_matrix:
         """Query counts over the fitted vocabulary, unknown terms dropped, columns sorted (as

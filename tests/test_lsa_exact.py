@@ -1,5 +1,6 @@
 """LSA on small corpora computes the article's scikit-learn pipeline without scikit-learn, and must
-equal it bit for bit: the article's rank table depends on near-ties between cosine scores."""
+equal it bit for bit (both on one BLAS thread, as LSA always runs): the article's rank table depends
+on near-ties between cosine scores."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.decomposition import TruncatedSVD
 from sklearn.feature_extraction.text import TfidfVectorizer
+from threadpoolctl import threadpool_limits
 
 from corpora import Corpus, Queries, RetbenchError, get_analyzer, load_dataset
 from retrievers.defaults import chosen
@@ -17,7 +19,12 @@ from retrievers.lsa import LSA
 
 
 def _sklearn_scores(corpus: Corpus, queries: Queries, dims: int, seed: int, analyzer: str) -> np.ndarray:
-    """The article's listing: TfidfVectorizer -> TruncatedSVD(arpack) -> cosine."""
+    """The article's listing: TfidfVectorizer -> TruncatedSVD(arpack) -> cosine, on one BLAS thread."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _sklearn_pipeline(corpus, queries, dims, seed, analyzer)
+
+
+def _sklearn_pipeline(corpus: Corpus, queries: Queries, dims: int, seed: int, analyzer: str) -> np.ndarray:
     tfidf = TfidfVectorizer(tokenizer=get_analyzer(analyzer), lowercase=False, token_pattern=None)
     svd = TruncatedSVD(n_components=dims, random_state=seed, algorithm="arpack")
     docs = svd.fit_transform(tfidf.fit_transform(corpus.full_texts))
@@ -58,6 +65,21 @@ def test_a_real_collection_equals_scikit_learn_exactly(shared_data):
     ours = lsa.fit(data.corpus).score(data.queries)
     assert chosen(lsa) == {"dims": 100}  # MED's 1,033 documents: the rule's 100 dimensions
     np.testing.assert_array_equal(ours, _sklearn_scores(data.corpus, data.queries, 100, 0, "article"))
+
+
+@pytest.mark.parametrize("randomized", [False, True])
+def test_scores_are_the_same_bits_whatever_blas_thread_count_the_caller_set(shared_data, randomized):
+    """A 2-core machine and a Dask worker (one BLAS thread) write the same run files: on MED two
+    BLAS threads change some scores' last bits unless LSA runs its products on one."""
+    data = load_dataset(str(shared_data / "med"))
+    scores = []
+    for threads in (1, 2):
+        lsa = LSA(dims=50)
+        if randomized:  # the large corpora's path: tokenizer and randomized SVD
+            lsa.randomized_above = 100
+        with threadpool_limits(limits=threads, user_api="blas"):
+            scores.append(lsa.fit(data.corpus).score(data.queries))
+    np.testing.assert_array_equal(scores[0], scores[1])
 
 
 def test_bench_compare_on_the_bundled_corpus_does_not_import_scikit_learn(tmp_path):
