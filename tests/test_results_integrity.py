@@ -164,6 +164,19 @@ def test_the_served_store_refuses_an_edited_file_unless_told(copy) -> None:
     assert {row["pValue"] for row in rows if row["systemA"] == "bm25"} == {0.5}
 
 
+def test_bench_serve_names_its_own_flag_in_a_served_error(copy) -> None:
+    """The dashboard's reader started the server with bench serve: the fix names its flag, not the library's
+    keyword argument."""
+    from harness.cli.serve import served_fix
+
+    _set_cells(copy / "comparisons.csv", "bm25", "p_value", "0.5", key="system_a")
+    with pytest.raises(NotStored) as refused:
+        RunStore(copy.parent, explain=served_fix).comparisons(copy.name)
+    assert "bench serve --accept-edited" in str(refused.value) and "accept_edited" not in str(refused.value)
+    with pytest.raises(NotStored, match="`accept_edited=True`"):  # the library, asked directly, names its own
+        RunStore(copy.parent).comparisons(copy.name)
+
+
 # ----- folders written before the hashes; staging folders ----------------------------------------
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 
 from harness.cli import ACCEPT_EDITED_HELP, PathParameter
+from harness.cli.declared import as_flags
 from harness.errors import RetbenchError
 from harness.serve.hosts import host_name, is_loopback
 
@@ -85,6 +86,16 @@ def _allowed(names: tuple[str, ...]) -> list[str]:
     return allowed
 
 
+def served_fix(message: str) -> str:
+    """A run's error as the dashboard and the API show it: the library's ```accept_edited=True``` named as
+    the flag to restart the server with.
+
+    >>> served_fix("was edited; if on purpose, read it as it is with `accept_edited=True`")
+    'was edited; if on purpose, read it as it is with bench serve --accept-edited'
+    """
+    return as_flags(message, {"accept_edited": "bench serve --accept-edited"})
+
+
 @click.command("serve")
 @click.option("--results", type=PathParameter(path_type=Path), default=Path("results"), show_default=True,
               help="The folder whose results folders are served (bench compare's --out), or one results folder.")
@@ -117,7 +128,7 @@ def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...],
 
     from harness.serve.app import create_app
 
-    app = create_app(results, allowed_hosts=allowed, accept_edited=accept_edited)
+    app = create_app(results, allowed_hosts=allowed, accept_edited=accept_edited, explain=served_fix)
     sock = listen(host, port)  # bound before anything is announced: a port in use is one error line
     if not is_loopback(host):
         click.echo(f"warning: serving on {host}: anyone who can reach this address can read every run under "

@@ -24,7 +24,7 @@ Endpoints (``{id}`` is a run id, a results folder's name)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import metadata
 from os import PathLike
 from typing import Any
@@ -116,17 +116,18 @@ def _page(items: list[Any], offset: int, limit: int) -> dict[str, Any]:
 
 
 def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), *,
-               accept_edited: bool = False) -> FastAPI:
+               accept_edited: bool = False, explain: Callable[[str], str] | None = None) -> FastAPI:
     """The application serving the results folders under ``results`` (listed again on every request).
 
     It answers requests whose ``Host`` is a loopback name or one of ``allowed_hosts`` (names or
     addresses, any port; :func:`harness.serve.hosts.host_name` says which are valid, and raises
     ``ValueError`` for one that is not); any other is answered 400. ``accept_edited`` serves a file
     edited since it was written, with a warning, instead of refusing it
-    (:func:`harness.store.read.open_results`).
+    (:func:`harness.store.read.open_results`). ``explain`` rewrites the text of a run's error before
+    it is served (``bench serve`` turns ```accept_edited=True``` into its own flag).
     """
     hosts = AllowedHosts(allowed_hosts)
-    store = RunStore(results, accept_edited=accept_edited)
+    store = RunStore(results, accept_edited=accept_edited, explain=explain)
     app = FastAPI(title="retbench evals API", version=_version(), docs_url=None, redoc_url=None,
                   description="The metrics card's retrievalMetrics, rolled up per run and per query facet, "
                               "read-only over bench compare's results folders. Numbers are served as stored.")

@@ -120,10 +120,14 @@ def _intervals(row: pd.Series) -> dict[str, dict[str, Any]] | None:
 class RunStore:
     """Read-only access to the results folders under ``root`` (see the module docstring)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, accept_edited: bool = False):
+    def __init__(self, root: str | os.PathLike[str], *, accept_edited: bool = False,
+                 explain: Callable[[str], str] | None = None):
         self.root = Path(os.path.abspath(root))  # absolute, so a message's paths can be made relative to it
         self._real_root = os.path.realpath(self.root)
         self.accept_edited = accept_edited  # see harness.store.read.open_results
+        #: rewrites a served error's fix in the words of whoever started the server (``bench serve``
+        #: names its flags where the library names ``accept_edited=True``); None: as the library says it
+        self._explain = explain or (lambda text: text)
         self._cache: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
         bases = sorted({str(self.root), self._real_root}, key=len, reverse=True)
         self._bases = re.compile("(?:" + "|".join(map(re.escape, bases)) + r")(?:(?P<sep>[\\/])|(?![\w.-]))")
@@ -134,7 +138,7 @@ class RunStore:
         >>> RunStore("/srv/results").shown("/srv/results/run/per_query.csv: file not found (/srv/results)")
         'run/per_query.csv: file not found (.)'
         """
-        return self._bases.sub(lambda match: "" if match["sep"] else ".", text)
+        return self._explain(self._bases.sub(lambda match: "" if match["sep"] else ".", text))
 
     # ----- which runs ---------------------------------------------------------------------------
 
