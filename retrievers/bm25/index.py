@@ -76,6 +76,8 @@ COMPILED_BATCH_RESULTS = 1 << 16
 _RESULTS_IN_PLACE_BYTES = 1 << 30
 #: Postings weighted per step when a block's weights are materialised: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
+#: A streamed build keeps each block's postings per term in a byte up to this count; larger ones aside.
+_COUNT_CAP = 255
 #: Document lengths below this are counted (``np.bincount``) into length classes rather than sorted.
 _COUNTED_LENGTHS = 1 << 22
 
@@ -324,7 +326,11 @@ class BM25Index:
         # address space, of which only the pages written become memory. Shrunk to size at the end.
         room = (sum(map(len, texts)) + n_docs) // 2 + 16
         docs_out, tfs_out = np.empty(room, dtype=doc_dtype(block_docs)), np.empty(room, dtype=np.uint8)
-        counts = np.empty(1 << 20, dtype=np.int32)  # each block's postings per provisional term, one after another
+        # each block's postings per provisional term, one after another, capped at _COUNT_CAP (a byte
+        # each: most are 0 or 1, and int32 ones held 4 bytes x terms x blocks through the tokenizing);
+        # the terms at the cap and their counts are kept aside, per block
+        counts = np.empty(1 << 20, dtype=np.uint8)
+        capped: list[tuple[np.ndarray, np.ndarray]] = []
         block_starts, count_starts = [0], [0]
         for number, (offsets, term_ids) in enumerate(tokenizer.blocks(block_docs, progress)):
             first = number * block_docs
@@ -338,7 +344,9 @@ class BM25Index:
             at, until = count_starts[-1], count_starts[-1] + n_terms
             if until > len(counts):
                 counts.resize(max(until, 2 * len(counts)), refcheck=False)  # realloc: no view of it exists
-            counts[at:until] = block_df
+            np.minimum(block_df, _COUNT_CAP, out=counts[at:until], casting="unsafe")
+            at_cap = np.flatnonzero(block_df >= _COUNT_CAP)
+            capped.append((at_cap, block_df[at_cap]))
             count_starts.append(until)
             if tf.max(initial=0) > np.iinfo(tfs_out.dtype).max:  # rare: widen what is written so far
                 wider = np.empty(room, dtype=_smallest_unsigned(int(tf.max())))
@@ -367,6 +375,8 @@ class BM25Index:
             at, until = count_starts[number], count_starts[number + 1]
             full[:] = 0
             full[:until - at] = counts[at:until]
+            at_cap, capped_counts = capped.pop()
+            full[at_cap] = capped_counts
             counts.resize(at, refcheck=False)  # no view of it is left
             np.cumsum(full, out=provisional[1:])
             in_order = full[order]
