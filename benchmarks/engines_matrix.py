@@ -74,10 +74,7 @@ def child(system: str, docs_path: Path, query_paths: dict[str, Path], tantivy_he
     with tempfile.TemporaryDirectory(prefix="retbench-matrix-") as folder:
         engine = open_engine(system, texts, Path(folder), tantivy_heap_mb, out)
         if system == "retbench":
-            from retrievers.bm25 import compiled
-            from retrievers.bm25.index import COMPILED_FROM_DOCS
-
-            out["compiled"] = len(texts) >= COMPILED_FROM_DOCS and compiled.available()
+            out["compiled"] = engine.retriever.index.compiles_by_default()  # type: ignore[attr-defined]
         for name, path in query_paths.items():
             queries = read_lines(path)
             engine.one(queries[0], LATENCY_K)  # warm-up (retbench: numba; PISA: loads its index)
@@ -111,9 +108,12 @@ def _best_peer(values: dict[str, float]) -> tuple[str, float]:
 
 def _speed_reason(k: int, terms: str, postings: float, compiled: bool, best: str) -> str:
     """Why retbench answers fewer queries a second than the goal, from how each system searches."""
+    from retrievers.bm25.index import COMPILED_FROM_POSTINGS
+
     peer = NAMES[best]
     if not compiled:
-        return (f"top-{k}: below a million documents retbench runs scipy's sparse product, scoring all "
+        return (f"top-{k}: below {COMPILED_FROM_POSTINGS:,} postings in its index retbench runs scipy's sparse "
+                f"product, scoring all "
                 f"{postings:,.0f} postings a query; {peer} skips postings (block-max WAND)")
     if k > 300:
         return (f"top-{k}: above k = 300 retbench's loop does not prune and scores all {postings:,.0f} postings "

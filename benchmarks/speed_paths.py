@@ -2,6 +2,7 @@
 
     python benchmarks/speed_paths.py --repeats 5
     python benchmarks/speed_paths.py --only as_run,top_k --repeats 9
+    python benchmarks/speed_paths.py --only compiled_sizes --repeats 2
 
 A speed path is code that computes what a plainer path already computes, only faster: it stays only
 where it pays at least 20% (issue 12); its docstring says what it does, and the number measured here
@@ -10,12 +11,21 @@ Each case builds its inputs once (synthetic, fixed seeds), then times the speed 
 path alternately in this process (the order flips every round), reports medians, and checks that
 both give the same output. The plain paths are the code's own fallbacks where it has them, else
 written out here as the speed path would be without its shortcut.
+
+``compiled_sizes`` is the one case that is not timed in this process: it decides
+``COMPILED_FROM_POSTINGS`` (where BM25's compiled loop replaces scipy's sparse product), so it times a
+process's first search too, which pays numba's start-up and loading (or compiling, with an empty
+on-disk cache) the loop, against the product's first search, which pays materialising the weights.
+Each size and path runs in its own child process (``--first-call``), alternating, ``--repeats``
+rounds; the compiled loop with an empty cache (``NUMBA_CACHE_DIR`` a new folder) runs once per size.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +37,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import load_note, markdown, median, record_results  # noqa: E402
+from common import (  # noqa: E402
+    DEFAULT_DATA,
+    load_note,
+    markdown,
+    median,
+    read_lines,
+    record_results,
+    report,
+    run_child,
+)
 
 
 @dataclass
@@ -161,7 +180,7 @@ def _million_doc_index():
 def _case_compiled(k: int) -> Case:
     index, offsets, terms, tie_rank = _million_doc_index()
     index.search(offsets[:2], terms[:offsets[1]], k, tie_rank, compiled=True)  # compiles (or loads) the loop
-    return Case(f"BM25Index.search: the compiled loop (COMPILED_FROM_DOCS), k = {k}",
+    return Case(f"BM25Index.search: the compiled loop (COMPILED_FROM_POSTINGS), k = {k}",
                 f"{index.n_docs:,} docs, {len(offsets) - 1} queries of 3-6 terms",
                 lambda: index.search(offsets, terms, k, tie_rank, compiled=True),
                 lambda: index.search(offsets, terms, k, tie_rank, compiled=False), _arrays_equal)
@@ -354,6 +373,83 @@ def case_batch_metrics() -> Case:
                 fast, plain, lambda a, b: bool(np.allclose(a, b, rtol=0, atol=1e-12)))
 
 
+# ----- where the compiled loop pays, its start-up included (COMPILED_FROM_POSTINGS) -------------------
+#: Sizes, corpus shape and query shape of ``compiled_sizes`` (``workloads.py``: short documents, the
+#: query shape of 3 to 6 terms), and its queries: one search of this many is a "run".
+THRESHOLD_SIZES = (50_000, 100_000, 200_000, 500_000, 1_000_000)
+THRESHOLD_SHAPE, THRESHOLD_TERMS, THRESHOLD_QUERIES = "z1.0-v1M-short", "3-6", 1000
+THRESHOLD_CUTOFFS = (10, 1000)
+
+
+def first_call(n_docs: int, path: str) -> None:
+    """Child of ``compiled_sizes``: build the index over the workload, then time this process's
+    first search (k = 10, every query: start-up included) and steady searches at each cutoff;
+    report the seconds and a digest of each cutoff's results (the paths must agree)."""
+    from corpora.tokenize import encode
+    from retrievers.bm25.index import BM25Index
+    from retrievers.ranking import doc_id_order
+    from retrievers.strings import SortedStrings
+    from workloads import shape_named, workload_files
+
+    docs_path, query_paths = workload_files(shape_named(THRESHOLD_SHAPE), n_docs, THRESHOLD_QUERIES, 0, DEFAULT_DATA)
+    texts = read_lines(docs_path)
+    index, vocabulary = BM25Index.from_texts(texts, "article")
+    del texts
+    offsets, terms = encode(read_lines(query_paths[THRESHOLD_TERMS]), SortedStrings(*vocabulary))
+    tie_rank = doc_id_order([f"d{j}" for j in range(n_docs)])
+    compiled = path == "compiled"
+    out: dict[str, object] = {"postings": len(index.docs)}
+    start = time.perf_counter()
+    index.search(offsets, terms, THRESHOLD_CUTOFFS[0], tie_rank, compiled=compiled)
+    out["first_s"] = time.perf_counter() - start
+    for k in THRESHOLD_CUTOFFS:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            found = index.search(offsets, terms, k, tie_rank, compiled=compiled)
+            times.append(time.perf_counter() - start)
+        out[f"steady_{k}_s"] = median(times)
+        out[f"digest_{k}"] = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in found)).hexdigest()
+    report(**out)
+
+
+def compiled_sizes(repeats: int) -> str:
+    """The table of ``compiled_sizes``: per size, each path's first search (k = 10) and steady q/s,
+    the compiled loop's start-up net of the product's, and the queries that earn it back."""
+    script = str(Path(__file__).resolve())
+    rows = []
+    for n_docs in THRESHOLD_SIZES:
+        runs: dict[str, list[dict]] = {"plain": [], "compiled": [], "cold": []}
+        for repeat in range(repeats):
+            for path in (("compiled", "plain") if repeat % 2 == 0 else ("plain", "compiled")):
+                runs[path].append(run_child([sys.executable, script, "--first-call", str(n_docs), path]))
+        with tempfile.TemporaryDirectory(prefix="retbench-numba-cache-") as empty:
+            runs["cold"].append(run_child([sys.executable, script, "--first-call", str(n_docs), "compiled"],
+                                          env={"NUMBA_CACHE_DIR": empty}))
+        get = {path: {key: median([run[key] for run in found]) for key in found[0] if not key.startswith("digest")}
+               for path, found in runs.items()}
+        same = all(run[f"digest_{k}"] == runs["plain"][0][f"digest_{k}"] for found in runs.values() for run in found
+                   for k in THRESHOLD_CUTOFFS)
+        plain, fast = get["plain"], get["compiled"]
+        # start-up: the first search's time above a steady one, the compiled loop's net of the product's
+        startup = (fast["first_s"] - fast["steady_10_s"]) - (plain["first_s"] - plain["steady_10_s"])
+        cold = (get["cold"]["first_s"] - get["cold"]["steady_10_s"]) - (plain["first_s"] - plain["steady_10_s"])
+        row = [f"{n_docs:,}", f"{plain['postings']:,.0f}", f"{plain['first_s']:.2f} / {fast['first_s']:.2f} / "
+               f"{get['cold']['first_s']:.2f}", f"{startup:.2f}", f"{cold:.2f}"]
+        for k in THRESHOLD_CUTOFFS:
+            plain_qps, fast_qps = THRESHOLD_QUERIES / plain[f"steady_{k}_s"], THRESHOLD_QUERIES / fast[f"steady_{k}_s"]
+            saved = 1 / plain_qps - 1 / fast_qps  # seconds a query
+            earned = ("never" if saved <= 0 else "0 (first search)" if startup <= 0
+                      else f"{startup / saved:,.0f}")
+            row += [f"{plain_qps:,.0f} / {fast_qps:,.0f}", f"{fast_qps / plain_qps:.2f}x", earned]
+        rows.append(row + [same])
+        print(f"# compiled_sizes {n_docs:,}: {rows[-1]}", flush=True)
+    return markdown(["docs", "postings", "first search s, k = 10 (product / loop / loop, empty cache)",
+                     "loop's start-up s (net)", "same, empty cache", "q/s k = 10 (product / loop)", "speed-up",
+                     "queries to earn the start-up back", "q/s k = 1000", "speed-up", "queries to earn it back",
+                     "same results"], rows)
+
+
 CASES: dict[str, Callable[[], Case]] = {
     "as_run": case_as_run,
     "top_k": case_top_k_sample,
@@ -376,12 +472,23 @@ CASES: dict[str, Callable[[], Case]] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", default=",".join(CASES), help="comma-separated cases: " + ", ".join(CASES))
+    parser.add_argument("--only", default=",".join(CASES),
+                        help="comma-separated cases: " + ", ".join([*CASES, "compiled_sizes"]))
+    parser.add_argument("--first-call", nargs=2, metavar=("DOCS", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.first_call:
+        first_call(int(args.first_call[0]), args.first_call[1])
+        return
     print(f"# speed paths, medians of {args.repeats}; {load_note()}", flush=True)
     header = ["speed path", "size", "fast ms (median)", "plain ms (median)", "speed-up", "same output", ">= 20%?"]
     rows = []
     for name in args.only.split(","):
+        if name.strip() == "compiled_sizes":
+            record_results("speed_paths.compiled_sizes", compiled_sizes(args.repeats),
+                           f"{THRESHOLD_QUERIES:,} queries of {THRESHOLD_TERMS} terms over {THRESHOLD_SHAPE} "
+                           f"(workloads.py), each path in its own process, medians of {args.repeats} rounds; "
+                           f"{load_note()}")
+            continue
         case = CASES[name.strip()]()
         times: dict[str, list[float]] = {"fast": [], "plain": []}
         outputs: dict[str, Any] = {}

@@ -119,15 +119,23 @@ def _head(key: bytes) -> int:
     return int.from_bytes(key[:8].ljust(8, b"\0"), "big")
 
 
+#: Strings whose heads :func:`_heads` computes at a time: its temporaries stay a few MB, where
+#: whole-table ones (five arrays of 8 bytes a string) stayed in the search's resident memory.
+_HEADS_STEP = 1 << 16
+
+
 def _heads(blob: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Each string's first 8 bytes as a big-endian ``uint64``, zero-padded (ascending with the strings)."""
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    heads = np.zeros(len(starts), dtype=np.uint64)
-    for byte in range(8):
-        present = lengths > byte
-        values = np.zeros(len(starts), dtype=np.uint64)
-        values[present] = blob[starts[present] + byte]
-        heads |= values << np.uint64(8 * (7 - byte))
+    heads = np.zeros(len(offsets) - 1, dtype=np.uint64)
+    for first in range(0, len(heads), _HEADS_STEP):
+        bounds = offsets[first:first + _HEADS_STEP + 1]
+        starts, lengths = bounds[:-1], np.diff(bounds)
+        part = heads[first:first + len(starts)]
+        for byte in range(8):
+            present = lengths > byte
+            values = np.zeros(len(starts), dtype=np.uint64)
+            values[present] = blob[starts[present] + byte]
+            part |= values << np.uint64(8 * (7 - byte))
     return heads
 
 

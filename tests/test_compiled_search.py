@@ -226,9 +226,12 @@ def test_large_indexes_search_compiled_by_default(monkeypatch):
     calls = []
     real = compiled.top_k
     monkeypatch.setattr(compiled, "top_k", lambda *args, **kwargs: calls.append(args[5]) or real(*args, **kwargs))
-    index.search(offsets, terms, 2, np.arange(3))  # 3 documents: below COMPILED_FROM_DOCS
+    index.search(offsets, terms, 2, np.arange(3))  # 5 postings: below COMPILED_FROM_POSTINGS
+    assert calls == [] and len(index.docs) == 5
+    monkeypatch.setattr(index_module, "COMPILED_FROM_POSTINGS", 6)
+    index.search(offsets, terms, 2, np.arange(3))
     assert calls == []
-    monkeypatch.setattr(index_module, "COMPILED_FROM_DOCS", 3)
+    monkeypatch.setattr(index_module, "COMPILED_FROM_POSTINGS", 5)
     index.search(offsets, terms, 2, np.arange(3))
     index.search(offsets, terms, 1000, np.arange(3))  # any k: k is capped at the index's documents
     long_offsets, long_terms = encode([" ".join(["pear", "apple", "fig", "plum"] * 5)], vocabulary)
@@ -238,7 +241,7 @@ def test_large_indexes_search_compiled_by_default(monkeypatch):
 
 def test_without_numba_search_is_the_product_and_the_loop_says_how_to_install(monkeypatch):
     monkeypatch.setattr(compiled, "available", lambda: False)
-    monkeypatch.setattr(index_module, "COMPILED_FROM_DOCS", 0)
+    monkeypatch.setattr(index_module, "COMPILED_FROM_POSTINGS", 0)
     index, vocabulary = _index(["apple pear", "pear plum", "fig"])
     offsets, terms = encode(["pear apple", "fig"], vocabulary)
     run_offsets, docs, scores = index.search(offsets, terms, 2, np.arange(3))
@@ -256,7 +259,7 @@ def test_bm25_search_through_the_retriever_is_unchanged_by_the_compiled_loop(mon
     expected = BM25().fit(corpus).search(queries, 3)
     if not compiled.available():
         pytest.skip("the compiled loop needs numba: pip install 'retbench[fast]'")
-    monkeypatch.setattr(index_module, "COMPILED_FROM_DOCS", 0)
+    monkeypatch.setattr(index_module, "COMPILED_FROM_POSTINGS", 0)
     got = BM25().fit(corpus).search(queries, 3)
     for query in ("q1", "q2", "q3"):
         assert got.ranking(query) == expected.ranking(query)

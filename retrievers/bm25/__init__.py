@@ -31,7 +31,7 @@ from retrievers.base import Retriever, ScoreRetriever
 from retrievers.bm25 import compiled
 from retrievers.bm25.shards import BM25Sharding
 from retrievers.cache import State
-from retrievers.bm25.index import COMPILED_FROM_DOCS, BM25Index, doc_dtype
+from retrievers.bm25.index import BM25Index, doc_dtype
 from retrievers.ranking import doc_id_order
 from retrievers.sharding import require_fitted_here
 from retrievers.strings import SortedStrings, check_strings, unpack_strings
@@ -228,7 +228,7 @@ class BM25(BM25Sharding, ScoreRetriever):
     def _compiles_now(self) -> bool:
         """Whether this search runs the compiled loop for the first time in this process (as
         :meth:`BM25Index.search` chooses it), which takes a moment worth a line of progress."""
-        return self.index.n_docs >= COMPILED_FROM_DOCS and compiled.compiles_on_first_call()
+        return self.index.compiles_by_default() and compiled.compiles_on_first_call()
 
 
 def _valid_state(state: State, n_docs: int) -> bool:

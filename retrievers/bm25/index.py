@@ -61,11 +61,15 @@ QUERY_BATCH = 32
 #: Documents per block: a block's doc indices fit ``uint16``, and its scores (float64) fill, with
 #: scipy's work arrays or the compiled loop's, a core's cache.
 BLOCK_DOCS = 1 << 16
-#: The compiled loop is the default from this many documents, where numba is installed
-#: (``benchmarks/speed_paths.py`` ``compiled``, ``compiled_1000``; numbers in ``benchmarks/RESULTS.md``).
-#: It is faster on smaller indexes too, but its first call in a process pays numba's start-up and
-#: loading the loop, which a small index does not earn back.
-COMPILED_FROM_DOCS = 1_000_000
+#: The compiled loop is the default from this many postings, where numba is installed
+#: (``benchmarks/speed_paths.py`` ``compiled_sizes``; numbers in ``benchmarks/RESULTS.md``). It is
+#: faster on smaller indexes too, but a process's first search with it pays numba's start-up and
+#: loading the loop, a fixed cost, where the product's first search pays materialising the weights,
+#: which grows with the postings: from about this many (a million short documents, a hundred
+#: thousand long ones) the loop's first search is no slower, so it pays whatever the queries; below,
+#: only after thousands of queries. Past it the product's weights (12 bytes a posting) also outweigh
+#: numba's own memory.
+COMPILED_FROM_POSTINGS = 1 << 24
 #: Queries per call of the compiled loop (a progress step; threads share batches), fewer when k is
 #: large: a call's results, kept while it gathers them, stay under :data:`COMPILED_BATCH_RESULTS`,
 #: which lowers the search's peak at no cost in speed (``benchmarks/RESULTS.md``, ``notes.memory``).
@@ -76,6 +80,8 @@ COMPILED_BATCH_RESULTS = 1 << 16
 _RESULTS_IN_PLACE_BYTES = 1 << 30
 #: Postings weighted per step when a block's weights are materialised: bounds the float64 temporaries.
 _BUILD_STEP = 1 << 20
+#: A streamed build keeps each block's postings per term in a byte up to this count; larger ones aside.
+_COUNT_CAP = 255
 #: Document lengths below this are counted (``np.bincount``) into length classes rather than sorted.
 _COUNTED_LENGTHS = 1 << 22
 
@@ -324,7 +330,11 @@ class BM25Index:
         # address space, of which only the pages written become memory. Shrunk to size at the end.
         room = (sum(map(len, texts)) + n_docs) // 2 + 16
         docs_out, tfs_out = np.empty(room, dtype=doc_dtype(block_docs)), np.empty(room, dtype=np.uint8)
-        counts = np.empty(1 << 20, dtype=np.int32)  # each block's postings per provisional term, one after another
+        # each block's postings per provisional term, one after another, capped at _COUNT_CAP (a byte
+        # each: most are 0 or 1, and int32 ones held 4 bytes x terms x blocks through the tokenizing);
+        # the terms at the cap and their counts are kept aside, per block
+        counts = np.empty(1 << 20, dtype=np.uint8)
+        capped: list[tuple[np.ndarray, np.ndarray]] = []
         block_starts, count_starts = [0], [0]
         for number, (offsets, term_ids) in enumerate(tokenizer.blocks(block_docs, progress)):
             first = number * block_docs
@@ -338,7 +348,9 @@ class BM25Index:
             at, until = count_starts[-1], count_starts[-1] + n_terms
             if until > len(counts):
                 counts.resize(max(until, 2 * len(counts)), refcheck=False)  # realloc: no view of it exists
-            counts[at:until] = block_df
+            np.minimum(block_df, _COUNT_CAP, out=counts[at:until], casting="unsafe")
+            at_cap = np.flatnonzero(block_df >= _COUNT_CAP)
+            capped.append((at_cap, block_df[at_cap]))
             count_starts.append(until)
             if tf.max(initial=0) > np.iinfo(tfs_out.dtype).max:  # rare: widen what is written so far
                 wider = np.empty(room, dtype=_smallest_unsigned(int(tf.max())))
@@ -367,6 +379,8 @@ class BM25Index:
             at, until = count_starts[number], count_starts[number + 1]
             full[:] = 0
             full[:until - at] = counts[at:until]
+            at_cap, capped_counts = capped.pop()
+            full[at_cap] = capped_counts
             counts.resize(at, refcheck=False)  # no view of it is left
             np.cumsum(full, out=provisional[1:])
             in_order = full[order]
@@ -497,13 +511,10 @@ class BM25Index:
         query counts once. ``progress(done, total)`` hears about every batch of queries.
         ``compiled=True`` searches with the compiled loop (:mod:`retrievers.bm25.compiled`; needs numba),
         ``False`` with scipy's sparse products; both return the same documents, scores (bit for bit)
-        and order. The default (None) compiles where it pays: from :data:`COMPILED_FROM_DOCS`
-        documents, numba installed.
+        and order. The default (None) compiles where it pays (:meth:`compiles_by_default`).
         """
         if compiled is None:
-            from retrievers.bm25 import compiled as compiled_module
-
-            compiled = self.n_docs >= COMPILED_FROM_DOCS and compiled_module.available()
+            compiled = self.compiles_by_default()
         n_queries = len(query_offsets) - 1
         if compiled:  # its bounds, if it prunes, are computed here, before the threads
             run_batch = self._compiled_batch(query_offsets, query_terms, k, tie_rank, min_score)
@@ -535,6 +546,13 @@ class BM25Index:
         if results is not None:
             return results.joined(batches)
         return _joined(parts, n_queries, doc_type)  # type: ignore[arg-type]
+
+    def compiles_by_default(self) -> bool:
+        """Whether :meth:`search` takes the compiled loop unless told: numba installed and at least
+        :data:`COMPILED_FROM_POSTINGS` postings."""
+        from retrievers.bm25 import compiled
+
+        return len(self.docs) >= COMPILED_FROM_POSTINGS and compiled.available()
 
     def score_matrix(self, query_offsets: np.ndarray, query_terms: np.ndarray) -> sp.csr_matrix:
         """Every query's score of every matching document: (n_queries x n_docs) float64 CSR."""
