@@ -26,7 +26,8 @@ peer's, peak RSS at most tantivy's. Where a cell falls short the table says why,
 measured (the postings a query's terms hold, which of retbench's search paths ran) and how each
 system searches; no cell is left out. The comparability notes of ``engines_speed.py`` apply
 (tokenizers, idf, float32 vs float64; PISA's index keeps the stop words). The table goes to
-``benchmarks/RESULTS.md``, section ``engines_matrix.<docs>``.
+``benchmarks/RESULTS.md``, section ``engines_matrix.<docs>`` (the whole matrix; a run of some
+shapes writes ``engines_matrix.<docs>.<shape>+<shape>``, leaving the whole table in place).
 """
 
 from __future__ import annotations
@@ -281,8 +282,22 @@ def record(results: dict[str, dict[str, list[dict]]], shapes: list, systems: lis
          + ", ".join(f"{name} {n}" for name, n in rounds.items()) + ")")
     note = (f"{args.docs:,} documents a corpus shape ({', '.join(rounds)}){partial}, {args.queries:,} queries "
             f"a query shape, one thread, medians of {args.rounds} rounds; {versions}; {load_note()}")
-    record_results(f"engines_matrix.{args.docs}", text, note + (f". {args.note}" if args.note else ""))
+    record_results(section_name(args.docs, [shape.name for shape in shapes]), text,
+                   note + (f". {args.note}" if args.note else ""))
     return text
+
+
+def section_name(docs: int, shapes: list[str]) -> str:
+    """RESULTS.md's section of a run: ``engines_matrix.<docs>`` for the whole matrix, and its shapes
+    appended for a part of it, so that rerunning a few shapes never overwrites the whole table.
+
+    >>> section_name(200000, list(SHAPES))
+    'engines_matrix.200000'
+    >>> section_name(1000000, ["z1.0-v1M-short", "z1.2-v100k-long"])
+    'engines_matrix.1000000.z1.0-v1M-short+z1.2-v100k-long'
+    """
+    whole = sorted(shapes) == sorted(SHAPES)
+    return f"engines_matrix.{docs}" + ("" if whole else "." + "+".join(shapes))
 
 
 if __name__ == "__main__":
