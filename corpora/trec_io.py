@@ -300,20 +300,41 @@ def _check_writable_ids(ids: Sequence[str], what: str, owner: str) -> None:
                                 f"Fix: {fix}")
 
 
-def _run_columns(run: Run, owner: str) -> tuple[list[str], list[str], list[str]]:
-    """Per entry, in the run's order: query id, doc id and 1-based rank, as strings (the ids
-    checked for what a TREC line can hold)."""
-    lengths = run.lengths()
+#: Run entries (lines) formatted at a time by :func:`run_and_raw_score_pieces`: a writer holds the
+#: lines of one block, never those of the whole run.
+PIECE_ENTRIES = 1 << 15
+
+
+def _check_run_ids(run: Run, owner: str) -> None:
+    """The run's query ids and the doc ids it uses, checked for what a TREC line can hold."""
     used = np.zeros(len(run.doc_ids), dtype=bool)
     used[run.doc_index] = True
     _check_writable_ids([str(q) for q in run.query_ids], "query", owner)
     _check_writable_ids([str(d) for d in run.doc_ids[used]], "document", owner)
-    queries = np.repeat(np.asarray(run.query_ids, dtype=object), lengths).tolist()
-    docs = run.doc_ids[run.doc_index].tolist()
+
+
+def _rank_texts(run: Run) -> np.ndarray:
+    """``"1"``, ``"2"``, ... up to the run's longest ranking (an object array: index by rank - 1)."""
+    lengths = run.lengths()
     longest = int(lengths.max()) if len(lengths) else 0
-    rank_text = np.array([str(r) for r in range(1, longest + 1)], dtype=object)
-    ranks = np.arange(len(run.doc_index)) - np.repeat(run.offsets[:-1], lengths)
-    return queries, docs, rank_text[ranks].tolist()
+    return np.array([str(r) for r in range(1, longest + 1)], dtype=object)
+
+
+def _block_columns(run: Run, start: int, stop: int, query_ids: np.ndarray,
+                   rank_text: np.ndarray) -> tuple[list[str], list[str], list[str]]:
+    """Query id, doc id and 1-based rank, as strings, of the run's entries ``start:stop`` in its
+    order (``query_ids``: the run's as an object array; ``rank_text``: :func:`_rank_texts`)."""
+    entries = np.arange(start, stop)
+    owners = np.searchsorted(run.offsets, entries, side="right") - 1  # an empty query's offset repeats the next's
+    return (query_ids[owners].tolist(), run.doc_ids[run.doc_index[start:stop]].tolist(),
+            rank_text[entries - run.offsets[owners]].tolist())
+
+
+def _run_columns(run: Run, owner: str) -> tuple[list[str], list[str], list[str]]:
+    """Per entry, in the run's order: query id, doc id and 1-based rank, as strings (the ids
+    checked for what a TREC line can hold)."""
+    _check_run_ids(run, owner)
+    return _block_columns(run, 0, len(run.doc_index), np.asarray(run.query_ids, dtype=object), _rank_texts(run))
 
 
 def _join_lines(lines: list[str]) -> str:
@@ -349,24 +370,61 @@ def format_run_and_raw_scores(run: Run, tag: str) -> tuple[str, str]:
     return trec, raw or ""
 
 
+def run_and_raw_score_pieces(run: Run, tag: str, entries: int = PIECE_ENTRIES) -> Iterator[tuple[str, str]]:
+    """:func:`format_run_and_raw_scores` in pieces, so a writer never holds a whole run's text: pairs
+    (run-file text, raw-scores text) of consecutive blocks of at most ``entries`` lines, whose
+    concatenations are those two texts, byte for byte. The tag, the ids and the scores are checked
+    before the first piece (the same errors)."""
+    for trec, raw in _run_pieces(run, tag, True, False, entries):
+        yield trec, raw or ""
+
+
+_RAW_SCORES_HEADER = "query_id\tdoc_id\trank\tscore"
+
+
 def _raw_scores_text(queries: list[str], docs: list[str], ranks: list[str], scores: list[str]) -> str:
-    return _join_lines(["query_id\tdoc_id\trank\tscore",
-                        *(f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores))])
+    return _join_lines([_RAW_SCORES_HEADER, *(f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores))])
 
 
 def _format_run(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: bool = False) -> tuple[str, str | None]:
+    trec_pieces, raw_pieces = [], []
+    for trec, raw in _run_pieces(run, tag, with_raw_scores, keep_ordered_scores, PIECE_ENTRIES):
+        trec_pieces.append(trec)
+        raw_pieces.append(raw)
+    return "".join(trec_pieces), "".join(raw_pieces) if with_raw_scores else None  # type: ignore[arg-type]
+
+
+def _run_pieces(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: bool,
+                entries: int) -> Iterator[tuple[str, str | None]]:
+    """The run file's text (and the raw scores', else None) in blocks of ``entries`` lines: the
+    written scores (:func:`~corpora.run.trec_scores`, or :meth:`~corpora.Run.file_scores` with
+    ``keep_ordered_scores``) are computed for the whole run first, so a bad score is an error before
+    any text; the raw scores reuse the text of every score the writer kept."""
+    if entries < 1:
+        raise ValueError(f"entries must be >= 1, not {entries!r}")
     _check_tag(tag)
-    queries, docs, ranks = _run_columns(run, f"run {tag!r}")
+    _check_run_ids(run, f"run {tag!r}")
     written = run.file_scores(tag) if keep_ordered_scores else trec_scores(run, tag)
-    written_text = list(map(repr, written.tolist()))
-    trec = _join_lines([f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, written_text)])
-    if not with_raw_scores:
-        return trec, None
     raw = np.asarray(run.scores, dtype=np.float64)
-    raw_text = written_text  # the writer keeps most scores: reuse their text
-    for entry in np.flatnonzero(written != raw).tolist():
-        raw_text[entry] = repr(float(raw[entry]))
-    return trec, _raw_scores_text(queries, docs, ranks, raw_text)
+    query_ids, rank_text = np.asarray(run.query_ids, dtype=object), _rank_texts(run)
+    total = len(run.doc_index)
+    if not total:
+        yield "", (_join_lines([_RAW_SCORES_HEADER]) if with_raw_scores else None)
+        return
+    for start in range(0, total, entries):
+        stop = min(start + entries, total)
+        queries, docs, ranks = _block_columns(run, start, stop, query_ids, rank_text)
+        kept = written[start:stop]
+        written_text = list(map(repr, kept.tolist()))
+        trec = _join_lines([f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, written_text)])
+        if not with_raw_scores:
+            yield trec, None
+            continue
+        raw_text = written_text  # the writer keeps most scores: reuse their text
+        for entry in np.flatnonzero(kept != raw[start:stop]).tolist():
+            raw_text[entry] = repr(float(raw[start + entry]))
+        lines = [f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, raw_text)]
+        yield trec, _join_lines([_RAW_SCORES_HEADER, *lines] if start == 0 else lines)
 
 
 def write_run(run: Run, target: str | Path | IO[str], tag: str) -> None:

@@ -167,18 +167,33 @@ class _DaskShards(Shards):
         self.client = client
         self.indexes = indexes
         self.closed = False
+        self._tie_rank_future: Any = None
 
-    def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+    def _submit(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+        """``task(retriever, index, *arguments)`` on every shard's worker, as futures in shard order."""
         if self.closed:
             raise RetbenchError(f"retriever {self.label!r} was fitted on a Dask engine whose comparison has ended. "
                                 "Fix: fit it again (retriever.fit(corpus)) to search outside that comparison")
         token = uuid.uuid4().hex[:12]
-        futures = [self.client.submit(task, self.retriever, index, *arguments, key=f"retbench-{what}-{n}-{token}")
-                   for n, index in enumerate(self.indexes)]
-        return self.client.gather(futures)
+        return [self.client.submit(task, self.retriever, index, *arguments, key=f"retbench-{what}-{n}-{token}")
+                for n, index in enumerate(self.indexes)]
+
+    def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+        return self.client.gather(self._submit(task, what, *arguments))
 
     def search_parts(self, queries: Any, k: int) -> list[ShardHits]:
         return self._ask(shard_tasks.search_shard, "search-shard", queries, k)
+
+    def merged_hits(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Merged on a worker (:func:`~harness.engines.shard_tasks.merge_shard_hits`): the client gets the
+        merged top ``k`` only, never every shard's."""
+        parts = self._submit(shard_tasks.search_shard, "search-shard", queries, k)
+        if self._tie_rank_future is None:  # sent once, for every search of this fit
+            [self._tie_rank_future] = self.client.scatter([self.tie_rank()], hash=False)
+            self._tie_rank = None  # the workers hold it now
+        merged = self.client.submit(shard_tasks.merge_shard_hits, parts, [a for a, _ in self.bounds], k,
+                                    self._tie_rank_future, key=f"retbench-merge-hits-{uuid.uuid4().hex[:12]}")
+        return merged.result()
 
     def score_parts(self, queries: Any) -> list[sp.csr_matrix | np.ndarray]:
         if not hasattr(self.retriever, "score_shard"):
@@ -191,6 +206,7 @@ class _DaskShards(Shards):
     def close(self) -> None:
         self.closed = True
         self.indexes = []  # the last references: the scheduler lets the indexes go
+        self._tie_rank_future = None
 
 
 class _WorkerReader:
@@ -247,12 +263,17 @@ class _DaskPlacement(Placement):
         client = self.client
         fits = [client.submit(shard_tasks.fit_shard, copy, source, key=f"{name}-fit-shard-{n}-{token}")
                 for n, source in enumerate(sources)]
-        statistics = client.gather([client.submit(shard_tasks.statistics_of, fit, key=f"{name}-statistics-{n}-{token}")
-                                    for n, fit in enumerate(fits)])
-        reduced = copy.reduce_statistics(statistics)
+        statistics = [client.submit(shard_tasks.statistics_of, fit, key=f"{name}-statistics-{n}-{token}")
+                      for n, fit in enumerate(fits)]
+        # reduced on a worker, and each shard's part taken there: the statistics (BM25: every shard's
+        # vocabulary) never come to the client
+        reduced = client.submit(shard_tasks.reduce_statistics, copy, statistics, key=f"{name}-reduce-{token}")
+        parts = [client.submit(shard_tasks.part_of, reduced, n, key=f"{name}-statistics-part-{n}-{token}")
+                 for n in range(len(fits))]
         indexes = [client.submit(shard_tasks.index_shard, copy, fit, part, key=f"{name}-index-shard-{n}-{token}")
-                   for n, (fit, part) in enumerate(zip(fits, reduced))]
-        del fits  # the tokens go once the indexes exist (the scheduler keeps how to make them again)
+                   for n, (fit, part) in enumerate(zip(fits, parts))]
+        # the tokens and statistics go once the indexes exist (the scheduler keeps how to make them again)
+        del fits, statistics, reduced, parts
         # wait, and raise a shard's error here, during the fit; a finished index stays on its worker
         # (result() would bring every shard's index to the client: at a million documents, the whole index)
         from distributed import wait
