@@ -371,10 +371,11 @@ def format_run_and_raw_scores(run: Run, tag: str) -> tuple[str, str]:
 
 
 def run_and_raw_score_pieces(run: Run, tag: str, entries: int = PIECE_ENTRIES) -> Iterator[tuple[str, str]]:
-    """:func:`format_run_and_raw_scores` in pieces, so a writer never holds a whole run's text: pairs
-    (run-file text, raw-scores text) of consecutive blocks of at most ``entries`` lines, whose
-    concatenations are those two texts, byte for byte. The tag, the ids and the scores are checked
-    before the first piece (the same errors)."""
+    """:func:`format_run_and_raw_scores` in pieces, so a writer never holds a whole run's text (nor
+    its written scores): pairs (run-file text, raw-scores text) of consecutive blocks of whole
+    queries, at most ``entries`` lines each (a longer query alone), whose concatenations are those
+    two texts, byte for byte, with the same errors. The tag, the ids and NaN scores are checked
+    before the first piece."""
     for trec, raw in _run_pieces(run, tag, True, False, entries):
         yield trec, raw or ""
 
@@ -396,25 +397,33 @@ def _format_run(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: 
 
 def _run_pieces(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: bool,
                 entries: int) -> Iterator[tuple[str, str | None]]:
-    """The run file's text (and the raw scores', else None) in blocks of ``entries`` lines: the
-    written scores (:func:`~corpora.run.trec_scores`, or :meth:`~corpora.Run.file_scores` with
-    ``keep_ordered_scores``) are computed for the whole run first, so a bad score is an error before
-    any text; the raw scores reuse the text of every score the writer kept."""
+    """The run file's text (and the raw scores', else None) in blocks of whole queries, at most
+    ``entries`` lines each (a longer query alone): the written scores (:func:`~corpora.run.trec_scores`
+    of the block's queries, or with ``keep_ordered_scores`` :meth:`~corpora.Run.file_scores` of the
+    whole run) and the raw scores' text, reusing that of every score the writer kept. A NaN score is
+    an error before any text, as the whole run's check makes it; a ``-inf`` that no score can follow,
+    at its block."""
     if entries < 1:
         raise ValueError(f"entries must be >= 1, not {entries!r}")
     _check_tag(tag)
     _check_run_ids(run, f"run {tag!r}")
-    written = run.file_scores(tag) if keep_ordered_scores else trec_scores(run, tag)
     raw = np.asarray(run.scores, dtype=np.float64)
+    whole = run.file_scores(tag) if keep_ordered_scores else None
+    if whole is None and np.isnan(raw).any():
+        trec_scores(run, tag)  # raises, naming the run's first NaN
     query_ids, rank_text = np.asarray(run.query_ids, dtype=object), _rank_texts(run)
-    total = len(run.doc_index)
-    if not total:
-        yield "", (_join_lines([_RAW_SCORES_HEADER]) if with_raw_scores else None)
-        return
-    for start in range(0, total, entries):
-        stop = min(start + entries, total)
+    offsets = run.offsets
+    header = [_RAW_SCORES_HEADER]  # before the raw scores' first line
+    first = 0
+    while first < len(query_ids):
+        last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + entries, side="right")) - 1)
+        start, stop = int(offsets[first]), int(offsets[last])
+        block = slice(first, last)
+        first = last
+        if start == stop:
+            continue
         queries, docs, ranks = _block_columns(run, start, stop, query_ids, rank_text)
-        kept = written[start:stop]
+        kept = whole[start:stop] if whole is not None else trec_scores(run, tag, block)
         written_text = list(map(repr, kept.tolist()))
         trec = _join_lines([f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, written_text)])
         if not with_raw_scores:
@@ -424,7 +433,10 @@ def _run_pieces(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: 
         for entry in np.flatnonzero(kept != raw[start:stop]).tolist():
             raw_text[entry] = repr(float(raw[start + entry]))
         lines = [f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, raw_text)]
-        yield trec, _join_lines([_RAW_SCORES_HEADER, *lines] if start == 0 else lines)
+        yield trec, _join_lines([*header, *lines])
+        header = []
+    if header and not len(run.doc_index):  # no line at all: an empty run file, the raw scores' header alone
+        yield "", (_join_lines(header) if with_raw_scores else None)
 
 
 def write_run(run: Run, target: str | Path | IO[str], tag: str) -> None:

@@ -312,6 +312,7 @@ class _DaskMapper:
             return []
         [common] = self.client.scatter([shared], broadcast=True, hash=False)
         token = uuid.uuid4().hex[:12]
-        futures = self.client.map(shard_tasks.apply_chunk, list(items), function=function, shared=common,
-                                  key=[f"retbench-chunk-{n}-{token}" for n in range(len(items))])
+        # one item at a time: items made on demand (the evaluation's partitions) are sent and let go in turn
+        futures = [self.client.submit(shard_tasks.apply_chunk, item, function=function, shared=common,
+                                      key=f"retbench-chunk-{n}-{token}") for n, item in enumerate(items)]
         return self.client.gather(futures)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from corpora import summary_line
+from corpora.memory import release_freed_memory
 from corpora.trec_io import format_qrels, run_and_raw_score_pieces
 from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.diagnosis import CATEGORIES
@@ -366,4 +367,5 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's)."""
     started = datetime.now(timezone.utc)
     files, identified, pieces = _folder_parts(result, command_line, report, True, started)
+    release_freed_memory()  # the readings' temporaries, before the run files are written a block at a time
     return write_folder(out, files, _new_run_id(result, started), identified, derived, say, pieces)
