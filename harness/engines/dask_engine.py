@@ -6,10 +6,10 @@ of ``workers`` processes (one thread each). On it:
 * every retriever that implements the sharding protocol (:mod:`retrievers.sharding`; BM25 does) is
   fitted in shards of documents, one task per shard: the workers read their shard from the
   dataset's folder themselves when it has one (:class:`~harness.engines.shard_tasks.FolderShard`),
-  else the shard's documents travel with the task; the shards' statistics come to the client, are
-  reduced once, and each shard's part goes back to be indexed; the indexes stay on the workers and
-  every search asks each shard for its top k, which the client merges (score descending, doc id
-  ascending). A retriever fitted twice with the same parameters on the same corpus (``bm25`` and
+  else the shard's documents travel with the task; the shards' statistics go to one worker, are
+  reduced once there, and each shard's part goes on to be indexed (they never reach the client); the
+  indexes stay on the workers and every search asks each shard for its top k, which one worker
+  merges (score descending, doc id ascending) before the merged top k comes to the client. A retriever fitted twice with the same parameters on the same corpus (``bm25`` and
   the ``bm25`` inside ``rrf``) is fitted once, as the index cache does here;
 * every other retriever is fitted and searched on the client, as with the local engine, and the
   manifest's engine record lists it under ``on_client``;
@@ -18,8 +18,9 @@ of ``workers`` processes (one thread each). On it:
   fitted on the client reads texts (:func:`~harness.engines.base.needs_texts_here`: only sharded
   retrievers and fusions of them); the diagnosis's few texts are then read by the workers
   (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the documents' fingerprints;
-* the per-query evaluation runs in query partitions, and the bootstrap, the leaderboard's ranks and
-  the Monte Carlo sign flips in chunks, on the workers (:mod:`harness.core.parallel`).
+* the per-query evaluation runs in query partitions (each made when it is sent, so the client holds
+  one at a time), and the bootstrap, the leaderboard's ranks and the Monte Carlo sign flips in
+  chunks, on the workers (:mod:`harness.core.parallel`).
 
 Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
 task again elsewhere when its worker dies, and the result is the same. The engine never changes a

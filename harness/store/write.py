@@ -6,6 +6,8 @@ which is renamed into place at the end, so a killed run leaves no half-written r
 earlier folder is never touched. The rename claims the run id: when another run took the same id
 in the same second, the next free suffix (``-2``, ``-3``, …) is claimed instead, so both results
 land. A staging folder whose process is gone is removed by the next write into the same folder.
+The run files and their raw scores are formatted and written a block of whole queries at a time
+(:func:`corpora.trec_io.run_and_raw_score_pieces`), so no run's text is ever held whole.
 Everything but the manifest's times is a pure function of the inputs and the seed. Readers
 (:mod:`harness.store.read`) check each file against the manifest's ``files`` hashes.
 
