@@ -189,8 +189,9 @@ class _DaskShards(Shards):
         """Merged on a worker (:func:`~harness.engines.shard_tasks.merge_shard_hits`): the client gets the
         merged top ``k`` only, never every shard's."""
         parts = self._submit(shard_tasks.search_shard, "search-shard", queries, k)
-        if self._tie_rank_future is None:  # sent once, for every search of this fit
-            [self._tie_rank_future] = self.client.scatter([self.tie_rank()], hash=False)
+        if self._tie_rank_future is None:  # sent once, for every search of this fit; on every worker, so
+            # that a worker lost takes no data that cannot be made again with it
+            [self._tie_rank_future] = self.client.scatter([self.tie_rank()], broadcast=True, hash=False)
             self._tie_rank = None  # the workers hold it now
         merged = self.client.submit(shard_tasks.merge_shard_hits, parts, [a for a, _ in self.bounds], k,
                                     self._tie_rank_future, key=f"retbench-merge-hits-{uuid.uuid4().hex[:12]}")
