@@ -383,8 +383,12 @@ def run_and_raw_score_pieces(run: Run, tag: str, entries: int = PIECE_ENTRIES) -
 _RAW_SCORES_HEADER = "query_id\tdoc_id\trank\tscore"
 
 
+def _raw_score_lines(queries: list[str], docs: list[str], ranks: list[str], scores: list[str]) -> list[str]:
+    return [f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores)]
+
+
 def _raw_scores_text(queries: list[str], docs: list[str], ranks: list[str], scores: list[str]) -> str:
-    return _join_lines([_RAW_SCORES_HEADER, *(f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores))])
+    return _join_lines([_RAW_SCORES_HEADER, *_raw_score_lines(queries, docs, ranks, scores)])
 
 
 def _format_run(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: bool = False) -> tuple[str, str | None]:
@@ -432,7 +436,7 @@ def _run_pieces(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: 
         raw_text = written_text  # the writer keeps most scores: reuse their text
         for entry in np.flatnonzero(kept != raw[start:stop]).tolist():
             raw_text[entry] = repr(float(raw[start + entry]))
-        lines = [f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, raw_text)]
+        lines = _raw_score_lines(queries, docs, ranks, raw_text)
         yield trec, _join_lines([*header, *lines])
         header = []
     if header and not len(run.doc_index):  # no line at all: an empty run file, the raw scores' header alone

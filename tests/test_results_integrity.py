@@ -98,8 +98,8 @@ def test_a_writer_cannot_set_the_hashes_itself(tmp_path) -> None:
 
 
 def test_files_written_in_pieces_are_hashed_as_written(tmp_path) -> None:
-    pieces = [("runs/a.trec", "q1 Q0 d1 1 2.0 a\n"), ("runs/a.raw.tsv", "header\n"), ("runs/a.trec", "q1 Q0 d2 2 1.0 a\n"),
-              ("runs/a.raw.tsv", "q1\td1\n"), ("runs/a.trec", "")]
+    pieces = [("runs/a.trec", "q1 Q0 d1 1 2.0 a\n"), ("runs/a.raw.tsv", "header\n"),
+              ("runs/a.trec", "q1 Q0 d2 2 1.0 a\n"), ("runs/a.raw.tsv", "q1\td1\n"), ("runs/a.trec", "")]
     folder = write_folder(tmp_path, {"a.txt": "a\n"}, "run", lambda run_id: ({}, {}), pieces=iter(pieces))
     assert (folder / "runs/a.trec").read_text() == "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n"
     assert (folder / "runs/a.raw.tsv").read_text() == "header\nq1\td1\n"

@@ -9,8 +9,9 @@ of ``workers`` processes (one thread each). On it:
   else the shard's documents travel with the task; the shards' statistics go to one worker, are
   reduced once there, and each shard's part goes on to be indexed (they never reach the client); the
   indexes stay on the workers and every search asks each shard for its top k, which one worker
-  merges (score descending, doc id ascending) before the merged top k comes to the client. A retriever fitted twice with the same parameters on the same corpus (``bm25`` and
-  the ``bm25`` inside ``rrf``) is fitted once, as the index cache does here;
+  merges (score descending, doc id ascending) before the merged top k comes to the client. A
+  retriever fitted twice with the same parameters on the same corpus (``bm25`` and the ``bm25``
+  inside ``rrf``) is fitted once, as the index cache does here;
 * every other retriever is fitted and searched on the client, as with the local engine, and the
   manifest's engine record lists it under ``on_client``;
 * the client keeps a BEIR folder's corpus as its ids only (``Engine.needs_texts`` is False:
