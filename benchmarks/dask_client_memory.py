@@ -13,6 +13,10 @@ beside it). ``wall`` is the child's whole life (imports and the cluster's start 
 and ``search`` are what the manifest records for the first system. Then every Dask folder is
 compared with the local one, byte for byte, but for the run id and the manifest's times and
 engine record (``tests/conftest.py``'s rule): the table says ``same bytes`` or what differs.
+
+The floors: a child that imports what ``compare`` runs and does nothing else, and, for each
+``--workers``, one that also starts the same cluster and client (``a bare client``): what a
+process costs before it holds any of the comparison.
 """
 
 from __future__ import annotations
@@ -56,6 +60,22 @@ if workers:
     worker_peaks = sorted(engine.client().run(vmhwm).values())
     engine.close()
 print(json.dumps({{"peak_rss_mb": peak_rss_mb(), "folder": str(written), "worker_peaks_mb": worker_peaks}}))
+"""
+
+BARE = r"""
+import json, sys
+sys.path.insert(0, {here!r})
+from common import peak_rss_mb
+import harness.core.api  # what compare() runs, with its imports
+workers = {workers!r}
+if workers:
+    from harness.engines import DaskEngine
+    engine = DaskEngine(workers=workers)
+    engine.client()
+peak = peak_rss_mb()
+if workers:
+    engine.close()
+print(json.dumps({{"peak_rss_mb": peak}}))
 """
 
 
@@ -128,6 +148,13 @@ def main() -> None:
             rows.append([name, result["peak_rss_mb"], f"{100 * result['peak_rss_mb'] / local_peak:.0f}%",
                          " / ".join(f"{p:,.0f}" for p in peaks) if peaks else "—", result["wall"],
                          result["wall"] / local_wall, fit, search, same])
+        for workers in [0, *worker_counts]:  # the floors: imports (and the cluster), no work
+            bare = run_child([sys.executable, "-c", BARE.format(here=here, workers=workers)], timeout=600)
+            name = "one process: imports only, no work" if not workers else \
+                f"dask, {workers} worker(s): a bare client (imports, cluster started, no work)"
+            print(f"{name}: peak {bare['peak_rss_mb']:.0f} MB", flush=True)
+            rows.append([name, bare["peak_rss_mb"], f"{100 * bare['peak_rss_mb'] / local_peak:.0f}%", "—",
+                         bare["wall"], "—", "—", "—", "—"])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     table = markdown(["run", "peak RSS MB (this process)", "of one process's", "each worker's peak MB", "wall s",

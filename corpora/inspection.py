@@ -151,7 +151,8 @@ def describe(dataset: Dataset) -> DatasetStats:
     corpus, queries, qrels = dataset.corpus, dataset.queries, dataset.qrels
     relevant = set(qrels.queries_with_relevant(REL_THRESHOLD))
     known_queries = set(queries.ids)
-    doc_ids = set(corpus.ids)
+    # only the unmatched judgments are looked up: a million ids' set is not made for none
+    doc_ids = set(corpus.ids) if dataset.unmatched_judgments else set()
     unknown_query = [(q, d) for q, d, _ in dataset.unmatched_judgments if q not in known_queries]
     unknown_doc = [(q, d) for q, d, _ in dataset.unmatched_judgments if q in known_queries and d not in doc_ids]
     histogram = Counter(g for docs in qrels.values() for g in docs.values())

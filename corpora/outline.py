@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
+from corpora.memory import release_freed_memory
 from corpora.model import (CORPUS_HASH_PREFIX, HASH_CHUNK, Corpus, document_fingerprints, full_text, hash_chunk)
 from corpora.readers import (UniqueIds, check_id, document_metadata, json_object, read_jsonl, require_id,
                              stream_text_lines, text_field)
@@ -169,6 +170,7 @@ def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
         hash_chunk(digest, chunk)
     if _stamp(path) != stamp:
         raise InputFileError(path, "changed while it was read", fix="leave the corpus unchanged while it is read")
+    release_freed_memory()  # the records read: the heap keeps their pages otherwise, and they are most of the peak
     return CorpusOutline(ids, NotHeldTexts(len(ids), str(path)), None, None, name=name,  # type: ignore[arg-type]
                          source=str(path), fingerprint_array=np.concatenate(fingerprints),
                          reader=lambda positions: read_jsonl_documents(path, positions), hash=digest.hexdigest(),

@@ -317,20 +317,23 @@ def _score_error(tag: str, run: Run, problem: ScoreProblem) -> RetbenchError:
                          f"{run.doc_ids[run.doc_index[problem.entry]]!r}: {problem.problem}. Fix: {problem.fix}")
 
 
-def trec_scores(run: Run, tag: str = "run") -> np.ndarray:
+def trec_scores(run: Run, tag: str = "run", queries: slice | None = None) -> np.ndarray:
     """The scores to write so that every evaluator, whatever its tie rule, ranks the run exactly as
     it is ordered: strictly decreasing within each query as single-precision floats, by the smallest
     change (:func:`~corpora.run_order.strictly_decreasing`); what a results folder's run files hold.
     A NaN score, or a ``-inf`` that would need a step below ``-inf``, is an error naming ``tag``, the
-    query and the document.
+    query and the document. ``queries`` (a slice of the run's query positions, step 1): those
+    queries' entries only, the same values (a query's written scores depend on its own alone).
 
     >>> run = Run.from_mapping({"q": [("a", 2.0), ("b", 2.0), ("c", 1.0)]})
     >>> [float(x) for x in trec_scores(run)] == [2.0, float(np.nextafter(np.float32(2), np.float32(0))), 1.0]
     True
     """
-    written = strictly_decreasing(run.scores, run.offsets)
+    first, last = (0, len(run.query_ids)) if queries is None else queries.indices(len(run.query_ids))[:2]
+    start = int(run.offsets[first])
+    written = strictly_decreasing(run.scores[start:int(run.offsets[last])], run.offsets[first:last + 1] - start)
     if isinstance(written, ScoreProblem):
-        raise _score_error(tag, run, written)
+        raise _score_error(tag, run, ScoreProblem(written.entry + start, written.problem, written.fix))
     return written
 
 

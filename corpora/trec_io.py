@@ -300,20 +300,41 @@ def _check_writable_ids(ids: Sequence[str], what: str, owner: str) -> None:
                                 f"Fix: {fix}")
 
 
-def _run_columns(run: Run, owner: str) -> tuple[list[str], list[str], list[str]]:
-    """Per entry, in the run's order: query id, doc id and 1-based rank, as strings (the ids
-    checked for what a TREC line can hold)."""
-    lengths = run.lengths()
+#: Run entries (lines) formatted at a time by :func:`run_and_raw_score_pieces`: a writer holds the
+#: lines of one block, never those of the whole run.
+PIECE_ENTRIES = 1 << 15
+
+
+def _check_run_ids(run: Run, owner: str) -> None:
+    """The run's query ids and the doc ids it uses, checked for what a TREC line can hold."""
     used = np.zeros(len(run.doc_ids), dtype=bool)
     used[run.doc_index] = True
     _check_writable_ids([str(q) for q in run.query_ids], "query", owner)
     _check_writable_ids([str(d) for d in run.doc_ids[used]], "document", owner)
-    queries = np.repeat(np.asarray(run.query_ids, dtype=object), lengths).tolist()
-    docs = run.doc_ids[run.doc_index].tolist()
+
+
+def _rank_texts(run: Run) -> np.ndarray:
+    """``"1"``, ``"2"``, ... up to the run's longest ranking (an object array: index by rank - 1)."""
+    lengths = run.lengths()
     longest = int(lengths.max()) if len(lengths) else 0
-    rank_text = np.array([str(r) for r in range(1, longest + 1)], dtype=object)
-    ranks = np.arange(len(run.doc_index)) - np.repeat(run.offsets[:-1], lengths)
-    return queries, docs, rank_text[ranks].tolist()
+    return np.array([str(r) for r in range(1, longest + 1)], dtype=object)
+
+
+def _block_columns(run: Run, start: int, stop: int, query_ids: np.ndarray,
+                   rank_text: np.ndarray) -> tuple[list[str], list[str], list[str]]:
+    """Query id, doc id and 1-based rank, as strings, of the run's entries ``start:stop`` in its
+    order (``query_ids``: the run's as an object array; ``rank_text``: :func:`_rank_texts`)."""
+    entries = np.arange(start, stop)
+    owners = np.searchsorted(run.offsets, entries, side="right") - 1  # an empty query's offset repeats the next's
+    return (query_ids[owners].tolist(), run.doc_ids[run.doc_index[start:stop]].tolist(),
+            rank_text[entries - run.offsets[owners]].tolist())
+
+
+def _run_columns(run: Run, owner: str) -> tuple[list[str], list[str], list[str]]:
+    """Per entry, in the run's order: query id, doc id and 1-based rank, as strings (the ids
+    checked for what a TREC line can hold)."""
+    _check_run_ids(run, owner)
+    return _block_columns(run, 0, len(run.doc_index), np.asarray(run.query_ids, dtype=object), _rank_texts(run))
 
 
 def _join_lines(lines: list[str]) -> str:
@@ -349,24 +370,77 @@ def format_run_and_raw_scores(run: Run, tag: str) -> tuple[str, str]:
     return trec, raw or ""
 
 
+def run_and_raw_score_pieces(run: Run, tag: str, entries: int = PIECE_ENTRIES) -> Iterator[tuple[str, str]]:
+    """:func:`format_run_and_raw_scores` in pieces, so a writer never holds a whole run's text (nor
+    its written scores): pairs (run-file text, raw-scores text) of consecutive blocks of whole
+    queries, at most ``entries`` lines each (a longer query alone), whose concatenations are those
+    two texts, byte for byte, with the same errors. The tag, the ids and NaN scores are checked
+    before the first piece."""
+    for trec, raw in _run_pieces(run, tag, True, False, entries):
+        yield trec, raw or ""
+
+
+_RAW_SCORES_HEADER = "query_id\tdoc_id\trank\tscore"
+
+
+def _raw_score_lines(queries: list[str], docs: list[str], ranks: list[str], scores: list[str]) -> list[str]:
+    return [f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores)]
+
+
 def _raw_scores_text(queries: list[str], docs: list[str], ranks: list[str], scores: list[str]) -> str:
-    return _join_lines(["query_id\tdoc_id\trank\tscore",
-                        *(f"{q}\t{d}\t{r}\t{s}" for q, d, r, s in zip(queries, docs, ranks, scores))])
+    return _join_lines([_RAW_SCORES_HEADER, *_raw_score_lines(queries, docs, ranks, scores)])
 
 
 def _format_run(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: bool = False) -> tuple[str, str | None]:
+    trec_pieces, raw_pieces = [], []
+    for trec, raw in _run_pieces(run, tag, with_raw_scores, keep_ordered_scores, PIECE_ENTRIES):
+        trec_pieces.append(trec)
+        raw_pieces.append(raw)
+    return "".join(trec_pieces), "".join(raw_pieces) if with_raw_scores else None  # type: ignore[arg-type]
+
+
+def _run_pieces(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: bool,
+                entries: int) -> Iterator[tuple[str, str | None]]:
+    """The run file's text (and the raw scores', else None) in blocks of whole queries, at most
+    ``entries`` lines each (a longer query alone): the written scores (:func:`~corpora.run.trec_scores`
+    of the block's queries, or with ``keep_ordered_scores`` :meth:`~corpora.Run.file_scores` of the
+    whole run) and the raw scores' text, reusing that of every score the writer kept. A NaN score is
+    an error before any text, as the whole run's check makes it; a ``-inf`` that no score can follow,
+    at its block."""
+    if entries < 1:
+        raise ValueError(f"entries must be >= 1, not {entries!r}")
     _check_tag(tag)
-    queries, docs, ranks = _run_columns(run, f"run {tag!r}")
-    written = run.file_scores(tag) if keep_ordered_scores else trec_scores(run, tag)
-    written_text = list(map(repr, written.tolist()))
-    trec = _join_lines([f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, written_text)])
-    if not with_raw_scores:
-        return trec, None
+    _check_run_ids(run, f"run {tag!r}")
     raw = np.asarray(run.scores, dtype=np.float64)
-    raw_text = written_text  # the writer keeps most scores: reuse their text
-    for entry in np.flatnonzero(written != raw).tolist():
-        raw_text[entry] = repr(float(raw[entry]))
-    return trec, _raw_scores_text(queries, docs, ranks, raw_text)
+    whole = run.file_scores(tag) if keep_ordered_scores else None
+    if whole is None and np.isnan(raw).any():
+        trec_scores(run, tag)  # raises, naming the run's first NaN
+    query_ids, rank_text = np.asarray(run.query_ids, dtype=object), _rank_texts(run)
+    offsets = run.offsets
+    header = [_RAW_SCORES_HEADER]  # before the raw scores' first line
+    first = 0
+    while first < len(query_ids):
+        last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + entries, side="right")) - 1)
+        start, stop = int(offsets[first]), int(offsets[last])
+        block = slice(first, last)
+        first = last
+        if start == stop:
+            continue
+        queries, docs, ranks = _block_columns(run, start, stop, query_ids, rank_text)
+        kept = whole[start:stop] if whole is not None else trec_scores(run, tag, block)
+        written_text = list(map(repr, kept.tolist()))
+        trec = _join_lines([f"{q} Q0 {d} {r} {s} {tag}" for q, d, r, s in zip(queries, docs, ranks, written_text)])
+        if not with_raw_scores:
+            yield trec, None
+            continue
+        raw_text = written_text  # the writer keeps most scores: reuse their text
+        for entry in np.flatnonzero(kept != raw[start:stop]).tolist():
+            raw_text[entry] = repr(float(raw[start + entry]))
+        lines = _raw_score_lines(queries, docs, ranks, raw_text)
+        yield trec, _join_lines([*header, *lines])
+        header = []
+    if header and not len(run.doc_index):  # no line at all: an empty run file, the raw scores' header alone
+        yield "", (_join_lines(header) if with_raw_scores else None)
 
 
 def write_run(run: Run, target: str | Path | IO[str], tag: str) -> None:

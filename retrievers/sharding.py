@@ -4,9 +4,10 @@ An engine that spreads work over a cluster (``harness.engines``) cuts the corpus
 shards of documents, in corpus order (:func:`bounds_for`: at multiples of the retriever's optional
 ``shard_unit`` documents), and runs a retriever that implements :class:`~retrievers.protocols.ShardedRetriever` in five steps:
 
-1. ``fit_shard(shard)`` on a worker, once per shard: a :class:`ShardFit` whose ``statistics`` (small)
-   go to the client and whose ``state`` stays on the worker;
-2. ``reduce_statistics([statistics of shard 0, shard 1, ...])`` on the client: one value per shard,
+1. ``fit_shard(shard)`` on a worker, once per shard: a :class:`ShardFit` whose ``statistics`` go to
+   where they are reduced and whose ``state`` stays on the worker;
+2. ``reduce_statistics([statistics of shard 0, shard 1, ...])`` once, where the engine chooses (the
+   Dask engine: on a worker, so a large vocabulary never reaches the client): one value per shard,
    in shard order, what that shard needs to know of the whole collection (BM25: N, the average
    length, the document frequency of each of its terms);
 3. ``index_shard(state, its value)`` on the worker holding ``state``: the shard's index, which stays there;
@@ -22,8 +23,9 @@ documents, :mod:`retrievers.dense_blocks`); ``prepare_queries(queries)``, run on
 runs, gives what ``search_shard`` and ``score_shard`` receive in place of the queries (``dense``: the
 query vectors, encoded once rather than on every shard).
 
-The client merges the shards' hits with the seam's rule (:func:`merge_hits`): score descending,
-then doc id ascending. The merged run is the run of ``fit(corpus)`` then ``search`` to the last bit
+The shards' hits are merged with the seam's rule (:func:`merge_hits`, :meth:`Shards.merged_hits`:
+here, or where the engine chooses; the Dask engine merges on a worker): score descending, then doc
+id ascending. The merged run is the run of ``fit(corpus)`` then ``search`` to the last bit
 only when each shard computes every document's score with the same floating-point operations in the
 same order as the whole index does: a retriever opts in by implementing the protocol, and proves it
 with :func:`sharded_search` (the protocol run in this process), equal byte for byte to its own
@@ -175,11 +177,19 @@ class Shards(ABC):
     def close(self) -> None:
         """Let go of the shards (the default holds nothing)."""
 
-    def search(self, queries: Queries, k: int) -> Run:
+    def tie_rank(self) -> np.ndarray:
+        """The corpus's :func:`~retrievers.ranking.doc_id_order`, computed once: :func:`merge_hits`' tie-break."""
         if self._tie_rank is None:
             self._tie_rank = doc_id_order(self.corpus.ids)
-        offsets, docs, scores = merge_hits(self.search_parts(self.prepared(queries), k),
-                                           [a for a, _ in self.bounds], k, self._tie_rank)
+        return self._tie_rank
+
+    def merged_hits(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`merge_hits` of every shard's top ``k`` (``queries`` as :meth:`prepared` made them),
+        merged here; an engine may merge them where the hits are, with the same function."""
+        return merge_hits(self.search_parts(queries, k), [a for a, _ in self.bounds], k, self.tie_rank())
+
+    def search(self, queries: Queries, k: int) -> Run:
+        offsets, docs, scores = self.merged_hits(self.prepared(queries), k)
         return Run(queries.ids, self.corpus.id_array(), offsets, docs, scores)
 
     def score(self, queries: Queries) -> sp.csr_matrix | np.ndarray:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from corpora import InputFileError
+from corpora import InputFileError, RetbenchError
 from harness import compare
 from harness.cli import main
 from harness.store.folder import host_tag, write_folder
@@ -95,6 +95,33 @@ def test_a_writer_cannot_set_the_hashes_itself(tmp_path) -> None:
     with pytest.raises(ValueError, match="sets 'files'"):
         write_folder(tmp_path, {"a.txt": "a\n"}, "run", lambda run_id: ({"files": {}}, {}))
     assert [p.name for p in tmp_path.iterdir()] == []  # nothing kept
+
+
+def test_files_written_in_pieces_are_hashed_as_written(tmp_path) -> None:
+    pieces = [("runs/a.trec", "q1 Q0 d1 1 2.0 a\n"), ("runs/a.raw.tsv", "header\n"),
+              ("runs/a.trec", "q1 Q0 d2 2 1.0 a\n"), ("runs/a.raw.tsv", "q1\td1\n"), ("runs/a.trec", "")]
+    folder = write_folder(tmp_path, {"a.txt": "a\n"}, "run", lambda run_id: ({}, {}), pieces=iter(pieces))
+    assert (folder / "runs/a.trec").read_text() == "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\n"
+    assert (folder / "runs/a.raw.tsv").read_text() == "header\nq1\td1\n"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["files"] == {f: _sha256(folder / f) for f in ("a.txt", "runs/a.raw.tsv", "runs/a.trec")}
+
+
+@pytest.mark.parametrize("name", ["a.txt", "manifest.json"])
+def test_a_piece_cannot_replace_a_file_of_the_folder(tmp_path, name: str) -> None:
+    with pytest.raises(ValueError, match=f"file '{name}' would replace"):
+        write_folder(tmp_path, {"a.txt": "a\n"}, "run", lambda run_id: ({}, {}), pieces=[(name, "b\n")])
+    assert [p.name for p in tmp_path.iterdir()] == []  # nothing kept
+
+
+def test_a_failure_between_pieces_keeps_nothing(tmp_path) -> None:
+    def pieces():
+        yield "runs/a.trec", "q1 Q0 d1 1 2.0 a\n"
+        raise RetbenchError("the run's second block is bad. Fix: none")
+
+    with pytest.raises(RetbenchError, match="second block"):
+        write_folder(tmp_path, {"a.txt": "a\n"}, "run", lambda run_id: ({}, {}), pieces=pieces())
+    assert [p.name for p in tmp_path.iterdir()] == []
 
 
 # ----- every reader refuses an edited file -------------------------------------------------------

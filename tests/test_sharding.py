@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, load_dataset
+from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, Run, load_dataset
 from harness import compare
 from harness.cli import main
 from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, EngineRun, resolve_engine
@@ -200,6 +200,38 @@ def test_evaluation_in_query_partitions_is_the_same_frame(shared_data) -> None:
     assert mapper.calls == 1
     assert parted.to_csv() == whole.to_csv()
     assert parted.dtypes.tolist() == whole.dtypes.tolist()
+
+
+def test_a_large_run_is_evaluated_in_more_partitions_than_workers_with_the_same_frame(shared_data,
+                                                                                       monkeypatch) -> None:
+    import harness.core.evaluation as evaluation
+
+    data = load_dataset(str(shared_data / "cranfield"))
+    run = BM25().fit(data.corpus).search(data.queries, 100)
+    metrics = parse_metrics("ndcg@10,map,recall@100")
+    query_ids = data.qrels.queries_with_relevant(1)
+    monkeypatch.setattr(evaluation, "PARTITION_ENTRIES", 5000)  # 22,500 entries: 5 partitions, not 2
+
+    class Counting(PicklingMapper):
+        def map(self, function, items, shared):
+            self.sizes = [len(item[2]) for item in items]
+            return super().map(function, items, shared)
+
+    mapper = Counting(partitions=2)
+    parted = evaluate_in_partitions(run, data.qrels, metrics, query_ids, 1, mapper=mapper)
+    assert len(mapper.sizes) == 5 and sum(mapper.sizes) == len(query_ids)
+    assert parted.to_csv() == evaluate(run, data.qrels, metrics, query_ids, 1).to_csv()
+
+
+@pytest.mark.parametrize("doc_ids", [["d1", "d2", "d3"], ["d1", "a\nb", "d3"]])
+def test_a_partitions_run_travels_whole_whatever_its_doc_ids_hold(doc_ids: list[str]) -> None:
+    from harness.core.evaluation import _PartitionRun
+
+    run = Run(["q1", "q2"], doc_ids, np.array([0, 2, 3]), np.array([2, 0, 1]), np.array([3.0, 2.0, 1.0]))
+    back = pickle.loads(pickle.dumps(_PartitionRun.of(run))).run()
+    assert back.doc_ids.tolist() == doc_ids  # a separator inside an id: sent as the array instead
+    assert [back.items(q) for q in back.query_ids] == [run.items(q) for q in run.query_ids]
+    assert back.doc_hashes.tolist() == run.doc_hashes.tolist()
 
 
 # ----- an engine without a cluster ------------------------------------------------------------

@@ -15,8 +15,8 @@ from corpora import InputFileError, Qrels, RetbenchError, Run
 from corpora.id_hashes import hash_ids
 from corpora.run_order import reading_dependent_queries
 from corpora.trec_io import (TREC_EVAL_QRELS, QrelsFile, QrelsRules, format_qrels, format_raw_scores, format_run,
-                             read_qrels, read_qrels_file, read_run, read_run_file, run_from_arrays, trec_scores,
-                             write_qrels, write_run)
+                             read_qrels, read_qrels_file, read_run, read_run_file, run_and_raw_score_pieces,
+                             run_from_arrays, trec_scores, write_qrels, write_run)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -349,6 +349,51 @@ def test_raw_scores_sit_beside_the_run_line_for_line(tmp_path: Path) -> None:
     assert [line.split()[:4] for line in trec] == [["q1", "Q0", "a", "1"], ["q1", "Q0", "b", "2"],
                                                    ["q2", "Q0", "c", "1"]]
     assert [float(line.split()[4]) for line in trec] == [0.1 + 0.2, _down(0.1 + 0.2), 7.0]
+
+
+@pytest.mark.parametrize("entries", [1, 2, 3, 1000])
+def test_run_files_written_in_pieces_are_the_same_bytes_whatever_the_block(tmp_path: Path, entries: int) -> None:
+    # ties (whose written score steps down, so the raw file gets its own text), an empty query between two
+    run = Run.from_mapping({"q1": [("a", 0.1 + 0.2), ("b", 0.1 + 0.2), ("c", 0.25)], "q2": [],
+                            "q3": [("c", 7.0), ("a", 1.5)]})
+    pieces = list(run_and_raw_score_pieces(run, "t", entries=entries))
+    blocks = [[line.split()[0] for line in trec.splitlines()] for trec, _ in pieces]
+    assert all(a[-1] != b[0] for a, b in zip(blocks, blocks[1:]))  # whole queries
+    assert all(len(b) <= entries or len(set(b)) == 1 for b in blocks)  # at most `entries` lines, or one query
+    trec, raw = "".join(p[0] for p in pieces), "".join(p[1] for p in pieces)
+    assert trec == format_run(run, "t") and raw == format_raw_scores(run)
+    assert raw.splitlines() == ["query_id\tdoc_id\trank\tscore", "q1\ta\t1\t0.30000000000000004",
+                                "q1\tb\t2\t0.30000000000000004", "q1\tc\t3\t0.25", "q3\tc\t1\t7.0",
+                                "q3\ta\t2\t1.5"]
+    back = read_run(write(tmp_path, "run.trec", trec), order="file")
+    assert [back.ranking(q) for q in back.query_ids] == [["a", "b", "c"], ["c", "a"]]
+    assert [float(line.split()[4]) for line in trec.splitlines()] == [0.1 + 0.2, _down(0.1 + 0.2), 0.25, 7.0, 1.5]
+
+
+def test_an_empty_run_in_pieces_is_an_empty_run_file_and_the_raw_scores_header() -> None:
+    run = Run.from_mapping({"q1": []})
+    assert list(run_and_raw_score_pieces(run, "t")) == [("", "query_id\tdoc_id\trank\tscore\n")]
+
+
+def test_pieces_check_nan_scores_before_the_first_piece() -> None:
+    pieces = run_and_raw_score_pieces(Run.from_mapping({"q1": [("a", 2.0)], "q2": [("b", float("nan"))]}), "t",
+                                      entries=1)
+    with pytest.raises(RetbenchError, match="run 't': query 'q2', document 'b': the score is NaN"):
+        next(pieces)
+
+
+def test_trec_scores_of_some_queries_are_those_of_the_whole_run() -> None:
+    run = Run.from_mapping({"q1": [("a", 1.0), ("b", 1.0)], "q2": [("c", 3.0), ("d", 3.0), ("e", 3.0)], "q3": []})
+    down = float(np.nextafter(np.float32(3.0), np.float32(0)))
+    assert trec_scores(run, queries=slice(1, 3)).tolist() == [3.0, down, float(np.nextafter(np.float32(down),
+                                                                                              np.float32(0)))]
+    assert trec_scores(run, queries=slice(1, 3)).tolist() == trec_scores(run)[2:].tolist()
+
+
+def test_pieces_check_the_ids_before_the_first_piece() -> None:
+    pieces = run_and_raw_score_pieces(Run.from_mapping({"q1": [("a", 2.0)], "q2": [("my doc", 1.0)]}), "t", entries=1)
+    with pytest.raises(RetbenchError, match="document id 'my doc' cannot be written"):
+        next(pieces)
 
 
 @pytest.mark.parametrize(("mapping", "tag", "fragment"), [

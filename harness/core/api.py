@@ -36,6 +36,7 @@ import pandas as pd
 from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_analyzer, load_dataset,
                      load_facets_file, with_facets)
 from corpora.loading import source_of
+from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
 from harness.core.result import CompareResult
 from harness.core.deadline import check_timeout, step_deadline
@@ -312,6 +313,9 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
                                  config.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
+        # the search's and the evaluation's temporaries (merged hits, partitions sent to workers): the
+        # heap keeps their pages otherwise, and every later step's peak would stack on them
+        release_freed_memory()
     names = [m.name for m in metrics]
     per_query = pd.concat(frames, ignore_index=True)
     per_query = per_query[["system", "query_id", *names, FIRST_RELEVANT_RANK]]
@@ -341,11 +345,13 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
                                  retrieval_k=config.retrieval_k, rel_threshold=config.rel_threshold,
                                  facets=facet_names, n_samples=config.bootstrap_samples, seed=config.seed,
                                  confidence=config.confidence, mapper=mapper)
+    release_freed_memory()  # the readings' temporaries, before the diagnosis reads its documents' texts
     failures: list[Failure] = []
     analyze = get_analyzer(analyzer)
     for system in systems:
         failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
                                  analyze, query_ids, config.fail_rank, config.rel_threshold))
+    release_freed_memory()  # the diagnosis's texts, before the result is reported and written
     return CompareResult(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
                          comparisons, failures, analyzer, readings.leaderboard,
                          readings.power, readings.facets, readings.risk_coverage, readings.risk_coverage_summary,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -250,29 +251,84 @@ def evaluate(run: Run, qrels: Qrels | Mapping[str, Mapping[str, int]], metrics: 
     return frame
 
 
+#: Run entries per partition of :func:`evaluate_in_partitions` at most (about: partitions hold whole
+#: queries), so that the process sending them to an engine's workers holds one small one at a time.
+PARTITION_ENTRIES = 1 << 17
+
+
 def evaluate_in_partitions(run: Run, qrels: Qrels, metrics: Sequence[Metric], query_ids: Sequence[str],
                            rel_threshold: int = 1, mapper: ChunkMapper | None = None) -> pd.DataFrame:
     """:func:`evaluate`, cut into contiguous partitions of ``query_ids`` that run on an engine's
-    workers through ``mapper`` (:mod:`harness.core.parallel`); without one, one call as :func:`evaluate`.
+    workers through ``mapper`` (:mod:`harness.core.parallel`): ``mapper.partitions`` of them, or more
+    when the run has more than :data:`PARTITION_ENTRIES` entries per partition; each partition's run
+    is made when the mapper asks for it. Without a mapper, one call as :func:`evaluate`.
 
     A query's values depend only on its own entries and judgments, taken in the same order in a
     partition as in the whole, so the frame is the same bit for bit.
     """
     query_ids = [str(q) for q in query_ids]
-    parts = min(mapper.partitions, len(query_ids)) if mapper is not None else 1
+    # at least one partition per worker, and small enough that sending one holds little here
+    wanted = max(mapper.partitions, -(-len(run.scores) // PARTITION_ENTRIES)) if mapper is not None else 1
+    parts = min(wanted, len(query_ids))
     if parts <= 1:
         return evaluate(run, qrels, metrics, query_ids, rel_threshold)
     bounds = [len(query_ids) * p // parts for p in range(parts + 1)]
     pieces = [query_ids[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    items = [(_run_of(run, piece), _qrels_of(qrels, piece), piece) for piece in pieces]
-    frames = mapper.map(_evaluate_partition, items, (list(metrics), rel_threshold))  # type: ignore[union-attr]
+    frames = mapper.map(_evaluate_partition, _Partitions(run, qrels, pieces),  # type: ignore[union-attr]
+                        (list(metrics), rel_threshold))
     return pd.concat(frames)
 
 
-def _evaluate_partition(shared: tuple[list[Metric], int], item: tuple[Run, Qrels, list[str]]) -> pd.DataFrame:
+class _Partitions(Sequence):
+    """The partitions' items, each made when it is asked for: a mapper that sends them one at a time
+    never holds every partition's run at once."""
+
+    def __init__(self, run: Run, qrels: Qrels, pieces: list[list[str]]):
+        self.run, self.qrels, self.pieces = run, qrels, pieces
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def __getitem__(self, n: Any) -> Any:
+        if isinstance(n, slice):
+            return [self[j] for j in range(*n.indices(len(self)))]
+        piece = self.pieces[n]
+        return _PartitionRun.of(_run_of(self.run, piece)), _qrels_of(self.qrels, piece), piece
+
+
+def _evaluate_partition(shared: tuple[list[Metric], int],
+                        item: tuple[_PartitionRun, Qrels, list[str]]) -> pd.DataFrame:
     metrics, rel_threshold = shared
-    run, qrels, query_ids = item
-    return evaluate(run, qrels, metrics, query_ids, rel_threshold)
+    shipped, qrels, query_ids = item
+    return evaluate(shipped.run(), qrels, metrics, query_ids, rel_threshold)
+
+
+class _PartitionRun:
+    """A partition's run as it travels to a worker: its doc ids joined into one string (when no id
+    holds the separator) rather than an array of string objects, which a pickler copies and
+    memoises one by one (at a million ids, several times the ids' own memory on the sender)."""
+
+    SEPARATOR = "\n"
+
+    def __init__(self, query_ids: list[str], doc_ids: str | np.ndarray, n_docs: int, offsets: np.ndarray,
+                 doc_index: np.ndarray, scores: np.ndarray, doc_hashes: np.ndarray):
+        self.parts = (query_ids, doc_ids, n_docs, offsets, doc_index, scores, doc_hashes)
+
+    @classmethod
+    def of(cls, run: Run) -> _PartitionRun:
+        ids: str | np.ndarray = run.doc_ids
+        if run.doc_ids.dtype == object and len(run.doc_ids):
+            joined = cls.SEPARATOR.join(run.doc_ids.tolist())
+            if joined.count(cls.SEPARATOR) == len(run.doc_ids) - 1:  # no id holds it: split gives them back
+                ids = joined
+        return cls(run.query_ids, ids, len(run.doc_ids), run.offsets, run.doc_index, run.scores, run.doc_hashes)
+
+    def run(self) -> Run:
+        query_ids, doc_ids, n_docs, offsets, doc_index, scores, doc_hashes = self.parts
+        ids = doc_ids.split(self.SEPARATOR) if isinstance(doc_ids, str) else doc_ids
+        if len(ids) != n_docs:
+            raise ValueError("a partition's doc ids did not travel whole")
+        return Run(query_ids, ids, offsets, doc_index, scores, doc_hashes)
 
 
 def _run_of(run: Run, query_ids: list[str]) -> Run:

@@ -6,11 +6,12 @@ of ``workers`` processes (one thread each). On it:
 * every retriever that implements the sharding protocol (:mod:`retrievers.sharding`; BM25 does) is
   fitted in shards of documents, one task per shard: the workers read their shard from the
   dataset's folder themselves when it has one (:class:`~harness.engines.shard_tasks.FolderShard`),
-  else the shard's documents travel with the task; the shards' statistics come to the client, are
-  reduced once, and each shard's part goes back to be indexed; the indexes stay on the workers and
-  every search asks each shard for its top k, which the client merges (score descending, doc id
-  ascending). A retriever fitted twice with the same parameters on the same corpus (``bm25`` and
-  the ``bm25`` inside ``rrf``) is fitted once, as the index cache does here;
+  else the shard's documents travel with the task; the shards' statistics go to one worker, are
+  reduced once there, and each shard's part goes on to be indexed (they never reach the client); the
+  indexes stay on the workers and every search asks each shard for its top k, which one worker
+  merges (score descending, doc id ascending) before the merged top k comes to the client. A
+  retriever fitted twice with the same parameters on the same corpus (``bm25`` and the ``bm25``
+  inside ``rrf``) is fitted once, as the index cache does here;
 * every other retriever is fitted and searched on the client, as with the local engine, and the
   manifest's engine record lists it under ``on_client``;
 * the client keeps a BEIR folder's corpus as its ids only (``Engine.needs_texts`` is False:
@@ -18,8 +19,9 @@ of ``workers`` processes (one thread each). On it:
   fitted on the client reads texts (:func:`~harness.engines.base.needs_texts_here`: only sharded
   retrievers and fusions of them); the diagnosis's few texts are then read by the workers
   (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the documents' fingerprints;
-* the per-query evaluation runs in query partitions, and the bootstrap, the leaderboard's ranks and
-  the Monte Carlo sign flips in chunks, on the workers (:mod:`harness.core.parallel`).
+* the per-query evaluation runs in query partitions (each made when it is sent, so the client holds
+  one at a time), and the bootstrap, the leaderboard's ranks and the Monte Carlo sign flips in
+  chunks, on the workers (:mod:`harness.core.parallel`).
 
 Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
 task again elsewhere when its worker dies, and the result is the same. The engine never changes a
@@ -167,18 +169,34 @@ class _DaskShards(Shards):
         self.client = client
         self.indexes = indexes
         self.closed = False
+        self._tie_rank_future: Any = None
 
-    def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+    def _submit(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+        """``task(retriever, index, *arguments)`` on every shard's worker, as futures in shard order."""
         if self.closed:
             raise RetbenchError(f"retriever {self.label!r} was fitted on a Dask engine whose comparison has ended. "
                                 "Fix: fit it again (retriever.fit(corpus)) to search outside that comparison")
         token = uuid.uuid4().hex[:12]
-        futures = [self.client.submit(task, self.retriever, index, *arguments, key=f"retbench-{what}-{n}-{token}")
-                   for n, index in enumerate(self.indexes)]
-        return self.client.gather(futures)
+        return [self.client.submit(task, self.retriever, index, *arguments, key=f"retbench-{what}-{n}-{token}")
+                for n, index in enumerate(self.indexes)]
+
+    def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+        return self.client.gather(self._submit(task, what, *arguments))
 
     def search_parts(self, queries: Any, k: int) -> list[ShardHits]:
         return self._ask(shard_tasks.search_shard, "search-shard", queries, k)
+
+    def merged_hits(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Merged on a worker (:func:`~harness.engines.shard_tasks.merge_shard_hits`): the client gets the
+        merged top ``k`` only, never every shard's."""
+        parts = self._submit(shard_tasks.search_shard, "search-shard", queries, k)
+        if self._tie_rank_future is None:  # sent once, for every search of this fit; on every worker, so
+            # that a worker lost takes no data that cannot be made again with it
+            [self._tie_rank_future] = self.client.scatter([self.tie_rank()], broadcast=True, hash=False)
+            self._tie_rank = None  # the workers hold it now
+        merged = self.client.submit(shard_tasks.merge_shard_hits, parts, [a for a, _ in self.bounds], k,
+                                    self._tie_rank_future, key=f"retbench-merge-hits-{uuid.uuid4().hex[:12]}")
+        return merged.result()
 
     def score_parts(self, queries: Any) -> list[sp.csr_matrix | np.ndarray]:
         if not hasattr(self.retriever, "score_shard"):
@@ -191,6 +209,7 @@ class _DaskShards(Shards):
     def close(self) -> None:
         self.closed = True
         self.indexes = []  # the last references: the scheduler lets the indexes go
+        self._tie_rank_future = None
 
 
 class _WorkerReader:
@@ -247,12 +266,17 @@ class _DaskPlacement(Placement):
         client = self.client
         fits = [client.submit(shard_tasks.fit_shard, copy, source, key=f"{name}-fit-shard-{n}-{token}")
                 for n, source in enumerate(sources)]
-        statistics = client.gather([client.submit(shard_tasks.statistics_of, fit, key=f"{name}-statistics-{n}-{token}")
-                                    for n, fit in enumerate(fits)])
-        reduced = copy.reduce_statistics(statistics)
+        statistics = [client.submit(shard_tasks.statistics_of, fit, key=f"{name}-statistics-{n}-{token}")
+                      for n, fit in enumerate(fits)]
+        # reduced on a worker, and each shard's part taken there: the statistics (BM25: every shard's
+        # vocabulary) never come to the client
+        reduced = client.submit(shard_tasks.reduce_statistics, copy, statistics, key=f"{name}-reduce-{token}")
+        parts = [client.submit(shard_tasks.part_of, reduced, n, key=f"{name}-statistics-part-{n}-{token}")
+                 for n in range(len(fits))]
         indexes = [client.submit(shard_tasks.index_shard, copy, fit, part, key=f"{name}-index-shard-{n}-{token}")
-                   for n, (fit, part) in enumerate(zip(fits, reduced))]
-        del fits  # the tokens go once the indexes exist (the scheduler keeps how to make them again)
+                   for n, (fit, part) in enumerate(zip(fits, parts))]
+        # the tokens and statistics go once the indexes exist (the scheduler keeps how to make them again)
+        del fits, statistics, reduced, parts
         # wait, and raise a shard's error here, during the fit; a finished index stays on its worker
         # (result() would bring every shard's index to the client: at a million documents, the whole index)
         from distributed import wait
@@ -291,6 +315,7 @@ class _DaskMapper:
             return []
         [common] = self.client.scatter([shared], broadcast=True, hash=False)
         token = uuid.uuid4().hex[:12]
-        futures = self.client.map(shard_tasks.apply_chunk, list(items), function=function, shared=common,
-                                  key=[f"retbench-chunk-{n}-{token}" for n in range(len(items))])
+        # one item at a time: items made on demand (the evaluation's partitions) are sent and let go in turn
+        futures = [self.client.submit(shard_tasks.apply_chunk, item, function=function, shared=common,
+                                      key=f"retbench-chunk-{n}-{token}") for n, item in enumerate(items)]
         return self.client.gather(futures)

@@ -28,7 +28,7 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
@@ -39,9 +39,9 @@ from corpora import RetbenchError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FILES_KEY", "MANIFEST_FILE", "Derived", "Identified", "Say", "check_out", "csv_text", "file_hash",
-           "file_text_hash", "host_tag", "is_staging", "manifest_text", "out_folder", "package_version", "safe_file_name",
-           "warn_on_stderr", "write_folder"]
+__all__ = ["FILES_KEY", "MANIFEST_FILE", "Derived", "Identified", "Pieces", "Say", "check_out", "csv_text",
+           "file_hash", "file_text_hash", "host_tag", "is_staging", "manifest_text", "out_folder", "package_version",
+           "safe_file_name", "warn_on_stderr", "write_folder"]
 
 #: The manifest of a results folder.
 MANIFEST_FILE = "manifest.json"
@@ -58,6 +58,11 @@ _CLAIM_ATTEMPTS = 1000
 Say = Callable[[str], None]
 #: Makes files from a results folder already written (its path): file name -> text.
 Derived = Callable[[Path], Mapping[str, str]]
+#: Files written a piece at a time: (relative name, text) pairs, each text appended to its file in
+#: the order given, so one producer can fill several files at once (a run file and its raw scores)
+#: and no file is ever held whole.
+Pieces = Iterable[tuple[str, str]]
+
 #: Given a run id, the manifest (a JSON-ready dict, without :data:`FILES_KEY`) and the other files
 #: that hold the run id (file name -> text).
 Identified = Callable[[str], tuple[Mapping[str, Any], Mapping[str, str]]]
@@ -221,11 +226,12 @@ def manifest_text(document: Mapping[str, Any], hashes: Mapping[str, str]) -> str
 
 
 def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: Identified,
-                 derived: Derived | None = None, say: Say = warn_on_stderr) -> Path:
+                 derived: Derived | None = None, say: Say = warn_on_stderr, pieces: Pieces = ()) -> Path:
     """Write a results folder atomically as ``out/<run id>`` and return its path.
 
-    ``files`` (relative POSIX name -> text, written as UTF-8 bytes with the line ends they hold) are
-    staged first; ``identified(run_id)`` gives the manifest and the other files that hold the run
+    ``files`` (relative POSIX name -> text, written as UTF-8 bytes with the line ends they hold) and
+    ``pieces`` (:data:`Pieces`: files written and hashed a piece at a time, as they come) are staged
+    first; ``identified(run_id)`` gives the manifest and the other files that hold the run
     id, written for each id tried by :func:`_claim`, the manifest with :data:`FILES_KEY`, the hash
     of every file; then ``derived`` (if any) makes more files from the staged folder, which is then
     complete and verifiable, so they show the run id too, and the manifest is written again to
@@ -245,6 +251,26 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
         path.write_bytes(text.encode("utf-8"))  # bytes: no platform's line ends slip in, so the hash is of what is read
         written[relative] = file_text_hash(text)
 
+    def put_pieces(written: dict[str, str]) -> None:
+        open_files: dict[str, tuple[Any, Any]] = {}  # name -> (handle, its SHA-256 so far)
+        try:
+            for relative, text in pieces:
+                if relative not in open_files:
+                    if relative in written or relative == MANIFEST_FILE:
+                        raise ValueError(f"file {relative!r} would replace a file of the results folder")
+                    path = staging / relative
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    open_files[relative] = (path.open("wb"), hashlib.sha256())
+                handle, digest = open_files[relative]
+                data = text.encode("utf-8")
+                handle.write(data)
+                digest.update(data)
+        finally:
+            for handle, _ in open_files.values():
+                handle.close()
+        for relative, (_, digest) in open_files.items():
+            written[relative] = _HASH_PREFIX + digest.hexdigest()
+
     def write_identified(run_id: str) -> None:
         document, named = identified(run_id)
         if FILES_KEY in document:
@@ -262,6 +288,7 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
     try:
         for relative, text in files.items():
             put(relative, text, hashes)
+        put_pieces(hashes)
         os.chmod(staging, 0o755)
         return _claim(staging, out, base_id, write_identified)
     except OSError as exc:

@@ -6,6 +6,8 @@ which is renamed into place at the end, so a killed run leaves no half-written r
 earlier folder is never touched. The rename claims the run id: when another run took the same id
 in the same second, the next free suffix (``-2``, ``-3``, …) is claimed instead, so both results
 land. A staging folder whose process is gone is removed by the next write into the same folder.
+The run files and their raw scores are formatted and written a block of whole queries at a time
+(:func:`corpora.trec_io.run_and_raw_score_pieces`), so no run's text is ever held whole.
 Everything but the manifest's times is a pure function of the inputs and the seed. Readers
 (:mod:`harness.store.read`) check each file against the manifest's ``files`` hashes.
 
@@ -34,20 +36,22 @@ import platform
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from corpora import summary_line
-from corpora.trec_io import format_qrels, format_run_and_raw_scores
+from corpora.memory import release_freed_memory
+from corpora.trec_io import format_qrels, run_and_raw_score_pieces
 from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.diagnosis import CATEGORIES
 from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
 from harness.core.power import POWER
 from harness.core.record import CompareRecord
-from harness.store.folder import (Derived, Identified, Say, csv_text, file_text_hash, manifest_text, package_version,
-                                  safe_file_name, warn_on_stderr, write_folder)
+from harness.store.folder import (Derived, Identified, Pieces, Say, csv_text, file_text_hash, manifest_text,
+                                  package_version, safe_file_name, warn_on_stderr, write_folder)
 from harness.core.readings import READINGS, reading_frames
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
 from harness.core.risk_coverage import CONFIDENCES
@@ -85,17 +89,22 @@ def _run_tag(label: str, stem: str) -> str:
 
 
 def _folder_parts(result: CompareRecord, command_line: list[str] | None, report: str | None, runs: bool,
-                  started: datetime) -> tuple[dict[str, str], Identified]:
-    """A results folder's files that do not hold the run id (file name -> text), and what gives the
-    manifest and the files that do, for a run id (:data:`~harness.store.folder.Identified`)."""
+                  started: datetime) -> tuple[dict[str, str], Identified, Pieces]:
+    """A results folder's files that do not hold the run id (file name -> text), what gives the
+    manifest and the files that do, for a run id (:data:`~harness.store.folder.Identified`), and,
+    with ``runs``, the run files and raw scores, made a block of lines at a time as they are written
+    (:data:`~harness.store.folder.Pieces`: a run's text is never held whole)."""
     systems = _system_entries(result)
     files: dict[str, str] = reading_files(result)
     files[QRELS_FILE] = format_qrels(_evaluated_qrels(result))
     if report is not None:
         files["report.txt"] = report
-    for system, entry in zip(result.systems, systems) if runs else ():
-        files[entry["run_file"]], files[entry["raw_scores_file"]] = format_run_and_raw_scores(system.run,
-                                                                                             entry["run_tag"])
+
+    def run_pieces() -> Iterator[tuple[str, str]]:
+        for system, entry in zip(result.systems, systems):
+            for trec, raw in run_and_raw_score_pieces(system.run, entry["run_tag"]):
+                yield entry["run_file"], trec
+                yield entry["raw_scores_file"], raw
 
     def identified(run_id: str) -> tuple[dict, dict[str, str]]:
         """What holds the run id: the manifest, and the card's per-result lines."""
@@ -105,7 +114,7 @@ def _folder_parts(result: CompareRecord, command_line: list[str] | None, report:
             named[RESULTS_FILE] = result_lines(result.retrieval, run_id, document["hashes"])
         return document, named
 
-    return files, identified
+    return files, identified, run_pieces() if runs else iter(())
 
 
 def results_texts(result: CompareRecord,
@@ -116,7 +125,7 @@ def results_texts(result: CompareRecord,
     What a report of a fresh result reads (:func:`harness.store.read.open_record`), so it is the
     report of the folder, made with no folder."""
     started = datetime.now(timezone.utc)
-    files, identified = _folder_parts(result, command_line, None, False, started)
+    files, identified, _ = _folder_parts(result, command_line, None, False, started)
     run_id = _new_run_id(result, started)
     document, named = identified(run_id)
     files.update(named)
@@ -359,5 +368,6 @@ def write_results(result: CompareRecord, out: Path, command_line: list[str] | No
     taken by another run meanwhile (the manifest names the id). A name it returns that is already
     a file of the folder is an error (a ``ValueError``: the caller's mistake, not the user's)."""
     started = datetime.now(timezone.utc)
-    files, identified = _folder_parts(result, command_line, report, True, started)
-    return write_folder(out, files, _new_run_id(result, started), identified, derived, say)
+    files, identified, pieces = _folder_parts(result, command_line, report, True, started)
+    release_freed_memory()  # the readings' temporaries, before the run files are written a block at a time
+    return write_folder(out, files, _new_run_id(result, started), identified, derived, say, pieces)
