@@ -27,7 +27,7 @@ measured (the postings a query's terms hold, which of retbench's search paths ra
 system searches; no cell is left out. The comparability notes of ``engines_speed.py`` apply
 (tokenizers, idf, float32 vs float64; PISA's index keeps the stop words). The table goes to
 ``benchmarks/RESULTS.md``, section ``engines_matrix.<docs>`` (the whole matrix; a run of some
-shapes writes ``engines_matrix.<docs>.<shape>+<shape>``, leaving the whole table in place).
+shapes writes ``engines_matrix.<docs>.<shape>_<shape>``, leaving the whole table in place).
 """
 
 from __future__ import annotations
@@ -289,15 +289,16 @@ def record(results: dict[str, dict[str, list[dict]]], shapes: list, systems: lis
 
 def section_name(docs: int, shapes: list[str]) -> str:
     """RESULTS.md's section of a run: ``engines_matrix.<docs>`` for the whole matrix, and its shapes
-    appended for a part of it, so that rerunning a few shapes never overwrites the whole table.
+    appended for a part of it (joined by ``_``, which no shape's name holds), so that rerunning a few
+    shapes never overwrites the whole table; :func:`common.record_results` checks the name.
 
     >>> section_name(200000, list(SHAPES))
     'engines_matrix.200000'
     >>> section_name(1000000, ["z1.0-v1M-short", "z1.2-v100k-long"])
-    'engines_matrix.1000000.z1.0-v1M-short+z1.2-v100k-long'
+    'engines_matrix.1000000.z1.0-v1M-short_z1.2-v100k-long'
     """
     whole = sorted(shapes) == sorted(SHAPES)
-    return f"engines_matrix.{docs}" + ("" if whole else "." + "+".join(shapes))
+    return f"engines_matrix.{docs}" + ("" if whole else "." + "_".join(shapes))
 
 
 if __name__ == "__main__":
