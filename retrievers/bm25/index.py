@@ -62,14 +62,17 @@ QUERY_BATCH = 32
 #: scipy's work arrays or the compiled loop's, a core's cache.
 BLOCK_DOCS = 1 << 16
 #: The compiled loop is the default from this many postings, where numba is installed
-#: (``benchmarks/speed_paths.py`` ``compiled_sizes``; numbers in ``benchmarks/RESULTS.md``). It is
-#: faster on smaller indexes too, but a process's first search with it pays numba's start-up and
-#: loading the loop, a fixed cost, where the product's first search pays materialising the weights,
-#: which grows with the postings: from about this many (a million short documents, a hundred
-#: thousand long ones) the loop's first search is no slower, so it pays whatever the queries; below,
-#: only after thousands of queries. Past it the product's weights (12 bytes a posting) also outweigh
-#: numba's own memory.
-COMPILED_FROM_POSTINGS = 1 << 24
+#: (``benchmarks/speed_paths.py`` ``compiled_sizes`` and ``engines_matrix.py``; numbers in
+#: ``benchmarks/RESULTS.md``). It is faster on smaller indexes too, but a process's first search
+#: with it pays numba's start-up and loading the loop, a fixed cost, where the product's first search
+#: pays materialising the weights, which grows with the postings. From about twice this many the
+#: loop's first search is no slower; from this many (about half a million short documents, fifty
+#: thousand long ones) it costs a few tenths of a second more, earned back within about a thousand
+#: queries, and every corpus of a million documents, short ones with a steep Zipf law included, is
+#: past it (at 2^24 such corpora kept the product and answered at half the best peer's speed).
+#: Below, the loop earns its start-up back only after thousands of queries. Past it the product's
+#: weights (12 bytes a posting) also outweigh numba's own memory.
+COMPILED_FROM_POSTINGS = 1 << 23
 #: Queries per call of the compiled loop (a progress step; threads share batches), fewer when k is
 #: large: a call's results, kept while it gathers them, stay under :data:`COMPILED_BATCH_RESULTS`,
 #: which lowers the search's peak at no cost in speed (``benchmarks/RESULTS.md``, ``notes.memory``).
