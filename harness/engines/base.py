@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from corpora import Corpus
+from retrievers.base import runs_whole_elsewhere
 from retrievers.fusion import Fusion
 from retrievers.sharding import is_sharded
 
@@ -52,15 +53,17 @@ class EngineRecord:
     details: dict[str, Any] = field(default_factory=dict)
     sharded: set[str] = field(default_factory=set)  # labels of retrievers fitted in shards on the workers
     here: set[str] = field(default_factory=set)  # labels of retrievers fitted where the harness runs
+    whole: set[str] = field(default_factory=set)  # labels of retrievers fitted whole on one worker
     # label -> the shards it was cut into: fewer than asked when a retriever shards in whole units
     # (dense's blocks) and the corpus holds fewer units, so the manifest must not claim the request
     shard_counts: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         record: dict[str, Any] = {"name": self.name, **self.details}
-        if self.sharded or self.name != "local":
+        if self.sharded or self.whole or self.name != "local":
             record["sharded"] = sorted(self.sharded)
-            record["on_client"] = sorted(self.here - self.sharded)
+            record["on_worker"] = sorted(self.whole - self.sharded)
+            record["on_client"] = sorted(self.here - self.sharded - self.whole)
         if self.shard_counts:
             record["shards_used"] = dict(sorted(self.shard_counts.items()))
         record["configuration_hash"] = HASH_NOTE
@@ -79,10 +82,11 @@ class EngineRun:
 
 
 def needs_texts_here(retrievers: Sequence[Any]) -> bool:
-    """Whether fitting ``retrievers`` while an engine places those with the sharding protocol still
-    needs the corpus's texts where the harness runs: one of them, or of their children, is fitted
-    here from the texts (no protocol), or has children but is not a fusion (a
-    :class:`~retrievers.fusion.Fusion` reads only its children's rankings and the corpus's ids)."""
+    """Whether fitting ``retrievers`` while an engine places those with the sharding protocol (and those
+    that :func:`~retrievers.base.runs_whole_elsewhere`) still needs the corpus's texts where the harness
+    runs: one of them, or of their children, is fitted here from the texts (neither), or has children
+    but is not a fusion (a :class:`~retrievers.fusion.Fusion` reads only its children's rankings and
+    the corpus's ids)."""
     stack = list(retrievers)
     while stack:
         retriever = stack.pop()
@@ -90,7 +94,7 @@ def needs_texts_here(retrievers: Sequence[Any]) -> bool:
             if not isinstance(retriever, Fusion):
                 return True
             stack.extend(retriever.children)
-        elif not is_sharded(retriever):
+        elif not (is_sharded(retriever) or runs_whole_elsewhere(retriever)):
             return True
     return False
 
