@@ -517,6 +517,7 @@ def test_a_retriever_is_fitted_whole_elsewhere_only_when_its_own_class_declares_
     assert runs_whole_elsewhere(LSA()) and runs_whole_elsewhere(DeclaredLSA())
     assert not any(runs_whole_elsewhere(r) for r in (UndeclaredLSA(), SureLSA(), BM25(), RRF(), Weighted(), Plain()))
     data = load_dataset("article")
-    result = compare([UndeclaredLSA(), DeclaredLSA(), SureLSA()], data, ["mrr"], run=RunOptions(engine=InProcessEngine()))
+    result = compare([UndeclaredLSA(), DeclaredLSA(), SureLSA()], data, ["mrr"],
+                     run=RunOptions(engine=InProcessEngine()))
     assert result.engine["on_worker"] == ["declared-lsa-test"]
     assert result.engine["on_client"] == ["sure-lsa-test", "undeclared-lsa-test"]

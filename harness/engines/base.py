@@ -4,11 +4,12 @@ times and its ``engine`` record (which the configuration hash leaves out, for th
 
 An engine is used for one comparison at a time through :meth:`Engine.running`, which yields an
 :class:`EngineRun` for the ``with`` block: a placement for the retrievers that implement the sharding
-protocol (:mod:`retrievers.sharding`), which the harness puts in the run context it hands every
+protocol (:mod:`retrievers.sharding`) and, if it chooses, for those fitted whole elsewhere
+(:func:`retrievers.base.runs_whole_elsewhere`), which the harness puts in the run context it hands every
 retriever (:mod:`retrievers.context`); a chunk mapper for the statistics and the evaluation
 (:mod:`harness.core.parallel`), which the harness passes to them; and the :class:`EngineRecord`
 that says what ran where. The engine touches no retriever itself: the harness's calls
-(:func:`retrievers.base.fit_retriever`) send a retriever with the protocol to the placement.
+(:func:`retrievers.base.fit_retriever`) send such a retriever to the placement.
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ class EngineRecord:
 
 @dataclass
 class EngineRun:
-    """One comparison on an engine: ``placement`` fits the retrievers with the sharding protocol (None:
-    all here), ``mapper`` runs the chunks of the statistics and the evaluation (None: here), ``record``
+    """One comparison on an engine: ``placement`` fits the retrievers with the sharding protocol, and
+    may fit whole those that can run elsewhere (None: all here), ``mapper`` runs the chunks of the statistics and the evaluation (None: here), ``record``
     says what ran where."""
 
     record: EngineRecord
@@ -107,8 +108,9 @@ class Engine(ABC):
     #: Whether the process that runs the comparison must hold the corpus's texts. False: a corpus its
     #: workers read themselves is loaded as its ids only (``load_dataset(..., keep_texts=False)``, a
     #: :class:`~corpora.outline.CorpusOutline`) when every retriever that reads texts is fitted on the
-    #: workers (:func:`needs_texts_here`), and the engine reads the few texts the
-    #: diagnosis needs.
+    #: workers (:func:`needs_texts_here`), and the engine reads the few texts the diagnosis needs. An
+    #: engine that says False places both kinds :func:`needs_texts_here` counts on: the retrievers with
+    #: the sharding protocol and those fitted whole (:meth:`~retrievers.sharding.Placement.fit_whole`).
     needs_texts: ClassVar[bool] = True
 
     @abstractmethod

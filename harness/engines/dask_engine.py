@@ -12,14 +12,15 @@ of ``workers`` processes (one thread each). On it:
   merges (score descending, doc id ascending) before the merged top k comes to the client. A
   retriever fitted twice with the same parameters on the same corpus (``bm25`` and the ``bm25``
   inside ``rrf``) is fitted once, as the index cache does here;
-* every retriever whose class declares ``whole_on_worker`` (:func:`~retrievers.base.runs_whole_elsewhere`;
-  ``lsa``: its bits do not depend on the process, :mod:`retrievers.blas`) is fitted whole on one
-  worker, which reads the whole corpus from the dataset's folder itself
-  (:class:`~harness.engines.shard_tasks.FolderCorpus`, checked against the client's fingerprints;
-  shipped with the task when the dataset has no folder); the fitted retriever stays there and answers
-  every search (its run comes back without the doc ids, which the client holds) and every score
-  matrix (what ``weighted`` reads); what it chose for the collection (:func:`retrievers.defaults.chosen`)
-  comes back after the fit, for the manifest. The manifest's engine record lists it under ``on_worker``;
+* every retriever whose class declares ``whole_on_worker``
+  (:func:`~retrievers.base.runs_whole_elsewhere`; ``lsa``: its bits do not depend on the process,
+  :mod:`retrievers.blas`) is fitted whole on one worker, which reads the whole corpus from the
+  dataset's folder itself (:class:`~harness.engines.shard_tasks.FolderCorpus`, checked against the
+  client's fingerprints; shipped with the task when the dataset has no folder); the fitted retriever
+  stays there and answers every search (its run comes back without the doc ids, which the client
+  holds) and every score matrix (what ``weighted`` reads); what it chose for the collection
+  (:func:`retrievers.defaults.chosen`) comes back after the fit and each search, for the manifest.
+  The manifest's engine record lists it under ``on_worker``;
 * every other retriever (fusions, plugins without either declaration: their class may not be
   importable on the workers, or their bits may depend on the process) is fitted and searched on the
   client, as with the local engine, and the manifest's engine record lists it under ``on_client``.
@@ -27,8 +28,9 @@ of ``workers`` processes (one thread each). On it:
 * the client keeps a BEIR folder's corpus as its ids only (``Engine.needs_texts`` is False:
   :class:`~corpora.outline.CorpusOutline`, its content hash streamed while reading) when no retriever
   fitted on the client reads texts (:func:`~harness.engines.base.needs_texts_here`: only retrievers
-  fitted on the workers, in shards or whole, and fusions of them); the diagnosis's few texts are then read by the workers
-  (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the documents' fingerprints;
+  fitted on the workers, in shards or whole, and fusions of them); the diagnosis's few texts are then
+  read by the workers (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the
+  documents' fingerprints;
 * the per-query evaluation runs in query partitions (each made when it is sent, so the client holds
   one at a time), and the bootstrap, the leaderboard's ranks and the Monte Carlo sign flips in
   chunks, on the workers (:mod:`harness.core.parallel`).
@@ -36,9 +38,9 @@ of ``workers`` processes (one thread each). On it:
 Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
 task again elsewhere when its worker dies, and the result is the same (a retriever fitted whole is
 fitted again on another worker, from the folder, when the one holding it dies); a task whose workers
-die too often (Dask's ``allowed_failures``) fails the fit or search with the retriever's name. The engine never changes a
-result: the folder it writes equals the local engine's, byte for byte, but for the manifest's times
-and engine record.
+die too often (Dask's ``allowed_failures``) fails the fit or search with the retriever's name. The
+engine never changes a result: the folder it writes equals the local engine's, byte for byte, but
+for the manifest's times and engine record.
 """
 
 from __future__ import annotations
@@ -238,15 +240,19 @@ class _DaskWhole(FittedElsewhere):
         self.corpus = corpus
         self.fitted = fitted
         self.closed = False
+        self.owners: list[Any] = []  # the retrievers here it answers for: each adopts what a search chose
 
     def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> Any:
         if self.closed:
             raise RetbenchError(f"retriever {self.label!r} was fitted on a Dask engine whose comparison has ended. "
                                 "Fix: fit it again (retriever.fit(corpus)) to search outside that comparison")
-        return self.client.submit(task, self.fitted, *arguments, key=f"retbench-{what}-{uuid.uuid4().hex[:12]}").result()
+        key = f"retbench-{what}-{uuid.uuid4().hex[:12]}"
+        return self.client.submit(task, self.fitted, *arguments, key=key).result()
 
     def search(self, queries: Any, k: int) -> Any:
-        found = self._ask(shard_tasks.search_whole, "search-whole", queries, k)
+        found, chosen = self._ask(shard_tasks.search_whole, "search-whole", queries, k)
+        for owner in self.owners:
+            adopt_chosen(owner, chosen)
         if isinstance(found, shard_tasks.RunArrays):
             return Run(found.query_ids, self.corpus.id_array(), found.offsets, found.doc_index, found.scores)
         return found
@@ -257,6 +263,7 @@ class _DaskWhole(FittedElsewhere):
     def close(self) -> None:
         self.closed = True
         self.fitted = None  # the last reference: the scheduler lets the fitted retriever go
+        self.owners = []
 
 
 class _WorkerReader:
@@ -331,6 +338,7 @@ class _DaskPlacement(Placement):
             self.whole[key] = _DaskWhole(self.client, str(retriever.label), corpus, fitted), chosen
         whole, chosen = self.whole[key]
         adopt_chosen(retriever, chosen)
+        whole.owners.append(retriever)
         return whole
 
     def fit(self, retriever: Any, corpus: Corpus) -> Shards:

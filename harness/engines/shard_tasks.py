@@ -182,15 +182,18 @@ class RunArrays:
     scores: Any
 
 
-def search_whole(retriever: Any, queries: Queries, k: int) -> Any:
-    """``retriever.search(queries, k)`` on the worker that fitted it: a run over its corpus as
-    :class:`RunArrays` (the corpus's ids stay here), any other answer (a plugin's mapping) as it is."""
+def search_whole(retriever: Any, queries: Queries, k: int) -> tuple[Any, dict[str, Any]]:
+    """``retriever.search(queries, k)`` on the worker that fitted it, and what it has chosen for the
+    collection (a search may choose too): a run over its corpus as :class:`RunArrays` (the corpus's
+    ids stay here), any other answer (a plugin's mapping) as it is."""
+    from retrievers.defaults import chosen
+
     found = retriever.search(queries, k)
     corpus = retriever.corpus
     if isinstance(found, Run) and (found.doc_ids is corpus.id_array() or (
             len(found.doc_ids) == len(corpus) and list(found.doc_ids) == list(corpus.ids))):
-        return RunArrays(found.query_ids, found.offsets, found.doc_index, found.scores)
-    return found
+        found = RunArrays(found.query_ids, found.offsets, found.doc_index, found.scores)
+    return found, chosen(retriever)
 
 
 def score_whole(retriever: Any, queries: Queries) -> Any:
