@@ -15,7 +15,8 @@ The harness calls a retriever through :func:`fit_retriever`, :func:`search_retri
   progress channel, the engine's placement) as ``self.run_context`` for the length of the call;
 - decide where the call runs: while an engine places them, a retriever that implements the sharding
   protocol is fitted in shards on the engine's workers and answers ``search`` and ``score`` from them
-  (:mod:`retrievers.sharding`); every other retriever runs here, as written;
+  (:mod:`retrievers.sharding`), one that declares ``whole_on_worker`` (:func:`runs_whole_elsewhere`)
+  may be fitted whole on one worker and answer from there; every other retriever runs here, as written;
 - name its failures: an exception raised inside (other than a :class:`~corpora.RetbenchError`, which
   already speaks to the user, and ``MemoryError`` and ``KeyboardInterrupt``, which are not the
   retriever's mistake) comes out as :class:`RetrieverFailed`, naming the retriever, the method and the
@@ -116,17 +117,22 @@ def _given(retriever: Retriever, context: RunContext) -> Iterator[None]:
 def fit_retriever(retriever: Retriever, corpus: Corpus, context: RunContext | None = None) -> Retriever:
     """Fit ``retriever`` on ``corpus`` in ``context`` (default: the retriever's own ``run_context``), as
     the harness does: a retriever with the sharding protocol goes to the context's placement when an
-    engine set one (:mod:`retrievers.sharding`); every other retriever runs ``fit`` here, with the
+    engine set one (:mod:`retrievers.sharding`), and so does one that :func:`runs_whole_elsewhere` (the
+    placement may fit it whole on a worker, or decline); every other retriever runs ``fit`` here, with the
     context as ``self.run_context``. An exception other than a :class:`~corpora.RetbenchError` comes
     out as :class:`RetrieverFailed`. Returns ``retriever``."""
     context = context if context is not None else retriever.run_context
     retriever.__dict__.pop(SHARDS_ATTRIBUTE, None)
     placement = context.placement
     with _guard(retriever, "fit"), _given(retriever, context):
+        elsewhere = None
         if placement is not None and is_sharded(retriever):
-            shards = placement.fit(retriever, corpus)
+            elsewhere = placement.fit(retriever, corpus)
+        elif placement is not None and runs_whole_elsewhere(retriever):
+            elsewhere = placement.fit_whole(retriever, corpus)
+        if elsewhere is not None:
             Retriever.fit(retriever, corpus)
-            retriever.__dict__[SHARDS_ATTRIBUTE] = shards
+            retriever.__dict__[SHARDS_ATTRIBUTE] = elsewhere
             return retriever
         if placement is not None:
             placement.fitted_here(retriever)
@@ -134,10 +140,21 @@ def fit_retriever(retriever: Retriever, corpus: Corpus, context: RunContext | No
     return retriever
 
 
+def runs_whole_elsewhere(retriever: Retriever) -> bool:
+    """Whether an engine may fit ``retriever`` whole on one of its workers
+    (:meth:`~retrievers.sharding.Placement.fit_whole`): it has no sharding protocol and no children,
+    its own class declares ``whole_on_worker = True`` (a subclass inherits nothing: its overrides
+    might compute other bits, and the workers might not import it), and it has no ``confidence`` of
+    its own (the harness asks that of the object here, which holds no fit)."""
+    cls = type(retriever)
+    return (not is_sharded(retriever) and not retriever.children and vars(cls).get("whole_on_worker") is True
+            and cls.confidence is Retriever.confidence)
+
+
 def search_retriever(retriever: Retriever, queries: Queries, k: int,
                      context: RunContext | None = None) -> Run | Mapping[str, list[tuple[str, float]]]:
-    """``retriever.search(queries, k)`` as the harness calls it: from its shards when
-    :func:`fit_retriever` placed it in shards, else here with ``context`` (default: its own); failures
+    """``retriever.search(queries, k)`` as the harness calls it: from its shards (or its worker) when
+    :func:`fit_retriever` placed it elsewhere, else here with ``context`` (default: its own); failures
     named as in :func:`fit_retriever`. What it returns is checked by the caller
     (:func:`~retrievers.output.as_run`)."""
     shards = retriever.__dict__.get(SHARDS_ATTRIBUTE)
@@ -175,6 +192,10 @@ class Retriever(ABC):
     children: tuple[Retriever, ...] = ()
     #: Every shard but the last is a multiple of this many documents (the sharding protocol).
     shard_unit: ClassVar[int] = 1
+    #: True, declared on the class itself: fit, search and score compute the same bits in any process
+    #: (any BLAS thread count) and the class is importable there, so an engine may fit it whole on one
+    #: of its workers (:func:`runs_whole_elsewhere`); False (the default): it runs where the harness runs.
+    whole_on_worker: ClassVar[bool] = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Retriever:
         # Remember the arguments, so labels and manifests show parameters that __init__ did not store.

@@ -31,7 +31,7 @@ from retrievers.base import Retriever, _format_value
 if TYPE_CHECKING:
     from corpora import Corpus
 
-__all__ = ["LSA_DIMS", "as_run", "carried", "choose", "chosen", "lsa_dims"]
+__all__ = ["LSA_DIMS", "adopt_chosen", "as_run", "carried", "choose", "chosen", "lsa_dims"]
 
 #: LSA's dimensions on a collection large enough for them (documents and terms above 200).
 LSA_DIMS = 100
@@ -69,6 +69,13 @@ def choose(retriever: Retriever, parameter: str, corpus: Corpus | None, rule: Ca
 def chosen(retriever: Retriever) -> dict[str, Any]:
     """The parameters chosen for the collection at the retriever's last fit or search (name -> value)."""
     return dict(retriever.__dict__.get(_CHOSEN, {}))
+
+
+def adopt_chosen(retriever: Retriever, values: dict[str, Any]) -> None:
+    """Remember ``values`` (:func:`chosen` of a copy of ``retriever`` fitted elsewhere, on an engine's
+    worker) as chosen by ``retriever`` itself, for the manifest and :func:`as_run`."""
+    if values:
+        retriever.__dict__.setdefault(_CHOSEN, {}).update(values)
 
 
 def as_run(retriever: Retriever) -> str:

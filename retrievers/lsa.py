@@ -14,6 +14,8 @@ decimals. The fitted state of a large corpus goes through the index cache.
 
 Fitting and scoring run BLAS on one thread (:mod:`retrievers.blas`): with more, the last bits of the
 scores would depend on the machine's core count and differ between a local run and a Dask worker.
+So an engine may fit and search it whole on one of its workers (``whole_on_worker``), which reads
+the corpus itself.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class LSA(ScoreRetriever):
     """
 
     name = "lsa"
+    #: Its bits do not depend on the process (one BLAS thread, retrievers.blas): an engine may fit it on a worker.
+    whole_on_worker: ClassVar[bool] = True
     #: Corpora larger than this (documents) use the fast tokenizer and a randomized SVD.
     randomized_above: ClassVar[int] = 50_000
     state_version: ClassVar[int] = 1

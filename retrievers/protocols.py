@@ -17,6 +17,10 @@ the sharding protocol (:class:`ShardedRetriever`, with ``shard_unit``, ``prepare
 optional ``score_shard``)
     Fitted and searched in shards on an engine's workers (:mod:`retrievers.sharding`); the default
     ``shard_unit`` is 1 and ``prepare_queries`` hands the queries on as they are.
+``whole_on_worker`` (a class attribute, declared on the class itself)
+    True: the same bits in any process, so an engine may fit and search the retriever whole on one
+    of its workers (:func:`~retrievers.base.runs_whole_elsewhere`); the default False keeps it where
+    the harness runs.
 fitted-state caching (:class:`CachesFittedState`)
     ``self.fitted_state(kind, params, corpus, build, validate)`` inside ``fit``: the state from the
     run context's cache (:mod:`retrievers.cache`), else built; without a cache it is built.

@@ -34,10 +34,15 @@ always, and so is a subclass that overrides ``fit``, ``search`` or ``score`` of 
 the protocol (:func:`is_sharded`). The retriever is copied unfitted (:func:`unfitted_copy`) and pickled to the workers, so the
 methods must not rely on anything ``fit`` would set.
 
+A retriever without the protocol may still be fitted elsewhere, whole: one that declares
+``whole_on_worker = True`` on its own class (:func:`retrievers.base.runs_whole_elsewhere`; ``lsa``) computes the same
+bits in any process, so an engine may fit and search it on one worker, which reads the corpus itself
+(:meth:`Placement.fit_whole`).
+
 While an engine runs, the run context (:mod:`retrievers.context`) carries its :class:`Placement`; the
 harness's calls (:func:`retrievers.base.fit_retriever` and its siblings) hand the ``fit`` of every
-retriever with the protocol to it, and that retriever's later ``search`` and ``score`` to the
-:class:`Shards` it returned.
+retriever with the protocol to it (and of every retriever fitted whole elsewhere), and that
+retriever's later ``search`` and ``score`` to the :class:`FittedElsewhere` (:class:`Shards`) it returned.
 """
 
 from __future__ import annotations
@@ -54,8 +59,9 @@ from corpora import Corpus, Queries, RetbenchError, Run
 from retrievers.protocols import ShardedRetriever, ShardFit, ShardHits
 from retrievers.ranking import doc_id_order
 
-__all__ = ["Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "bounds_for",
-           "is_sharded", "merge_hits", "shard_bounds", "shard_of", "sharded_search", "unfitted_copy"]
+__all__ = ["FittedElsewhere", "Placement", "ShardFit", "ShardHits", "ShardedRetriever", "Shards", "bounds_for",
+           "is_sharded", "merge_hits", "shard_bounds", "shard_of", "sharded_search",
+           "unfitted_copy"]
 
 #: The attribute of a retriever fitted in shards that holds its :class:`Shards`.
 SHARDS_ATTRIBUTE = "_retbench_shards"
@@ -147,7 +153,25 @@ def merge_hits(parts: Sequence[ShardHits], starts: Sequence[int], k: int,
     return offsets, docs[keep], scores[keep]
 
 
-class Shards(ABC):
+class FittedElsewhere(ABC):
+    """A retriever fitted where an engine placed it (its shards, or the whole of it on a worker):
+    answers ``search`` and ``score`` as the retriever fitted here would."""
+
+    label: str
+
+    @abstractmethod
+    def search(self, queries: Queries, k: int) -> Run | Any:
+        """What the retriever's ``search(queries, k)`` returns (a :class:`~corpora.Run` over the corpus here)."""
+
+    @abstractmethod
+    def score(self, queries: Queries) -> sp.csr_matrix | np.ndarray:
+        """What the retriever's ``score(queries)`` returns."""
+
+    def close(self) -> None:
+        """Let go of what the engine holds for it (the default holds nothing)."""
+
+
+class Shards(FittedElsewhere):
     """A retriever's fitted shards, wherever they are: answers ``search`` and ``score`` as the
     retriever fitted on the whole corpus would. Subclasses say how to ask every shard."""
 
@@ -173,9 +197,6 @@ class Shards(ABC):
         computed here once, or the queries themselves."""
         prepare = getattr(self.retriever, "prepare_queries", None)
         return queries if prepare is None else prepare(queries)
-
-    def close(self) -> None:
-        """Let go of the shards (the default holds nothing)."""
 
     def tie_rank(self) -> np.ndarray:
         """The corpus's :func:`~retrievers.ranking.doc_id_order`, computed once: :func:`merge_hits`' tie-break."""
@@ -211,8 +232,14 @@ class Placement(ABC):
     def fit(self, retriever: Any, corpus: Corpus) -> Shards:
         """Fit ``retriever`` (a :class:`ShardedRetriever`, left unfitted) in shards of ``corpus``."""
 
+    def fit_whole(self, retriever: Any, corpus: Corpus) -> FittedElsewhere | None:
+        """Fit ``retriever`` (one that :func:`~retrievers.base.runs_whole_elsewhere`, left unfitted) whole on ``corpus``
+        where the engine chooses, or None (the default): it is fitted where the harness runs."""
+        return None
+
     def fitted_here(self, retriever: Any) -> None:
-        """Hear that ``retriever``, without the protocol, is fitted where the harness runs."""
+        """Hear that ``retriever``, fitted neither in shards nor whole elsewhere, is fitted where the
+        harness runs."""
 
 
 def unfitted_copy(retriever: Any) -> Any:

@@ -1,10 +1,11 @@
 """`bench compare --engine dask` on a LocalCluster of 2 worker processes: the same bytes as one machine.
 
 Every results file equals the local engine's byte for byte (manifest times and engine record aside)
-on the bundled corpus, Cranfield and a 50,000-document synthetic corpus, for bm25, lsa, rrf and
-weighted, and for dense (encoded and searched on the workers, in shards of whole blocks) where the
-``dense`` extra is installed; a worker killed in the middle of the BM25 fit changes nothing. Skipped without the
-``dask`` extra (tests/test_sharding.py covers the same seams in the plain install).
+on the bundled corpus, Cranfield and a 50,000-document synthetic corpus, for bm25 (in shards), lsa
+(whole on one worker), rrf and weighted, and for dense (encoded and searched on the workers, in shards
+of whole blocks) where the ``dense`` extra is installed; a worker killed in the middle of the BM25
+fit, or of the lsa fit, changes nothing. Skipped without the ``dask`` extra
+(tests/test_sharding.py covers the same seams in the plain install).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
 from harness.engines import DaskEngine  # noqa: E402
 from harness.core.statistics import bootstrap_means, randomisation_p_values  # noqa: E402
-from retrievers import BM25, RRF, Weighted, search_retriever  # noqa: E402
+from retrievers import BM25, LSA, RRF, Weighted, search_retriever  # noqa: E402
 from retrievers.dense import Dense  # noqa: E402  (imports no torch until it is fitted)
 from harness.core.options import Readings, RunOptions, Statistics
 
@@ -64,7 +65,8 @@ def test_bundled_corpus_read_by_the_workers_gives_the_same_bytes(tmp_path, clien
     local, dask, engine = both(tmp_path, client, SYSTEMS, "article", ARTICLE_METRICS)
     assert_same_results(local, dask)
     assert engine["name"] == "dask" and engine["workers"] == 2 and engine["shards"] == 2
-    assert engine["sharded"] == ["bm25"] and engine["on_client"] == ["lsa", "rrf", "weighted"]
+    assert engine["sharded"] == ["bm25"] and engine["on_worker"] == ["lsa"]
+    assert engine["on_client"] == ["rrf", "weighted"]
     assert engine["shards_used"] == {"bm25": 2}
     manifest = json.loads((dask / "manifest.json").read_text())
     assert manifest["engine"] == engine
@@ -87,11 +89,40 @@ def test_the_client_keeps_a_beir_corpus_as_its_ids_and_reads_the_diagnosis_texts
     assert any(any(f.shared_words.values()) for f in local.failures)  # texts were read: terms shared with relevant documents
 
 
+def test_lsa_is_fitted_on_a_worker_and_the_client_keeps_the_corpus_as_its_ids(tmp_path, client,
+                                                                            assert_same_results) -> None:
+    seen = []
+    systems = "lsa,rrf(bm25,lsa),weighted(bm25,lsa,alpha=0.3)"
+    local = compare(systems, "article", ARTICLE_METRICS).write(tmp_path / "local")
+    there = compare(systems, "article", ARTICLE_METRICS,
+                    run=RunOptions(engine=DaskEngine(client=client), on_loaded=seen.append))
+    assert isinstance(seen[0].corpus, CorpusOutline)  # no text held on the client: lsa read them on a worker
+    # the same bytes: the manifest's parameters too (dims=6, chosen on the worker from the article's own)
+    assert_same_results(local, there.write(tmp_path / "dask"))
+    assert there.engine["on_worker"] == ["lsa"] and there.engine["sharded"] == ["bm25"]
+
+
+class Undeclared(LSA):
+    """lsa's subclass without its own whole_on_worker: fitted on the client, which then holds the texts."""
+
+    name = "undeclared-lsa-test"
+
+
 def test_a_retriever_fitted_on_the_client_keeps_the_texts_there(client) -> None:
     seen = []
-    compare("bm25,rrf(bm25,lsa)", "article", ["mrr"], run=RunOptions(engine=DaskEngine(client=client),
-                                                                     on_loaded=seen.append))
-    assert not isinstance(seen[0].corpus, CorpusOutline)  # lsa reads the texts on the client
+    result = compare([BM25(), RRF(BM25(), Undeclared())], "article", ["mrr"],
+                     run=RunOptions(engine=DaskEngine(client=client), on_loaded=seen.append))
+    assert not isinstance(seen[0].corpus, CorpusOutline)  # the subclass reads the texts on the client
+    assert result.engine["on_client"] == ["rrf(bm25,undeclared-lsa-test)", "undeclared-lsa-test"]
+
+
+def test_an_error_in_a_fit_on_a_worker_is_the_local_error(client) -> None:
+    with pytest.raises(RetbenchError) as here:
+        compare("lsa(dims=500)", "article", ["mrr"])
+    with pytest.raises(RetbenchError) as there:
+        compare("lsa(dims=500)", "article", ["mrr"], run=RunOptions(engine=DaskEngine(client=client)))
+    assert "needs more dimensions than the corpus has" in str(here.value)
+    assert str(there.value) == str(here.value)
 
 
 def test_a_dataset_in_memory_ships_its_shards_and_gives_the_same_bytes(tmp_path, client, assert_same_results) -> None:
@@ -162,14 +193,16 @@ def test_a_retriever_fitted_on_the_cluster_cannot_search_after_the_comparison(cl
     assert retriever.fit(data.corpus).search(data.queries, 10).query_ids == data.queries.ids
 
 
-class KillFirstIndexTask(distributed.WorkerPlugin):
-    """Kills its worker process (SIGKILL) when a shard's index task starts on it, once per marker file."""
+class KillFirstTask(distributed.WorkerPlugin):
+    """Kills its worker process (SIGKILL) when a task whose key holds ``part`` starts on it, once per
+    marker file."""
 
-    def __init__(self, marker: str):
+    def __init__(self, marker: str, part: str):
         self.marker = marker
+        self.part = part
 
     def transition(self, key, start, finish, **kwargs) -> None:
-        if finish == "executing" and "index-shard" in str(key):
+        if finish == "executing" and self.part in str(key):
             try:
                 os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             except FileExistsError:
@@ -177,13 +210,15 @@ class KillFirstIndexTask(distributed.WorkerPlugin):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_a_worker_killed_in_the_middle_of_the_bm25_fit_changes_nothing(tmp_path, assert_same_results) -> None:
+@pytest.mark.parametrize("part", ["index-shard", "fit-whole"])
+def test_a_worker_killed_in_the_middle_of_a_fit_changes_nothing(tmp_path, assert_same_results, part) -> None:
     marker = tmp_path / "killed"
     local = compare("bm25,rrf", "article", ARTICLE_METRICS).write(tmp_path / "local")
     with local_cluster() as cluster, distributed.Client(cluster) as fresh:
         before = set(fresh.run(os.getpid).values())
-        fresh.register_plugin(KillFirstIndexTask(str(marker)), name="kill-first-index-task")
-        # the shards' tokens of the killed worker are lost with it: Dask runs its tasks again elsewhere
+        fresh.register_plugin(KillFirstTask(str(marker), part), name="kill-first-task")
+        # the shards' tokens (or lsa's fit) of the killed worker are lost with it: Dask runs the tasks again
+        # elsewhere (rrf is bm25 and lsa)
         result = compare("bm25,rrf", "article", ARTICLE_METRICS, run=RunOptions(engine=DaskEngine(client=fresh)))
         fresh.wait_for_workers(2, timeout=60)
         after = set(fresh.run(os.getpid).values())

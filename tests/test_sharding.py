@@ -31,8 +31,10 @@ from harness.core.statistics import bootstrap_means, randomisation_p_values
 from retrievers import BM25, LSA, RRF, Retriever, RunContext, Weighted, fit_retriever, search_retriever
 from retrievers.dense import Dense
 from retrievers.bm25.index import BM25Index, CollectionStatistics
-from retrievers.sharding import (Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded, merge_hits,
-                                 shard_bounds, sharded_search, unfitted_copy)
+from retrievers.base import runs_whole_elsewhere
+from retrievers.defaults import adopt_chosen, chosen
+from retrievers.sharding import (FittedElsewhere, Placement, ShardHits, Shards, bounds_for, fit_in_process, is_sharded,
+                                 merge_hits, shard_bounds, sharded_search, unfitted_copy)
 from harness.core.options import RunOptions
 
 
@@ -237,6 +239,20 @@ def test_a_partitions_run_travels_whole_whatever_its_doc_ids_hold(doc_ids: list[
 # ----- an engine without a cluster ------------------------------------------------------------
 
 
+class WholeInProcess(FittedElsewhere):
+    """A retriever fitted whole on a pickled copy, as on an engine's worker."""
+
+    def __init__(self, fitted: Any):
+        self.fitted = fitted
+        self.label = fitted.label
+
+    def search(self, queries: Queries, k: int) -> Any:
+        return self.fitted.search(queries, k)
+
+    def score(self, queries: Queries) -> Any:
+        return self.fitted.score(queries)
+
+
 class InProcessPlacement(Placement):
     def __init__(self, record: EngineRecord):
         self.record = record
@@ -244,6 +260,12 @@ class InProcessPlacement(Placement):
     def fit(self, retriever: Any, corpus: Corpus) -> Shards:
         self.record.sharded.add(retriever.label)
         return fit_in_process(retriever, corpus, 3)
+
+    def fit_whole(self, retriever: Any, corpus: Corpus) -> FittedElsewhere:
+        self.record.whole.add(retriever.label)
+        fitted = pickle.loads(pickle.dumps(unfitted_copy(retriever))).fit(corpus)
+        adopt_chosen(retriever, chosen(fitted))  # the manifest's parameters: dims=6, chosen by the article
+        return WholeInProcess(fitted)
 
     def fitted_here(self, retriever: Any) -> None:
         self.record.here.add(retriever.label)
@@ -275,8 +297,8 @@ def test_an_engine_changes_where_work_runs_and_never_the_results_folder(tmp_path
     elsewhere = compare(systems, "article", ARTICLE_METRICS, run=RunOptions(engine=engine))
     assert_same_results(local.write(tmp_path / "local"), elsewhere.write(tmp_path / "elsewhere"))
     assert engine.origins == [DatasetOrigin("article", None, "test", False)]
-    assert elsewhere.engine["sharded"] == ["bm25"]
-    assert elsewhere.engine["on_client"] == ["lsa", "rrf", "weighted"]
+    assert elsewhere.engine["sharded"] == ["bm25"] and elsewhere.engine["on_worker"] == ["lsa"]
+    assert elsewhere.engine["on_client"] == ["rrf", "weighted"]
     assert local.engine["name"] == "local" and "sharded" not in local.engine
 
 
@@ -465,5 +487,37 @@ def test_the_texts_are_needed_where_the_harness_runs_only_for_a_retriever_fitted
     from harness.engines.base import needs_texts_here
 
     assert not needs_texts_here([BM25(), RRF(BM25(), BM25(k1=0.5))])  # sharded, and a fusion of sharded ones
-    assert needs_texts_here([BM25(), LSA()])
-    assert needs_texts_here([RRF(BM25(), LSA())])  # a fusion's child fitted here reads them
+    assert not needs_texts_here([BM25(), LSA(), RRF(BM25(), LSA())])  # lsa is fitted whole on a worker
+    assert needs_texts_here([BM25(), UndeclaredLSA()])
+    assert needs_texts_here([RRF(BM25(), Plain())])  # a fusion's child fitted here reads them
+
+
+class UndeclaredLSA(LSA):
+    """A subclass that does not declare whole_on_worker itself: fitted where the harness runs."""
+
+    name = "undeclared-lsa-test"
+
+
+class DeclaredLSA(LSA):
+    name = "declared-lsa-test"
+    whole_on_worker = True
+
+
+class SureLSA(LSA):
+    """Declares whole_on_worker but has a confidence of its own, which the harness asks of the object here."""
+
+    name = "sure-lsa-test"
+    whole_on_worker = True
+
+    def confidence(self, queries: Queries) -> np.ndarray:
+        return np.ones(len(queries))
+
+
+def test_a_retriever_is_fitted_whole_elsewhere_only_when_its_own_class_declares_it() -> None:
+    assert runs_whole_elsewhere(LSA()) and runs_whole_elsewhere(DeclaredLSA())
+    assert not any(runs_whole_elsewhere(r) for r in (UndeclaredLSA(), SureLSA(), BM25(), RRF(), Weighted(), Plain()))
+    data = load_dataset("article")
+    result = compare([UndeclaredLSA(), DeclaredLSA(), SureLSA()], data, ["mrr"],
+                     run=RunOptions(engine=InProcessEngine()))
+    assert result.engine["on_worker"] == ["declared-lsa-test"]
+    assert result.engine["on_client"] == ["sure-lsa-test", "undeclared-lsa-test"]

@@ -4,11 +4,12 @@ times and its ``engine`` record (which the configuration hash leaves out, for th
 
 An engine is used for one comparison at a time through :meth:`Engine.running`, which yields an
 :class:`EngineRun` for the ``with`` block: a placement for the retrievers that implement the sharding
-protocol (:mod:`retrievers.sharding`), which the harness puts in the run context it hands every
+protocol (:mod:`retrievers.sharding`) and, if it chooses, for those fitted whole elsewhere
+(:func:`retrievers.base.runs_whole_elsewhere`), which the harness puts in the run context it hands every
 retriever (:mod:`retrievers.context`); a chunk mapper for the statistics and the evaluation
 (:mod:`harness.core.parallel`), which the harness passes to them; and the :class:`EngineRecord`
 that says what ran where. The engine touches no retriever itself: the harness's calls
-(:func:`retrievers.base.fit_retriever`) send a retriever with the protocol to the placement.
+(:func:`retrievers.base.fit_retriever`) send such a retriever to the placement.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from corpora import Corpus
+from retrievers.base import runs_whole_elsewhere
 from retrievers.fusion import Fusion
 from retrievers.sharding import is_sharded
 
@@ -52,15 +54,17 @@ class EngineRecord:
     details: dict[str, Any] = field(default_factory=dict)
     sharded: set[str] = field(default_factory=set)  # labels of retrievers fitted in shards on the workers
     here: set[str] = field(default_factory=set)  # labels of retrievers fitted where the harness runs
+    whole: set[str] = field(default_factory=set)  # labels of retrievers fitted whole on one worker
     # label -> the shards it was cut into: fewer than asked when a retriever shards in whole units
     # (dense's blocks) and the corpus holds fewer units, so the manifest must not claim the request
     shard_counts: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         record: dict[str, Any] = {"name": self.name, **self.details}
-        if self.sharded or self.name != "local":
+        if self.sharded or self.whole or self.name != "local":
             record["sharded"] = sorted(self.sharded)
-            record["on_client"] = sorted(self.here - self.sharded)
+            record["on_worker"] = sorted(self.whole - self.sharded)
+            record["on_client"] = sorted(self.here - self.sharded - self.whole)
         if self.shard_counts:
             record["shards_used"] = dict(sorted(self.shard_counts.items()))
         record["configuration_hash"] = HASH_NOTE
@@ -69,8 +73,8 @@ class EngineRecord:
 
 @dataclass
 class EngineRun:
-    """One comparison on an engine: ``placement`` fits the retrievers with the sharding protocol (None:
-    all here), ``mapper`` runs the chunks of the statistics and the evaluation (None: here), ``record``
+    """One comparison on an engine: ``placement`` fits the retrievers with the sharding protocol, and
+    may fit whole those that can run elsewhere (None: all here), ``mapper`` runs the chunks of the statistics and the evaluation (None: here), ``record``
     says what ran where."""
 
     record: EngineRecord
@@ -79,10 +83,11 @@ class EngineRun:
 
 
 def needs_texts_here(retrievers: Sequence[Any]) -> bool:
-    """Whether fitting ``retrievers`` while an engine places those with the sharding protocol still
-    needs the corpus's texts where the harness runs: one of them, or of their children, is fitted
-    here from the texts (no protocol), or has children but is not a fusion (a
-    :class:`~retrievers.fusion.Fusion` reads only its children's rankings and the corpus's ids)."""
+    """Whether fitting ``retrievers`` while an engine places those with the sharding protocol (and those
+    that :func:`~retrievers.base.runs_whole_elsewhere`) still needs the corpus's texts where the harness
+    runs: one of them, or of their children, is fitted here from the texts (neither), or has children
+    but is not a fusion (a :class:`~retrievers.fusion.Fusion` reads only its children's rankings and
+    the corpus's ids)."""
     stack = list(retrievers)
     while stack:
         retriever = stack.pop()
@@ -90,7 +95,7 @@ def needs_texts_here(retrievers: Sequence[Any]) -> bool:
             if not isinstance(retriever, Fusion):
                 return True
             stack.extend(retriever.children)
-        elif not is_sharded(retriever):
+        elif not (is_sharded(retriever) or runs_whole_elsewhere(retriever)):
             return True
     return False
 
@@ -103,8 +108,9 @@ class Engine(ABC):
     #: Whether the process that runs the comparison must hold the corpus's texts. False: a corpus its
     #: workers read themselves is loaded as its ids only (``load_dataset(..., keep_texts=False)``, a
     #: :class:`~corpora.outline.CorpusOutline`) when every retriever that reads texts is fitted on the
-    #: workers (:func:`needs_texts_here`), and the engine reads the few texts the
-    #: diagnosis needs.
+    #: workers (:func:`needs_texts_here`), and the engine reads the few texts the diagnosis needs. An
+    #: engine that says False places both kinds :func:`needs_texts_here` counts on: the retrievers with
+    #: the sharding protocol and those fitted whole (:meth:`~retrievers.sharding.Placement.fit_whole`).
     needs_texts: ClassVar[bool] = True
 
     @abstractmethod

@@ -12,21 +12,35 @@ of ``workers`` processes (one thread each). On it:
   merges (score descending, doc id ascending) before the merged top k comes to the client. A
   retriever fitted twice with the same parameters on the same corpus (``bm25`` and the ``bm25``
   inside ``rrf``) is fitted once, as the index cache does here;
-* every other retriever is fitted and searched on the client, as with the local engine, and the
-  manifest's engine record lists it under ``on_client``;
+* every retriever whose class declares ``whole_on_worker``
+  (:func:`~retrievers.base.runs_whole_elsewhere`; ``lsa``: its bits do not depend on the process,
+  :mod:`retrievers.blas`) is fitted whole on one worker, which reads the whole corpus from the
+  dataset's folder itself (:class:`~harness.engines.shard_tasks.FolderCorpus`, checked against the
+  client's fingerprints; shipped with the task when the dataset has no folder); the fitted retriever
+  stays there and answers every search (its run comes back without the doc ids, which the client
+  holds) and every score matrix (what ``weighted`` reads); what it chose for the collection
+  (:func:`retrievers.defaults.chosen`) comes back after the fit and each search, for the manifest.
+  The manifest's engine record lists it under ``on_worker``;
+* every other retriever (fusions, plugins without either declaration: their class may not be
+  importable on the workers, or their bits may depend on the process) is fitted and searched on the
+  client, as with the local engine, and the manifest's engine record lists it under ``on_client``.
+  A fusion's children go where they would go alone;
 * the client keeps a BEIR folder's corpus as its ids only (``Engine.needs_texts`` is False:
   :class:`~corpora.outline.CorpusOutline`, its content hash streamed while reading) when no retriever
-  fitted on the client reads texts (:func:`~harness.engines.base.needs_texts_here`: only sharded
-  retrievers and fusions of them); the diagnosis's few texts are then read by the workers
-  (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the documents' fingerprints;
+  fitted on the client reads texts (:func:`~harness.engines.base.needs_texts_here`: only retrievers
+  fitted on the workers, in shards or whole, and fusions of them); the diagnosis's few texts are then
+  read by the workers (:func:`~harness.engines.shard_tasks.read_documents`) and checked against the
+  documents' fingerprints;
 * the per-query evaluation runs in query partitions (each made when it is sent, so the client holds
   one at a time), and the bootstrap, the leaderboard's ranks and the Monte Carlo sign flips in
   chunks, on the workers (:mod:`harness.core.parallel`).
 
 Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
-task again elsewhere when its worker dies, and the result is the same. The engine never changes a
-result: the folder it writes equals the local engine's, byte for byte, but for the manifest's times
-and engine record.
+task again elsewhere when its worker dies, and the result is the same (a retriever fitted whole is
+fitted again on another worker, from the folder, when the one holding it dies); a task whose workers
+die too often (Dask's ``allowed_failures``) fails the fit or search with the retriever's name. The
+engine never changes a result: the folder it writes equals the local engine's, byte for byte, but
+for the manifest's times and engine record.
 """
 
 from __future__ import annotations
@@ -42,12 +56,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import Corpus, RetbenchError
+from corpora import Corpus, RetbenchError, Run
 from corpora.model import fingerprints_digest
 from corpora.outline import CorpusOutline
 from harness.engines import shard_tasks
 from harness.engines.base import DatasetOrigin, Engine, EngineRecord, EngineRun
-from retrievers.sharding import Placement, ShardHits, Shards, bounds_for, shard_bounds, shard_of, unfitted_copy
+from retrievers.defaults import adopt_chosen
+from retrievers.sharding import (FittedElsewhere, Placement, ShardHits, Shards, bounds_for, shard_bounds, shard_of,
+                                 unfitted_copy)
 
 __all__ = ["INSTALL_HINT", "DaskEngine"]
 
@@ -149,7 +165,10 @@ class DaskEngine(Engine):
                                           "shards": self.shards or max(1, workers),
                                           "versions": {"dask": dask.__version__, "distributed": distributed.__version__},
                                           "note": "retrievers with the sharding protocol (retrievers.sharding) are "
-                                                  "fitted in shards on the workers; the others on the client"})
+                                                  "fitted in shards on the workers (sharded); those whose class "
+                                                  "declares whole_on_worker (lsa) whole on one worker (on_worker); "
+                                                  "the others (fusions, plugins without either) on the client "
+                                                  "(on_client)"})
         placement = _DaskPlacement(client, corpus, origin, self.shards or max(1, workers), record)
         reading = corpus.reading(_WorkerReader(client, origin, len(corpus), max(1, workers))) \
             if isinstance(corpus, CorpusOutline) and origin is not None else contextlib.nullcontext()
@@ -212,6 +231,41 @@ class _DaskShards(Shards):
         self._tie_rank_future = None
 
 
+class _DaskWhole(FittedElsewhere):
+    """A retriever fitted whole on one worker, as a future: its searches and scores are asked there."""
+
+    def __init__(self, client: Any, label: str, corpus: Corpus, fitted: Any):
+        self.client = client
+        self.label = label
+        self.corpus = corpus
+        self.fitted = fitted
+        self.closed = False
+        self.owners: list[Any] = []  # the retrievers here it answers for: each adopts what a search chose
+
+    def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> Any:
+        if self.closed:
+            raise RetbenchError(f"retriever {self.label!r} was fitted on a Dask engine whose comparison has ended. "
+                                "Fix: fit it again (retriever.fit(corpus)) to search outside that comparison")
+        key = f"retbench-{what}-{uuid.uuid4().hex[:12]}"
+        return self.client.submit(task, self.fitted, *arguments, key=key).result()
+
+    def search(self, queries: Any, k: int) -> Any:
+        found, chosen = self._ask(shard_tasks.search_whole, "search-whole", queries, k)
+        for owner in self.owners:
+            adopt_chosen(owner, chosen)
+        if isinstance(found, shard_tasks.RunArrays):
+            return Run(found.query_ids, self.corpus.id_array(), found.offsets, found.doc_index, found.scores)
+        return found
+
+    def score(self, queries: Any) -> sp.csr_matrix | np.ndarray:
+        return self._ask(shard_tasks.score_whole, "score-whole", queries)
+
+    def close(self) -> None:
+        self.closed = True
+        self.fitted = None  # the last reference: the scheduler lets the fitted retriever go
+        self.owners = []
+
+
 class _WorkerReader:
     """Reads a few documents of the corpus at ``origin`` on the workers, one task per range of the
     corpus (a :class:`~corpora.outline.CorpusOutline`'s reader while the engine runs)."""
@@ -235,7 +289,8 @@ class _WorkerReader:
 
 
 class _DaskPlacement(Placement):
-    """Fits the retrievers with the sharding protocol in shards on the cluster (module docstring)."""
+    """Fits the retrievers with the sharding protocol in shards on the cluster, and those that
+    declare ``whole_on_worker`` whole on one worker (module docstring)."""
 
     def __init__(self, client: Any, corpus: Corpus, origin: DatasetOrigin | None, n_shards: int,
                  record: EngineRecord):
@@ -244,15 +299,51 @@ class _DaskPlacement(Placement):
         self.origin = origin
         self.n_shards = n_shards
         self.record = record
-        self.fitted: dict[tuple[str, str, int], _DaskShards] = {}
+        self.fitted: dict[tuple[str, str, str, int], _DaskShards] = {}
+        # fitted whole on one worker, and what each fit chose for the collection
+        self.whole: dict[tuple[str, str, str, int], tuple[_DaskWhole, dict[str, Any]]] = {}
 
     def fitted_here(self, retriever: Any) -> None:
         self.record.here.add(str(retriever.label))
 
+    @staticmethod
+    def _key(how: str, retriever: Any, corpus: Corpus) -> tuple[str, str, str, int]:
+        """The same class with the same parameters on the same corpus: fitted once per comparison."""
+        cls = type(retriever)
+        return (how, f"{cls.__module__}.{cls.__qualname__}",
+                json.dumps(retriever.get_params(), sort_keys=True, default=repr), id(corpus))
+
+    def fit_whole(self, retriever: Any, corpus: Corpus) -> FittedElsewhere:
+        """Fit ``retriever`` on one worker, which reads the corpus itself (or receives it with the
+        task); what the fit chose for the collection is adopted by ``retriever`` here."""
+        key = self._key("whole", retriever, corpus)
+        self.record.whole.add(str(retriever.label))
+        if key not in self.whole:
+            from distributed import wait
+
+            if self.origin is not None and corpus is self.corpus:
+                source: Any = shard_tasks.FolderCorpus(self.origin, fingerprints_digest(corpus.fingerprints()))
+            else:
+                source = shard_tasks.ShippedShard(corpus)
+            name, token = f"retbench-{type(retriever).__name__.lower()}", uuid.uuid4().hex[:12]
+            fitted = self.client.submit(shard_tasks.fit_whole, unfitted_copy(retriever), source,
+                                        key=f"{name}-fit-whole-{token}")
+            # wait, and raise the fit's error here; the fitted retriever stays on its worker
+            wait([fitted])
+            if fitted.status != "finished":
+                fitted.result()
+            if isinstance(source, shard_tasks.FolderCorpus):
+                self.client.run(shard_tasks.forget_loaded)  # the fitted retriever keeps what it needs
+            chosen = self.client.submit(shard_tasks.chosen_of, fitted, key=f"{name}-chosen-{token}").result()
+            self.whole[key] = _DaskWhole(self.client, str(retriever.label), corpus, fitted), chosen
+        whole, chosen = self.whole[key]
+        adopt_chosen(retriever, chosen)
+        whole.owners.append(retriever)
+        return whole
+
     def fit(self, retriever: Any, corpus: Corpus) -> Shards:
         cls = type(retriever)
-        key = (f"{cls.__module__}.{cls.__qualname__}",
-               json.dumps(retriever.get_params(), sort_keys=True, default=repr), id(corpus))
+        key = self._key("shards", retriever, corpus)
         self.record.sharded.add(str(retriever.label))
         if key in self.fitted:
             self.record.shard_counts[str(retriever.label)] = len(self.fitted[key].bounds)
@@ -300,7 +391,10 @@ class _DaskPlacement(Placement):
     def release(self) -> None:
         for shards in self.fitted.values():
             shards.close()
+        for whole, _ in self.whole.values():
+            whole.close()
         self.fitted = {}
+        self.whole = {}
 
 
 class _DaskMapper:

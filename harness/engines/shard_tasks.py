@@ -4,7 +4,9 @@ worker unpickles these by name.
 
 A shard's documents come either from the dataset's folder, read by the worker itself
 (:class:`FolderShard`: for folders on a file system every worker sees, and the bundled corpora), or
-with the task (:class:`ShippedShard`: a dataset that exists only in the client's memory).
+with the task (:class:`ShippedShard`: a dataset that exists only in the client's memory). A
+retriever fitted whole on one worker (``lsa``) reads the whole corpus the same two ways
+(:class:`FolderCorpus`, or a :class:`ShippedShard` of every document).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from corpora import FORMATS, Corpus, Queries, RetbenchError, load_dataset
+from corpora import FORMATS, Corpus, Queries, RetbenchError, Run, load_dataset
 from corpora.beir import read_corpus_jsonl
 from corpora.loading import detect_format, resolve_corpus
 from corpora.model import fingerprints_digest
@@ -40,12 +42,33 @@ class FolderShard:
         shard = _beir_lines(self.origin, self.start, self.stop)
         if shard is None:
             shard = shard_of(_whole(self.origin), self.start, self.stop)
-        if fingerprints_digest(shard.fingerprints()) != self.digest:
-            raise RetbenchError(
-                f"corpus {self.origin.location}: documents {self.start}..{self.stop - 1} as a worker read them differ "
-                "from the client's (the files changed during the run, or the workers see another copy). Fix: give "
-                "every worker the same copy of the folder, and leave it unchanged while bench compare runs")
+        _check_digest(shard, self.digest, self.origin, f"documents {self.start}..{self.stop - 1}")
         return shard
+
+
+@dataclass(frozen=True)
+class FolderCorpus:
+    """The whole corpus of the dataset at ``origin``, loaded on the worker as the client's
+    :func:`~corpora.load_dataset` loads it (the corpus's ``retriever_defaults`` included: a retriever
+    chooses its parameters there as it would here); ``digest``: the
+    :func:`~corpora.model.fingerprints_digest` of every document as the client read them."""
+
+    origin: DatasetOrigin
+    digest: str
+
+    def load(self) -> Corpus:
+        corpus = _whole(self.origin)
+        _check_digest(corpus, self.digest, self.origin, "the documents")
+        return corpus
+
+
+def _check_digest(corpus: Corpus, digest: str, origin: DatasetOrigin, which: str) -> None:
+    """Refuse documents that differ from those the client read (their fingerprints' digest)."""
+    if fingerprints_digest(corpus.fingerprints()) != digest:
+        raise RetbenchError(
+            f"corpus {origin.location}: {which} as a worker read them differ from the client's (the files changed "
+            "during the run, or the workers see another copy). Fix: give every worker the same copy of the folder, "
+            "and leave it unchanged while bench compare runs")
 
 
 @dataclass(frozen=True)
@@ -133,6 +156,49 @@ def search_shard(retriever: Any, index: Any, queries: Queries, k: int) -> ShardH
 
 def score_shard(retriever: Any, index: Any, queries: Queries) -> Any:
     return retriever.score_shard(index, queries)
+
+
+def fit_whole(retriever: Any, source: FolderCorpus | ShippedShard) -> Any:
+    """``retriever.fit(corpus)`` on a worker (``retriever`` is an unfitted copy): the fitted retriever,
+    which stays on the worker."""
+    return retriever.fit(source.load())
+
+
+def chosen_of(retriever: Any) -> dict[str, Any]:
+    """The parameters the fitted ``retriever`` chose for the collection (:func:`retrievers.defaults.chosen`)."""
+    from retrievers.defaults import chosen
+
+    return chosen(retriever)
+
+
+@dataclass(frozen=True)
+class RunArrays:
+    """A run over the corpus without its doc ids: the client, which holds the same ids (their
+    fingerprints were checked), builds the :class:`~corpora.Run` over its own."""
+
+    query_ids: list[str]
+    offsets: Any
+    doc_index: Any
+    scores: Any
+
+
+def search_whole(retriever: Any, queries: Queries, k: int) -> tuple[Any, dict[str, Any]]:
+    """``retriever.search(queries, k)`` on the worker that fitted it, and what it has chosen for the
+    collection (a search may choose too): a run over its corpus as :class:`RunArrays` (the corpus's
+    ids stay here), any other answer (a plugin's mapping) as it is."""
+    from retrievers.defaults import chosen
+
+    found = retriever.search(queries, k)
+    corpus = retriever.corpus
+    if isinstance(found, Run) and (found.doc_ids is corpus.id_array() or (
+            len(found.doc_ids) == len(corpus) and list(found.doc_ids) == list(corpus.ids))):
+        found = RunArrays(found.query_ids, found.offsets, found.doc_index, found.scores)
+    return found, chosen(retriever)
+
+
+def score_whole(retriever: Any, queries: Queries) -> Any:
+    """``retriever.score(queries)`` on the worker that fitted it."""
+    return retriever.score(queries)
 
 
 def apply_chunk(item: Any, function: Callable[[Any, Any], Any], shared: Any) -> Any:
