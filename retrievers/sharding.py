@@ -294,9 +294,19 @@ def fit_in_process(retriever: Any, corpus: Corpus, n_shards: int) -> Shards:
     copy = unfitted_copy(retriever)
     bounds = bounds_for(copy, len(corpus), n_shards)
     fits = [copy.fit_shard(shard_of(corpus, a, b)) for a, b in bounds]
-    reduced = copy.reduce_statistics([f.statistics for f in fits])
+    reduced = reduce_statistics(copy, [f.statistics for f in fits])
     indexes = [copy.index_shard(f.state, s) for f, s in zip(fits, reduced)]
     return _InProcessShards(copy, corpus, bounds, indexes)
+
+
+def reduce_statistics(retriever: Any, statistics: list[Any]) -> list[Any]:
+    """The protocol's step 2, wherever an engine runs it: every shard's statistics in, one value
+    per shard out, checked (a short list would leave shards without statistics)."""
+    parts = list(retriever.reduce_statistics(statistics))
+    if len(parts) != len(statistics):
+        raise RetbenchError(f"retriever {retriever.label!r}: reduce_statistics gave {len(parts)} value(s) for "
+                            f"{len(statistics)} shard(s). Fix: return one value per shard, in shard order")
+    return parts
 
 
 def sharded_search(retriever: Any, corpus: Corpus, queries: Queries, k: int, n_shards: int) -> Run:

@@ -521,3 +521,16 @@ def test_a_retriever_is_fitted_whole_elsewhere_only_when_its_own_class_declares_
                      run=RunOptions(engine=InProcessEngine()))
     assert result.engine["on_worker"] == ["declared-lsa-test"]
     assert result.engine["on_client"] == ["sure-lsa-test", "undeclared-lsa-test"]
+
+
+class ShortReduceBM25(BM25):
+    """A sharded retriever whose reduce_statistics drops the last shard's value."""
+
+    def reduce_statistics(self, statistics):  # type: ignore[no-untyped-def]
+        return list(super().reduce_statistics(statistics))[:-1]
+
+
+def test_a_reduce_that_gives_a_value_short_is_an_error_wherever_the_shards_run():
+    data = load_dataset("article")
+    with pytest.raises(RetbenchError, match=r"reduce_statistics gave 2 value\(s\) for 3 shard\(s\)"):
+        fit_in_process(ShortReduceBM25(), data.corpus, 3)

@@ -62,8 +62,8 @@ from corpora.outline import CorpusOutline
 from harness.engines import shard_tasks
 from harness.engines.base import DatasetOrigin, Engine, EngineRecord, EngineRun
 from retrievers.defaults import adopt_chosen
-from retrievers.sharding import (FittedElsewhere, Placement, ShardHits, Shards, bounds_for, shard_bounds, shard_of,
-                                 unfitted_copy)
+from retrievers.sharding import (FittedElsewhere, Placement, ShardHits, Shards, bounds_for, merge_hits,
+                                 reduce_statistics, shard_bounds, shard_of, unfitted_copy)
 
 __all__ = ["INSTALL_HINT", "DaskEngine"]
 
@@ -206,14 +206,14 @@ class _DaskShards(Shards):
         return self._ask(shard_tasks.search_shard, "search-shard", queries, k)
 
     def merged_hits(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Merged on a worker (:func:`~harness.engines.shard_tasks.merge_shard_hits`): the client gets the
+        """Merged on a worker (:func:`~retrievers.sharding.merge_hits`): the client gets the
         merged top ``k`` only, never every shard's."""
         parts = self._submit(shard_tasks.search_shard, "search-shard", queries, k)
         if self._tie_rank_future is None:  # sent once, for every search of this fit; on every worker, so
             # that a worker lost takes no data that cannot be made again with it
             [self._tie_rank_future] = self.client.scatter([self.tie_rank()], broadcast=True, hash=False)
             self._tie_rank = None  # the workers hold it now
-        merged = self.client.submit(shard_tasks.merge_shard_hits, parts, [a for a, _ in self.bounds], k,
+        merged = self.client.submit(merge_hits, parts, [a for a, _ in self.bounds], k,
                                     self._tie_rank_future, key=f"retbench-merge-hits-{uuid.uuid4().hex[:12]}")
         return merged.result()
 
@@ -361,7 +361,7 @@ class _DaskPlacement(Placement):
                       for n, fit in enumerate(fits)]
         # reduced on a worker, and each shard's part taken there: the statistics (BM25: every shard's
         # vocabulary) never come to the client
-        reduced = client.submit(shard_tasks.reduce_statistics, copy, statistics, key=f"{name}-reduce-{token}")
+        reduced = client.submit(reduce_statistics, copy, statistics, key=f"{name}-reduce-{token}")
         parts = [client.submit(shard_tasks.part_of, reduced, n, key=f"{name}-statistics-part-{n}-{token}")
                  for n in range(len(fits))]
         indexes = [client.submit(shard_tasks.index_shard, copy, fit, part, key=f"{name}-index-shard-{n}-{token}")

@@ -21,7 +21,7 @@ from corpora.loading import detect_format, resolve_corpus
 from corpora.model import fingerprints_digest
 from corpora.outline import read_jsonl_documents
 from harness.engines.base import DatasetOrigin
-from retrievers.sharding import ShardFit, ShardHits, merge_hits, shard_of
+from retrievers.sharding import ShardFit, ShardHits, shard_of
 
 #: The corpus this worker process loaded last, by origin: the worker's shards of it are cut from one
 #: load. One entry, so a worker never holds two corpora.
@@ -127,23 +127,9 @@ def statistics_of(fit: ShardFit) -> Any:
     return fit.statistics
 
 
-def reduce_statistics(retriever: Any, statistics: list[Any]) -> list[Any]:
-    """The protocol's step 2, on a worker: every shard's statistics in, one value per shard out."""
-    parts = list(retriever.reduce_statistics(statistics))
-    if len(parts) != len(statistics):
-        raise RetbenchError(f"retriever {retriever.label!r}: reduce_statistics gave {len(parts)} value(s) for "
-                            f"{len(statistics)} shard(s). Fix: return one value per shard, in shard order")
-    return parts
-
-
 def part_of(values: list[Any], n: int) -> Any:
     """Item ``n`` of a task's list, taken on the worker that holds it (only that item travels on)."""
     return values[n]
-
-
-def merge_shard_hits(parts: list[ShardHits], starts: list[int], k: int, tie_rank: Any) -> tuple[Any, Any, Any]:
-    """:func:`~retrievers.sharding.merge_hits` on a worker: only the merged top ``k`` goes to the client."""
-    return merge_hits(parts, starts, k, tie_rank)
 
 
 def index_shard(retriever: Any, fit: ShardFit, statistics: Any) -> Any:
