@@ -74,8 +74,8 @@ class EngineRecord:
 @dataclass
 class EngineRun:
     """One comparison on an engine: ``placement`` fits the retrievers with the sharding protocol, and
-    may fit whole those that can run elsewhere (None: all here), ``mapper`` runs the chunks of the statistics and the evaluation (None: here), ``record``
-    says what ran where."""
+    may fit whole those that can run elsewhere (None: all here), ``mapper`` runs the chunks of the
+    statistics and the evaluation (None: here), ``record`` says what ran where."""
 
     record: EngineRecord
     placement: Placement | None = None
