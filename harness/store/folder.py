@@ -243,12 +243,17 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
     staging = _new_staging(out)
     hashes: dict[str, str] = {}
 
-    def put(relative: str, text: str, written: dict[str, str]) -> None:
+    def staged(relative: str, written: dict[str, str]) -> Path:
+        """Where a new file of the folder is staged; a name given twice is the caller's mistake."""
         if relative in written or relative == MANIFEST_FILE:
             raise ValueError(f"file {relative!r} would replace a file of the results folder")
         path = staging / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))  # bytes: no platform's line ends slip in, so the hash is of what is read
+        return path
+
+    def put(relative: str, text: str, written: dict[str, str]) -> None:
+        # bytes: no platform's line ends slip in, so the hash is of what is read
+        staged(relative, written).write_bytes(text.encode("utf-8"))
         written[relative] = file_text_hash(text)
 
     def put_pieces(written: dict[str, str]) -> None:
@@ -256,11 +261,7 @@ def write_folder(out: Path, files: Mapping[str, str], base_id: str, identified: 
         try:
             for relative, text in pieces:
                 if relative not in open_files:
-                    if relative in written or relative == MANIFEST_FILE:
-                        raise ValueError(f"file {relative!r} would replace a file of the results folder")
-                    path = staging / relative
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    open_files[relative] = (path.open("wb"), hashlib.sha256())
+                    open_files[relative] = (staged(relative, written).open("wb"), hashlib.sha256())
                 handle, digest = open_files[relative]
                 data = text.encode("utf-8")
                 handle.write(data)
