@@ -10,9 +10,10 @@ files), alternating which tree goes first every round. A child reports its resid
 its high-water mark (``VmHWM``) after each step: the texts read, the corpus made, the fit (whose
 high-water mark is the build's peak), the first search (numba loaded, the vocabulary's lookup table
 made) and the last, and the q/s of each query shape and cutoff (the median of three searches of
-every query; same-round ratios: the rounds of a pair run back to back under the same load). The table goes to ``benchmarks/RESULTS.md``, section
-``bm25_memory.<docs>``: the before/after of the changes named in ``--note`` (``notes.memory`` points
-to it).
+every query; same-round ratios: the rounds of a pair run back to back under the same load). The
+table goes to ``benchmarks/RESULTS.md``, section ``bm25_memory.<docs>`` (``bm25_memory.<docs>.<shape>``
+for a shape other than z1.0-v1M-short): the before/after of the changes named in ``--note``
+(``notes.memory`` points to the memory changes; the search loop's changes are measured so too).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from workloads import QUERY_SHAPES, SHAPES, shape_named, workload_files  # noqa:
 CUTOFFS = (10, 100, 1000)
 #: Timed searches of each query shape and cutoff in a child; their median is its q/s.
 REPEATS = 3
+DEFAULT_SHAPE = "z1.0-v1M-short"
 STEPS = ("texts", "corpus", "fit", "first search", "searches")
 
 
@@ -86,7 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=500, help="queries of each query shape")
-    parser.add_argument("--shape", default="z1.0-v1M-short", help=f"corpus shape: {', '.join(SHAPES)}")
+    parser.add_argument("--shape", default=DEFAULT_SHAPE, help=f"corpus shape: {', '.join(SHAPES)}")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=2, help="rounds; medians are reported")
     parser.add_argument("--before", required=False, help="the source tree (a checkout) before the change")
@@ -117,6 +119,11 @@ def main() -> None:
         compare({"before": str(before.resolve()), "after": str(REPO)}, args, shape)
 
 
+def section_name(docs: int, shape: str) -> str:
+    """``bm25_memory.<docs>`` for the default corpus shape, ``bm25_memory.<docs>.<shape>`` for another."""
+    return f"bm25_memory.{docs}" if shape == DEFAULT_SHAPE else f"bm25_memory.{docs}.{shape}"
+
+
 def compare(trees: dict[str, str], args: argparse.Namespace, shape) -> None:  # type: ignore[no-untyped-def]
     """Run both trees' children, alternating, and record the table."""
     print(f"# BM25 memory at {args.docs:,} docs ({shape.name}); {load_note()}", flush=True)
@@ -145,7 +152,7 @@ def compare(trees: dict[str, str], args: argparse.Namespace, shape) -> None:  # 
             rows.append([f"q/s {terms} terms, k = {k}", f"{value['before'][key]:,.0f}", f"{value['after'][key]:,.0f}",
                          f"{median(ratios):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in ratios)})"])
     table = markdown(["step (MB, or q/s)", "before", "after", "after - before (q/s: after / before)"], rows)
-    record_results(f"bm25_memory.{args.docs}", table,
+    record_results(section_name(args.docs, shape.name), table,
                    f"{args.docs:,} documents ({shape.name}), {args.queries:,} queries a query shape, one thread, "
                    f"medians of {args.rounds} rounds, each tree in its own process, alternating; {load_note()}"
                    + (f". {args.note}" if args.note else ""))

@@ -83,8 +83,14 @@ class _Retbench(Engine):
         from corpora import Corpus
         from retrievers.bm25 import BM25
 
+        before = current_rss_mb()
         corpus = Corpus([f"d{j}" for j in range(len(texts))], texts)
+        #: What the memory goes to, measured (MB): the corpus's doc ids, the fitted arrays.
+        self.memory = {"ids_mb": current_rss_mb() - before}
         self.retriever = BM25().fit(corpus)
+        index = self.retriever.index
+        arrays = [index.docs, index.tfs, index.indptr, index.idf, index.length_class, self.retriever._tie_rank]
+        self.memory["index_mb"] = sum(array.nbytes for array in arrays) / 2**20
 
     def prepare(self, queries: list[str]) -> object:
         from corpora import Queries
@@ -199,6 +205,9 @@ def open_engine(system: str, texts: list[str], folder: Path, tantivy_heap_mb: in
         raise SystemExit(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}")
     out["index_s"] = time.perf_counter() - start
     out["index_peak_rss_mb"] = peak_rss_mb()
+    out["indexed_rss_mb"] = current_rss_mb()
+    if isinstance(engine, _Retbench):
+        out.update(engine.memory)
     if isinstance(engine, _Tantivy):
         out["segments"] = engine.searcher.num_segments
     return engine

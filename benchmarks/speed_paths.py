@@ -218,6 +218,11 @@ def case_pruning_100() -> Case:
     return _case_pruning(100)
 
 
+def case_pruning_1000() -> Case:
+    """retrievers.bm25.compiled: the same at k = 1000, where candidates gather in bulk."""
+    return _case_pruning(1000)
+
+
 def _sorted_strings():
     """A table of ~1M random words, and 6,600 lookups in it (100 of a word not in it)."""
     from retrievers.strings import SortedStrings, pack_strings
@@ -459,6 +464,7 @@ CASES: dict[str, Callable[[], Case]] = {
     "compiled_1000": case_compiled_1000,
     "pruning": case_pruning_10,
     "pruning_100": case_pruning_100,
+    "pruning_1000": case_pruning_1000,
     "single_block": case_single_block_rows,
     "tokenize": case_tokenize,
     "sorted_vocabulary": case_sorted_vocabulary,

@@ -107,9 +107,10 @@ def test_compiled_search_is_the_product_search_on_the_matrix_workloads(tmp_path,
 @needs_numba
 @pytest.mark.parametrize("block_docs", [4096, index_module.BLOCK_DOCS])
 def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(block_docs):
-    """On the benchmark's generator, pruning (bounds given, k up to HEAP_UP_TO_K) computes fewer
-    weights than scoring every posting (at k = 10, 49% of them in 5 blocks), and returns the same
-    documents, order and score bits; above HEAP_UP_TO_K, or in a single block, nothing is pruned."""
+    """On the benchmark's generator, pruning (bounds given, at any k: with the heap up to
+    HEAP_UP_TO_K, with candidates gathered in bulk above) computes fewer weights than scoring every
+    posting (at k = 10, 49% of them in 5 blocks), and returns the same documents, order and score
+    bits; in a single block nothing is pruned."""
     texts, queries = _zipfian(20_000, 300)
     index, vocabulary = _index(texts, block_docs=block_docs)
     offsets, terms = encode(queries, vocabulary)
@@ -117,7 +118,7 @@ def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(bl
     arguments = (index._postings(), index.block_docs, index.k1, *_distinct(offsets, terms))
     from retrievers.bm25.kernel import HEAP_UP_TO_K
 
-    for k in (1, 10, HEAP_UP_TO_K, HEAP_UP_TO_K + 1):
+    for k in (1, 10, HEAP_UP_TO_K, HEAP_UP_TO_K + 1, 1000):
         every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
         expected = compiled.top_k(*arguments, k, 0.0, tie_rank, work=every)
         got = compiled.top_k(*arguments, k, 0.0, tie_rank, bounds=index.term_bounds(), work=pruned)
@@ -135,15 +136,15 @@ def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(bl
 @pytest.mark.parametrize("name", ["vaswani", "cranfield", "cisi", "med", "cystic_fibrosis", "adi"])
 def test_pruned_search_is_the_exhaustive_search_on_real_collections(shared_data, name):
     """Real queries over real collections in 16 blocks or more (pruning starts once the first block
-    has filled the top k): it skips weights (at k = 1 and 10), and the top k (1, 10, 100) is the
-    product's, documents, order and score bits."""
+    has filled the top k): it skips weights (at k = 1 and 10), and the top k (1, 10, 100, 1000) is
+    the product's, documents, order and score bits."""
     dataset = load_dataset(str(shared_data / name))
     tokens = tokenize(dataset.corpus.full_texts, "english")
     index = BM25Index.build(tokens.offsets, tokens.term_ids, len(tokens.vocabulary),
                             block_docs=max(4, len(dataset.corpus) // 16))
     offsets, terms = encode(dataset.queries.texts, {t: i for i, t in enumerate(tokens.vocabulary)}, "english")
     tie_rank = doc_id_order(dataset.corpus.ids)
-    for k in (1, 10, 100):
+    for k in (1, 10, 100, 1000):
         _assert_compiled_is_exhaustive(index, offsets, terms, k, tie_rank)
         every, pruned = np.zeros(2, np.int64), np.zeros(2, np.int64)
         arguments = (index._postings(), index.block_docs, index.k1, *_distinct(offsets, terms), k, 0.0, tie_rank)

@@ -20,12 +20,13 @@ Exactness, the contract of the exhaustive path:
   :func:`~retrievers.ranking.top_k` ranks (score descending, ties by ``tie_rank`` ascending), so
   ties at the k-th place break exactly as before.
 
-Up to k = 300 (:func:`prunes`) the loop also prunes, safely (MaxScore, a block at a time; see
+At every k (:func:`prunes`) the loop also prunes, safely (MaxScore, a block at a time; see
 :func:`retrievers.bm25.kernel.top_k`): once the running k-th best is known, the query terms
 whose largest weights (:func:`term_bounds`) sum below it cannot bring a document into the top k on
 their own, so their postings are only read, and weighted just for documents that the other terms
-brought in; the few documents that may still make the top k are scored again exactly, in term id
-order, so scores keep their bits (``benchmarks/speed_paths.py`` ``pruning``, ``pruning_100``).
+bring in; those documents are marked first, and every term is then added in term id order, so
+scores keep their bits (``benchmarks/speed_paths.py`` ``pruning``, ``pruning_100``,
+``pruning_1000``).
 An earlier loop pruned document at a time (MaxScore with cursors over the postings) and lost to
 scoring every posting block by block: pruning pays here because it keeps this loop's sequential
 walks.
@@ -63,15 +64,13 @@ def term_bounds(postings: tuple[np.ndarray, ...], block_docs: int, k1: float) ->
 
 
 def prunes(k: int) -> bool:
-    """Whether :func:`top_k` prunes at this ``k`` when given bounds: where the loop keeps its running
-    k-th best in a heap (``HEAP_UP_TO_K``, 300): pruning pays there, and lost with candidates
-    gathered in bulk above (``benchmarks/RESULTS.md``, ``speed_paths.pruning``). False without
-    numba (no loop to prune)."""
-    if not available():
-        return False
-    from retrievers.bm25.kernel import HEAP_UP_TO_K
-
-    return k <= HEAP_UP_TO_K
+    """Whether :func:`top_k` prunes at this ``k`` when given bounds: at every k where numba is
+    installed (no loop to prune without it). Pruning pays at k = 10 and 100
+    (``benchmarks/RESULTS.md``, ``speed_paths.pruning``, ``pruning_100``); at k = 1000 it pays on
+    long documents (``bm25_memory.1000000.z1.0-v100k-long``) and costs nothing measurable on short
+    ones (``speed_paths.pruning_1000``, ``bm25_memory.1000000.z1.2-v100k-short``), so no k is set
+    apart."""
+    return k >= 1 and available()
 
 
 def top_k(postings: tuple[np.ndarray, ...], block_docs: int, k1: float, query_offsets: np.ndarray,

@@ -36,9 +36,9 @@ either path ``threads=2`` scores two batches side by side.
 
 Where numba is installed (the ``fast`` extra), a large index is searched by a compiled loop instead
 (:mod:`retrievers.bm25.compiled`): the same weights, added in the same order into a dense array of a
-block's scores, and a running k-th best that discards most candidates on the spot and, up to
-k = 300, lets the loop skip the weights of terms that cannot bring a document into the top k on
-their own (safe pruning); it returns exactly what the product returns, scores bit for bit, and
+block's scores, and a running k-th best that discards most candidates on the spot and lets the
+loop skip the weights of terms that cannot bring a document into the top k on their own (safe
+pruning); it returns exactly what the product returns, scores bit for bit, and
 never materialises the weights.
 """
 

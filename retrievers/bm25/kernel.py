@@ -43,12 +43,10 @@ def _add(docs, tfs, start, stop, idf, k1, length_class, class_norm, scores):  # 
 
 
 @njit(cache=True, nogil=True)
-def _add_marking(docs, tfs, start, stop, idf, k1, length_class, class_norm, scores, seen):  # type: ignore[no-untyped-def]
-    """:func:`_add`, also setting each document's bit in ``seen``."""
-    factor = k1 + 1.0
+def _mark(docs, start, stop, seen):  # type: ignore[no-untyped-def]
+    """Set the bit in ``seen`` of each document of one term's postings ``start:stop``."""
     for p in range(start, stop):
         d = np.int64(docs[p])
-        scores[d] += _weight(idf, tfs[p], class_norm[length_class[d]], factor)
         seen[d >> 6] |= np.uint64(1) << np.uint64(d & 63)
 
 
@@ -62,33 +60,6 @@ def _add_to_seen(docs, tfs, start, stop, idf, k1, length_class, class_norm, scor
         d = np.int64(docs[p])
         if seen[d >> 6] & (np.uint64(1) << np.uint64(d & 63)):
             scores[d] += _weight(idf, tfs[p], class_norm[length_class[d]], factor)
-
-
-@njit(cache=True, nogil=True)
-def _weight_in(docs, tfs, start, stop, d, idf, norm, factor):  # type: ignore[no-untyped-def]
-    """Document ``d``'s weight in one term's postings ``start:stop`` (doc numbers ascending; binary
-    search), 0.0 when the term is not in it."""
-    low, high = start, stop
-    while low < high:
-        middle = (low + high) >> 1
-        if np.int64(docs[middle]) < d:
-            low = middle + 1
-        else:
-            high = middle
-    if low < stop and np.int64(docs[low]) == d:
-        return _weight(idf, tfs[low], norm, factor)
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
-def _exact_score(docs, tfs, indptr, block, base, query_terms, d, idf, norm, factor):  # type: ignore[no-untyped-def]
-    """Document ``d``'s score in ``block``: its weights in ascending term id order from 0.0 (adding
-    0.0 for an absent term changes no bit), as the dense array adds them."""
-    score = 0.0
-    for term in query_terms:
-        score += _weight_in(docs, tfs, base + indptr[block, term], base + indptr[block, term + 1], d, idf[term],
-                            norm, factor)
-    return score
 
 
 @njit(cache=True, nogil=True)
@@ -131,24 +102,17 @@ def _collect(docs, start, stop, scores, base, floor, inclusive, found_docs, foun
 
 
 @njit(cache=True, nogil=True)
-def _collect_exact(docs, tfs, indptr, block, base, start, stop, scores, seen, doc_base, floor, inclusive, found_docs,
-                   found_scores, n, query_terms, idf, k1, length_class, class_norm):  # type: ignore[no-untyped-def]
-    """:func:`_collect` where ``scores`` were summed out of term order: a document whose sum, with
-    :data:`MARGIN`, reaches ``floor`` is scored again exactly (:func:`_exact_score`) and kept on
-    that score."""
-    factor = k1 + 1.0
+def _collect_marked(docs, start, stop, scores, seen, base, floor, inclusive, found_docs, found_scores, n):  # type: ignore[no-untyped-def]
+    """:func:`_collect` that also clears ``seen``'s words on the way: when pruning, the marked
+    documents are those of the terms walked here."""
     for p in range(start, stop):
         d = np.int64(docs[p])
-        summed = scores[d]
-        if summed != 0.0:
+        score = scores[d]
+        if score != 0.0:
             scores[d] = 0.0
             seen[d >> 6] = np.uint64(0)
-            if summed * MARGIN < floor:
-                continue
-            score = _exact_score(docs, tfs, indptr, block, base, query_terms, d, idf, class_norm[length_class[d]],
-                                 factor)
             if score > floor or (inclusive and score == floor):
-                found_docs[n] = doc_base + d
+                found_docs[n] = base + d
                 found_scores[n] = score
                 n += 1
     return n
@@ -170,13 +134,15 @@ def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_
     (docs global, in rank order).
 
     Pruning (MaxScore, a block at a time), when ``bounds`` (each term's largest weight) are given:
-    once the heap holds k scores, the query's terms whose bounds, smallest first, sum below the
-    running k-th best (with :data:`MARGIN`) are *passive*: a document with none of the other
-    (*active*) terms cannot reach the top k. In the following blocks the active terms' weights are
-    added as before, marking their documents in a bitmap; a passive term's postings are only read,
-    and weighted for marked documents alone; the marked documents are collected, and one whose sum
-    (in another order than term id's) reaches the floor is scored again exactly, in ascending term
-    id order (:func:`_exact_score`). A block where every term is passive is skipped. ``work`` gains
+    once the running k-th best is known (the heap holds k scores, or the first floor is set), the
+    query's terms whose bounds, smallest first, sum below it (with :data:`MARGIN`) are *passive*:
+    a document with none of the other (*active*) terms cannot reach the top k. In the following
+    blocks the active terms' documents are marked in a bitmap first; then every term is added in
+    ascending term id order, an active term's postings all, a passive term's for marked documents
+    alone (the others are only read), so a candidate's sum is the product's, bits included; the
+    marked documents are collected through the active terms' postings. Scoring a candidate again
+    exactly afterwards, as an earlier loop did, lost above k = 100 (``benchmarks/RESULTS.md``,
+    ``speed_paths.pruning_100``). A block where every term is passive is skipped. ``work`` gains
     the postings weighted (``[0]``) and those only read (``[1]``).
     """
     n_queries = len(query_offsets) - 1
@@ -199,6 +165,8 @@ def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_
         # terms by their bound, ascending: the first `passive` of them cannot lift a document to theta
         # on their own, so only documents of the others are candidates
         by_bound = np.argsort(bounds[terms]) if prune else np.empty(0, np.int64)
+        place = np.empty(len(by_bound), np.int64)  # each term's place in by_bound
+        place[by_bound] = np.arange(len(by_bound))
         passive, passive_bound = 0, 0.0
         start = n_out
         size, theta, full = 0, -np.inf, False
@@ -222,22 +190,23 @@ def top_k(docs, tfs, indptr, block_starts, block_docs, idf, length_class, class_
                 for term in terms:
                     n = _collect(docs, base + indptr[block, term], base + indptr[block, term + 1], scores,
                                  block * block_docs, floor, inclusive, found_docs, found_scores, n)
-            else:
+            else:  # the active terms' documents are marked first, then every term is added in term id order
                 for j in range(passive, len(terms)):
                     term = terms[by_bound[j]]
+                    _mark(docs, base + indptr[block, term], base + indptr[block, term + 1], seen)
+                for j in range(len(terms)):
+                    term = terms[j]
                     start_p, stop_p = base + indptr[block, term], base + indptr[block, term + 1]
-                    _add_marking(docs, tfs, start_p, stop_p, idf[term], k1, classes, class_norm, scores, seen)
-                    work[0] += stop_p - start_p
-                for j in range(passive):
-                    term = terms[by_bound[j]]
-                    start_p, stop_p = base + indptr[block, term], base + indptr[block, term + 1]
-                    _add_to_seen(docs, tfs, start_p, stop_p, idf[term], k1, classes, class_norm, scores, seen)
-                    work[1] += stop_p - start_p
+                    if place[j] >= passive:
+                        _add(docs, tfs, start_p, stop_p, idf[term], k1, classes, class_norm, scores)
+                        work[0] += stop_p - start_p
+                    else:
+                        _add_to_seen(docs, tfs, start_p, stop_p, idf[term], k1, classes, class_norm, scores, seen)
+                        work[1] += stop_p - start_p
                 for j in range(passive, len(terms)):
                     term = terms[by_bound[j]]
-                    n = _collect_exact(docs, tfs, indptr, block, base, base + indptr[block, term],
-                                       base + indptr[block, term + 1], scores, seen, block * block_docs, floor, inclusive,
-                                       found_docs, found_scores, n, terms, idf, k1, classes, class_norm)
+                    n = _collect_marked(docs, base + indptr[block, term], base + indptr[block, term + 1], scores, seen,
+                                        block * block_docs, floor, inclusive, found_docs, found_scores, n)
             if n_out + n > len(out_docs):
                 capacity = max(n_out + n, 2 * len(out_docs))
                 grown_docs = np.empty(capacity, np.int64)
