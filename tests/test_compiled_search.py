@@ -127,7 +127,9 @@ def test_pruning_skips_weights_and_returns_what_scoring_every_posting_returns(bl
                                           b.view(np.int64) if b.dtype.kind == "f" else b)
         assert every[1] == 0 and every[0] == sum(len(index.postings(t)[0]) for t in arguments[4])
         if compiled.prunes(k) and len(index.indptr) > 1:  # pruning starts once the first block filled the top k
-            assert pruned[0] < every[0] * (0.6 if k <= 10 else 0.9) and pruned[1] > 0  # many only read
+            # many only read; at k = 1000 of 20,000 documents the k-th best is low, and a few are
+            largest = 0.6 if k <= 10 else 0.9 if k <= HEAP_UP_TO_K + 1 else 1.0
+            assert pruned[0] < every[0] * largest and pruned[1] > 0
         else:
             np.testing.assert_array_equal(pruned, every)
 
