@@ -197,20 +197,13 @@ def child(system: str, docs_path: Path, queries_path: Path, saved: Path, tantivy
     elif system == "retbench-load":
         _retbench_load(docs_path, queries, out, saved)
     elif system == "tantivy":
-        from engines_speed import open_engine
+        from engines_speed import open_engine, timed_searches
 
         texts = read_lines(docs_path)
         out["loaded_rss_mb"] = current_rss_mb()
         with tempfile.TemporaryDirectory(prefix="retbench-scale-", dir=saved.parent) as folder:
             engine = open_engine("tantivy", texts, Path(folder), tantivy_heap_mb, out)
-            prepared = engine.prepare(queries)
-            for k in CUTOFFS:
-                start = time.perf_counter()
-                engine.batch(engine.prepare(queries[:1]), k)  # untimed in q/s: the first search
-                out[f"first_search_s_{k}"] = time.perf_counter() - start
-                start = time.perf_counter()
-                engine.batch(prepared, k)
-                out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
+            timed_searches(engine, queries, CUTOFFS, out)
             out["peak_rss_mb"] = peak_rss_mb()
     else:
         raise SystemExit(f"unknown system {system!r}; choose from {', '.join(SYSTEMS)}, retbench-load")
