@@ -418,10 +418,20 @@ class BlockTokenizer:
                 merger.add(_scan(chunk, self.stop_words))
                 if progress is not None:
                     progress(first + merger.n_texts + sum(len(c.offsets) - 1 for c in merger.backlog), total)
-            offsets, codes = merger.codes_so_far()
-            self.terms = merger.terms
+            held = [merger]
             del merger, part
-            yield offsets, codes
+            yield self._block(held)
+
+    def _block(self, held: list[_Merger]) -> tuple[np.ndarray, np.ndarray]:
+        """The block of the merger in ``held`` (taken out): its ``(offsets, codes)``, merged into
+        :attr:`terms`. Yielded straight from here, so that the generator keeps no reference to the
+        block's tokens while the caller works on them: as the generator's locals they lived on until
+        the next block, on top of the postings built from them (``benchmarks/RESULTS.md``,
+        ``bm25_memory``)."""
+        merger = held.pop()
+        block = merger.codes_so_far()
+        self.terms = merger.terms
+        return block
 
     def vocabulary(self) -> tuple[np.ndarray, list[str]]:
         """``(rank, vocabulary)``: the terms seen, ascending (as :func:`tokenize` sorts them), and

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+import weakref
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from corpora.progress import Progress, Task, render_line
 from corpora.tokenize import BlockTokenizer, tokenize
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.bm25 import SAVED_INDEX, SAVED_PARAMETERS, BM25
+from retrievers.bm25 import index as index_module
 from retrievers.bm25.index import _COUNT_CAP, BM25Index
 from retrievers.context import RunContext
 from retrievers.strings import pack_strings
@@ -42,8 +44,10 @@ def fitted() -> tuple[BM25, Corpus, Queries]:
     return BM25().fit(corpus), corpus, queries
 
 
-@pytest.mark.parametrize("block_docs", [64, 500, 1 << 16])
-def test_the_index_built_block_by_block_is_the_one_built_from_every_token(block_docs):
+@pytest.mark.parametrize("block_docs, step", [(64, None), (500, None), (1 << 16, None), (500, 7)])
+def test_the_index_built_block_by_block_is_the_one_built_from_every_token(monkeypatch, block_docs, step):
+    if step is not None:  # the postings are put in term order a few at a time: steps cut terms everywhere
+        monkeypatch.setattr(index_module, "_BUILD_STEP", step)
     texts = _texts(1500, seed=2)
     texts[3] = "w1x " * 300 + "w2x"  # a term frequency above 255 widens the type of every block's
     texts[700] = ""
@@ -70,6 +74,19 @@ def test_block_tokenizer_gives_tokenize_s_tokens():
     assert np.array_equal(ids, whole.term_ids) and np.array_equal(lengths, np.diff(whole.offsets))
     with pytest.raises(ValueError, match="not tokenized a block at a time"):
         BlockTokenizer(texts, "english")  # stemmed
+
+
+def test_a_block_s_tokens_go_as_soon_as_the_caller_lets_them_go():
+    """The streamed build drops a block's tokens once its postings exist: the tokenizer must not
+    hold them too (they were the generator's locals until the next block, at the build's peak)."""
+    tokenizer = BlockTokenizer(_texts(400, seed=3), "article", chunk_texts=16)
+    blocks = 0
+    for offsets, codes in tokenizer.blocks(50):
+        held = weakref.ref(offsets), weakref.ref(codes)
+        del offsets, codes
+        assert [ref() for ref in held] == [None, None]
+        blocks += 1
+    assert blocks == 8
 
 
 @pytest.mark.parametrize("mmap", [True, False])

@@ -235,6 +235,29 @@ def _block_postings(offsets: np.ndarray, term_ids: np.ndarray,
     return df, docs, tf
 
 
+def _into_term_order(docs: np.ndarray, tfs: np.ndarray, at: int, bounds: np.ndarray, sources: np.ndarray) -> None:
+    """Put one block's postings, at ``docs[at:]`` and ``tfs[at:]`` in provisional term order, in
+    sorted term order where they lie: sorted term ``t`` takes ``bounds[t]:bounds[t + 1]`` (from
+    ``at``), its postings now starting at ``sources[t]``.
+
+    Moved ``_BUILD_STEP`` postings at a time from a copy of the block. Computing where every posting
+    comes from at once held three int64 arrays of the block's postings (a repeat, an arange, their
+    sum) on top of the postings, the peak of a build over long documents (``benchmarks/RESULTS.md``,
+    ``bm25_memory``).
+    """
+    size = int(bounds[-1])
+    block = slice(at, at + size)
+    docs_before, tfs_before = docs[block].copy(), tfs[block].copy()
+    shift = sources - bounds[:-1]  # a sorted term's postings' distance back to where they lie now
+    for start in range(0, size, _BUILD_STEP):
+        stop = min(size, start + _BUILD_STEP)
+        first, term_of = _term_of_tokens(bounds, start, stop)
+        gather = shift[first + term_of]
+        gather += np.arange(start, stop)
+        docs[at + start:at + stop] = docs_before[gather]
+        tfs[at + start:at + stop] = tfs_before[gather]
+
+
 @dataclass(frozen=True)
 class CollectionStatistics:
     """What BM25 needs of the whole collection when an index holds a shard of it: ``n_docs`` (N),
@@ -339,8 +362,9 @@ class BM25Index:
         counts = np.empty(1 << 20, dtype=np.uint8)
         capped: list[tuple[np.ndarray, np.ndarray]] = []
         block_starts, count_starts = [0], [0]
-        for number, (offsets, term_ids) in enumerate(tokenizer.blocks(block_docs, progress)):
-            first = number * block_docs
+        # not enumerate(): its reused result tuple would keep the block's tokens until the next block
+        for offsets, term_ids in tokenizer.blocks(block_docs, progress):
+            first = (len(block_starts) - 1) * block_docs
             lengths[first:first + len(offsets) - 1] = np.diff(offsets)
             n_terms = tokenizer.n_terms
             block_df, docs, tf = _block_postings(offsets, term_ids, n_terms)
@@ -386,14 +410,8 @@ class BM25Index:
             full[at_cap] = capped_counts
             counts.resize(at, refcheck=False)  # no view of it is left
             np.cumsum(full, out=provisional[1:])
-            in_order = full[order]
-            np.cumsum(in_order, out=indptr[number, 1:])
-            # where each posting of the sorted layout lies in the block's provisional layout
-            gather = np.repeat(provisional[order] - indptr[number, :-1], in_order) + np.arange(int(indptr[number, -1]))
-            block = slice(int(starts[number]), int(starts[number + 1]))
-            docs_out[block] = docs_out[block][gather]
-            tfs_out[block] = tfs_out[block][gather]
-            del in_order, gather
+            np.cumsum(full[order], out=indptr[number, 1:])
+            _into_term_order(docs_out, tfs_out, int(starts[number]), indptr[number], provisional[order])
         del counts
         docs_out.resize(int(starts[-1]), refcheck=False)  # the room's tail: never written, given back
         tfs_out.resize(int(starts[-1]), refcheck=False)
