@@ -8,9 +8,10 @@ Up to :attr:`LSA.randomized_above` documents: the article's scikit-learn pipelin
 computed here with scipy's ``svds`` and the same start vector, equal to scikit-learn's bit for bit
 when both run BLAS on one thread (a test holds it to that) without importing scikit-learn, which
 alone costs more than the whole bundled run. Above it, the same TF-IDF built from
-:func:`corpora.tokenize.tokenize` and scikit-learn's randomized truncated SVD (Halko et al., ``random_state`` = seed): arpack's and the
-per-document tokenizer's cost grow too fast, and the randomized result agrees with arpack's to a few
-decimals. The fitted state of a large corpus goes through the index cache.
+:func:`corpora.tokenize.tokenize` and scikit-learn's randomized truncated SVD (Halko et al.,
+``random_state`` = seed): arpack's and the per-document tokenizer's cost grow too fast, and the
+randomized result agrees with arpack's to a few decimals. The fitted state of a large corpus goes
+through the index cache.
 
 Fitting and scoring run BLAS on one thread (:mod:`retrievers.blas`): with more, the last bits of the
 scores would depend on the machine's core count and differ between a local run and a Dask worker.
