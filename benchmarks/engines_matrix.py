@@ -54,7 +54,7 @@ from common import (  # noqa: E402
     report,
     run_child,
 )
-from engines_speed import _version, open_engine  # noqa: E402
+from engines_speed import _version, open_engine, timed_searches  # noqa: E402
 from workloads import QUERY_SHAPES, SHAPES, shape_named, workload_files  # noqa: E402
 
 SYSTEMS = ("retbench", "tantivy", "pisa")
@@ -91,12 +91,7 @@ def child(system: str, docs_path: Path, query_paths: dict[str, Path], tantivy_he
                 times.append(time.perf_counter() - start)
             out[f"{name}:p50_ms"] = 1000 * _percentile(times, 0.50)
             out[f"{name}:p95_ms"] = 1000 * _percentile(times, 0.95)
-            prepared = engine.prepare(queries)
-            for k in CUTOFFS:
-                engine.batch(engine.prepare(queries[:1]), k)
-                start = time.perf_counter()
-                engine.batch(prepared, k)
-                out[f"{name}:qps_{k}"] = len(queries) / (time.perf_counter() - start)
+            timed_searches(engine, queries, CUTOFFS, out, prefix=f"{name}:")
             if system == "retbench":
                 out[f"{name}:postings"] = engine.postings_per_query(queries)  # type: ignore[attr-defined]
         out["peak_rss_mb"] = peak_rss_mb()

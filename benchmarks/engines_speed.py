@@ -66,12 +66,13 @@ CUTOFFS = (10, 1000)
 class Engine:
     """One system's index, built from raw text, and its two ways to answer: a whole batch of queries
     as the system answers a batch (``batch``), or one query on its own (``one``). ``prepare`` turns
-    query texts into what ``batch`` takes (outside the timing). Shared with ``engines_matrix.py``."""
+    query texts into what ``batch`` takes (outside the timing); ``batch`` returns what the system
+    answered, where it hands an answer back. Shared with ``engines_matrix.py`` and ``scale_curve.py``."""
 
     def prepare(self, queries: list[str]) -> object:
         return queries
 
-    def batch(self, prepared: object, k: int) -> None:
+    def batch(self, prepared: object, k: int) -> object:
         raise NotImplementedError
 
     def one(self, query: str, k: int) -> None:
@@ -79,24 +80,32 @@ class Engine:
 
 
 class _Retbench(Engine):
-    def __init__(self, texts: list[str]):
+    """retbench's BM25: fitted from the texts (:meth:`fit`), or one fitted or loaded elsewhere."""
+
+    def __init__(self, retriever: object, memory: dict[str, float] | None = None):
+        self.retriever = retriever
+        #: What the memory goes to, measured (MB): the corpus's doc ids, the fitted arrays.
+        self.memory = memory or {}
+
+    @classmethod
+    def fit(cls, texts: list[str]) -> _Retbench:
         from corpora import Corpus
         from retrievers.bm25 import BM25
 
         before = current_rss_mb()
         corpus = Corpus([f"d{j}" for j in range(len(texts))], texts)
-        #: What the memory goes to, measured (MB): the corpus's doc ids, the fitted arrays.
-        self.memory = {"ids_mb": current_rss_mb() - before}
-        self.retriever = BM25().fit(corpus)
-        self.memory["index_mb"] = (self.retriever.index.nbytes + self.retriever._tie_rank.nbytes) / 2**20
+        ids_mb = current_rss_mb() - before
+        retriever = BM25().fit(corpus)
+        return cls(retriever, {"ids_mb": ids_mb,
+                               "index_mb": (retriever.index.nbytes + retriever._tie_rank.nbytes) / 2**20})
 
     def prepare(self, queries: list[str]) -> object:
         from corpora import Queries
 
         return Queries([f"q{i}" for i in range(len(queries))], queries)
 
-    def batch(self, prepared: object, k: int) -> None:
-        self.retriever.search(prepared, k)
+    def batch(self, prepared: object, k: int) -> object:
+        return self.retriever.search(prepared, k)  # type: ignore[attr-defined]
 
     def postings_per_query(self, queries: list[str]) -> float:
         """The postings of the queries' distinct known terms, averaged: what scoring every posting walks."""
@@ -192,7 +201,7 @@ def open_engine(system: str, texts: list[str], folder: Path, tantivy_heap_mb: in
     ``index_s`` and ``index_peak_rss_mb`` (and tantivy's ``segments``)."""
     start = time.perf_counter()
     if system == "retbench":
-        engine: Engine = _Retbench(texts)
+        engine: Engine = _Retbench.fit(texts)
     elif system == "tantivy":
         engine = _Tantivy(texts, folder, tantivy_heap_mb)
     elif system == "pisa":
@@ -212,18 +221,21 @@ def open_engine(system: str, texts: list[str], folder: Path, tantivy_heap_mb: in
 
 
 def timed_searches(engine: Engine, queries: list[str], cutoffs: tuple[int, ...], out: dict[str, object],
-                   warm_up: int = 1) -> None:
+                   warm_up: int = 1, prefix: str = "") -> dict[int, object]:
     """At each k: the first ``warm_up`` queries searched untimed (``first_search_s_<k>``: retbench's
     first search starts numba and loads the compiled loop, bm25s compiles its own, PISA loads its
-    index), then the whole batch timed (``qps_<k>``)."""
+    index), then the whole batch timed (``qps_<k>``); ``out``'s keys start with ``prefix``. Returns
+    each k's answer to the whole batch."""
     prepared = engine.prepare(queries)
+    answers = {}
     for k in cutoffs:
         start = time.perf_counter()
         engine.batch(engine.prepare(queries[:warm_up]), k)
-        out[f"first_search_s_{k}"] = time.perf_counter() - start
+        out[f"{prefix}first_search_s_{k}"] = time.perf_counter() - start
         start = time.perf_counter()
-        engine.batch(prepared, k)
-        out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
+        answers[k] = engine.batch(prepared, k)
+        out[f"{prefix}qps_{k}"] = len(queries) / (time.perf_counter() - start)
+    return answers
 
 
 def child(system: str, docs_path: Path, queries_path: Path, tantivy_heap_mb: int) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engines_speed import _version  # noqa: E402
+from engines_speed import _Retbench, _version, open_engine, timed_searches  # noqa: E402
 from common import (  # noqa: E402
     DEFAULT_DATA,
     current_rss_mb,
@@ -129,21 +129,6 @@ def _corpus(docs_path: Path):  # type: ignore[no-untyped-def]
     return Corpus([f"d{j}" for j in range(len(texts))], texts, name=docs_path.stem)
 
 
-def _searches(retriever, queries: list[str], out: dict[str, object]) -> dict[int, object]:  # type: ignore[no-untyped-def]
-    from corpora import Queries
-
-    batch = Queries([f"q{i}" for i in range(len(queries))], queries)
-    runs = {}
-    for k in CUTOFFS:
-        start = time.perf_counter()  # the first search starts numba and loads the compiled loop
-        retriever.search(Queries(["warm"], [queries[0]]), k)
-        out[f"first_search_s_{k}"] = time.perf_counter() - start
-        start = time.perf_counter()
-        runs[k] = retriever.search(batch, k)
-        out[f"qps_{k}"] = len(queries) / (time.perf_counter() - start)
-    return runs
-
-
 def _digest(run) -> str:  # type: ignore[no-untyped-def]
     """A run's rankings and score bits, for comparing two children's."""
     import hashlib
@@ -163,7 +148,7 @@ def _retbench(docs_path: Path, queries: list[str], out: dict[str, object], saved
     retriever = BM25().fit(corpus)
     out["index_s"] = time.perf_counter() - start
     out["index_peak_rss_mb"] = peak_rss_mb()
-    runs = _searches(retriever, queries, out)
+    runs = timed_searches(_Retbench(retriever), queries, CUTOFFS, out)
     out["peak_rss_mb"] = peak_rss_mb()
     out["digest_1000"] = _digest(runs[CUTOFFS[-1]])
     shutil.rmtree(saved, ignore_errors=True)
@@ -182,7 +167,7 @@ def _retbench_load(docs_path: Path, queries: list[str], out: dict[str, object], 
     retriever = BM25.load(saved, corpus)
     out["index_s"] = out["load_s"] = time.perf_counter() - start
     out["index_peak_rss_mb"] = peak_rss_mb()
-    runs = _searches(retriever, queries, out)
+    runs = timed_searches(_Retbench(retriever), queries, CUTOFFS, out)
     out["peak_rss_mb"] = peak_rss_mb()
     out["digest_1000"] = _digest(runs[CUTOFFS[-1]])
 
@@ -197,8 +182,6 @@ def child(system: str, docs_path: Path, queries_path: Path, saved: Path, tantivy
     elif system == "retbench-load":
         _retbench_load(docs_path, queries, out, saved)
     elif system == "tantivy":
-        from engines_speed import open_engine, timed_searches
-
         texts = read_lines(docs_path)
         out["loaded_rss_mb"] = current_rss_mb()
         with tempfile.TemporaryDirectory(prefix="retbench-scale-", dir=saved.parent) as folder:
