@@ -252,9 +252,11 @@ def child(system: str, docs_path: Path, queries_path: Path, tantivy_heap_mb: int
 
 
 def _version(system: str) -> str:
+    """``system`` and its package's version; a ``-load`` child (``scale_curve.py``) is its system's."""
     from importlib.metadata import PackageNotFoundError, version
 
-    package = {"retbench": "retbench", "tantivy": "tantivy", "pisa": "pyterrier-pisa", "bm25s-numba": "bm25s"}[system]
+    packages = {"retbench": "retbench", "tantivy": "tantivy", "pisa": "pyterrier-pisa", "bm25s-numba": "bm25s"}
+    package = packages[system.removesuffix("-load")]
     try:
         return f"{system} {version(package)}"
     except PackageNotFoundError:

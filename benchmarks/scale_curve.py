@@ -245,7 +245,7 @@ def main() -> None:
         for system in systems:
             runs = results[system]
             index_s, peak = median([r.get("index_s") for r in runs]), median([r.get("peak_rss_mb") for r in runs])
-            rows.append([f"{n_docs:,}", _version(system.removesuffix("-load")) + ("-load" if system.endswith("-load") else ""), index_s, median([r.get("qps_10") for r in runs]),
+            rows.append([f"{n_docs:,}", _version(system), index_s, median([r.get("qps_10") for r in runs]),
                          median([r.get("qps_1000") for r in runs]), peak,
                          median([r.get("index_peak_rss_mb") for r in runs]),
                          1e6 * index_s / n_docs, 1e3 * peak / n_docs])
