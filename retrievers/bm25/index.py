@@ -202,7 +202,8 @@ def _next_true(flags: np.ndarray, start: int) -> int:
 
 
 def _term_of_tokens(bounds: np.ndarray, start: int, stop: int) -> tuple[int, np.ndarray]:
-    """The first term overlapping token positions ``start:stop``, and each position's term minus it."""
+    """The first term overlapping positions ``start:stop`` of a term-major layout whose term ``t`` takes
+    ``bounds[t]:bounds[t + 1]`` (tokens, or a block's postings), and each position's term minus it."""
     first = int(np.searchsorted(bounds, start, side="right")) - 1
     last = int(np.searchsorted(bounds, stop - 1, side="right")) - 1
     lengths = np.diff(np.clip(bounds[first:last + 2], start, stop))
