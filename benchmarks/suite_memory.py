@@ -7,12 +7,14 @@ child process (``bench compare``'s work: compare, write the folder) whose own pe
 (``VmHWM``) is reported: each collection alone, then the suite of all of them.
 
     python benchmarks/suite_memory.py                      # cranfield, cisi, med of ../shared/data
+                                                           # (or of $RETBENCH_DATA, as the tests read it)
     python benchmarks/suite_memory.py --collections cranfield,cisi,med --systems bm25,lsa,weighted,rrf
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import REPO, load_note, markdown, peak_rss_mb, record_results, report, run_child  # noqa: E402
 
-DATA = REPO.parent / "shared" / "data"
+DATA = Path(os.environ.get("RETBENCH_DATA") or REPO.parent / "shared" / "data")
 
 
 def child(names: list[str], systems: str, metrics: str) -> None:

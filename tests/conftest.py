@@ -1,7 +1,14 @@
-"""Shared fixtures: the CLI runner, a fresh interpreter and the location of the real collections."""
+"""Shared fixtures: the CLI runner, a fresh interpreter and the location of the real collections.
+
+The real collections (Cranfield, CISI, trec_eval's own test suite, ...) are looked for in the folder
+the environment variable ``RETBENCH_DATA`` names, else in ``../shared/data`` beside the repository
+(:data:`SHARED_DATA`); a test that needs one and does not find it skips with :func:`absent`'s
+reason, which names the folder it looked in.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +17,32 @@ import pytest
 from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def data_root() -> Path:
+    """The folder of the real collections: ``$RETBENCH_DATA`` (a relative path is read from the
+    working directory), else ``../shared/data`` beside the repository."""
+    named = os.environ.get("RETBENCH_DATA", "").strip()
+    return Path(named).expanduser().resolve() if named else REPO.parent / "shared" / "data"
+
+
+#: Where the real collections are looked for (:func:`data_root`, read once when the tests load).
+SHARED_DATA = data_root()
+
+
+def absent(path: Path) -> str:
+    """The skip reason of a test that needs ``path`` (:data:`SHARED_DATA` or a folder in it) and
+    does not find it: the path looked at, and how to point the tests elsewhere."""
+    return (f"{path} is absent (a fresh clone has no real collections; set RETBENCH_DATA to the folder "
+            f"that holds them, default ../shared/data beside the repository)")
+
+
+def real_data(*names: str) -> Path:
+    """``SHARED_DATA / names...``, or skip the calling test with :func:`absent`'s reason."""
+    path = SHARED_DATA.joinpath(*names)
+    if not path.exists():
+        pytest.skip(absent(path))
+    return path
 
 
 @pytest.fixture(autouse=True)
@@ -118,9 +150,8 @@ def fresh_python():
 
 @pytest.fixture
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip("../shared/data is absent (a fresh clone has no real collections); these tests need it")
-    return SHARED_DATA
+    """:data:`SHARED_DATA`; the test skips, naming the folder, where it is absent."""
+    return real_data()
 
 
 #: Manifest entries that differ between two runs of the same inputs: when, how it was called, where

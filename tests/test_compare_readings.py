@@ -26,11 +26,12 @@ from harness.cli import main
 from harness.core.facets import select_facets
 from retrievers import FixedRun, Retriever
 from harness.core.options import Loading, Readings, RunOptions, Statistics
+from tests.conftest import SHARED_DATA, real_data
 
 FAST = ["--bootstrap-samples", "200"]
 ARTICLE = ["--systems", "bm25,lsa,weighted,rrf", "--metrics", "ndcg@5,hit@3,recall@5,mrr"]
 REPO = Path(__file__).resolve().parents[1]
-CSFCUBE = REPO.parent / "shared" / "data" / "csfcube"
+CSFCUBE = SHARED_DATA / "csfcube"
 
 
 def run_cli(runner, out: Path, *args: str):
@@ -76,8 +77,7 @@ def assert_cells_are_per_query_means(facets: pd.DataFrame, per_query: pd.DataFra
 
 @pytest.fixture(scope="module")
 def csfcube_folder(tmp_path_factory) -> tuple[str, Path]:
-    if not CSFCUBE.is_dir():
-        pytest.skip("csfcube is not in ../shared/data (a fresh clone has no real collections)")
+    real_data("csfcube")
     from click.testing import CliRunner
 
     out = tmp_path_factory.mktemp("csfcube")

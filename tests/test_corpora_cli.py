@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from corpora import FORMATS, load_dataset, summary_line
 from harness.cli import main
+from tests.conftest import real_data
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 GOOD = {
     "corpus.jsonl": '{"_id": "DOC-1", "title": "Refunds", "text": "Money back."}\n'
@@ -108,22 +107,19 @@ def test_summary_line_is_one_line(tmp_path: Path) -> None:
 
 
 def test_show_a_real_collection_with_unjudged_queries() -> None:
-    if not (DATA / "cisi").is_dir():
-        pytest.skip(f"the CISI collection is not in {DATA}")
-    result = bench("corpora", "show", str(DATA / "cisi"))
+    result = bench("corpora", "show", str(real_data("cisi")))
     assert result.exit_code == 0
     assert "36 queries, excluded from averages" in result.output
 
 
 def test_forcing_the_generic_smart_reader_on_cranfield_stops_at_the_unmatched_queries() -> None:
-    if not (DATA / "cranfield").is_dir():
-        pytest.skip(f"the Cranfield collection is not in {DATA}")
+    cranfield = real_data("cranfield")
     # cranqrel numbers queries by position; read as .I ids, 73 of its query numbers match no query:
     # 611 of 1,837 judgments (33%) would be dropped, so the misreading stops unless it is asked for
-    refused = bench("corpora", "validate", "--format", "smart", str(DATA / "cranfield"))
+    refused = bench("corpora", "validate", "--format", "smart", str(cranfield))
     assert refused.exit_code == 2
     assert "cranqrel: 611 of 1,837 judgments (33.3%) cannot be matched" in refused.stderr
     assert "--allow-unmatched-judgments" in refused.stderr
-    allowed = bench("corpora", "validate", "--format", "smart", "--allow-unmatched-judgments", str(DATA / "cranfield"))
+    allowed = bench("corpora", "validate", "--format", "smart", "--allow-unmatched-judgments", str(cranfield))
     assert allowed.exit_code == 0
     assert "judgments of unknown queries  611" in allowed.output

@@ -17,6 +17,7 @@ from corpora import Queries, RetbenchError, UnknownNameError, load_dataset, load
 from harness import compare
 from harness.core.facets import MISSING, facet_cells, facet_columns, facet_rollup, select_facets
 from harness.core.options import Statistics
+from tests.conftest import real_data
 
 
 def numpy_interval(cell: np.ndarray, n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -142,14 +143,9 @@ def assert_cells_are_per_query_means(frame: pd.DataFrame, per_query: pd.DataFram
                 assert row[metric] == math.fsum(rows[metric]) / len(rows)
 
 
-CSFCUBE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "csfcube"
-
-
 @pytest.fixture(scope="module")
 def csfcube_compare():
-    if not CSFCUBE.is_dir():
-        pytest.skip("csfcube is not in ../shared/data (a fresh clone has no real collections)")
-    return compare("bm25,lsa", str(CSFCUBE), "ndcg@10,map", statistics=Statistics(bootstrap_samples=300))
+    return compare("bm25,lsa", str(real_data("csfcube")), "ndcg@10,map", statistics=Statistics(bootstrap_samples=300))
 
 
 def test_csfcube_rolls_up_its_three_facets(csfcube_compare) -> None:

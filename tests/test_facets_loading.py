@@ -12,6 +12,7 @@ import pytest
 
 from corpora import InputFileError, RetbenchError, load_dataset, load_facets_file, with_facets
 from corpora.inspection import reconcile
+from tests.conftest import real_data
 
 BEIR = {
     "corpus.jsonl": '{"_id": "d1", "text": "money back within 30 days"}\n{"_id": "d2", "text": "reset a password"}\n',
@@ -67,16 +68,15 @@ def test_tabular_jsonl_nested_values_and_csv_columns(tmp_path: Path) -> None:
     assert dataset.warnings == []
 
 
-def test_csfcube_queries_carry_facet_year_and_paper_type(shared_data: Path) -> None:
-    if not (shared_data / "csfcube").is_dir():
-        pytest.skip("csfcube is not in ../shared/data")
-    dataset = load_dataset(str(shared_data / "csfcube"))
+def test_csfcube_queries_carry_facet_year_and_paper_type() -> None:
+    csfcube = real_data("csfcube")
+    dataset = load_dataset(str(csfcube))
     facets = dataset.queries.facets
     assert list(facets) == ["facet", "year", "paper_type"]
     assert Counter(facets["facet"]) == {"background": 16, "method": 17, "result": 17}
     assert Counter(facets["paper_type"]) == {"data-driven approach": 33, "resources/evaluation": 12, "theoretical": 5}
     assert all(isinstance(y, int) for y in facets["year"]) and (min(facets["year"]), max(facets["year"])) == (1996, 2019)
-    fold = load_dataset(str(shared_data / "csfcube"), split="fold1_test")
+    fold = load_dataset(str(csfcube), split="fold1_test")
     by_id = dict(zip(dataset.queries.ids, facets["facet"]))
     assert fold.queries.facets["facet"] == [by_id[q] for q in fold.queries.ids]
 

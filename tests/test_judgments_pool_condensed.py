@@ -23,10 +23,9 @@ DEPTH = 20
 
 @pytest.fixture(scope="module")
 def cranfield_folder(tmp_path_factory) -> Path:
-    from tests.conftest import SHARED_DATA
-    if not (SHARED_DATA / "cranfield").is_dir():
-        pytest.skip("../shared/data/cranfield is absent (a fresh clone has no real collections)")
-    data = load_dataset(str(SHARED_DATA / "cranfield"))
+    from tests.conftest import real_data
+
+    data = load_dataset(str(real_data("cranfield")))
     result = compare([BM25(), LSA(dims=50)], data, ["ndcg@10", "map", "judged@10"],
                      scoring=Scoring(depth=100), statistics=Statistics(bootstrap_samples=50, permutations=50))
     return result.write(tmp_path_factory.mktemp("pool"), say=lambda message: None)

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 
 from corpora import DEFAULT_ANALYZER, get_analyzer, load_dataset
 from corpora.model import Corpus, Queries
+from tests.conftest import real_data
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 K = 10
 
 
@@ -51,11 +50,10 @@ def reference_bm25(corpus: Corpus, queries: Queries, k: int, k1: float = 1.2, b:
 
 
 def test_bm25_top10_equals_an_independent_bm25_on_vaswani() -> None:
-    if not (DATA / "vaswani").is_dir():
-        pytest.skip(f"the Vaswani collection is not in {DATA}")
+    vaswani = real_data("vaswani")
     from retrievers import build
 
-    dataset = load_dataset(str(DATA / "vaswani"))
+    dataset = load_dataset(str(vaswani))
     run = build("bm25").fit(dataset.corpus).search(dataset.queries, K)
     expected = reference_bm25(dataset.corpus, dataset.queries, K)
     assert len(expected) == 93

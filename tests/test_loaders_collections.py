@@ -1,4 +1,4 @@
-"""The real test collections in ``../shared/data`` load with the counts their SOURCE.md states.
+"""The real test collections (``../shared/data``, or ``$RETBENCH_DATA``) load with the counts their SOURCE.md states.
 
 Each collection is detected with no ``--format``; counts are documents, queries, queries with a
 relevant judgment (the ones averaged) and judged pairs, plus the quirks each SOURCE.md lists.
@@ -7,24 +7,20 @@ relevant judgment (the ones averaged) and judged pairs, plus the quirks each SOU
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from corpora import load_dataset, summary_line
 from corpora.model import Dataset
+from tests.conftest import SHARED_DATA, absent, real_data
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"the shared test collections are not here ({DATA})")
+pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=absent(SHARED_DATA))
 
 _CACHE: dict[str, Dataset] = {}
 
 
 def load(name: str) -> Dataset:
-    folder = DATA / name
-    if not folder.is_dir():
-        pytest.skip(f"collection {name!r} is not in {DATA}")
+    folder = real_data(name)
     if name not in _CACHE:
         _CACHE[name] = load_dataset(str(folder))
     return _CACHE[name]
@@ -133,7 +129,5 @@ def test_csfcube_facets_grades_and_pools() -> None:
 
 
 def test_csfcube_split_selects_a_fold() -> None:
-    if not (DATA / "csfcube").is_dir():
-        pytest.skip("csfcube is not in the shared data")
-    fold = load_dataset(str(DATA / "csfcube"), split="fold1_test")
+    fold = load_dataset(str(real_data("csfcube")), split="fold1_test")
     assert len(fold.queries) == 26

@@ -23,12 +23,12 @@ from click.testing import CliRunner
 
 from corpora import get_analyzer, load_dataset
 from harness.cli import main
+from tests.conftest import SHARED_DATA, absent
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
 SECTION = REPO.joinpath("docs", "collections.md").read_text(encoding="utf-8").split("## Real test collections")[1].split("\n## ")[0]
 
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"the shared test collections are not here ({DATA})")
+pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=absent(SHARED_DATA))
 
 
 def commands() -> dict[str, list[str]]:

@@ -1,5 +1,5 @@
 """The `bench tune` page (docs/tune.md, moved there from the README) shows what the code prints: the Python example on the bundled
-corpus, and the Cranfield example (when ../shared/data has Cranfield)."""
+corpus, and the Cranfield example (when the real collections, ../shared/data or $RETBENCH_DATA, have Cranfield)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from harness.cli import main
+from tests.conftest import real_data
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO.joinpath("docs", "tune.md").read_text(encoding="utf-8")
 SECTION = PAGE.split("\n## Tuning parameters: `bench tune`\n")[1].split("\n## ")[0]
-CRANFIELD = REPO.parent / "shared" / "data" / "cranfield"
 
 
 def blocks(language: str) -> list[str]:
@@ -39,12 +37,11 @@ def test_the_python_example_prints_what_the_page_shows(tmp_path: Path) -> None:
 
 
 def test_the_cranfield_example_prints_what_the_page_shows(runner, tmp_path: Path) -> None:
-    if not CRANFIELD.is_dir():
-        pytest.skip("../shared/data/cranfield is absent (a fresh clone has no real collections)")
+    cranfield = real_data("cranfield")
     (command,) = blocks("bash")
     words = shlex.split(command.strip())
     assert words[:2] == ["bench", "tune"]
-    words = [str(CRANFIELD) if w == "../shared/data/cranfield" else w for w in words[2:]]
+    words = [str(cranfield) if w == "../shared/data/cranfield" else w for w in words[2:]]
     result = runner.invoke(main, ["tune", *words, "--out", str(tmp_path), "--no-cache"])
     assert result.exit_code == 0, result.output
     printed, folder = result.stdout.split("\n\nresults: ")

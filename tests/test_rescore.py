@@ -26,17 +26,16 @@ from harness.core.evaluation import evaluate
 from harness.core.metrics import parse_metric
 from corpora.trec_io import read_run
 from harness.core.trec_eval import trec_eval_name
+from tests.conftest import SHARED_DATA, real_data
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (the test extra) is the reference evaluator")
 
 SYSTEMS = "bm25,lsa,weighted,rrf"
 # one metric of every family trec_eval has, under retbench's names
 METRICS = "ndcg@10,ndcg,map,map@100,recall@100,mrr,hit@3,precision@5,rprec,bpref"
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data"
 # CSFCube: each query ranks its own candidate pool (the written runs are the pooled rankings)
-CORPORA = {"article": "article", "cranfield": str(SHARED / "cranfield"), "cisi": str(SHARED / "cisi"),
-           "csfcube": str(SHARED / "csfcube")}
+CORPORA = {"article": "article", "cranfield": str(SHARED_DATA / "cranfield"),
+           "cisi": str(SHARED_DATA / "cisi"), "csfcube": str(SHARED_DATA / "csfcube")}
 
 
 def compare(out: Path, cache: Path, corpus: str, *extra: str) -> Path:
@@ -51,8 +50,8 @@ def compare(out: Path, cache: Path, corpus: str, *extra: str) -> Path:
 @pytest.fixture(scope="module", params=list(CORPORA))
 def results_folder(request, tmp_path_factory) -> Path:
     name = request.param
-    if name != "article" and not SHARED.is_dir():
-        pytest.skip("../shared/data is absent (a fresh clone has no real collections); these tests need it")
+    if name != "article":
+        real_data(name)
     base = tmp_path_factory.mktemp(f"rescore-{name}")
     return compare(base / "out", base / "cache", CORPORA[name])
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
+from tests.conftest import SHARED_DATA, real_data
 
-SUITE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval_tests"
+SUITE = SHARED_DATA / "trec_eval_tests"
 OURS = re.compile(r"^(map|map_cut_\d+|Rprec|bpref|recip_rank|P_\d+|recall_\d+|ndcg|ndcg_cut_\d+|success_\d+)$")
 COUNTS = re.compile(r"^(runid|num_q|num_ret|num_rel|num_rel_ret)$")  # printed with every measure set
 TRUNC = ("--trailing-fields", "ignore")  # results.trunc has words after the tag on 5 lines
@@ -48,9 +48,7 @@ Values = dict[str, dict[str, str]]  # measure -> query id -> printed value
 
 
 def _require_suite() -> None:
-    if not SUITE.is_dir():
-        pytest.skip(f"trec_eval's test suite is not at {SUITE} (it lives in the shared data folder beside the "
-                    "repository; see shared/data/trec_eval_tests/SOURCE.md)")
+    real_data("trec_eval_tests")  # trec_eval's own test suite, described by its SOURCE.md
 
 
 def parse_trec_eval(text: str) -> Values:

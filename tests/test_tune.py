@@ -19,8 +19,8 @@ from harness.core.statistics import bootstrap_means, percentile_interval
 from retrievers import BM25
 from retrievers.cache import IndexCache
 from harness.core.options import Loading, RunOptions, Statistics
+from tests.conftest import SHARED_DATA, real_data
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CRANFIELD_GRID = "bm25(k1=0.6:1.8:0.6,b=0.3:0.9:0.3)"
 #: manifest keys that hold times or the command line: the only bytes allowed to differ between runs
 VARYING = ("run_id", "time", "command_line", "seconds")
@@ -60,8 +60,7 @@ def cranfield_runs(shared_data_module, tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def shared_data_module() -> Path:
-    if not (SHARED_DATA / "cranfield").is_dir():
-        pytest.skip("../shared/data/cranfield is absent (a fresh clone has no real collections); these tests need it")
+    real_data("cranfield")
     return SHARED_DATA
 
 
