@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
+from corpora.output_files import check_output, write_output
 from corpora.run import (DATAFRAME_FIRST_RANK, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
                          run_from_table)
 from corpora.run_order import RunOrder
@@ -86,8 +87,10 @@ def read_parquet_run(path: Path, order: RunOrder = "trec", trailing_fields: Trai
 
 
 def write_parquet_run(run: Run, path: Path, tag: str = "run") -> None:
-    """Write ``run`` as a Parquet run (see the module docstring)."""
+    """Write ``run`` as a Parquet run (see the module docstring), through
+    :func:`corpora.output_files.write_output` (checked before the table is built)."""
     pa, pq = _pyarrow(path, "writing")
+    check_output(path, "run file")
     queries, docs = run.entry_columns()
     ranks = np.arange(len(run.doc_index), dtype=np.int64) - np.repeat(run.offsets[:-1], run.lengths())
     table = pa.table({"qid": pa.array(queries.tolist(), type=pa.string()),
@@ -95,14 +98,9 @@ def write_parquet_run(run: Run, path: Path, tag: str = "run") -> None:
                       "score": pa.array(run.file_scores(tag), type=pa.float64()),
                       "rank": pa.array(ranks + DATAFRAME_FIRST_RANK, type=pa.int64())})
     table = table.replace_schema_metadata({RUN_ID_KEY: tag.encode("utf-8")})
-    staging = path.with_name(f".{path.name}.partial")
-    try:
-        pq.write_table(table, staging)
-        staging.replace(path)
-    except OSError as exc:
-        staging.unlink(missing_ok=True)
-        raise InputFileError(path, f"cannot write the run file ({exc.strerror or exc})",
-                             fix="check that the folder exists and can be written to") from None
+    buffer = pa.BufferOutputStream()  # in memory, then one writer for every output file
+    pq.write_table(table, buffer)
+    write_output(path, buffer.getvalue().to_pybytes(), "run file")
 
 
 register_run_file_format(RunFileFormat("parquet", (".parquet",), read_parquet_run, write_parquet_run,

@@ -62,6 +62,7 @@ from corpora.errors import InputFileError, RetbenchError
 from corpora.field_columns import split_fields
 from corpora.model import Qrels, normalise_numeric_id
 from corpora.input_files import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes, refuse_nul_bytes
+from corpora.output_files import check_output, write_output
 from corpora.readers import id_problem, looks_like_grade, parse_grade
 from corpora.run import (TRAILING_FIELDS, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
                          trec_scores)
@@ -444,24 +445,19 @@ def _run_pieces(run: Run, tag: str, with_raw_scores: bool, keep_ordered_scores: 
 
 
 def write_run(run: Run, target: str | Path | IO[str], tag: str) -> None:
-    """Write ``run`` in TREC run format (:func:`format_run`) to a path or an open text stream."""
-    _write(format_run(run, tag), target)
+    """Write ``run`` in TREC run format (:func:`format_run`) to a path (through
+    :func:`corpora.output_files.write_output`) or an open text stream."""
+    _write(format_run(run, tag), target, "run file")
 
 
 def _write_run_file(run: Run, path: Path, tag: str) -> None:
     """:meth:`Run.write`'s TREC writer: the run's :meth:`~corpora.Run.file_scores` (exact wherever
-    trec_eval's order rebuilds the run from them), gzipped for a ``.gz`` name; written to a
-    temporary name and renamed, so a failed write leaves nothing half-written."""
+    trec_eval's order rebuilds the run from them), gzipped for a ``.gz`` name; written by
+    :func:`corpora.output_files.write_output` (atomically, never over a device or into a results
+    folder)."""
+    check_output(path, "run file")  # before the formatting: a wrong path costs nothing
     text = _format_run(run, tag, with_raw_scores=False, keep_ordered_scores=True)[0].encode("utf-8")
-    data = gzip.compress(text, mtime=0) if path.suffix.lower() == ".gz" else text
-    staging = path.with_name(f".{path.name}.partial")
-    try:
-        staging.write_bytes(data)
-        staging.replace(path)
-    except OSError as exc:
-        staging.unlink(missing_ok=True)
-        raise InputFileError(path, f"cannot write the run file ({exc.strerror or exc})",
-                             fix="check that the folder exists and can be written to") from None
+    write_output(path, gzip.compress(text, mtime=0) if path.suffix.lower() == ".gz" else text, "run file")
 
 
 register_run_file_format(RunFileFormat(
@@ -731,12 +727,13 @@ def format_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> str:
 
 
 def write_qrels(qrels: Qrels | Mapping[str, Mapping[str, int]], target: str | Path | IO[str]) -> None:
-    """Write ``qrels`` in TREC qrels format to a path or an open text stream."""
-    _write(format_qrels(qrels), target)
+    """Write ``qrels`` in TREC qrels format to a path (through :func:`corpora.output_files.write_output`)
+    or an open text stream."""
+    _write(format_qrels(qrels), target, "qrels file")
 
 
-def _write(text: str, target: str | Path | IO[str]) -> None:
+def _write(text: str, target: str | Path | IO[str], what: str) -> None:
     if isinstance(target, (str, Path)):
-        Path(target).write_text(text, encoding="utf-8")
+        write_output(target, text, what)
     else:
         target.write(text)

@@ -399,7 +399,7 @@ def test_a_candidate_run_now_on_the_baselines_corpus(runner, tmp_path: Path) -> 
                            "Fix: pass e.g. --margin 0.01"),
     (["--confidence", "1.5"], "error: --confidence must be a number strictly between 0.5 and 1. Got 1.5 instead."),
     (["--fail-on", "worse"], "unknown verdict 'worse'"),
-    (["--system", "base", "--junit", "no-such-folder/gate.xml"], "no-such-folder is not a folder you can write to"),
+    (["--system", "base", "--junit", "no-such-folder/gate.xml"], "its folder no-such-folder does not exist"),
     (["--system", "base", "--qrels", "judgments.txt"], "--qrels scores a side given as a run file, and neither"),
 ])
 def test_bad_input_exits_2_with_a_message(runner, tmp_path: Path, args: list[str], message: str) -> None:

@@ -118,7 +118,7 @@ def test_mistakes_are_one_line_exit_2_and_write_nothing(runner, article_folder, 
     holder = runner.invoke(main, ["report", str(article_folder.parent), "--format", "md"])
     assert holder.exit_code == 2 and f"name one of them, e.g. the newest, {article_folder}" in holder.stderr
     no_folder = runner.invoke(main, ["report", str(article_folder), "-o", str(tmp_path / "absent" / "r.md")])
-    assert no_folder.exit_code == 2 and "is not a folder you can write to" in no_folder.stderr
+    assert no_folder.exit_code == 2 and f"its folder {tmp_path / 'absent'} does not exist" in no_folder.stderr
     assert not (tmp_path / "absent").exists()
     bad_format = runner.invoke(main, ["report", str(article_folder), "--format", "pdf"])
     assert bad_format.exit_code == 2 and "'pdf' is not one of 'html', 'md', 'latex'" in bad_format.output

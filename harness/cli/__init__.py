@@ -26,7 +26,6 @@ import io
 import logging
 import os
 import sys
-import tempfile
 import traceback
 from collections.abc import Iterator
 from importlib import import_module
@@ -201,34 +200,24 @@ class PathParameter(click.Path):
         return super().convert(value, param, ctx)
 
 
+class OutputPath(PathParameter):
+    """A file a command writes (``--out``, ``--output``, ``--junit``): only the empty value is refused
+    here; every other check is the writer's (:func:`corpora.output_files.check_output`, called
+    before any work), so that a folder, a device or a FIFO is one ``error:`` line, as everything
+    else about where an output lands, not click's usage error."""
+
+    def __init__(self) -> None:
+        super().__init__(path_type=Path, dir_okay=False)
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> object:
+        if isinstance(value, str) and not value.strip():
+            super().convert(value, param, ctx)  # the empty value's error
+        return value if isinstance(value, Path) else Path(str(value))
+
+
 #: Help of ``--split``, shared by the commands that load a corpus.
 SPLIT_HELP = ("Judgments split: BEIR's or a tabular folder's qrels/<split>.tsv, a TREC folder's qrels file named "
               "after it, a CSFCube fold. A layout with one set of judgments refuses any split but the default.")
-
-
-def write_atomically(path: Path, text: str, option: str) -> None:
-    """``text`` into ``path`` through a fsynced temporary file in its folder, renamed over it: a
-    reader never sees half a file, and a failure leaves ``path`` as it was."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir() or not folder.is_dir():
-        problem = "is a folder" if path.is_dir() else f"its folder {folder} does not exist"
-        raise RetbenchError(f"{option} {path}: {problem}. Fix: name a file in an existing folder")
-    temporary: str | None = None
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())  # a full disk shows here, not after the rename
-        os.replace(temporary, path)
-    except BaseException as exc:
-        if temporary is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        if isinstance(exc, OSError):
-            raise RetbenchError(f"{option} {path}: cannot be written ({exc.strerror or exc}). Fix: free space, or "
-                                "name a file in a folder you can write to") from None
-        raise
 
 
 @contextlib.contextmanager

@@ -5,12 +5,12 @@ with ``--system`` when it holds several) or a TREC run file scored with ``--qrel
 is run now (``--corpus`` and ``--systems``) through :func:`harness.compare` and gated against the
 stored baseline, which is refused as soon as the corpus is loaded if its hashes differ from the
 baseline's. Exit status: 0, or 1 when a metric regressed (or has a verdict named by ``--fail-on``);
-2 for an error (nothing is written then: a ``--junit`` file is written whole or not at all).
+2 for an error (nothing is written then: a ``--junit`` file is written whole or not at all, through
+:func:`corpora.output_files.write_output`, and checked before any work).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,7 +18,8 @@ import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
 from corpora.trec_io import read_qrels, read_run_file
-from harness.cli import ACCEPT_EDITED_HELP, PathParameter, progress_shown, warn, write_atomically
+from corpora.output_files import check_output, write_output
+from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter, progress_shown, warn
 from harness.cli.declared import option
 from harness.core.options import CONFIDENCE, Scoring, Statistics
 from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
@@ -57,14 +58,6 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
                              run_from=str(path), qrels_from=str(qrels))
 
 
-def _check_writable(path: Path) -> None:
-    """Before any work: ``--junit`` names a file in an existing folder we can write to."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
-        problem = "is a folder" if path.is_dir() else f"{folder} is not a folder you can write to"
-        raise RetbenchError(f"--junit {path}: {problem}. Fix: name a file in a folder you can write to")
-
-
 @click.command("gate")
 @click.argument("baseline", type=PathParameter(path_type=Path))
 @click.argument("candidate", type=PathParameter(path_type=Path), required=False)
@@ -101,7 +94,7 @@ def _check_writable(path: Path) -> None:
               help=f"Verdicts that fail the gate besides regressed (comma-separated): {', '.join(_CAN_ALSO_FAIL)}.")
 @click.option("--format", "output_format", type=click.Choice(list(FORMATS)), default="text", show_default=True,
               help="text for a terminal; md: GitHub-flavoured Markdown for a CI job summary ($GITHUB_STEP_SUMMARY).")
-@click.option("--junit", type=PathParameter(path_type=Path, dir_okay=False), default=None,
+@click.option("--junit", type=OutputPath(), default=None,
               help="Also write a JUnit XML report: one testcase per metric, a failure when it fails the gate.")
 @click.option("--show-worst", type=click.IntRange(min=0), default=5, show_default=True,
               help="Queries that lost most, listed per metric.")
@@ -131,7 +124,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     statistics = Statistics(bootstrap_samples, seed, confidence, permutations)
     check_options(margin, statistics, show_worst)
     if junit is not None:
-        _check_writable(junit)
+        check_output(junit, "--junit")
     if candidate is not None and systems is not None:
         raise RetbenchError("both a CANDIDATE and --systems were given. Fix: gate a stored candidate, or run one "
                             "now with --corpus and --systems, not both")
@@ -168,7 +161,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     result = gate(before, after, metrics, margin=margin, statistics=statistics,
                   allow_different_queries=allow_different_queries, lost_most=show_worst)
     if junit is not None:
-        write_atomically(junit, render_junit(result, fail_on), "--junit")
+        write_output(junit, render_junit(result, fail_on), "--junit")
     click.echo(render(result, output_format), nl=False)
     ctx.exit(result.exit_code(fail_on))
 

@@ -8,14 +8,15 @@ from pathlib import Path
 import click
 
 from corpora import DEFAULT_ANALYZER, get_analyzer, load_dataset
-from harness.cli import PathParameter
+from corpora.output_files import check_output
+from harness.cli import OutputPath, PathParameter
 from harness.judgments.judge_app import JudgingSession, make_server, read_pool
 
 
 @click.command("judge")
 @click.argument("pool", type=PathParameter(path_type=Path, dir_okay=False))
 @click.option("--corpus", required=True, help="The corpus the pool was made from (a bundled name or a folder).")
-@click.option("--out", "out", required=True, type=PathParameter(path_type=Path, dir_okay=False),
+@click.option("--out", "out", required=True, type=OutputPath(),
               help="The judgments file: TREC qrels lines `qid 0 docid grade`, appended; an existing one resumes.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
               help="Port on 127.0.0.1 (0: any free one).")
@@ -26,6 +27,9 @@ def command(pool: Path, corpus: str, out: Path, port: int) -> None:
     the next pair shows, so killing the server loses nothing; restarted, it resumes at the first
     unjudged pair. Ctrl-C stops it.
     """
+    # where the grades land, before anything is loaded: a regular file (or a link to one) outside any
+    # results folder; never a stream, a device or /dev/null, which would lose every grade
+    check_output(out, "--out", appends=True)
     pairs = read_pool(pool)
     dataset = load_dataset(corpus)
     session = JudgingSession(pairs, dataset, out, get_analyzer(DEFAULT_ANALYZER))

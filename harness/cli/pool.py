@@ -1,5 +1,8 @@
 """``bench pool``: the unjudged (query, document) pairs in the top K of a results folder's systems,
-written as a TSV for an assessor (``bench judge`` reads it); per system, how many holes it has."""
+written as a TSV for an assessor (``bench judge`` reads it); per system, how many holes it has.
+
+``--out`` goes through :func:`corpora.output_files.write_output`, checked before the folder is read;
+``--out -`` writes the pool to stdout, and the holes then go to stderr."""
 
 from __future__ import annotations
 
@@ -7,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from harness.cli import ACCEPT_EDITED_HELP, PathParameter, write_atomically
+from corpora.output_files import check_output, write_output
+from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter
 from harness.judgments.pool import pool_folder
 
 
@@ -15,8 +19,9 @@ from harness.judgments.pool import pool_folder
 @click.argument("results", type=PathParameter(path_type=Path))
 @click.option("--depth", type=click.IntRange(min=1), default=10, show_default=True,
               help="Look at the top K results of each system.")
-@click.option("--out", "out", required=True, type=PathParameter(path_type=Path, dir_okay=False),
-              help="The pool file to write (TSV: query_id, doc_id, n_systems, best_rank).")
+@click.option("--out", "out", required=True, type=OutputPath(),
+              help="The pool file to write (TSV: query_id, doc_id, n_systems, best_rank); - for stdout (the holes "
+                   "then go to stderr).")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 def command(results: Path, depth: int, out: Path, accept_edited: bool) -> None:
     """The unjudged (query, document) pairs in the top K of any system of the results folder
@@ -26,13 +31,15 @@ def command(results: Path, depth: int, out: Path, accept_edited: bool) -> None:
     rank, then the doc id), with n_systems and best_rank; `bench judge` reads it. The output says
     per system how many of its top-K documents are unjudged.
     """
+    where = check_output(out, "--out", dash=True)  # before the folder is read
     found = pool_folder(results, depth, accept_edited=accept_edited)
-    write_atomically(out, found.to_tsv(), "--out")
+    write_output(out, found.to_tsv(), "--out", dash=True)
+    to_stderr = where.stream == 1  # stdout holds the pool
     width = max(len(label) for label in found.holes)
-    click.echo(f"holes (unjudged documents in each system's top {depth}):")
+    click.echo(f"holes (unjudged documents in each system's top {depth}):", err=to_stderr)
     for label, holes in found.holes.items():
         retrieved = found.retrieved[label]
         share = f"{holes / retrieved:.1%}" if retrieved else "-"
-        click.echo(f"  {label:<{width}}  {holes} of {retrieved} ({share})")
+        click.echo(f"  {label:<{width}}  {holes} of {retrieved} ({share})", err=to_stderr)
     n_queries = found.pairs["query_id"].nunique()
-    click.echo(f"{len(found.pairs)} unjudged pairs in {n_queries} queries written to {out}")
+    click.echo(f"{len(found.pairs)} unjudged pairs in {n_queries} queries written to {out}", err=to_stderr)

@@ -9,42 +9,18 @@ folder: the same as ``bench compare --report`` wrote into it, and as ``result.re
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-from corpora import RetbenchError
-from harness.cli import ACCEPT_EDITED_HELP, PathParameter, warn
+from corpora.output_files import check_output, write_output
+from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter, warn
 from harness.report.formats import REPORT_FORMATS, check_formats, format_for_path, render_report
 from harness.store.read import open_results
 from harness.suite.report import render_suite_report
 from harness.suite.store import is_suite_folder, open_suite
 
 _DEFAULT = "html"
-
-
-def _check_output(path: Path) -> None:
-    """Before any work: ``-o`` names a file (not a folder) in a folder that exists and can be written to."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise RetbenchError(f"-o {path}: is a folder. Fix: name a file, e.g. {path / 'report.html'}")
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise RetbenchError(f"-o {path}: {folder} is not a folder you can write to. Fix: create it, or name a file "
-                            "in a folder you can write to")
-
-
-def _write(path: Path, text: str) -> None:
-    """``text`` into ``path`` through a temporary file beside it, renamed into place."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "x", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise RetbenchError(f"-o {path}: cannot be written ({exc.strerror or exc}). Fix: name a file in a folder "
-                            "you can write to") from None
 
 
 @click.command("report")
@@ -54,8 +30,8 @@ def _write(path: Path, text: str) -> None:
                    + " [default: from the suffix of -o ("
                    + ", ".join(s for f in REPORT_FORMATS.values() for s in f.suffixes)
                    + f"), else {_DEFAULT}].")
-@click.option("-o", "--output", type=PathParameter(dir_okay=True, path_type=Path), default=None,
-              help="Write the report to this file instead of printing it.")
+@click.option("-o", "--output", type=OutputPath(), default=None,
+              help="Write the report to this file instead of printing it (- prints it).")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 def command(run_dir: Path, report_format: str | None, output: Path | None, accept_edited: bool) -> None:
     """Report a results folder of `bench compare` as HTML, Markdown, LaTeX or text (its report.txt),
@@ -67,7 +43,7 @@ def command(run_dir: Path, report_format: str | None, output: Path | None, accep
     """
     name = report_format or (format_for_path(output) if output is not None else None) or _DEFAULT
     if output is not None:
-        _check_output(output)
+        check_output(output, "-o", dash=True)
     check_formats([name])
     folder = open_results(run_dir, accept_edited=accept_edited, say=warn)
     if is_suite_folder(folder):  # a suite folder (bench compare with several --corpus)
@@ -77,5 +53,5 @@ def command(run_dir: Path, report_format: str | None, output: Path | None, accep
     if output is None:
         click.echo(text, nl=False)
         return
-    _write(output, text)
-    click.echo(f"{name} report: {output}", err=True)
+    if write_output(output, text, "-o", dash=True).file is not None:
+        click.echo(f"{name} report: {output}", err=True)

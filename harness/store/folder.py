@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from corpora import RetbenchError
+from corpora.output_files import MANIFEST_FILE, STAGING_NAME, is_staging_name, results_folder_holding
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,14 +44,12 @@ __all__ = ["FILES_KEY", "MANIFEST_FILE", "Derived", "Identified", "Pieces", "Say
            "file_hash", "file_text_hash", "host_tag", "is_staging", "manifest_text", "out_folder", "package_version",
            "safe_file_name", "warn_on_stderr", "write_folder"]
 
-#: The manifest of a results folder.
-MANIFEST_FILE = "manifest.json"
 #: The manifest's key of the hash of every other file of the folder: relative POSIX path -> ``sha256:<hex>``.
 FILES_KEY = "files"
 _HASH_PREFIX = "sha256:"
 _CHUNK = 1 << 20  # bytes hashed at a time: a run file of a large corpus is never held whole
 
-_STAGING = re.compile(r"^\.staging-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
+_STAGING = STAGING_NAME
 _TAKEN = {errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR}  # rename targets another run (or a file) holds
 _CLAIM_ATTEMPTS = 1000
 
@@ -106,7 +105,7 @@ def file_hash(path: str | PathLike[str]) -> str:
 def is_staging(path: str | PathLike[str]) -> bool:
     """Whether ``path`` is a staging folder (``.staging-<host>-<pid>-…``): a run still writing, or
     one killed while writing. Its files are never results."""
-    return _STAGING.match(Path(os.path.abspath(path)).name) is not None
+    return is_staging_name(Path(os.path.abspath(path)).name)
 
 
 def _new_staging(out: Path) -> Path:
@@ -163,10 +162,21 @@ def out_folder(out: Path | str) -> Path:
 
 def check_out(out: Path, say: Say = warn_on_stderr) -> Path:
     """Prove, before any work and without creating anything, that results can be written into
-    ``out``: it is a folder we can write into, or its nearest existing parent is. Stale staging
-    folders in it are removed. An unusable folder is a :class:`~corpora.RetbenchError`."""
+    ``out``: it is a folder we can write into, or its nearest existing parent is, and it is neither
+    a results folder nor inside one (:func:`corpora.output_files.results_folder_holding`: the new
+    folder would be a file its manifest does not record). Stale staging folders in it are removed.
+    An unusable folder is a :class:`~corpora.RetbenchError`."""
     out = Path(out)
     fix = "choose a folder you can write to with `out`"
+    if out.is_symlink() and not out.exists():
+        raise RetbenchError(f"results folder {out}: is a symbolic link to {os.readlink(out)}, which does not exist "
+                            f"(a dangling link is not followed). Fix: create the folder it points to, or {fix}")
+    holder = results_folder_holding(out)
+    if holder is not None:
+        what = "a run's staging folder" if is_staging_name(holder.name) else "a results folder"
+        where = f"is {what}" if holder == Path(os.path.realpath(out)) else f"lies inside {what}, {holder}"
+        raise RetbenchError(f"results folder {out}: {where}, which holds only what its {MANIFEST_FILE} records, not "
+                            f"more runs. Fix: choose a folder outside it with `out`, e.g. {holder.parent}")
     existing = out
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
