@@ -405,3 +405,17 @@ def test_stdin_and_a_closed_descriptor_are_refused(tmp_path) -> None:
     os.close(closed)
     with pytest.raises(RetbenchError, match=f"file descriptor {closed} is not open"):
         check_output(f"/dev/fd/{closed}", "--out")
+
+
+def test_a_file_of_a_suite_folder_names_the_suite(results, tmp_path, runner) -> None:
+    # a suite folder's shape (bench compare with several --corpus): its manifest, a collection's folder inside
+    suite = tmp_path / "20260101-000000-suite-2-abcdef12"
+    (suite / "collections").mkdir(parents=True)
+    (suite / "manifest.json").write_text('{"kind": "suite", "run_id": "20260101-000000-suite-2-abcdef12"}\n',
+                                         encoding="utf-8")
+    collection = suite / "collections" / "article"
+    collection.mkdir()
+    (collection / "manifest.json").write_text('{"run_id": "x"}\n', encoding="utf-8")
+    done = runner.invoke(main, ["pool", str(results), "--out", str(collection / "pool.tsv")])
+    assert done.exit_code == 2 and f"lies inside the results folder {suite}," in done.stderr
+    assert f"e.g. {tmp_path / 'pool.tsv'}" in done.stderr and not (collection / "pool.tsv").exists()
