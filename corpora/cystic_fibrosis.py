@@ -37,6 +37,7 @@ from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Queries, Qrels, normalise_numeric_id
 from corpora.readers import UniqueIds, read_text_lines, refuse_split
 from corpora.trec_io import QrelsBuilder
+from corpora.wording import counted
 
 DOCUMENT_TAGS = frozenset("PN RN AN AU TI SO MJ MN AB EX RF CT".split())
 QUERY_TAGS = frozenset("QN QU NR RD".split())
@@ -136,7 +137,8 @@ def read_queries(path: Path) -> tuple[Queries, Qrels, list[str]]:
         raise InputFileError(path, "no QN query record found", fix="check the cfquery file")
     warnings = builder.warnings(str(path))
     if mismatched:
-        warnings.append(f"{path}: {len(mismatched)} queries list a number of documents other than their NR: "
+        warnings.append(f"{path}: {counted(len(mismatched), 'query lists', 'queries list')} a number of documents "
+                        "other than their NR: "
                         + ", ".join(mismatched[:5]))
     return Queries(ids, texts, source=str(path)), Qrels(builder.judgments, source=str(path)), warnings
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from corpora.errors import InputFileError, RetbenchError
 from corpora.model import Dataset, Queries
 from corpora.readers import csv_rows, read_jsonl, read_text_lines
+from corpora.wording import counted
 
 #: Column names that hold the query id in a facets side file, in the order they are looked for.
 ID_COLUMNS = ("query_id", "query-id", "qid", "id", "_id")
@@ -80,7 +81,7 @@ def scalar_facets(columns: Mapping[str, list], source: str) -> tuple[dict[str, l
             kept[name] = values
     if not dropped:
         return kept, []
-    fields = ", ".join(f"{name!r} (in {count} quer{'y' if count == 1 else 'ies'})" for name, count in dropped)
+    fields = ", ".join(f"{name!r} (in {counted(count, 'query')})" for name, count in dropped)
     plural = len(dropped) > 1
     return kept, [f"{source}: query field{'s' if plural else ''} {fields} hold{'' if plural else 's'} a list or an "
                   f"object, which is not a facet value, so {'they are' if plural else 'it is'} not a facet. "
@@ -232,7 +233,7 @@ def with_facets(dataset: Dataset, facets: Mapping[str, Mapping[str, object]], so
         unknown = [q for q in values if q not in known]
         if unknown:
             shown = ", ".join(repr(q) for q in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-            raise RetbenchError(f"{source}: facet {name!r} names {len(unknown)} quer{'y' if len(unknown) == 1 else 'ies'} "
+            raise RetbenchError(f"{source}: facet {name!r} names {counted(len(unknown), 'query')} "
                                 f"not in the dataset ({shown}; the dataset's query ids look like "
                                 f"{', '.join(repr(q) for q in queries.ids[:3])}). Fix: use the dataset's query ids")
         nested = next((q for q, v in values.items() if not is_scalar(v)), None)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from corpora.errors import InputFileError
 from corpora.model import Dataset, Qrels
+from corpora.wording import counted
 
 #: Grade from which a judgment counts as relevant in these checks (the harness default).
 REL_THRESHOLD = 1
@@ -45,7 +46,7 @@ def _name_s(count: int) -> str:
 
 
 def _share(part: int, whole: int) -> str:
-    return f"{part:,} of {whole:,} judgments ({100 * part / whole:.1f}%)"
+    return f"{part:,} of {counted(whole, 'judgment', spec=',')} ({100 * part / whole:.1f}%)"
 
 
 def reconcile(dataset: Dataset, *, allow_unmatched_judgments: bool = False) -> Dataset:
@@ -87,7 +88,7 @@ def reconcile(dataset: Dataset, *, allow_unmatched_judgments: bool = False) -> D
         if unmatched == 0:
             raise InputFileError(source, "the judgments file holds no judgments",
                                  fix="add lines of query id, doc id and grade")
-        raise InputFileError(source, f"none of the {unmatched} judgments can be used: " + "; ".join(detail),
+        raise InputFileError(source, f"none of the {counted(unmatched, 'judgment')} can be used: " + "; ".join(detail),
                              fix="make the judgments use the same ids as the documents and queries files")
     if not unmatched:
         return _require_relevant(dataset)
@@ -96,7 +97,7 @@ def reconcile(dataset: Dataset, *, allow_unmatched_judgments: bool = False) -> D
             if q in query_ids and any(g >= REL_THRESHOLD for g in docs.values())
             and not any(g >= REL_THRESHOLD for g in kept.get(q, {}).values())]
     if lost:
-        detail.append(f"{len(lost):,} {'query loses' if len(lost) == 1 else 'queries lose'} every relevant "
+        detail.append(f"{counted(len(lost), 'query loses', 'queries lose', spec=',')} every relevant "
                       f"judgment and would leave the averages ({_quote(lost)})")
     too_many = unmatched > UNMATCHED_LIMIT * total
     if not allow_unmatched_judgments and (too_many or lost):
@@ -197,13 +198,14 @@ def summary_line(dataset: Dataset) -> str:
     """
     s = describe(dataset)
     empty = f" ({len(s.empty_documents):,} empty)" if s.empty_documents else ""
-    line = (f"{s.name}: {s.n_documents:,} documents{empty}, {s.n_queries:,} queries, {s.n_judgments:,} judgments "
-            f"(grades {_histogram(s.grade_histogram)}); {len(s.evaluated_queries):,} "
-            f"{'query' if len(s.evaluated_queries) == 1 else 'queries'} evaluated, "
+    line = (f"{s.name}: {counted(s.n_documents, 'document', spec=',')}{empty}, "
+            f"{counted(s.n_queries, 'query', spec=',')}, "
+            f"{counted(s.n_judgments, 'judgment', spec=',')} (grades {_histogram(s.grade_histogram)}); "
+            f"{counted(len(s.evaluated_queries), 'query', spec=',')} evaluated, "
             f"{len(s.unevaluated_queries):,} without a relevant judgment excluded from averages")
     skipped = s.unknown_document_judgments + s.unknown_query_judgments
     if skipped:
-        line += f"; {skipped:,} judgments of unknown ids skipped"
+        line += f"; {counted(skipped, 'judgment', spec=',')} of unknown ids skipped"
     if s.pooled_queries:
         line += f"; per-query candidate pools of {s.pool_sizes[0]}-{s.pool_sizes[1]} docs"
     return line
@@ -223,11 +225,11 @@ def report_lines(stats: DatasetStats) -> list[str]:
         lines.append(row("empty queries", f"{len(stats.empty_queries):,} ({_quote(stats.empty_queries)})"))
     if stats.facets:
         lines.append(row("query facets", ", ".join(stats.facets)))
-    lines.append(row("judgments", f"{stats.n_judgments:,} over {stats.judged_queries:,} queries"))
+    lines.append(row("judgments", f"{stats.n_judgments:,} over {counted(stats.judged_queries, 'query', spec=',')}"))
     lines.append(row("grade histogram", _histogram(stats.grade_histogram)))
-    lines.append(row(f"evaluated (grade >= {REL_THRESHOLD})", f"{len(stats.evaluated_queries):,} queries"))
+    lines.append(row(f"evaluated (grade >= {REL_THRESHOLD})", counted(len(stats.evaluated_queries), "query", spec=",")))
     excluded = stats.unevaluated_queries
-    lines.append(row("no relevant judgment", f"{len(excluded):,} queries, excluded from averages"
+    lines.append(row("no relevant judgment", f"{counted(len(excluded), 'query', spec=',')}, excluded from averages"
                      + (f" ({_quote(excluded)})" if excluded else "")))
     lines.append(row("judgments of unknown docs", f"{stats.unknown_document_judgments:,}"
                      + (f" ({_quote(stats.unknown_documents)})" if stats.unknown_documents else "")))
@@ -235,8 +237,8 @@ def report_lines(stats: DatasetStats) -> list[str]:
                      + (f" ({_quote(stats.unknown_queries)})" if stats.unknown_queries else "")))
     lines.append(row("duplicate ids", "none (a duplicate document or query id stops loading)"))
     if stats.pool_sizes:
-        lines.append(row("candidate pools", f"{stats.pooled_queries:,} queries, "
-                         f"{stats.pool_sizes[0]:,}-{stats.pool_sizes[1]:,} documents each"))
+        lines.append(row("candidate pools", f"{counted(stats.pooled_queries, 'query', spec=',')}, "
+                         f"{stats.pool_sizes[0]:,}-{counted(stats.pool_sizes[1], 'document', spec=',')} each"))
     lines.append(row("warnings", f"{len(stats.warnings):,}"))
     lines.extend(f"    - {w}" for w in stats.warnings)
     return lines

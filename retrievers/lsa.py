@@ -29,6 +29,7 @@ import scipy.sparse as sp
 
 from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
 from corpora.analyzers import analyzer_fingerprint
+from corpora.wording import counted
 from retrievers.base import ScoreRetriever
 from retrievers.blas import one_blas_thread
 from retrievers.cache import State
@@ -115,17 +116,19 @@ class LSA(ScoreRetriever):
     def _check_dims(self, shape: tuple[int, int], dims: int) -> None:
         if shape[1] == 0:
             raise RetbenchError(
-                f"lsa found no terms in the corpus: every one of its {shape[0]} documents is empty after the "
+                f"lsa found no terms in the corpus: every one of its {counted(shape[0], 'document')} is empty after "
+                "the "
                 f"{self.analyzer!r} analyzer. Fix: check the corpus text, or pass lsa(analyzer=...) with another.")
         limit = min(shape) - 1
         if limit < 1:
             raise RetbenchError(
-                f"lsa needs at least 2 documents and 2 distinct terms, the corpus has {shape[0]} documents x "
-                f"{shape[1]} terms. Fix: use a larger corpus, or leave lsa out of `systems`.")
+                f"lsa needs at least 2 documents and 2 distinct terms, the corpus has "
+                f"{counted(shape[0], 'document')} x "
+                f"{counted(shape[1], 'term')}. Fix: use a larger corpus, or leave lsa out of `systems`.")
         if dims > limit:
             raise RetbenchError(
-                f"lsa(dims={dims}) needs more dimensions than the corpus has: {shape[0]} documents "
-                f"x {shape[1]} terms allow at most {limit}. Fix: pass lsa(dims=N) with N <= {limit}."
+                f"lsa(dims={dims}) needs more dimensions than the corpus has: {counted(shape[0], 'document')} "
+                f"x {counted(shape[1], 'term')} allow at most {limit}. Fix: pass lsa(dims=N) with N <= {limit}."
             )
 
     # ----- large corpora ---------------------------------------------------------------------

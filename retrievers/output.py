@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from corpora import Corpus, Queries, RetbenchError, Run
+from corpora.wording import counted
 
 
 def check_scores(matrix: object, owner: str, queries: Queries | None, corpus: Corpus | None) -> None:
@@ -195,7 +196,8 @@ def _cut(run: Run, k: int | None, owner: str, note: Callable[[str], None] | None
     take = np.arange(offsets[-1]) + np.repeat(run.offsets[:-1] - offsets[:-1], kept)
     if note is not None:
         note(f"retriever {owner!r} returned more than the {k} results asked for in {int(longer.sum())} of "
-             f"{len(lengths)} queries (up to {int(lengths.max())}); each ranking was cut to its first {k}, in the "
+             f"{counted(len(lengths), 'query')} (up to {int(lengths.max())}); each ranking was cut to its first {k}, "
+             "in the "
              "order returned, as every retriever's is")
     return Run(run.query_ids, run.doc_ids, offsets, run.doc_index[take], run.scores[take])
 

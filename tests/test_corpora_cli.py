@@ -49,7 +49,7 @@ def test_show_counts_everything(tmp_path: Path) -> None:
     assert lines["judgments"] == "3 over 2 queries"
     assert lines["grade histogram"] == "0:1 1:1 2:1"
     assert lines["evaluated (grade >= 1)"] == "2 queries"
-    assert lines["no relevant judgment"] == "1 queries, excluded from averages ('q3')"
+    assert lines["no relevant judgment"] == "1 query, excluded from averages ('q3')"
     assert lines["judgments of unknown docs"] == "0"
     assert lines["warnings"] == "0"
     assert result.output.startswith(f"{tmp_path.name} (beir) from ")
@@ -84,7 +84,7 @@ def test_validate_exits_2_on_duplicate_ids(tmp_path: Path) -> None:
 def test_validate_exits_2_when_no_judgment_is_usable(tmp_path: Path) -> None:
     files = dict(GOOD, **{"qrels/test.tsv": "q1\tx\t1\n"})
     result = bench("corpora", "validate", str(write(tmp_path, files)))
-    assert result.exit_code == 2 and "none of the 1 judgments can be used" in result.stderr
+    assert result.exit_code == 2 and "none of the 1 judgment can be used" in result.stderr
 
 
 def test_format_choices_come_from_the_registry(tmp_path: Path) -> None:

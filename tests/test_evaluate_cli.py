@@ -156,10 +156,10 @@ def test_scores_are_compared_as_doubles_as_trec_eval_10_does(files: dict[str, Pa
     assert "P_1                   \tq1\t0.0000" in nine.stdout and "recip_rank            \tq1\t0.5000" in nine.stdout
     # either way, one warning line: how many queries depend on the reading, and how to get the other
     (line,) = [w for w in ten.stderr.splitlines() if w.startswith("warning:")]
-    assert "1 queries rank differently as trec_eval 10 and 9.x read their scores" in line and "'q1'" in line
+    assert "1 query ranks differently as trec_eval 10 and 9.x read their scores" in line and "'q1'" in line
     assert "--order trec9" in line
     (line,) = [w for w in nine.stderr.splitlines() if w.startswith("warning:")]
-    assert "1 queries rank differently" in line and "--order trec gives trec_eval 10's" in line
+    assert "1 query ranks differently" in line and "--order trec gives trec_eval 10's" in line
     kept = bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "P_1", "--order", "file")
     assert "warning:" not in kept.stderr  # the file's order decides: the reading plays no part
 

@@ -29,6 +29,7 @@ from corpora import ParameterError, Qrels
 from corpora.run import TRAILING_FIELDS, RunFile
 from corpora.run_order import RUN_ORDERS, SCORE_READINGS, SCORES_COMPARED_AS, reading_dependent_queries
 from corpora.trec_io import QRELS_FORMATS, read_qrels
+from corpora.wording import counted
 from harness.cli import PathParameter
 from harness.core.evaluation import COUNTS, evaluate, mean_over_queries, preview_ids, trec_eval_queries
 from harness.core.metrics import Metric, metrics_help, parse_metrics
@@ -72,7 +73,8 @@ def reading_warning(run_file: RunFile, order: str) -> str | None:
         how, other = "as trec_eval 10 reads scores (doubles)", "--order trec9 gives trec_eval 9.x's and pytrec_eval's"
     else:
         how, other = "as trec_eval 9.x and pytrec_eval read scores (floats)", "--order trec gives trec_eval 10's"
-    return (f"{len(ids)} queries rank differently as trec_eval 10 and 9.x read their scores (values that differ "
+    return (f"{counted(len(ids), 'query ranks', 'queries rank')} differently as trec_eval 10 and 9.x read their "
+            "scores (values that differ "
             f"as doubles tie as single-precision floats): {preview_ids(ids)}; evaluated {how}, {other}")
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from corpora import JudgmentArrays, Qrels, RetbenchError, Run, is_relevant
 from corpora.id_hashes import group_salts, pair_hashes
+from corpora.wording import counted
 from harness.core.batch_metrics import _first_relevant, first_relevant_ranks
 from harness.core.metrics import Metric, batch_metric
 from harness.core.parallel import ChunkMapper
@@ -72,25 +73,29 @@ def trec_eval_queries(qrels: Qrels, run_query_ids: Sequence[str], rel_threshold:
     in_run = [q for q in run_query_ids if q in judged_set]
     if not in_run:
         raise RetbenchError(
-            f"{run_label}: none of the run's {len(run_query_ids)} queries ({preview_ids(run_query_ids)}) is judged in "
+            f"{run_label}: none of the run's {counted(len(run_query_ids), 'query')} ({preview_ids(run_query_ids)}) "
+            "is judged in "
             f"{qrels.source}. Fix: check that the run and the qrels use the same query ids")
     notes = []
     unjudged = [q for q in run_query_ids if q not in judged_set]
     if unjudged:
-        notes.append(f"{len(unjudged)} run queries have no judgments and are ignored: {preview_ids(unjudged)}")
-    counted = in_run if run_queries_only else judged
+        notes.append(f"{counted(len(unjudged), 'run query has', 'run queries have')} no judgments and "
+                     f"{'is' if len(unjudged) == 1 else 'are'} ignored: {preview_ids(unjudged)}")
+    scored = in_run if run_queries_only else judged
     relevant_set = set(qrels.queries_with_relevant(rel_threshold))
-    no_relevant = [q for q in counted if q not in relevant_set]
+    no_relevant = [q for q in scored if q not in relevant_set]
     if no_relevant:
-        notes.append(f"{len(no_relevant)} judged queries have no relevant document (grade >= {rel_threshold}) and "
+        notes.append(f"{counted(len(no_relevant), 'judged query has', 'judged queries have')} no relevant document "
+                     f"(grade >= {rel_threshold}) and "
                      f"score 0: {preview_ids(no_relevant)}")
     if not run_queries_only:
         in_run_set = set(run_query_ids)
         missing = [q for q in judged if q not in in_run_set]
         if missing:
-            notes.append(f"{len(missing)} queries are missing from the run and score 0: {preview_ids(missing)}")
+            notes.append(f"{counted(len(missing), 'query is', 'queries are')} missing from the run and score 0: "
+                         f"{preview_ids(missing)}")
     # trec_eval orders query ids with strcmp; code-point order of str equals UTF-8 byte order.
-    return sorted(counted), notes
+    return sorted(scored), notes
 
 
 def _judgment_arrays(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> JudgmentArrays:

@@ -32,6 +32,7 @@ import pandas as pd
 
 from corpora import Queries, RetbenchError, Run
 from corpora.progress import Progress
+from corpora.wording import counted
 from harness.core.parallel import ChunkMapper
 from harness.core.facets import facet_rollup
 from harness.core.leaderboard import leaderboards
@@ -83,7 +84,8 @@ def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries:
                             "order of queries.ids") from None
     if values.shape != (len(queries),):
         raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned shape {values.shape} for "
-                            f"{len(queries)} queries. Fix: return one float per query, in the order of queries.ids")
+                            f"{counted(len(queries), 'query')}. Fix: return one float per query, in the order of "
+                            "queries.ids")
     return values, OWN_CONFIDENCE
 
 

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from corpora import Run
+from corpora.wording import counted
 from harness.errors import RetbenchError, UnknownNameError
 
 __all__ = ["CONFIDENCES", "CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "kendall_tau_b", "oracle_aurc",
@@ -242,7 +243,8 @@ def risk_coverage(per_query: pd.DataFrame, metric: str, confidences: Mapping[str
             raise ValueError(f"no confidence given for system {system!r}")
         confidence = np.asarray(confidences[system], dtype=np.float64)
         if confidence.shape != values.shape:
-            raise RetbenchError(f"system {system!r}: {confidence.size} confidences for {values.size} queries. "
+            raise RetbenchError(f"system {system!r}: {counted(confidence.size, 'confidence')} for "
+                                f"{counted(values.size, 'query')}. "
                                 "Fix: return one confidence per query, in the order of the queries given")
         if np.isnan(confidence).any():
             raise RetbenchError(f"system {system!r}: a confidence is NaN (query "

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from xml.etree import ElementTree
 
+from corpora.wording import counted
 from harness.gating.rule import VERDICTS, GateResult, MetricGate
 
 __all__ = ["FORMATS", "number_line", "render", "render_junit", "render_markdown", "render_text", "verdict_line"]
@@ -80,7 +81,8 @@ def number_line(gate: MetricGate, width: int = _LINE_WIDTH) -> list[str]:
 def verdict_line(result: GateResult) -> str:
     """One line: the gate's verdict, then each metric's, and what was paired."""
     each = "; ".join(f"{m.metric} {m.verdict} ({m.comparison.mean_diff:+.4f})" for m in result.metrics)
-    return f"gate: {result.verdict.upper()} -- {each}; {result.n_queries} paired queries, margin ±{result.margin:g}"
+    paired = counted(result.n_queries, "paired query", "paired queries")
+    return f"gate: {result.verdict.upper()} -- {each}; {paired}, margin ±{result.margin:g}"
 
 
 def _holm_note(result: GateResult) -> str:
@@ -132,7 +134,7 @@ def _sources(result: GateResult) -> list[str]:
 
 def _lost_heading(m: MetricGate) -> str:
     """How many queries lost, and how many of them are listed."""
-    lost = f"{m.n_lost} of the {m.comparison.n_queries} paired queries lost on {m.metric}"
+    lost = f"{m.n_lost} of the {counted(m.comparison.n_queries, 'paired query', 'paired queries')} lost on {m.metric}"
     if m.n_lost == 0:
         return f"no query lost on {m.metric}"
     if not m.lost_most:

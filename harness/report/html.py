@@ -43,7 +43,8 @@ from harness.report.parts import html_figure as _figure
 from harness.report.parts import html_table as _table
 from harness.report.parts import (html_hashes, html_metric_definitions, html_page, html_remarks, html_section,
                                   run_facts)
-from harness.report.view import ComparisonRow, ReportView, counted, number
+from corpora.wording import counted
+from harness.report.view import ComparisonRow, ReportView, number
 from harness.core.statistics import format_p
 
 __all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "SECTIONS", "render_html"]
@@ -132,7 +133,8 @@ def _means(view: ReportView) -> str:
             classes = ["best"] if system in view.best(metric) else []
             cells.append(_cell(text, numeric=True, classes=classes, raw=True, system=system, metric=metric))
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    note = (f'<p class="note">Mean over {view.n_queries} queries and its {view.level} percentile bootstrap interval '
+    note = (f'<p class="note">Mean over {counted(view.n_queries, "query")} and its {view.level} percentile bootstrap '
+            'interval '
             f"(the run's {view.statistics['bootstrap_samples']} resamples of the queries, seed "
             f"{view.statistics['seed']}); bold: the best; {_reference_note(view)}.</p>")
     table = _table(["system", *view.metrics], rows, id="means-table")
@@ -168,7 +170,8 @@ def _comparisons(view: ReportView) -> str:
     stats = view.statistics
     test = stats["randomisation_test"]
     power = stats.get("power", {})
-    note = (f'<p class="note">Mean difference a − b over {view.n_queries} queries with its {view.level} paired '
+    note = (f'<p class="note">Mean difference a − b over {counted(view.n_queries, "query")} with its {view.level} '
+            'paired '
             f"bootstrap interval ({stats['bootstrap_samples']} resamples, seed {stats['seed']}); p from the paired "
             f"sign-flip randomisation test (exact up to {test['exact_up_to']} differing queries, else "
             f"{test['permutations']} random flips), Holm-adjusted over {_e(stats['holm_family_means'])}; "
@@ -182,7 +185,7 @@ def _comparisons(view: ReportView) -> str:
     for i, metric in enumerate(view.metrics):
         rows = [_comparison_row(view, r) for r in view.comparisons_of(metric)]
         table = _table(header, rows, numeric_from=1, text=(5, 10), class_="comparisons", data_metric=metric)
-        parts.append(_details(f"{metric}: {len(rows)} comparisons", table, open_=open_all or i == 0))
+        parts.append(_details(f"{metric}: {counted(len(rows), 'comparison')}", table, open_=open_all or i == 0))
     return _section("comparisons", "\n".join(parts))
 
 
@@ -205,7 +208,7 @@ def _differences(view: ReportView) -> str:
                                         key=f"differences-{i}-{j}")
             charts.append(_figure(svg, row.verdict))
         body = '<div class="charts">' + "\n".join(charts) + "</div>"
-        parts.append(_details(f"{metric}: {len(charts)} comparisons", body, open_=open_all or i == 0))
+        parts.append(_details(f"{metric}: {counted(len(charts), 'comparison')}", body, open_=open_all or i == 0))
     return _section("differences", "\n".join(parts))
 
 
@@ -231,7 +234,8 @@ def _first_relevant(view: ReportView) -> str:
         failed_any += failed
         rows.append("<tr>" + "".join(cells) + "</tr>")
     table = _table(["query", *view.systems], rows, id="first-relevant-table")
-    summary = (f"{view.n_queries} queries, {failed_any} failed by at least one system (-- = no relevant document "
+    summary = (f"{counted(view.n_queries, 'query')}, {failed_any} failed by at least one system "
+               "(-- = no relevant document "
                "retrieved)")
     counts = view.category_counts
     count_rows = ["<tr>" + _cell(system) + "".join(
@@ -309,7 +313,7 @@ def _duplicates(view: ReportView) -> str:
                               _cell(f"{r.doc_b} (rank {r.rank_b})"), _cell(f"{r.jaccard:.3f}", numeric=True)]) + "</tr>"
             for r in frame.itertuples(index=False)]
     table = _table(["system", "query", "document", "near-duplicate", "Jaccard"], rows, numeric_from=4)
-    return _section("duplicates", note + _details(f"{len(rows)} pairs", table, open_=len(rows) <= OPEN_QUERIES))
+    return _section("duplicates", note + _details(counted(len(rows), "pair"), table, open_=len(rows) <= OPEN_QUERIES))
 
 
 def _parameters(parameters: object) -> str:
@@ -362,7 +366,7 @@ def render_html(view: ReportView) -> str:
     title = f"retbench report: {corpus.get('name')}"
     lead = (f"<p>{counted(len(view.systems), 'system')} ({_e(', '.join(view.systems))}) on "
             f"{counted(view.n_queries, 'query')} and "
-            f"{corpus.get('documents')} documents; metrics {_e(', '.join(view.metrics))}; run "
+            f"{counted(corpus.get('documents'), 'document')}; metrics {_e(', '.join(view.metrics))}; run "
             f"<code>{_e(view.manifest.get('run_id', ''))}</code>.</p>")
     warnings = view.manifest.get("warnings", [])
     if warnings:

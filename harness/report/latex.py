@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from harness.report.view import ReportView, counted, number, short_label
+from corpora.wording import counted
+from harness.report.view import ReportView, number, short_label
 
 __all__ = ["letter", "render_latex", "tex"]
 
@@ -83,7 +84,8 @@ def _caption(view: ReportView) -> str:
     compared = (f"Only the comparisons with the baseline {short_label(view.baseline)} were made."
                 if view.baseline is not None else "Every pair of systems was compared.")
     sentences = [
-        f"Mean of each metric over the {view.n_queries} queries of {corpus.get('name')} with a relevant judgment "
+        f"Mean of each metric over the {counted(view.n_queries, 'query')} of {corpus.get('name')} with a relevant "
+        "judgment "
         f"({excluded} excluded); a query with no result scores 0.",
         "; ".join(_metric_sentence(d) for d in m.get("metrics", [])) + ".",
         f"Relevant: grade ≥ {', '.join(str(t) for t in thresholds)}; rankings are ordered by "

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from harness.report.parts import md_details as _details
 from harness.report.parts import md_row as _row
 from harness.report.parts import md_text as _md
-from harness.report.view import ReportView, counted, number, short_label
+from corpora.wording import counted
+from harness.report.view import ReportView, number, short_label
 from harness.core.statistics import format_p
 
 __all__ = ["MAX_CHARACTERS", "render_markdown"]
@@ -67,7 +68,8 @@ def _reference_phrase(view: ReportView) -> str:
 
 
 def _means(view: ReportView, systems: Sequence[str]) -> list[str]:
-    lines = [f"Mean over {view.n_queries} queries; **bold**: the best; {_UP}/{_DOWN}: significantly better/worse "
+    lines = [f"Mean over {counted(view.n_queries, 'query')}; **bold**: the best; {_UP}/{_DOWN}: significantly "
+             "better/worse "
              f"than {_reference_phrase(view)} (Holm p ≤ {view.alpha:g} and the {view.level} paired bootstrap "
              "interval excludes 0).", ""]
     lines.append(_row(["system", *(_md(m) for m in view.metrics)]))
@@ -83,7 +85,7 @@ def _means(view: ReportView, systems: Sequence[str]) -> list[str]:
         lines.append(_row(cells))
     left_out = len(view.systems) - len(systems)
     if left_out:
-        lines += ["", f"… and {left_out} more systems in summary.csv (left out to keep this comment under "
+        lines += ["", f"… and {counted(left_out, 'more system')} in summary.csv (left out to keep this comment under "
                       f"{MAX_CHARACTERS:,} characters)."]
     return lines
 
@@ -161,9 +163,9 @@ def _conventions(view: ReportView) -> list[str]:
     stats = view.statistics
     test = stats.get("randomisation_test", {})
     hashes = ", ".join(f"{_md(k)} `{str(v)[:12]}`" for k, v in m.get("hashes", {}).items())
-    body = [f"- Corpus {_md(corpus.get('name'))}: {corpus.get('documents')} documents, "
-            f"{corpus.get('queries_evaluated')} queries evaluated ({len(corpus.get('queries_excluded', []))} excluded: "
-            f"no relevant judgment), {corpus.get('judgments')} judgments; SHA-256 {hashes}."]
+    body = [f"- Corpus {_md(corpus.get('name'))}: {counted(corpus.get('documents'), 'document')}, "
+            f"{counted(corpus.get('queries_evaluated'), 'query')} evaluated ({len(corpus.get('queries_excluded', []))} "
+            f"excluded: no relevant judgment), {counted(corpus.get('judgments'), 'judgment')}; SHA-256 {hashes}."]
     for d in m.get("metrics", []):
         definition = str(d.get("definition", ""))
         gain = f"; gain {d['gain']}" if d.get("gain") and "gain" not in definition else ""

@@ -22,6 +22,7 @@ from html import escape
 from string import Template
 from typing import Any
 
+from corpora.wording import counted
 from harness.report import plots
 
 __all__ = ["PAGE_STYLE", "html_attributes", "html_cell", "html_definitions", "html_details", "html_escape",
@@ -156,9 +157,10 @@ def run_facts(manifest: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         ("run id", html_escape(m.get("run_id", ""))), ("time", html_escape(m.get("time", ""))),
         ("command line", f"<code>{html_escape(shlex.join(str(w) for w in m.get('command_line', [])))}</code>"),
-        ("corpus", html_escape(f"{corpus.get('name')}: {corpus.get('documents')} documents, {corpus.get('queries')} "
-                               f"queries ({corpus.get('queries_evaluated')} evaluated, {len(excluded)} excluded), "
-                               f"{corpus.get('judgments')} judgments; from {corpus.get('source')}")),
+        ("corpus", html_escape(f"{corpus.get('name')}: {counted(corpus.get('documents'), 'document')}, "
+                               f"{counted(corpus.get('queries'), 'query')} ({corpus.get('queries_evaluated')} "
+                               f"evaluated, {len(excluded)} excluded), {counted(corpus.get('judgments'), 'judgment')}; "
+                               f"from {corpus.get('source')}")),
         # a search run without --analyzer records none: each retriever used its own default
         ("analyzer", html_escape(m.get("analyzer") or "each retriever's default")),
         ("depth", html_escape(m.get("depth", ""))),

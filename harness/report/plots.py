@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from corpora import RetbenchError
+from corpora.wording import counted
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -210,7 +211,7 @@ def differences_svg(differences: np.ndarray, mean: float, low: float, high: floa
     if not np.any(values) and low == high == 0.0:  # identical on every query: a readable axis around 0
         ax.set_ylim(-0.1, 0.1)
     ax.set_xlim(0.0, 1.0)
-    ax.set_xlabel(f"share of the {n} queries, sorted by difference")
+    ax.set_xlabel(f"share of the {counted(n, 'query')}, sorted by difference")
     ax.set_ylabel(f"{metric} difference")
     ax.set_title(f"{_short(system_a, 30)} − {_short(system_b, 30)}, {metric}\nmean {mean:+.3f} (line), {level} "
                  f"interval [{low:+.3f}, {high:+.3f}] (band)", loc="left")

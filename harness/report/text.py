@@ -20,6 +20,7 @@ import math
 
 import pandas as pd
 
+from corpora.wording import counted
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.facets import MIN_QUERIES
 from harness.core.power import POWER
@@ -177,7 +178,8 @@ def _rank_table(view: ReportView, show_queries: int | None = None, width: int = 
         rows.append([q, text, *cells])
     lines = _table(["query", "text", *labels], rows, right=set(range(2, 2 + len(labels))))
     if len(shown) < len(query_ids):
-        lines.append(f"… and {len(query_ids) - len(shown)} more queries in report.txt and per_query.csv")
+        more = counted(len(query_ids) - len(shown), "more query", "more queries")
+        lines.append(f"… and {more} in report.txt and per_query.csv")
     return lines
 
 
@@ -195,7 +197,7 @@ def _comparison_lines(view: ReportView) -> list[str]:
         return lines
     per_metric = len(compared) // max(1, len(view.metrics))
     def comparisons(n: int) -> str:
-        return f"{n} comparison{'' if n == 1 else 's'}"
+        return counted(n, "comparison")
 
     family = view.statistics["holm_family"]
     said = (f"the {comparisons(per_metric)} of each metric" if family == "metric"
@@ -276,7 +278,7 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
     for system in view.systems:
         failures = by_system.get(system, [])
         duplicated = sum(f.category == DUPLICATE_VERSIONS for f in failures)
-        out.append(f" {system}: {len(failures)} failed quer{'y' if len(failures) == 1 else 'ies'}, "
+        out.append(f" {system}: {counted(len(failures), 'failed query', 'failed queries')}, "
                    f"{duplicated} with duplicate versions in the top {fail_rank}")
         shown = failures if show_failures is None else failures[:show_failures]
         documents = None if show_failures is None else SHOWN_DOCUMENTS

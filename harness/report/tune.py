@@ -29,7 +29,8 @@ from harness.report import plots
 from harness.report.parts import (html_cell, html_definitions, html_details, html_escape, html_figure, html_hashes,
                                   html_metric_definitions, html_page, html_remarks, html_section, html_table,
                                   md_details, md_row, md_text, run_facts)
-from harness.report.view import counted, number, short_label
+from corpora.wording import counted
+from harness.report.view import number, short_label
 from harness.report.tune_view import TuneView
 
 __all__ = ["OPEN_POINTS", "SECTIONS", "TABLE_POINTS", "TOP_POINTS", "render_tune_html", "render_tune_markdown"]
@@ -78,7 +79,7 @@ def _heading(view: TuneView) -> str:
     s = view.summary
     stratified = f", stratified by {s['stratify']}" if s.get("stratify") else ""
     return (f"{counted(int(s['grid_points']), 'grid point')} ({view.shape}), {counted(view.n_queries, 'query')} in "
-            f"{view.n_folds} folds (seed {s['seed']}{stratified})")
+            f"{counted(view.n_folds, 'fold')} (seed {s['seed']}{stratified})")
 
 
 # ----- HTML -------------------------------------------------------------------------------------------
@@ -263,9 +264,9 @@ def _md_conventions(view: TuneView) -> list[str]:
     metric = view.metric_definition
     hashes = ", ".join(f"{md_text(k)} `{str(v)[:12]}`" for k, v in m.get("hashes", {}).items())
     command = shlex.join(str(w) for w in m.get("command_line", []))
-    body = [f"- Corpus {md_text(corpus.get('name'))}: {corpus.get('documents')} documents, "
-            f"{corpus.get('queries_evaluated')} queries evaluated ({len(corpus.get('queries_excluded', []))} excluded: "
-            f"no relevant judgment), {corpus.get('judgments')} judgments; SHA-256 {hashes}.",
+    body = [f"- Corpus {md_text(corpus.get('name'))}: {counted(corpus.get('documents'), 'document')}, "
+            f"{counted(corpus.get('queries_evaluated'), 'query')} evaluated ({len(corpus.get('queries_excluded', []))} "
+            f"excluded: no relevant judgment), {counted(corpus.get('judgments'), 'judgment')}; SHA-256 {hashes}.",
             f"- {md_text(metric.get('name'))}: {md_text(metric.get('definition', ''))}; relevant: grade ≥ "
             f"{metric.get('rel_threshold')} (trec\\_eval {md_text(metric.get('trec_eval'))}).",
             f"- Grid `{view.grid_spec.replace('`', chr(39))}`: {md_text(m.get('grid', {}).get('order', ''))}.",

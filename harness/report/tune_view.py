@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from corpora import InputFileError
+from corpora.wording import counted
 from harness.store.read import MANIFEST_FILE, ResultsFolder, Table, read_table
 from harness.tuning.results import TUNE_FILE, TUNE_KIND
 
@@ -139,7 +140,8 @@ class TuneView:
         points = [int(p) for p in frame["point"]]
         expected = int(self._entry("grid", "points"))
         if points != list(range(1, expected + 1)):
-            raise InputFileError(path, f"holds points {points[:3]}... ({len(points)} rows), not 1 to {expected} in "
+            raise InputFileError(path, f"holds points {points[:3]}... ({counted(len(points), 'row')}), not 1 to "
+                                 f"{expected} in "
                                  "grid order as its manifest says", fix=_AGAIN)
         missing = [c for c in ("mean", *(f"{s}_{f + 1}" for f in range(self.n_folds) for s in ("train", "test")))
                    if c not in frame.columns]

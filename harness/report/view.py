@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from corpora import InputFileError
+from corpora.wording import counted
 from harness.core.diagnosis import DuplicatePair, Failure
 from harness.core.power import PowerAnalysis
 from harness.core.readings import Reading, rendered
@@ -49,7 +50,7 @@ from harness.core.statistics import Comparison, bootstrap_means, percentile_inte
 if TYPE_CHECKING:
     from harness.core.record import CompareRecord
 
-__all__ = ["LABEL_CHARS", "ComparisonRow", "Loss", "ReportView", "counted", "number", "short_label"]
+__all__ = ["LABEL_CHARS", "ComparisonRow", "Loss", "ReportView", "number", "short_label"]
 
 #: Characters of a system label shown in a table before it is shortened (:func:`short_label`).
 LABEL_CHARS = 60
@@ -256,7 +257,8 @@ class ReportView:
         first = self.systems[0]
         for system, rows in values.items():
             if list(rows.index) != list(values[first].index):
-                raise InputFileError(path, f"holds other queries for system {system!r} ({len(rows)} rows) than for "
+                raise InputFileError(path, f"holds other queries for system {system!r} ({counted(len(rows), 'row')}) "
+                                     "than for "
                                      f"{first!r} ({len(values[first])})", fix=_INCOMPLETE_FIX)
         return values
 
@@ -434,17 +436,6 @@ def _shared_words(text: str, judged: dict[str, int]) -> dict[str, list[str]] | N
         else:
             return None
     return {doc: [] if words == "-" else words.split(" ") for doc, words in entries.items()}
-
-
-def counted(n: int, noun: str) -> str:
-    """``n`` and the noun, plural unless n is 1: ``1 system``, ``4 systems``, ``1 query``.
-
-    >>> counted(1, "system"), counted(14, "query")
-    ('1 system', '14 queries')
-    """
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
 def number(value: float, digits: int = 3, sign: bool = False) -> str:

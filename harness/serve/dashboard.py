@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 
 import pandas as pd
 
+from corpora.wording import counted
 from harness.core.retrieval_metrics import CARD_METRICS
 from harness.serve.charts import INSTALL_HINT, risk_coverage_chart
 from harness.serve.store import RunStore
@@ -117,7 +118,7 @@ def _cards(metrics: dict[str, Any]) -> str:
             f'<dt>{name}</dt><dd data-metric="{name}" data-value="{values[name]!r}">{_number(values[name])} '
             f'{_interval(system["intervals"], name)}</dd>' for name in CARD_METRICS)
         cards.append(f'<section class="card" data-system="{escape(system["system"])}"><h3>{escape(system["system"])}'
-                     f'</h3><dl>{rows}</dl><p class="muted">{system["nQueries"]} queries</p></section>')
+                     f'</h3><dl>{rows}</dl><p class="muted">{counted(system["nQueries"], "query")}</p></section>')
     names = ", ".join(f"{card} = {escape(metric)}" for card, metric in metrics["metricNames"].items())
     interval = metrics["interval"]
     level = f"{interval['confidence']:.0%}" if isinstance(interval.get("confidence"), float) else "the"

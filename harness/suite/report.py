@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from corpora import RetbenchError
+from corpora.wording import counted
 from harness.core.statistics import format_p
 from harness.suite.statistics import MACRO, MICRO, tally_sentence
 
@@ -77,7 +78,7 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
     comparisons."""
     view = view_of_result(result)
     total = sum(n for _, n in view.collections)
-    lines = [f"suite of {len(view.collections)} collections, {total} queries: "
+    lines = [f"suite of {counted(len(view.collections), 'collection')}, {counted(total, 'query')}: "
              + ", ".join(f"{name} ({n})" for name, n in view.collections),
              "macro = mean of the collections' means (each collection weighs the same); intervals from a bootstrap "
              f"stratified by collection ({view.bootstrap_samples} resamples)", ""]
@@ -109,7 +110,8 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
             lines.append("")
     if detail:
         for collection in result.collections:
-            lines.append(f"collection {collection.name}: comparisons ({collection.queries_evaluated} queries; its "
+            lines.append(f"collection {collection.name}: comparisons "
+                         f"({counted(collection.queries_evaluated, 'query')}; its "
                          f"folder's report.txt holds the whole report)")
             lines += _aligned(["pair (a - b)", "metric", "diff", "interval", "Holm p", "verdict"],
                               [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.4f}",
@@ -122,7 +124,8 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
 def render_markdown(view: SuiteView) -> str:
     total = sum(n for _, n in view.collections)
     out = [f"# Suite {view.title}", "",
-           f"{len(view.collections)} collections, {total} queries. Macro = the mean of the collections' means (each "
+           f"{counted(len(view.collections), 'collection')}, {counted(total, 'query')}. Macro = the mean of the "
+           "collections' means (each "
            "collection weighs the same); intervals from a paired bootstrap stratified by collection, p from a "
            "stratified sign-flip test, Holm-adjusted.", ""]
     for metric in view.metrics:
@@ -159,7 +162,9 @@ def render_html(view: SuiteView) -> str:
              "<style>body{font-family:sans-serif;max-width:1280px;margin:auto}table{border-collapse:collapse;"
              "margin:1em 0}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
              "td:first-child,th:first-child{text-align:left}</style></head><body>",
-             f"<h1>Suite {e(view.title)}</h1><p>{len(view.collections)} collections, {total} queries. Macro = the mean "
+             f"<h1>Suite {e(view.title)}</h1><p>{counted(len(view.collections), 'collection')}, "
+             f"{counted(total, 'query')}. "
+             "Macro = the mean "
              "of the collections' means (each collection weighs the same); intervals from a paired bootstrap "
              "stratified by collection, p from a stratified sign-flip test, Holm-adjusted. Each column of the heat "
              "table is shaded from its lowest to its highest mean.</p>"]

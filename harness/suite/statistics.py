@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from corpora.wording import counted
 from harness.core.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
 from harness.core.statistics import (FAMILIES, Comparison, _resampled_means, holm_in_families, over_stream,
                                      percentile_interval, sign_flip_tests)
@@ -187,5 +188,5 @@ def tally_sentence(row: Mapping[str, object]) -> str:
     better, worse = row["better_on"], row["worse_on"]
     if losses > wins:
         a, b, wins, losses, better, worse = b, a, losses, wins, worse, better
-    return (f"{a} beats {b} on {wins} of {n} collections (significantly on {better}); {b} wins {losses} "
+    return (f"{a} beats {b} on {wins} of {counted(n, 'collection')} (significantly on {better}); {b} wins {losses} "
             f"(significantly on {worse}), {row['ties']} tied")

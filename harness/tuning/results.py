@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from corpora.wording import counted
 from harness.tuning.cross_validation import FOLD_STREAM
 from harness.core.evaluation import mean_over_queries
 from harness.store.folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
@@ -148,10 +149,12 @@ def render_report(record: TuneRecord) -> str:
     parameters chosen on all queries."""
     config, cv = record.config, record.cv
     shape = " x ".join(f"{axis.name} {len(axis.values)}" for axis in record.grid.axes)
-    lines = [f"tune {record.grid.text} on {record.dataset.name} by {record.metric.name}: {record.n_points} grid "
-             f"points ({shape}), {len(record.query_ids)} queries in {len(cv.choices)} folds (seed {config.seed})"]
+    lines = [f"tune {record.grid.text} on {record.dataset.name} by {record.metric.name}: "
+             f"{counted(record.n_points, 'grid point')} ({shape}), {counted(len(record.query_ids), 'query')} in "
+             f"{counted(len(cv.choices), 'fold')} (seed {config.seed})"]
     if record.excluded_query_ids:
-        lines.append(f"{len(record.excluded_query_ids)} queries without a relevant judgment are excluded")
+        lines.append(f"{counted(len(record.excluded_query_ids), 'query')} without a relevant judgment "
+                     f"{'is' if len(record.excluded_query_ids) == 1 else 'are'} excluded")
     if config.stratify is not None and record.stratum_labels is not None and record.strata is not None:
         counts = ", ".join(f"{label} {record.strata.count(label)}" for label in record.stratum_labels)
         lines.append(f"folds stratified by {config.stratify}: {counts}")
