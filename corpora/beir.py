@@ -64,8 +64,9 @@ def read_queries_jsonl(path: Path) -> tuple[Queries, list[str]]:
 
 
 #: BEIR's ``qrels/<split>.tsv``: ``query-id<TAB>corpus-id<TAB>score`` (TREC's four fields accepted
-#: too), its header line optional; the same grade twice is counted, two grades are an error.
-QRELS_RULES = QrelsRules(layout="any", separator="tab", header="named", repeats="merge")
+#: too), its header line optional; the same grade twice is counted, two grades are an error (as in
+#: every reader).
+QRELS_RULES = QrelsRules(layout="any", separator="tab", header="named")
 
 
 def load_beir(folder: Path, *, split: str = "test", name: str | None = None, keep_texts: bool = True) -> Dataset:

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Qrels, Queries
-from corpora.readers import check_grade, check_id, parse_json, read_text_lines
+from corpora.number_grammar import check_grade
+from corpora.readers import check_id, parse_json, read_text_lines
 
 FACETS = ("background", "method", "result")
 _LABEL = re.compile(r"^[a-z]+_label:\s*")

@@ -194,7 +194,7 @@ def _read_queries(dataset_id: str, dataset: Any) -> Queries:
 def _read_qrels(dataset_id: str, dataset: Any) -> tuple[Qrels, list[str]]:
     source = f"{PREFIX}:{dataset_id} qrels"
     place = Path(source)  # where QrelsBuilder's messages say a judgment is: the judgment's number
-    builder = QrelsBuilder(repeats="merge")
+    builder = QrelsBuilder()
     with _provided_by_ir_datasets(dataset_id, "judgments", dataset.qrels_handler):
         for number, qrel in enumerate(dataset.qrels_iter(), 1):
             builder.add(str(qrel.query_id), str(qrel.doc_id), _grade(qrel.relevance, source, number), place, number)

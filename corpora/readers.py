@@ -14,7 +14,6 @@ import json
 import re
 import stat
 from collections.abc import Iterator
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -274,53 +273,6 @@ class UniqueIds:
             raise InputFileError(path, f"duplicate {self.what} {identifier!r} (first {where})", line=line,
                                  fix=self.fix)
         check_id(identifier, self.what, path, line, starts_a_line=self.starts_a_line)
-
-
-#: Grades are 64-bit integers: the evaluator holds them in int64 arrays (and trec_eval in a C long).
-GRADE_MIN, GRADE_MAX = -(2**63), 2**63 - 1
-_GRADE_FIX = "use integer grades (0 irrelevant, 1 marginal, 2 relevant, 3 perfect; negative = judged, never relevant)"
-_NUMBER = re.compile(r"[+-]?\d+(\.\d*)?([eE][+-]?\d+)?")
-
-
-def looks_like_grade(text: str) -> bool:
-    """Whether ``text`` is written as a number, so a first line ending in it is a judgment, not a header.
-
-    >>> looks_like_grade("1"), looks_like_grade("0.000000"), looks_like_grade("1e0"), looks_like_grade("score")
-    (True, True, True, False)
-    """
-    return _NUMBER.fullmatch(text.strip()) is not None
-
-
-def check_grade(value: int, path: Path | str, line: int | None, text: str | None = None) -> int:
-    """``value`` when it lies in the 64-bit range of :data:`GRADE_MIN`..:data:`GRADE_MAX`, else an error."""
-    if GRADE_MIN <= value <= GRADE_MAX:
-        return value
-    shown = repr(text) if text is not None else str(value)  # as written in the file, quoted
-    raise InputFileError(path, f"grade {shown} is outside the range of a 64-bit integer (-2^63 to 2^63-1)",
-                         line=line, fix=_GRADE_FIX)
-
-
-def parse_grade(path: Path, number: int, text: str) -> int:
-    """The integer grade written as ``text``: ``2``, ``-1``, ``1.0``, ``0.000000`` or ``1e0``, read exactly.
-
-    Decimal, not float: ``float("9007199254740993")`` would silently become ...992. A fraction, a word
-    or a value outside the 64-bit range (:func:`check_grade`) is an error at ``path:number``.
-
-    >>> parse_grade(Path("q"), 1, "0.000000"), parse_grade(Path("q"), 1, "-1"), parse_grade(Path("q"), 1, "9007199254740993")
-    (0, -1, 9007199254740993)
-    """
-    text = text.strip()
-    value: Decimal | None = None
-    if _NUMBER.fullmatch(text):
-        try:
-            value = Decimal(text)
-        except InvalidOperation:  # pragma: no cover - the pattern admits only numbers
-            value = None
-    if value is None or value != value.to_integral_value():
-        raise InputFileError(path, f"grade {text!r} is not an integer", line=number, fix=_GRADE_FIX)
-    if not GRADE_MIN <= value <= GRADE_MAX:  # compared as a Decimal: int("1e999999999") would take forever
-        return check_grade(GRADE_MAX + 1, path, number, text)
-    return int(value)
 
 
 def _unclosed_quote_line(lines: list[str], start: int) -> int:

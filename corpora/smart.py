@@ -65,7 +65,8 @@ from pathlib import Path
 
 from corpora.errors import InputFileError
 from corpora.model import Corpus, Dataset, Qrels, Queries, normalise_numeric_id
-from corpora.readers import UniqueIds, parse_grade, read_text_lines, refuse_split
+from corpora.number_grammar import parse_grade, read_score
+from corpora.readers import UniqueIds, read_text_lines, refuse_split
 from corpora.trec_io import QrelsBuilder
 
 _MARKER = re.compile(r"^\.([A-Z])\s*$")
@@ -164,10 +165,8 @@ def read_queries(path: Path) -> Queries:
 
 
 def _is_zero(text: str) -> bool:
-    try:
-        return float(text) == 0.0
-    except ValueError:
-        return False
+    """Whether a field is a zero (``0``, ``0.000000``) as the one number grammar reads it."""
+    return read_score(text) == 0.0
 
 
 def _four_field_layout(path: Path, rows: list[tuple[int, list[str]]]) -> str:

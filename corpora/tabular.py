@@ -138,9 +138,9 @@ def read_queries(path: Path) -> tuple[Queries, list[str]]:
 def qrels_rules(path: Path) -> QrelsRules:
     """A tabular export's judgments: ``query-id doc-id grade`` (TREC's four fields accepted too),
     comma-separated in a ``.csv`` file, else tab-separated (or whitespace), a header line allowed;
-    the same grade twice is counted, two grades are an error."""
+    the same grade twice is counted, two grades are an error (as in every reader)."""
     return QrelsRules(layout="any", separator="comma" if path.suffix.lower() == ".csv" else "tab",
-                      header="non-numeric", repeats="merge")
+                      header="non-numeric")
 
 
 def load_tabular(folder: Path, *, split: str = "test") -> Dataset:

@@ -199,9 +199,8 @@ def read_topics(paths: list[Path]) -> Queries:
 
 # ----- qrels -----------------------------------------------------------------------------------
 #: TREC collections' qrels: 4 fields (or 3), whitespace separated, a header line allowed, topic
-#: numbers unpadded like the topics, identical repeats counted.
-QRELS_RULES = QrelsRules(layout="any", separator="whitespace", header="non-numeric", repeats="merge",
-                         normalise_query_ids=True)
+#: numbers unpadded like the topics (a pair judged twice: :class:`~corpora.trec_io.QrelsBuilder`).
+QRELS_RULES = QrelsRules(layout="any", separator="whitespace", header="non-numeric", normalise_query_ids=True)
 
 
 # ----- the folder ------------------------------------------------------------------------------

@@ -4,12 +4,12 @@ for rankings and judgments (over 400 lines: one family of formats, kept together
 Formats (one judgment or result per line):
 
 * qrels: ``qid iter docid grade`` (TREC, whitespace separated) — ``iter`` is ignored; ``grade`` is
-  an integer (:func:`~corpora.readers.parse_grade`), negative meaning judged but never relevant
-  (trec_eval: "in pool, unjudged"). BEIR's ``query-id<TAB>corpus-id<TAB>score`` (header line
-  optional) is read too. How strictly is a :class:`QrelsRules`: the default is trec_eval's (one
-  layout for the whole file, exactly 4 or 3 fields, a pair judged twice is an error); the
-  collection loaders relax it (3 or 4 fields per line, a header line, comma-separated exports,
-  identical repeats counted in the warnings).
+  an integer (:func:`~corpora.number_grammar.parse_grade`), negative meaning judged but never
+  relevant (trec_eval: "in pool, unjudged"). BEIR's ``query-id<TAB>corpus-id<TAB>score`` (header
+  line optional) is read too. How strictly is a :class:`QrelsRules`: the default is trec_eval's (one
+  layout for the whole file, exactly 4 or 3 fields); the collection loaders relax it (3 or 4 fields
+  per line, a header line, comma-separated exports). Under any rules a pair judged twice follows
+  :class:`QrelsBuilder`: the same grade again counts once, with a warning; another grade is an error.
 * run: ``qid Q0 docid rank score tag`` — exactly six fields (a doc id with a space would silently
   shift the score column; trec_eval's habit of ignoring fields after ``tag`` is available with
   ``trailing_fields="ignore"``). ``Q0`` is ignored, and so is ``rank``: a ranking is ordered like
@@ -19,6 +19,10 @@ Formats (one judgment or result per line):
   as trec_eval 9.x and pytrec_eval do (two scores equal as floats are a tie there, however they
   differ as doubles; the run keeps the doubles either way). trec_eval's ``runid`` is the ``tag``
   of the last line.
+
+Scores and grades are read by :mod:`corpora.number_grammar`'s one grammar, on every path below:
+exactly as trec_eval's ``atof``/``atol`` read them, or refused with the file and line (``1_000``,
+``0x10``, a grade ``1e3``).
 
 Both: a line whose first character is ``#`` is a comment (a ``#`` anywhere else belongs to its
 token: MS MARCO v2.1 ids contain one); blank lines are skipped; ids are strings, never numbers; a
@@ -36,8 +40,10 @@ that need it (:meth:`~corpora.Run.file_scores`), so a run read from a file is wr
 
 Reading trec_eval's files is a fast path for well-formed files: a run file is split with array
 operations (:mod:`corpora.field_columns`, ASCII files), anything else goes through pandas' C
-tokenizer plus numpy; when either meets anything unusual it hands over to a line-by-line parser
-whose only extra job is to name the file and line of the first problem. The run reader hands the
+tokenizer (every field as text: its number parsing reads ``True`` as 1 and a grade ``1e3`` as
+1000) and :mod:`corpora.number_grammar`'s array readers; when either meets anything unusual it
+hands over to a line-by-line parser whose only extra job is to name the file and line of the first
+problem. The run reader hands the
 doc-id hashes it computes (to find repeated lines) to the :class:`~corpora.Run`, where the
 evaluator's join reuses them. pandas is imported on first use, so that ``import corpora`` stays
 light.
@@ -48,9 +54,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import math
 import re
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,7 +67,8 @@ from corpora.field_columns import split_fields
 from corpora.model import Qrels, normalise_numeric_id
 from corpora.input_files import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes, refuse_nul_bytes
 from corpora.output_files import check_output, write_output
-from corpora.readers import id_problem, looks_like_grade, parse_grade
+from corpora.number_grammar import grade_array, looks_like_number, parse_grade, parse_score, score_array
+from corpora.readers import id_problem
 from corpora.run import (TRAILING_FIELDS, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
                          trec_scores)
 from corpora.run_order import RUN_ORDERS, RunOrder, order_columns
@@ -139,14 +144,10 @@ def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object], usecols: 
 
     raw = _without_comments(raw)
     try:
-        # A grade such as 1e30 warns while pandas tries it as an int64, then fails: the careful
-        # parser reports it, so the warning is noise here.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            frame = pd.read_csv(
-                io.BytesIO(raw), sep=sep, header=None, names=list(range(n_columns)), usecols=usecols,
-                dtype=dtypes, na_filter=False, quoting=csv.QUOTE_NONE, engine="c", encoding="utf-8",
-            )
+        frame = pd.read_csv(
+            io.BytesIO(raw), sep=sep, header=None, names=list(range(n_columns)), usecols=usecols,
+            dtype=dtypes, na_filter=False, quoting=csv.QUOTE_NONE, engine="c", encoding="utf-8",
+        )
     except (ValueError, IndexError, TypeError, OverflowError, pd.errors.ParserError, UnicodeDecodeError):
         return None  # whatever the fast path cannot read, the careful parser explains
     if len(frame.columns) != len(usecols or range(n_columns)) or (len(frame) and (frame[n_columns - 1] == "").any()):
@@ -157,18 +158,6 @@ def _fast_table(raw: bytes, n_columns: int, dtypes: dict[int, object], usecols: 
 
 
 # ----- runs -----------------------------------------------------------------------------------
-
-
-def _parse_score(path: Path, number: int, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputFileError(path, f"score {text!r} is not a number", line=number,
-                             fix=f"write each line as `{_RUN_FIELDS}` with a numeric score") from None
-    if math.isnan(value):
-        raise InputFileError(path, "score is NaN, which cannot be ranked", line=number,
-                             fix="give every result a real-valued score")
-    return value
 
 
 def _field_count_error(path: Path, number: int, fields: list[str]) -> InputFileError:
@@ -194,7 +183,7 @@ def _careful_run(path: Path, text: str, trailing_fields: TrailingFields
         if len(fields) < 6 or (len(fields) > 6 and trailing_fields == "error"):
             raise _field_count_error(path, number, fields)
         qid, doc, tag = fields[0], fields[2], fields[5]
-        score = _parse_score(path, number, fields[4])
+        score = parse_score(path, number, fields[4])
         first = seen.setdefault((qid, doc), number)
         if first != number:
             raise InputFileError(path, f"document {doc!r} is ranked twice for query {qid!r} (first at line {first})",
@@ -238,11 +227,11 @@ def _fast_run(raw: bytes, trailing_fields: TrailingFields, order: RunOrder) -> R
             return None
         run = _run_or_duplicate(fields.text(0), fields.text(2), scores, order)
         return None if isinstance(run, int) else RunFile(run, fields.last(5))
-    frame = _fast_table(raw, 6, {0: object, 2: object, 4: np.float64, 5: object}, usecols=[0, 2, 4, 5])
-    if frame is None or not len(frame) or np.isnan(frame[4].to_numpy()).any():
+    frame = _fast_table(raw, 6, {0: object, 2: object, 4: object, 5: object}, usecols=[0, 2, 4, 5])
+    scores = score_array(frame[4].to_numpy(dtype=object)) if frame is not None and len(frame) else None
+    if frame is None or scores is None:
         return None
-    run = _run_or_duplicate(frame[0].to_numpy(dtype=object), frame[2].to_numpy(dtype=object),
-                            frame[4].to_numpy(dtype=np.float64), order)
+    run = _run_or_duplicate(frame[0].to_numpy(dtype=object), frame[2].to_numpy(dtype=object), scores, order)
     return None if isinstance(run, int) else RunFile(run, str(frame[5].iloc[-1]))
 
 
@@ -489,29 +478,25 @@ class QrelsRules:
         Which first judgment line is a header and skipped: ``"named"``, BEIR's three column names
         (``query-id``, ``query_id`` or ``qid`` first; never in the TREC layout); ``"non-numeric"``,
         any line whose grade field is not written as a number.
-    ``repeats``
-        A (query, document) pair judged twice: ``"error"`` (trec_eval refuses it too), or
-        ``"merge"``: the same grade again is counted in the warnings, another grade is an error.
     ``normalise_query_ids``
         Strip the zero padding of all-digit query ids (:func:`~corpora.model.normalise_numeric_id`),
         for collections whose topic files pad numbers and whose qrels do not.
 
     Whatever the rules: ``#`` in column 0 starts a comment, blank lines are skipped, grades are
-    :func:`~corpora.readers.parse_grade`'s integers, empty ids and a file without judgments are
-    errors, and every error names the file and line.
+    :func:`~corpora.number_grammar.parse_grade`'s integers, a pair judged twice follows
+    :class:`QrelsBuilder`'s one rule, empty ids and a file without judgments are errors, and every
+    error names the file and line.
     """
 
     layout: QrelsLayout = "auto"
     separator: Separator | None = None
     header: Literal["named", "non-numeric"] = "named"
-    repeats: Literal["error", "merge"] = "error"
     normalise_query_ids: bool = False
 
     def __post_init__(self) -> None:
         for name, value, allowed in (("layout", self.layout, ("auto", "trec", "beir", "any")),
                                      ("separator", self.separator, (None, "whitespace", "tab", "comma")),
-                                     ("header", self.header, ("named", "non-numeric")),
-                                     ("repeats", self.repeats, ("error", "merge"))):
+                                     ("header", self.header, ("named", "non-numeric"))):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, not {value!r}")
 
@@ -525,7 +510,7 @@ class QrelsRules:
         return line.split()
 
 
-#: trec_eval's rules (``bench evaluate``): one layout per file, exact field counts, no repeats.
+#: trec_eval's rules (``bench evaluate``): one layout per file, exact field counts.
 TREC_EVAL_QRELS = QrelsRules()
 
 
@@ -538,37 +523,39 @@ class QrelsFile:
 
 
 class QrelsBuilder:
-    """Collects judgments one at a time, remembering where each pair was first judged.
+    """Collects judgments one at a time, remembering where each pair was first judged: the one rule
+    for a (query, document) pair judged twice, used by every reader of judgments (qrels files under
+    any :class:`QrelsRules`, so ``bench evaluate`` and ``bench agree``; every collection loader).
 
-    ``repeats="merge"``: the same pair with the same grade again is counted (:meth:`warnings`);
-    with another grade it is an error naming both places. ``repeats="error"``: any repeat is an
-    error. Used by :func:`read_qrels_file` and by loaders whose judgments are not qrels lines.
+    The same grade again says nothing new: the pair counts once, and :meth:`warnings` gives one line
+    saying how many lines repeated one. Another grade is an :class:`~corpora.InputFileError` at the
+    second line naming the first (:meth:`add`). trec_eval 10 stops at either ("duplicate docs");
+    refusing an identical repeat would refuse published collections for a line that changes no
+    number, so retbench reads such a file as trec_eval reads it without the repeated line.
     """
 
-    def __init__(self, repeats: Literal["error", "merge"] = "merge") -> None:
-        self.repeats = repeats
+    def __init__(self) -> None:
         self.judgments: dict[str, dict[str, int]] = {}
         self._first: dict[tuple[str, str], tuple[Path, int]] = {}
         self.repeated = 0
 
     def add(self, query_id: str, doc_id: str, grade: int, path: Path, line: int) -> None:
+        """Add one judgment read at ``path:line``; a pair judged before with another grade is an error."""
         docs = self.judgments.setdefault(query_id, {})
         if doc_id not in docs:
             docs[doc_id] = grade
             self._first[(query_id, doc_id)] = (path, line)
             return
-        first_path, first_line = self._first[(query_id, doc_id)]
-        if self.repeats == "error":
-            first = f"line {first_line}" if first_path == path else f"{first_path}:{first_line}"
-            raise InputFileError(path, f"document {doc_id!r} is judged twice for query {query_id!r} (first at {first})",
-                                 line=line, fix="keep one judgment per (query, document)")
         if docs[doc_id] != grade:
+            first_path, first_line = self._first[(query_id, doc_id)]
+            first = f"line {first_line}" if first_path == path else f"{first_path}:{first_line}"
             raise InputFileError(
-                path, f"query {query_id!r}, document {doc_id!r} is judged {grade} here but {docs[doc_id]} "
-                f"at {first_path}:{first_line}", line=line, fix="keep one judgment per pair")
+                path, f"query {query_id!r}, document {doc_id!r} is judged {grade} here but {docs[doc_id]} at {first}",
+                line=line, fix="keep one grade per (query, document): delete the line with the wrong grade")
         self.repeated += 1
 
     def warnings(self, source: str) -> list[str]:
+        """The warning about identical repeats (none when there were none)."""
         if not self.repeated:
             return []
         return [f"{source}: {self.repeated} judgment line(s) repeat an earlier (query, document) pair "
@@ -632,7 +619,7 @@ def _careful_qrels(path: Path, text: str, layout: str, decided_at: int | None, r
             header_possible = False
             if rules.header == "named" and _is_named_header(fields):
                 continue
-            if rules.header == "non-numeric" and len(fields) in (3, 4) and not looks_like_grade(fields[-1]):
+            if rules.header == "non-numeric" and len(fields) in (3, 4) and not looks_like_number(fields[-1]):
                 continue
         if len(fields) == 4 and layout in ("trec", "any"):
             query_id, doc_id, grade_text = fields[0], fields[2], fields[3]
@@ -654,7 +641,7 @@ def _careful_qrels(path: Path, text: str, layout: str, decided_at: int | None, r
 def _fast_qrels(raw: bytes, layout: str, source: str) -> Qrels | None:
     """trec_eval's rules on a well-formed file, vectorised; None when the careful parser must look."""
     if layout == "trec":
-        frame = _fast_table(raw, 4, {0: object, 1: object, 2: object, 3: np.int64})
+        frame = _fast_table(raw, 4, {0: object, 1: object, 2: object, 3: object})
         columns = (0, 2, 3)
     else:
         if b"\t" not in raw or _PADDED_FIELD.search(raw):
@@ -662,15 +649,16 @@ def _fast_qrels(raw: bytes, layout: str, source: str) -> Qrels | None:
         first_line = raw.removeprefix(b"\xef\xbb\xbf").split(b"\n", 1)[0].decode("utf-8", "replace")
         if _is_named_header(TREC_EVAL_QRELS.split(first_line, "beir")):
             raw = raw.split(b"\n", 1)[1] if b"\n" in raw else b""
-        frame = _fast_table(raw, 3, {0: object, 1: object, 2: np.int64}, sep="\t")
+        frame = _fast_table(raw, 3, {0: object, 1: object, 2: object}, sep="\t")
         columns = (0, 1, 2)
     if frame is None or not len(frame):
         return None
     qids, docs = frame[columns[0]].to_numpy(dtype=object), frame[columns[1]].to_numpy(dtype=object)
-    if (qids == "").any() or (docs == "").any():
+    grades = grade_array(frame[columns[2]].to_numpy(dtype=object))
+    if (qids == "").any() or (docs == "").any() or grades is None:
         return None
     try:
-        return Qrels.from_arrays(qids, docs, frame[columns[2]].to_numpy(dtype=np.int64), source=source)
+        return Qrels.from_arrays(qids, docs, grades, source=source)
     except ValueError:
         return None  # a pair judged twice: the careful parser names both lines
 
@@ -686,7 +674,7 @@ def read_qrels_file(paths: str | Path | Sequence[str | Path], rules: QrelsRules 
     if not path_list:
         raise ValueError("no qrels file given")
     source = ", ".join(str(p) for p in path_list)
-    builder = QrelsBuilder(rules.repeats)
+    builder = QrelsBuilder()
     judgments = 0
     for path in path_list:
         raw = _read_bytes(path, "a qrels file")
@@ -708,8 +696,9 @@ def read_qrels(path: str | Path, format: QrelsFormat = "auto") -> Qrels:
     fields are TREC (``qid iter docid grade``), three (tab-separated, or a BEIR header line
     ``query-id corpus-id score``) are BEIR; a first line that is neither is an error, and so is any
     later line that does not follow the layout the first one set. ``"trec"``/``"beir"`` force one.
-    Grades must be integers within 64 bits; a (query, document) pair judged twice is an error
-    (trec_eval refuses it too); a file without judgments is an error.
+    Grades must be integers within 64 bits (:func:`~corpora.number_grammar.parse_grade`); a pair
+    judged twice with another grade is an error, and the same grade again counts once
+    (:func:`read_qrels_file` returns the warning); a file without judgments is an error.
     """
     if format not in QRELS_FORMATS:
         raise ValueError(f"format must be one of {QRELS_FORMATS}, not {format!r}")

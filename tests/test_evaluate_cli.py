@@ -316,7 +316,7 @@ def test_a_qrels_file_that_is_neither_layout_is_refused(files: dict[str, Path], 
     fails(bench("--qrels", str(files["qrels"]), str(files["run"]), "--metrics", "mrr"), *fragments)
 
 
-@pytest.mark.parametrize("grade", ["9223372036854775808", "-9223372036854775809", "1e30"])
+@pytest.mark.parametrize("grade", ["9223372036854775808", "-9223372036854775809"])
 @pytest.mark.parametrize("layout", ["trec", "beir"])
 def test_a_grade_beyond_64_bits_is_an_error_at_its_line(files: dict[str, Path], grade: str, layout: str) -> None:
     line = f"q1 0 Z {grade}\n" if layout == "trec" else f"q1\tZ\t{grade}\n"

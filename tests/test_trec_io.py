@@ -189,9 +189,9 @@ def test_a_qrels_line_with_the_wrong_number_of_fields_is_named(tmp_path: Path) -
     assert error.line == 2 and "expected 4" in str(error)
 
 
-def test_a_document_judged_twice_is_named(tmp_path: Path) -> None:
+def test_a_document_judged_twice_with_two_grades_is_named(tmp_path: Path) -> None:
     error = read_error(write(tmp_path, "qrels.txt", "q1 0 d1 1\nq1 0 d1 0\n"), read_qrels)
-    assert error.line == 2 and "judged twice" in str(error)
+    assert error.line == 2 and "is judged 0 here but 1 at line 1" in str(error)
 
 
 def test_empty_qrels_are_an_error(tmp_path: Path) -> None:
@@ -414,7 +414,7 @@ def test_the_run_id_is_the_tag_of_the_last_line(tmp_path: Path) -> None:
 
 # ----- one qrels reader: trec_eval's rules, or a loader's looser ones -------------------------
 
-LOOSE = QrelsRules(layout="any", header="non-numeric", repeats="merge")
+LOOSE = QrelsRules(layout="any", header="non-numeric")
 
 
 def read_under(tmp_path: Path, text: str, rules: QrelsRules, name: str = "qrels.txt") -> QrelsFile:
@@ -434,10 +434,11 @@ STRICT_AND_LOOSE = [
      "qrels.txt:2: expected 4 fields", {"q1": {"d1": 1, "d2": 2}}),
     ("a header of column names", "qid iter docno rel\nq1 0 d1 1\n",
      "qrels.txt:1: grade 'rel' is not an integer", {"q1": {"d1": 1}}),
-    ("the same judgment twice", "q1 0 d1 1\nq1 0 d1 1\n",
-     "qrels.txt:2: document 'd1' is judged twice for query 'q1' (first at line 1)", {"q1": {"d1": 1}}),
+    ("the same judgment twice (one rule: counted once)", "q1 0 d1 1\nq1 0 d1 1\n",
+     {"q1": {"d1": 1}}, {"q1": {"d1": 1}}),
     ("two grades for one pair", "q1 0 d1 1\nq1 0 d1 2\n",
-     "qrels.txt:2: document 'd1' is judged twice", "qrels.txt:2: query 'q1', document 'd1' is judged 2 here but 1"),
+     "qrels.txt:2: query 'q1', document 'd1' is judged 2 here but 1 at line 1",
+     "qrels.txt:2: query 'q1', document 'd1' is judged 2 here but 1 at line 1"),
     ("a fractional grade", "q1 0 d1 1.5\n", "qrels.txt:1: grade '1.5' is not an integer",
      "qrels.txt:1: grade '1.5' is not an integer"),
     ("an empty doc id", "q1\t\t1\n", "qrels.txt:1: empty query id or doc id",
@@ -458,24 +459,25 @@ def test_one_reader_under_trec_eval_rules_and_under_loose_rules(tmp_path: Path, 
             assert expected in refused_under(tmp_path, text, rules)
 
 
-def test_loose_rules_count_identical_repeats_in_the_warnings(tmp_path: Path) -> None:
-    read = read_under(tmp_path, "q1 0 d1 1\nq1 0 d1 1\nq1 0 d2 0\n", LOOSE)
-    assert read.qrels.to_dict() == {"q1": {"d1": 1, "d2": 0}}
-    assert read.warnings == [f"{tmp_path / 'qrels.txt'}: 1 judgment line(s) repeat an earlier (query, document) "
-                             "pair with the same grade; each pair counts once"]
+def test_every_rule_counts_identical_repeats_in_the_warnings(tmp_path: Path) -> None:
+    for rules in (LOOSE, TREC_EVAL_QRELS):
+        read = read_under(tmp_path, "q1 0 d1 1\nq1 0 d1 1\nq1 0 d2 0\n", rules)
+        assert read.qrels.to_dict() == {"q1": {"d1": 1, "d2": 0}}
+        assert read.warnings == [f"{tmp_path / 'qrels.txt'}: 1 judgment line(s) repeat an earlier (query, document) "
+                                 "pair with the same grade; each pair counts once"]
     assert read_under(tmp_path, "q1 0 d1 1\nq1 0 d2 0\n", TREC_EVAL_QRELS).warnings == []
 
 
 def test_separators_headers_and_query_id_padding_are_options(tmp_path: Path) -> None:
-    csv_rules = QrelsRules(layout="any", separator="comma", header="non-numeric", repeats="merge")
+    csv_rules = QrelsRules(layout="any", separator="comma", header="non-numeric")
     assert read_under(tmp_path, "query,doc,grade\nq 1, d 1 ,2\n", csv_rules, "qrels.csv").qrels.to_dict() == \
         {"q 1": {"d 1": 2}}
-    named = QrelsRules(layout="any", separator="tab", header="named", repeats="merge")
+    named = QrelsRules(layout="any", separator="tab", header="named")
     assert read_under(tmp_path, "query-id\tcorpus-id\tscore\nq1\tmy doc\t1\n", named).qrels.to_dict() == \
         {"q1": {"my doc": 1}}
     assert "grade 'score' is not an integer" in refused_under(tmp_path, "q1\td1\t1\nquery-id\tcorpus-id\tscore\n",
                                                               named)
-    padded = QrelsRules(layout="any", separator="whitespace", header="non-numeric", repeats="merge",
+    padded = QrelsRules(layout="any", separator="whitespace", header="non-numeric",
                         normalise_query_ids=True)
     assert read_under(tmp_path, "051 0 FT-1 1\n51 0 FT-2 0\n", padded).qrels.to_dict() == {"51": {"FT-1": 1, "FT-2": 0}}
     assert read_under(tmp_path, "051 0 FT-1 1\n", TREC_EVAL_QRELS).qrels.to_dict() == {"051": {"FT-1": 1}}
@@ -487,7 +489,8 @@ def test_several_files_are_merged_and_a_repeat_names_the_other_file(tmp_path: Pa
     first, second = write(tmp_path, "a.txt", "q1 0 d1 1\n"), write(tmp_path, "b.txt", "q1 0 d1 1\nq2 0 d2 2\n")
     read = read_qrels_file([first, second], LOOSE)
     assert read.qrels.to_dict() == {"q1": {"d1": 1}, "q2": {"d2": 2}} and len(read.warnings) == 1
-    with pytest.raises(InputFileError, match=r"b.txt:1: document 'd1' is judged twice .*first at .*a.txt:1"):
+    (tmp_path / "b.txt").write_text("q1 0 d1 2\n")
+    with pytest.raises(InputFileError, match=r"b.txt:1: query 'q1', document 'd1' is judged 2 here but 1 at .*a.txt:1"):
         read_qrels_file([first, second])
 
 

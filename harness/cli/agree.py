@@ -12,13 +12,13 @@ from pathlib import Path
 import click
 
 from corpora import RetbenchError
-from corpora.trec_io import read_qrels
-from harness.cli import ACCEPT_EDITED_HELP, PathParameter
+from corpora.trec_io import read_qrels_file
+from harness.cli import ACCEPT_EDITED_HELP, PathParameter, warn
 from harness.core.inputs import resolve_metrics
 from harness.judgments.agreement import agreement
 from harness.judgments.ppi import Z_95
 from harness.judgments.systems import ppi_by_system, systems_under_two
-from harness.store.read import open_results
+from harness.store.read import one_comparison, open_results
 
 
 def _number(value: float) -> float | None:
@@ -38,8 +38,9 @@ def _shown(value: float) -> str:
 @click.option("--rel-threshold", type=int, default=None,
               help="Grades >= this are relevant [default: the results folder's, else 1].")
 @click.option("--ppi", "with_ppi", is_flag=True,
-              help="A is the human (gold) set on a subset of the queries, B the machine set on all: per system, "
-                   "the prediction-powered estimate of the metric's mean and its 95% interval (needs --results).")
+              help="A is the human (gold) set on a subset of the queries, B the machine set (a query B does not "
+                   "judge scores 0 under it): per system, the prediction-powered estimate of the metric's mean over "
+                   "the folder's queries and its 95% interval (needs --results).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: a report; json: cohen_kappa, krippendorff_alpha, the confusion matrix, kendall_tau, tau_ap, "
                    "per-system values and PPI entries.")
@@ -63,8 +64,11 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
     metric_object = resolved[0]
     if rel_threshold is not None and rel_threshold < 0:
         raise RetbenchError(f"--rel-threshold {rel_threshold} is negative. Fix: pass a grade >= 0, e.g. 1")
-    a, b = read_qrels(qrels_a), read_qrels(qrels_b)
-    folder = open_results(results, accept_edited=accept_edited) if results is not None else None
+    read_a, read_b = read_qrels_file(qrels_a), read_qrels_file(qrels_b)
+    for warning in read_a.warnings + read_b.warnings:  # a judgment repeated with the same grade counts once
+        warn(warning)
+    a, b = read_a.qrels, read_b.qrels
+    folder = one_comparison(open_results(results, accept_edited=accept_edited)) if results is not None else None
     threshold = rel_threshold if rel_threshold is not None else (folder.rel_threshold if folder else 1)
     found = agreement(a, b, threshold)
     under = systems_under_two(folder, a, b, metric_object, threshold) if folder is not None else None
@@ -86,9 +90,11 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
             document["systems"] = [{"system": s, "a": x, "b": y}
                                    for s, x, y in zip(under.systems, under.under_a, under.under_b)]
         if estimated is not None:
-            _, n, big_n, by_system = estimated
-            document["ppi"] = {"n_human": n, "n_queries": big_n, "z": Z_95,
-                               "systems": [{"system": s, **r.to_dict()} for s, r in by_system.items()]}
+            document["ppi"] = {"n_human": len(estimated.judged_by_human), "n_queries": len(estimated.queries),
+                               "n_machine": len(estimated.judged_by_machine), "queries": estimated.queries,
+                               "judged_by_human": estimated.judged_by_human,
+                               "judged_by_machine": estimated.judged_by_machine, "z": Z_95,
+                               "systems": [{"system": s, **r.to_dict()} for s, r in estimated.by_system.items()]}
         click.echo(json.dumps(document, indent=2))
         return
 
@@ -110,9 +116,8 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
         click.echo(f"systems ordered by A and by B: Kendall's tau {_shown(under.kendall_tau)}, "
                    f"tau_AP {_shown(under.tau_ap)}")
     if estimated is not None:
-        _, n, big_n, by_system = estimated
-        click.echo(f"prediction-powered {metric_object.name} (B on all {big_n} queries, corrected by A on {n}; 95%):")
-        for s, r in by_system.items():
+        click.echo(estimated.coverage(metric_object.name))
+        for s, r in estimated.by_system.items():
             click.echo(f"  {s}: ppi {r.ppi.mean:.4f} [{r.ppi.low:.4f}, {r.ppi.high:.4f}]  "
                        f"human only {r.human.mean:.4f} [{r.human.low:.4f}, {r.human.high:.4f}]  "
                        f"machine only {r.machine.mean:.4f} [{r.machine.low:.4f}, {r.machine.high:.4f}]")

@@ -28,9 +28,9 @@ import pandas as pd
 from corpora import ParameterError, Qrels
 from corpora.run import TRAILING_FIELDS, RunFile
 from corpora.run_order import RUN_ORDERS, SCORE_READINGS, SCORES_COMPARED_AS, reading_dependent_queries
-from corpora.trec_io import QRELS_FORMATS, read_qrels
+from corpora.trec_io import QRELS_FORMATS, QrelsRules, read_qrels_file
 from corpora.wording import counted
-from harness.cli import PathParameter
+from harness.cli import PathParameter, warn
 from harness.core.evaluation import COUNTS, evaluate, mean_over_queries, preview_ids, trec_eval_queries
 from harness.core.metrics import Metric, metrics_help, parse_metrics
 from harness.core.trec_eval import trec_eval_name, trec_eval_sort_key
@@ -236,7 +236,10 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
     metrics = parse_metrics(metrics_text)
     _positive("rel_threshold", rel_threshold, 0)
     _positive("depth", depth, 1)
-    qrels = read_qrels(qrels_path, qrels_format)  # type: ignore[arg-type]
+    read = read_qrels_file(qrels_path, QrelsRules(layout=qrels_format))  # type: ignore[arg-type]
+    for warning in read.warnings:  # a judgment repeated with the same grade counts once
+        warn(warning)
+    qrels = read.qrels
     labelled = [(str(path), RunFile.read(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
     scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only, order, unjudged)
     if unjudged != DEFAULT_UNJUDGED:

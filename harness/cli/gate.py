@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
-from corpora.trec_io import read_qrels, read_run_file
+from corpora.trec_io import read_qrels_file, read_run_file
 from corpora.output_files import check_output, write_output
 from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter, progress_shown, warn
 from harness.cli.declared import option
@@ -53,7 +53,10 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
         raise RetbenchError(f"{role} {path} is a run file, which needs judgments to be scored. Fix: pass --qrels "
                             f"FILE (e.g. the baseline results folder's {QRELS_FILE})")
     run_file = read_run_file(path)
-    return GateSide.from_run(run_file.run, read_qrels(qrels), name=str(path),
+    judgments = read_qrels_file(qrels)
+    for warning in judgments.warnings:  # a judgment repeated with the same grade counts once
+        warn(warning)
+    return GateSide.from_run(run_file.run, judgments.qrels, name=str(path),
                              rel_threshold=1 if rel_threshold is None else rel_threshold,
                              run_from=str(path), qrels_from=str(qrels))
 

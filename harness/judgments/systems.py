@@ -17,7 +17,7 @@ from harness.judgments.pool import evaluated_queries
 from harness.judgments.ppi import PPIResult, ppi
 from harness.store.read import ResultsFolder
 
-__all__ = ["SystemsUnderTwo", "ppi_by_system", "systems_under_two"]
+__all__ = ["PPIBySystem", "SystemsUnderTwo", "ppi_by_system", "systems_under_two"]
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,39 @@ def systems_under_two(folder: ResultsFolder, a: Qrels, b: Qrels, metric: Metric,
                            tau_ap(under_a, under_b))
 
 
+@dataclass(frozen=True)
+class PPIBySystem:
+    """Per system the PPI estimate of its mean metric over the folder's ``queries`` (N), and which of
+    them each judgment set judges: the machine set B is read on all N (a query B does not judge scores
+    0 there), the human set A corrects it on ``judged_by_human`` (n)."""
+
+    queries: list[str]
+    judged_by_human: list[str]
+    judged_by_machine: list[str]
+    by_system: dict[str, PPIResult]
+
+    def coverage(self, metric: str) -> str:
+        """One line saying which queries each set judges and which the estimate uses."""
+        big_n, n, machine = len(self.queries), len(self.judged_by_human), len(self.judged_by_machine)
+        unjudged = big_n - machine
+        machine_part = (f"B judges all {big_n}" if not unjudged else
+                        f"B judges {machine} of them (the other {unjudged} score 0 under B: "
+                        f"{_listed(sorted(set(self.queries) - set(self.judged_by_machine)))})")
+        return (f"prediction-powered {metric} over the results folder's {big_n} evaluated queries: {machine_part}; "
+                f"A judges {n} of them, which correct the estimate; 95%:")
+
+
+def _listed(ids: list[str], shown: int = 5) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
 def ppi_by_system(folder: ResultsFolder, human: Qrels, machine: Mapping[str, Mapping[str, int]] | Qrels,
-                  metric: Metric, rel_threshold: int) -> tuple[list[str], int, int, dict[str, PPIResult]]:
+                  metric: Metric, rel_threshold: int) -> PPIBySystem:
     """Per system the PPI estimate of its mean ``metric`` over the folder's N evaluated queries, the
-    human set A judging n of them; returns (the n queries, n, N, system -> result)."""
+    human set A judging n of them (:class:`PPIBySystem`)."""
     queries = evaluated_queries(folder)
     judged_by_human = [q for q in queries if q in human]
+    judged_by_machine = [q for q in queries if q in machine]
     machine_qrels = machine if isinstance(machine, Qrels) else Qrels(machine)
     results = {}
     for label in folder.systems:
@@ -67,4 +94,4 @@ def ppi_by_system(folder: ResultsFolder, human: Qrels, machine: Mapping[str, Map
         human_values = _values(folder, label, human, metric, judged_by_human, rel_threshold) if judged_by_human \
             else np.empty(0)
         results[label] = ppi(machine_all, human_values, machine_on_human)
-    return judged_by_human, len(judged_by_human), len(queries), results
+    return PPIBySystem(queries, judged_by_human, judged_by_machine, results)
