@@ -23,22 +23,25 @@ from harness.judgments.judge_app import JudgingSession, make_server, read_pool
 def command(pool: Path, corpus: str, out: Path, port: int) -> None:
     """Judge the pairs of POOL in a browser: the query and the document (query terms highlighted),
     the grade scale 0-3, the progress. Keys 0-3 (or the buttons) record the shown pair's grade and
-    show the next; u undoes the last judgment. Each judgment is appended to --out and fsynced before
-    the next pair shows, so killing the server loses nothing; restarted, it resumes at the first
-    unjudged pair. Ctrl-C stops it.
+    show the next; u undoes the last judgment this server made. Each judgment is appended to --out
+    and fsynced before the next pair shows, so killing the server loses nothing; restarted, it
+    resumes at the first unjudged pair. One server per --out: a second one on the same file is
+    refused. Ctrl-C stops it.
     """
     # where the grades land, before anything is loaded: a regular file (or a link to one) outside any
     # results folder; never a stream, a device or /dev/null, which would lose every grade
     check_output(out, "--out", appends=True)
     pairs = read_pool(pool)
     dataset = load_dataset(corpus)
-    session = JudgingSession(pairs, dataset, out, get_analyzer(DEFAULT_ANALYZER))
-    server = make_server(session, port)
-    state = session.state()
-    click.echo(f"judging page: http://127.0.0.1:{server.server_port}/  ({state['done']} of {state['total']} "
-               f"judged; judgments in {out})")
-    sys.stdout.flush()  # a reader of a pipe (a script, a test) learns the address now, not at exit
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
+    with JudgingSession(pairs, dataset, out, get_analyzer(DEFAULT_ANALYZER)) as session:  # locks --out
+        for warning in session.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        server = make_server(session, port)
+        state = session.state()
+        click.echo(f"judging page: http://127.0.0.1:{server.server_port}/  ({state['done']} of {state['total']} "
+                   f"judged; judgments in {out})")
+        sys.stdout.flush()  # a reader of a pipe (a script, a test) learns the address now, not at exit
+        try:
+            server.serve_forever()
+        finally:
+            server.server_close()
