@@ -103,3 +103,10 @@ def test_evaluate_and_gate_on_one_query_read_1_query(one_query: Path, one_query_
     gated = bench("gate", "--qrels", str(one_query / "qrels" / "test.tsv"), "--metric", "ndcg@5", str(bm25), str(lsa))
     assert "; 1 paired query, margin" in gated
     assert_singular(gated)
+
+
+def test_pool_on_one_query_reads_1_query(one_query_results: tuple[Path, str], tmp_path: Path) -> None:
+    folder, _ = one_query_results
+    printed = bench("pool", str(folder), "--depth", "5", "--out", str(tmp_path / "pool.txt"))
+    assert re.search(r"\d+ unjudged pairs? in 1 query written to ", printed), printed
+    assert_singular(printed)

@@ -13,6 +13,7 @@ import click
 
 from corpora import RetbenchError
 from corpora.trec_io import read_qrels_file
+from corpora.wording import counted
 from harness.cli import ACCEPT_EDITED_HELP, PathParameter, warn
 from harness.core.inputs import resolve_metrics
 from harness.judgments.agreement import agreement
@@ -108,7 +109,7 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
     for grade, row in zip(found.grades, found.confusion.tolist()):
         click.echo(f"{'A=' + str(grade):<6}" + "".join(f"{c:>{width}}" for c in row))
     if under is not None:
-        click.echo(f"{under.metric} over the {under.n_queries} queries judged in both:")
+        click.echo(f"{under.metric} over the {counted(under.n_queries, 'query')} judged in both:")
         label_width = max(len(s) for s in under.systems)
         click.echo(f"  {'system':<{label_width}}  {'A':>8}  {'B':>8}")
         for s, x, y in zip(under.systems, under.under_a, under.under_b):

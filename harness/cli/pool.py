@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from corpora.output_files import check_output, write_output
+from corpora.wording import counted
 from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter
 from harness.judgments.pool import pool_folder
 
@@ -42,4 +43,5 @@ def command(results: Path, depth: int, out: Path, accept_edited: bool) -> None:
         share = f"{holes / retrieved:.1%}" if retrieved else "-"
         click.echo(f"  {label:<{width}}  {holes} of {retrieved} ({share})", err=to_stderr)
     n_queries = found.pairs["query_id"].nunique()
-    click.echo(f"{len(found.pairs)} unjudged pairs in {n_queries} queries written to {out}", err=to_stderr)
+    click.echo(f"{counted(len(found.pairs), 'unjudged pair')} in {counted(n_queries, 'query')} written to {out}",
+               err=to_stderr)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from corpora import RetbenchError
+from corpora.wording import counted
 from harness.core.inputs import resolve_metrics
 from harness.core.options import Statistics
 from harness.core.statistics import (Comparison, format_p, holm, percentile_interval, sign_flip_tests,
@@ -182,11 +183,13 @@ def render_suite_gate(result: SuiteGateResult, format: str = "text") -> str:
                                                for n in names], md)
     lines.append("")
     if result.drops:
-        lines.append(f"drops (Holm over {len(names)} collections x {len(metrics)} metrics, p <= {alpha:g}):")
+        lines.append(f"drops (Holm over {counted(len(names), 'collection')} x {counted(len(metrics), 'metric')}, "
+                     f"p <= {alpha:g}):")
         lines += [f"- {d.collection} {d.metric}: {d.mean_diff:+.4f} [{d.ci_low:+.4f}, {d.ci_high:+.4f}], Holm p "
                   f"{format_p(d.p_adjusted, alpha)}" for d in result.drops]
     else:
-        lines.append(f"no collection dropped (Holm over {len(names)} collections x {len(metrics)} metrics)")
+        lines.append(f"no collection dropped (Holm over {counted(len(names), 'collection')} x "
+                     f"{counted(len(metrics), 'metric')})")
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines) + "\n"
 
