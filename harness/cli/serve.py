@@ -8,6 +8,9 @@ name, to ``--host`` and to each ``--allowed-host`` (against DNS rebinding: :mod:
 
 The socket is bound here, before anything is announced, and handed to uvicorn: a port already in
 use is one ``error:`` line naming the address and the fix (exit 2), not uvicorn's log and exit 3.
+uvicorn speaks HTTP through :class:`harness.serve.protocol.BoundedH11Protocol`: a client that does
+not send a whole request within its time limit (one that sends less than its ``Content-Length``,
+or trickles its headers) is dropped.
 """
 
 from __future__ import annotations
@@ -127,6 +130,7 @@ def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...],
     import uvicorn
 
     from harness.serve.app import create_app
+    from harness.serve.protocol import BoundedH11Protocol
 
     app = create_app(results, allowed_hosts=allowed, accept_edited=accept_edited, explain=served_fix)
     sock = listen(host, port)  # bound before anything is announced: a port in use is one error line
@@ -136,7 +140,8 @@ def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...],
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     click.echo(f"bench serve: {results.resolve()} on http://{shown}:{bound}/ (Ctrl-C stops)", err=True)
-    server = uvicorn.Server(uvicorn.Config(app, host=host.strip("[]"), port=bound, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host=host.strip("[]"), port=bound, log_level="warning",
+                                           http=BoundedH11Protocol))
     try:
         server.run(sockets=[sock])
     finally:
