@@ -252,7 +252,8 @@ def test_serve_lists_and_shows_suites(two):
     page = client.get(f"/suites/{folder.name}")
     assert page.status_code == 200 and "class='heat'" in page.text
     assert client.get("/api/v1/evals/suites/nope").status_code == 404
-    assert folder.name not in client.get("/api/v1/evals/runs").text  # a suite is not one run
+    runs = [r["id"] for r in client.get("/api/v1/evals/runs").json()["items"]]  # a suite is not one run; its
+    assert sorted(runs) == [f"{folder.name}~article", f"{folder.name}~fruit"]  # collections are, by suite and name
 
 
 def _dataset(name: str, n: int):

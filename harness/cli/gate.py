@@ -1,7 +1,8 @@
 """``bench gate``: fail a CI job only when a candidate is worse than a stored baseline by more than a margin.
 
 A thin adapter over :func:`harness.gating.rule.gate`. Each side is a results folder (``bench compare``'s,
-with ``--system`` when it holds several) or a TREC run file scored with ``--qrels``; or the candidate
+with ``--system`` when it holds several) or a TREC run file scored with ``--qrels`` (read with the
+baseline folder's ``--rel-threshold`` and ``--unjudged`` unless given); or the candidate
 is run now (``--corpus`` and ``--systems``) through :func:`harness.compare` and gated against the
 stored baseline, which is refused as soon as the corpus is loaded if its hashes differ from the
 baseline's. Exit status: 0, or 1 when a metric regressed (or has a verdict named by ``--fail-on``);
@@ -26,6 +27,7 @@ from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gating.sides import GateSide, check_same_data, data_hashes
 from harness.core.inputs import resolve_metrics
 from harness.gating.report import FORMATS, render, render_junit
+from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.metrics import metrics_help
 from harness.store.write import QRELS_FILE
 from harness.store.read import open_results
@@ -41,8 +43,8 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str | None) -> t
     return names
 
 
-def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int | None, role: str,
-          accept_edited: bool) -> GateSide:
+def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int | None, unjudged: str | None,
+          role: str, accept_edited: bool) -> GateSide:
     """A results folder, or a run file scored with ``--qrels``."""
     if not path.exists():
         raise InputFileError(path, f"the {role} does not exist", fix="name a results folder of bench compare or a "
@@ -58,6 +60,7 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
         warn(warning)
     return GateSide.from_run(run_file.run, judgments.qrels, name=str(path),
                              rel_threshold=1 if rel_threshold is None else rel_threshold,
+                             unjudged=DEFAULT_UNJUDGED if unjudged is None else unjudged,
                              run_from=str(path), qrels_from=str(qrels))
 
 
@@ -79,6 +82,9 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
               help="Judgments (TREC or BEIR qrels) that score a side given as a TREC run file.")
 @click.option("--rel-threshold", type=click.IntRange(min=0), default=None,
               help="Grade from which a judgment is relevant, for a run file [default: the results folder's, else 1].")
+@click.option("--unjudged", type=click.Choice(list(UNJUDGED_READINGS)), default=None,
+              help="How an unjudged document counts, for a run file: nonrelevant (trec_eval) or condensed "
+                   "[default: the results folder's, else nonrelevant].")
 @click.option("--corpus", default=None,
               help="Run the candidate now on this corpus (a bundled name or a folder), with --systems.")
 @click.option("--systems", default=None, help="The candidate's retriever spec(s) when it is run now (see bench "
@@ -110,7 +116,8 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
 @click.pass_context
 def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics: str, margin: float, confidence: float,
             system: str | None, baseline_system: str | None, candidate_system: str | None, qrels: Path | None,
-            rel_threshold: int | None, corpus: str | None, systems: str | None, corpus_format: str | None,
+            rel_threshold: int | None, unjudged: str | None, corpus: str | None, systems: str | None,
+            corpus_format: str | None,
             analyzer: str | None, depth: int, no_cache: bool, out: Path | None, allow_different_queries: bool,
             fail_on: tuple[str, ...], output_format: str, junit: Path | None, show_worst: int,
             bootstrap_samples: int, seed: int, permutations: int, quiet: bool, accept_edited: bool) -> None:
@@ -147,18 +154,23 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     after_system = candidate_system or system
     if candidate is not None and _suite_pair(ctx, baseline, candidate, metrics, margin, statistics, before_system,
                                              after_system, show_worst, fail_on, output_format, accept_edited,
-                                             {"--qrels": qrels, "--rel-threshold": rel_threshold, "--junit": junit,
+                                             {"--qrels": qrels, "--rel-threshold": rel_threshold, "--unjudged": unjudged,
+                                              "--junit": junit,
                                               "--allow-different-queries": allow_different_queries or None}):
         return
-    before = _side(baseline, before_system, qrels, rel_threshold, "baseline", accept_edited)
-    if rel_threshold is not None and before.folder is not None and rel_threshold != before.rel_threshold:
-        raise RetbenchError(f"--rel-threshold {rel_threshold}, but the baseline {baseline} was scored with "
-                            f"{before.rel_threshold}. Fix: drop --rel-threshold")
+    before = _side(baseline, before_system, qrels, rel_threshold, unjudged, "baseline", accept_edited)
+    # a reading of the judgments given for a run file must be the baseline folder's (JUDGMENTS_READING)
+    for flag, given, stored in (("--rel-threshold", rel_threshold, before.rel_threshold),
+                                ("--unjudged", unjudged, before.unjudged)):
+        if given is not None and before.folder is not None and given != stored:
+            raise RetbenchError(f"{flag} {given}, but the baseline {baseline} was scored with {stored}. Fix: drop "
+                                f"{flag}")
     threshold = rel_threshold if rel_threshold is not None else before.rel_threshold
+    reading = unjudged if unjudged is not None else before.unjudged
     if candidate is not None:
-        after = _side(candidate, after_system, qrels, threshold, "candidate", accept_edited)
+        after = _side(candidate, after_system, qrels, threshold, reading, "candidate", accept_edited)
     else:
-        after = _run_candidate(before, corpus or "", systems or "", metrics, after_system, threshold,
+        after = _run_candidate(before, corpus or "", systems or "", metrics, after_system, threshold, reading,
                                corpus_format, analyzer, depth, no_cache, out, allow_different_queries, statistics,
                                quiet)
     result = gate(before, after, metrics, margin=margin, statistics=statistics,
@@ -202,7 +214,8 @@ def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: st
 
 
 def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, candidate_system: str | None,
-                   rel_threshold: int, corpus_format: str | None, analyzer: str | None, depth: int, no_cache: bool,
+                   rel_threshold: int, unjudged: str, corpus_format: str | None, analyzer: str | None, depth: int,
+                   no_cache: bool,
                    out: Path | None, allow_different_queries: bool, statistics: Statistics,
                    quiet: bool) -> GateSide:
     """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded; its
@@ -224,7 +237,7 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
 
     with progress_shown(quiet) as progress:
         result = compare(build_systems(systems, analyzer), corpus, metrics,
-                         scoring=Scoring(depth, rel_threshold, analyzer),
+                         scoring=Scoring(depth, rel_threshold, analyzer, unjudged),
                          statistics=replace(statistics, confidence=CONFIDENCE),
                          loading=Loading(format=corpus_format), run=RunOptions(not no_cache, on_loaded=loaded),
                          progress=progress)

@@ -54,7 +54,9 @@ dropped, inconclusive, improved, gained, unchanged) that a metric has.
 Refusing to compare different things (:mod:`harness.gating.sides`): the ``hashes`` of documents, queries
 and judgments (as results manifests record them) must be equal wherever both sides know them, the two
 sides must evaluate the same queries, with the same judgments on each (compared query by query, so a
-TREC run file with its qrels is checked too) and the same relevance threshold.
+TREC run file with its qrels is checked too), and must read those judgments the same way: the same
+relevance threshold and the same reading of an unjudged document (trec_eval's or condensed;
+:func:`~harness.gating.sides.check_same_reading`), since either changes the score of one ranking.
 ``allow_different_queries`` pairs the queries both sides evaluated instead and says how many each
 side lost; it relaxes the queries hash and the whole-collection judgments hash (both cover every
 query), never the documents hash nor the judgments of the paired queries. The configuration hash is
@@ -71,9 +73,8 @@ from os import PathLike
 import numpy as np
 
 from corpora import RetbenchError
-from corpora.wording import counted
 from harness.core.evaluation import mean_over_queries
-from harness.gating.sides import GateSide, check_judgments, check_same_data, pair_queries
+from harness.gating.sides import GateSide, check_judgments, check_same_data, check_same_reading, pair_queries
 from harness.core.inputs import check_groups, check_statistics, resolve_metrics
 from harness.core.metrics import Metric
 from harness.core.options import BOOTSTRAP_SAMPLES, FAMILY, Statistics
@@ -325,16 +326,13 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
     confidence, bootstrap_samples = statistics.confidence, statistics.bootstrap_samples
     seed, permutations = statistics.seed, statistics.permutations
     before, after = _as_side(baseline), _as_side(candidate)
-    if before.rel_threshold != after.rel_threshold:
-        raise RetbenchError(f"the baseline counts grade >= {before.rel_threshold} as relevant, the candidate grade >= "
-                            f"{after.rel_threshold}. Fix: score both with the same relevance threshold")
+    check_same_reading(before, after)
     notes = [*before.notes, *after.notes,
              *check_same_data(before.hashes, after.hashes, allow_different_queries=allow_different_queries)]
     paired, only_baseline, only_candidate = pair_queries(before, after, allow_different_queries)
     check_judgments(before, after, paired)
     if only_baseline or only_candidate:
-        notes.append(f"--allow-different-queries: {counted(len(paired), 'query')} paired; dropped "
-                     f"{len(only_baseline)} only in the "
+        notes.append(f"--allow-different-queries: {len(paired)} queries paired; dropped {len(only_baseline)} only in the "
                      f"baseline and {len(only_candidate)} only in the candidate")
 
     columns, sources = [], []

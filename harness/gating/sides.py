@@ -6,8 +6,10 @@ were computed on: from a results folder (``per_query.csv``, or its run file re-s
 :func:`harness.evaluate`, or from a comparison just made with :func:`harness.compare`.
 
 Two sides may be compared only when they measured the same thing: the :data:`DATA_HASHES` that both
-know are equal (:func:`check_same_data`), they evaluated the same queries (:func:`pair_queries`) and
-judged each of them the same way (:func:`check_judgments`). ``allow_different_queries`` pairs the
+know are equal (:func:`check_same_data`), they read their judgments the same way (every setting of
+:data:`JUDGMENTS_READING`: the relevance threshold and how an unjudged document counts;
+:func:`check_same_reading`), they evaluated the same queries (:func:`pair_queries`) and judged each
+of them the same way (:func:`check_judgments`). ``allow_different_queries`` pairs the
 queries both evaluated instead; it relaxes the queries hash and the whole-collection judgments hash
 (both cover every query), never the documents hash nor the judgments of the paired queries.
 
@@ -36,16 +38,25 @@ from harness.core.api import evaluate, queries_that_count
 from harness.core.evaluation import FIRST_RELEVANT_RANK
 from harness.core.metrics import Metric, parse_metric
 from harness.core.record import CompareRecord
+from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS, check_unjudged
+from harness.store.folder import MANIFEST_FILE
 from harness.store.write import QRELS_FILE
-from harness.store.read import PER_QUERY_FILE, ResultsFolder, open_results
+from harness.store.read import PER_QUERY_FILE, ResultsFolder, one_comparison, open_results
 
-__all__ = ["DATA_HASHES", "GateSide", "check_judgments", "check_same_data", "data_hashes", "pair_queries",
-           "read_per_query"]
+__all__ = ["DATA_HASHES", "JUDGMENTS_READING", "GateSide", "check_judgments", "check_same_data", "check_same_reading",
+           "data_hashes", "pair_queries", "read_per_query", "unjudged_reading"]
 
 #: The hashes a results manifest records that say what was measured (not how: no ``configuration``).
 DATA_HASHES: tuple[str, ...] = ("documents", "queries", "judgments")
 _WHOLE_COLLECTION = ("queries", "judgments")  # cover every query: relaxed by allow_different_queries
 _RESTORE = "restore the file as retbench wrote it, or make the folder again (the manifest's command line)"
+#: The settings of a side that decide how its judgments are read (each changes the numbers one ranking
+#: gets under the same judgments): the :class:`GateSide` attribute -> what the setting is, in words,
+#: and the option of ``bench compare`` (and ``bench evaluate``, ``bench gate``) that sets it.
+JUDGMENTS_READING: dict[str, tuple[str, str]] = {
+    "rel_threshold": ("relevant from grade", "--rel-threshold"),
+    "unjudged": ("unjudged documents read as", "--unjudged"),
+}
 
 
 def data_hashes(dataset: Dataset) -> dict[str, str]:
@@ -70,6 +81,8 @@ class GateSide:
     query_ids: list[str]
     qrels: Qrels
     rel_threshold: int = 1
+    #: how a document without a judgment counts (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`)
+    unjudged: str = DEFAULT_UNJUDGED
     run: Run | None = None
     stored: pd.DataFrame | None = None
     hashes: dict[str, str] = field(default_factory=dict)
@@ -85,12 +98,13 @@ class GateSide:
 
     @classmethod
     def from_run(cls, run: Run | Mapping[str, Sequence[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],
-                 *, name: str = "run", rel_threshold: int = 1, run_from: str | None = None,
-                 qrels_from: str | None = None) -> GateSide:
-        """A ranking and its judgments, scored with :func:`harness.evaluate`: every query with a
-        relevant judgment counts, and one the run misses scores 0 (the rule of ``bench compare``;
-        :attr:`notes` says how many). A run that ranks none of those queries is an
+                 *, name: str = "run", rel_threshold: int = 1, unjudged: str = DEFAULT_UNJUDGED,
+                 run_from: str | None = None, qrels_from: str | None = None) -> GateSide:
+        """A ranking and its judgments, scored with :func:`harness.evaluate` (unjudged documents read
+        as ``unjudged`` says): every query with a relevant judgment counts, and one the run misses
+        scores 0 (the rule of ``bench compare``; :attr:`notes` says how many). A run that ranks none of those queries is an
         :class:`~corpora.InputFileError` (its ids do not match the judgments')."""
+        check_unjudged(unjudged)
         judgments = qrels if isinstance(qrels, Qrels) else Qrels(qrels)
         ranked = run if isinstance(run, Run) else Run.from_mapping(run)
         query_ids = queries_that_count(judgments, rel_threshold)
@@ -111,7 +125,7 @@ class GateSide:
             notes.append(f"{run_name}: {len(missing)} of the {len(query_ids)} judged queries are missing from the run "
                          f"and score 0 ({_preview(missing)})")
         return cls(name, name, query_ids, Qrels({q: judgments[q] for q in query_ids}, judgments.source),
-                   rel_threshold, run=ranked, run_from=run_name, qrels_from=qrels_name, notes=notes)
+                   rel_threshold, unjudged, run=ranked, run_from=run_name, qrels_from=qrels_name, notes=notes)
 
     @classmethod
     def from_results(cls, folder: ResultsFolder | str | PathLike[str], system: str | None = None, *,
@@ -121,7 +135,8 @@ class GateSide:
         file is verified against the folder's manifest as it is read; ``accept_edited`` reads one
         edited since with a warning instead of refusing it (:func:`harness.store.read.open_results`;
         a :class:`ResultsFolder` given is read as it was opened)."""
-        results = folder if isinstance(folder, ResultsFolder) else open_results(folder, accept_edited=accept_edited)
+        results = one_comparison(folder if isinstance(folder, ResultsFolder)
+                                 else open_results(folder, accept_edited=accept_edited))
         label = results.system(system)
         frame = read_per_query(results)
         stored = frame[frame["system"] == label].drop(columns=["system"]).set_index("query_id")
@@ -130,7 +145,8 @@ class GateSide:
                                  fix=_RESTORE)
         hashes = {k: v for k, v in results.hashes.items() if k in DATA_HASHES}
         name = f"{results.path} ({label})" if len(results.systems) > 1 else str(results.path)
-        return cls(name, label, list(stored.index), results.qrels, results.rel_threshold, stored=stored,
+        return cls(name, label, list(stored.index), results.qrels, results.rel_threshold, unjudged_reading(results),
+                   stored=stored,
                    hashes=hashes, values_from=PER_QUERY_FILE,
                    run_from=str(results.run_path(label).relative_to(results.path)), qrels_from=QRELS_FILE,
                    folder=results)
@@ -151,7 +167,8 @@ class GateSide:
         stored = rows.drop(columns=["system"]).set_index("query_id")
         qrels = Qrels({q: result.dataset.qrels[q] for q in result.query_ids}, result.dataset.qrels.source)
         return cls(name or f"{label} on {result.dataset.name}", label, list(result.query_ids), qrels,
-                   result.config.rel_threshold, run=run, stored=stored, hashes=data_hashes(result.dataset),
+                   result.config.rel_threshold, result.config.unjudged, run=run, stored=stored,
+                   hashes=data_hashes(result.dataset),
                    values_from="this run", run_from=f"the run of {label}", qrels_from="the corpus's judgments",
                    query_texts=dict(zip(result.dataset.queries.ids, result.dataset.queries.texts)))
 
@@ -181,7 +198,8 @@ class GateSide:
         if self.run is None:
             raise RetbenchError(f"{self.name}: holds no values of {metric.name} and no run to score. "
                                 "Fix: gate a metric it holds, or give its run")
-        frame = evaluate(self.run, self.qrels, [metric], rel_threshold=self.rel_threshold, query_ids=self.query_ids)
+        frame = evaluate(self.run, self.qrels, [metric], rel_threshold=self.rel_threshold, query_ids=self.query_ids,
+                         unjudged=self.unjudged)
         verb = "re-scored" if self.stored is not None else "scored"
         return frame[metric.name].astype(np.float64), f"{metric.name} {verb} from {self.run_from} with {self.qrels_from}"
 
@@ -263,6 +281,37 @@ def read_per_query(results: ResultsFolder) -> pd.DataFrame:
         row = int(unjudged[0])
         refuse(row, f"query {frame['query_id'].iloc[row]!r} has no judgment in {QRELS_FILE}")
     return frame
+
+
+def unjudged_reading(results: ResultsFolder) -> str:
+    """How the folder's numbers read an unjudged document: its manifest's ``conventions.unjudged.reading``
+    (a key of :data:`~harness.judgments.condensed.UNJUDGED_READINGS`); a folder written before the
+    reading was recorded read them as trec_eval does, :data:`~harness.judgments.condensed.DEFAULT_UNJUDGED`."""
+    conventions = results.manifest.get("conventions")
+    entry = conventions.get("unjudged") if isinstance(conventions, dict) else None
+    if entry is None:
+        return DEFAULT_UNJUDGED
+    reading = entry.get("reading") if isinstance(entry, dict) else None
+    if reading not in UNJUDGED_READINGS:
+        raise InputFileError(results.path / MANIFEST_FILE, f"its conventions.unjudged.reading is {reading!r}, not one "
+                             f"of {', '.join(map(repr, UNJUDGED_READINGS))}", fix=_RESTORE)
+    return str(reading)
+
+
+def check_same_reading(baseline: GateSide, candidate: GateSide) -> None:
+    """Both sides read their judgments the same way: every setting of :data:`JUDGMENTS_READING` equal,
+    else one :class:`~corpora.RetbenchError` naming both sides and each setting that differs (the
+    same ranking would score differently on each side, and the difference would read as a change)."""
+    differing = [(words, flag, getattr(baseline, name), getattr(candidate, name))
+                 for name, (words, flag) in JUDGMENTS_READING.items()
+                 if getattr(baseline, name) != getattr(candidate, name)]
+    if differing:
+        settings = "; ".join(f"{words} {b} in the baseline, {a} in the candidate" for words, _, b, a in differing)
+        flags = " and ".join(flag for _, flag, _, _ in differing)
+        raise RetbenchError(f"the baseline {baseline.name} and the candidate {candidate.name} read their judgments "
+                            f"differently ({settings}), so the same ranking would score differently on each side. "
+                            f"Fix: score both the same way: the same {flags} in bench compare (bench gate takes "
+                            f"{flags} for a run file)")
 
 
 def _short(digest: str) -> str:

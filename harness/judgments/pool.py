@@ -19,7 +19,7 @@ from os import PathLike
 import pandas as pd
 
 from corpora import ParameterError, Run
-from harness.store.read import ResultsFolder, open_results
+from harness.store.read import ResultsFolder, one_comparison, open_results
 
 __all__ = ["POOL_COLUMNS", "Pool", "pool", "pool_folder"]
 
@@ -82,7 +82,9 @@ def evaluated_queries(folder: ResultsFolder) -> list[str]:
 def pool_folder(path: str | PathLike[str] | ResultsFolder, depth: int, *, accept_edited: bool = False) -> Pool:
     """The pool of the results folder at ``path`` (read with :func:`~harness.store.read.open_results`,
     every file checked against the manifest's hashes): its systems' runs, its judgments
-    (``qrels.txt``), its evaluated queries."""
-    folder = path if isinstance(path, ResultsFolder) else open_results(path, accept_edited=accept_edited)
+    (``qrels.txt``), its evaluated queries. A suite folder is refused, naming its collections' results
+    folders (:func:`~harness.store.read.one_comparison`): each collection is pooled on its own, since
+    a pool file is judged against one corpus."""
+    folder = one_comparison(path if isinstance(path, ResultsFolder) else open_results(path, accept_edited=accept_edited))
     runs = {label: folder.run(label) for label in folder.systems}
     return pool(runs, folder.qrels, evaluated_queries(folder), depth)

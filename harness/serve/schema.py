@@ -101,6 +101,8 @@ class RunSummary(BaseModel):
     systems: list[str]
     metrics: list[str]
     defaultRetrievalK: int | None
+    suite: str | None = Field(None, description="a collection of a suite: the suite's id (absent for a single run)")
+    collection: str | None = Field(None, description="a collection of a suite: the collection's name in the suite")
 
 
 class RunsPage(BaseModel):

@@ -3,8 +3,11 @@
 Which runs
     Every results folder directly inside ``root`` (:func:`harness.store.read.results_folders`:
     hidden staging folders and symbolic links are left out), listed again on every call, so a run
-    written while the server runs appears at once; ``root`` itself when it is one results folder. A
-    run id is looked up among the names the directory lists and is never joined to a path as given,
+    written while the server runs appears at once; ``root`` itself when it is one results folder.
+    A suite folder (``root`` itself, or one inside it) is a suite (:meth:`RunStore.suites`), and each
+    of its collections' results folders (``collections/<name>``) is a run too, whose id is
+    ``<suite id>~<name>`` (:data:`SUITE_RUN`) and whose summary adds ``suite`` and ``collection``. A
+    run id is looked up among the ids the directories list and is never joined to a path as given,
     so ``..``, a slash or an absolute path can only be an unknown run (:class:`UnknownRun`).
 Nothing outside ``root``
     Before a run is read, its folder is walked, linked subfolders included: a symbolic link that
@@ -48,9 +51,14 @@ from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, resul
 from harness.core.readings import PER_QUERY, READINGS
 from harness.core.retrieval_metrics import CARD_METRICS, RESULTS_FILE
 from harness.suite.report import render_suite_report
-from harness.suite.store import SUITE_KIND, open_suite
+from harness.suite.store import COLLECTIONS_FOLDER, SUITE_KIND, open_suite
 
-__all__ = ["NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
+__all__ = ["SUITE_RUN", "NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
+
+#: The id of a suite's collection as a run: the suite's id and the collection's folder name, joined by a
+#: character that a URL path carries as it is and that a collection's folder name never holds.
+SUITE_RUN = "{suite}~{collection}"
+
 
 class UnknownReading(LookupError):
     """A reading name the registry does not declare (the API answers 404, listing those it does)."""
@@ -150,14 +158,28 @@ class RunStore:
 
     def _locate(self, run_id: str) -> Path:
         """The folder of ``run_id``: a name the directory lists, never a path built from the request."""
-        if self._root_is_a_run():
-            if run_id == self.root.name:
-                return self.root
-            raise UnknownRun(run_id)
-        for folder in results_folders(self.root):
-            if folder.name == run_id:
+        for listed_id, folder, _ in self._listed():
+            if listed_id == run_id:
                 return folder
         raise UnknownRun(run_id)
+
+    def _listed(self) -> list[tuple[str, Path, tuple[str, str] | None]]:
+        """(id, folder, (suite id, collection name) or None) of every run and suite under ``root``: the
+        folders :meth:`_folders` lists and the collections' folders of each suite among them (those its
+        manifest names that its ``collections`` folder lists)."""
+        listed: list[tuple[str, Path, tuple[str, str] | None]] = []
+        for folder in self._folders():
+            listed.append((folder.name, folder, None))
+            if not (folder / COLLECTIONS_FOLDER).is_dir():
+                continue
+            try:
+                named = self._cached(folder, "suite-collections", _suite_collections, SUITE_KIND)
+            except (NotStored, UnknownRun):
+                continue  # not a suite, or one that cannot be read: its collections are not offered
+            present = {inside.name: inside for inside in results_folders(folder / COLLECTIONS_FOLDER)}
+            listed += [(SUITE_RUN.format(suite=folder.name, collection=name), present[name], (folder.name, label))
+                       for name, label in named if name in present]
+        return listed
 
     @staticmethod
     def _stamp(folder: Path) -> tuple[int, int]:
@@ -176,12 +198,14 @@ class RunStore:
             raise NotStored(self.shown(f"run {folder.name!r} is not served: {path} {problem}. Fix: put the file "
                                        "itself in the run folder (copy it over the link), or remove it"))
 
-    def _cached(self, folder: Path, kind: str, build: Callable[[ResultsFolder], Any], served: str = "compare") -> Any:
+    def _cached(self, folder: Path, kind: str, build: Callable[[ResultsFolder], Any], served: str = "compare",
+                run_id: str | None = None) -> Any:
+        run_id = run_id or folder.name
         key = (str(folder), kind)
         try:
             stamp = self._stamp(folder)
         except OSError:
-            raise UnknownRun(folder.name) from None
+            raise UnknownRun(run_id) from None
         held = self._cache.get(key)
         if held is not None and held[0] == stamp:
             return held[1]
@@ -189,37 +213,45 @@ class RunStore:
         try:
             opened = open_results(folder, accept_edited=self.accept_edited)
             if opened.manifest.get("kind", "compare") != served:  # e.g. a bench tune folder: not an eval run
-                raise UnknownRun(folder.name)
+                raise UnknownRun(run_id)
             value = build(opened)
         except InputFileError as exc:
-            raise NotStored(self.shown(f"run {folder.name!r}: {exc}")) from None
+            raise NotStored(self.shown(f"run {run_id!r}: {exc}")) from None
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             # a manifest or table without the shape bench compare writes (an entry missing, a list
             # where an object belongs): the run's own fault, said as such, not a server error
-            raise NotStored(self.shown(f"run {folder.name!r}: its files do not have the shape bench compare writes "
+            raise NotStored(self.shown(f"run {run_id!r}: its files do not have the shape bench compare writes "
                                        f"({type(exc).__name__}: {exc}). Fix: restore the folder bench compare "
                                        "wrote, or run bench compare again")) from None
         self._cache[key] = (stamp, value)
         return value
 
     def _answer(self, run_id: str, kind: str, build: Callable[[ResultsFolder], Any]) -> Any:
-        return self._cached(self._locate(run_id), kind, build)
+        return self._cached(self._locate(run_id), kind, build, run_id=run_id)
 
     # ----- the answers ----------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
         """One summary per run (id, time, corpus, systems, metrics, defaultRetrievalK), newest first."""
         listed = []
-        for folder in self._folders():
+        for run_id, folder, in_suite in self._listed():
             try:
-                listed.append(self._cached(folder, "summary", _run_summary))
+                listed.append(self._summary(run_id, folder, in_suite))
             except (NotStored, UnknownRun):
-                continue  # a folder removed or damaged since it was listed is not a run to offer
+                continue  # a folder removed or damaged since it was listed (or a suite itself) is not a run to offer
         return sorted(listed, key=lambda run: (run["time"] or "", run["id"]), reverse=True)
 
     def summary(self, run_id: str) -> dict[str, Any]:
         """The run's entry in :meth:`runs` (a manifest without that shape: :class:`NotStored`)."""
-        return self._answer(run_id, "summary", _run_summary)
+        for listed_id, folder, in_suite in self._listed():
+            if listed_id == run_id:
+                return self._summary(run_id, folder, in_suite)
+        raise UnknownRun(run_id)
+
+    def _summary(self, run_id: str, folder: Path, in_suite: tuple[str, str] | None) -> dict[str, Any]:
+        summary = self._cached(folder, "summary", _run_summary, run_id=run_id)
+        return summary if in_suite is None else {**summary, "id": run_id, "suite": in_suite[0],
+                                                 "collection": in_suite[1]}
 
     def manifest(self, run_id: str) -> dict[str, Any]:
         """The run's ``manifest.json``, as stored."""
@@ -227,11 +259,11 @@ class RunStore:
 
     def metrics(self, run_id: str) -> dict[str, Any]:
         """Per system: the card's rolled-up numbers with intervals, the facet rollups and risk–coverage."""
-        return self._answer(run_id, "metrics", _metrics)
+        return self._answer(run_id, "metrics", lambda folder: _metrics(folder, run_id))
 
     def metrics_json(self, run_id: str) -> bytes:
         """:meth:`metrics` serialised once per run (its curve can hold a point per query and system)."""
-        return self._answer(run_id, "metrics.json", lambda folder: dumps(_metrics(folder)))
+        return self._answer(run_id, "metrics.json", lambda folder: dumps(_metrics(folder, run_id)))
 
     def results(self, run_id: str) -> list[dict[str, Any]]:
         """Every stored result of the run (system by system, queries in evaluation order)."""
@@ -282,6 +314,11 @@ def _suite_summary(folder: ResultsFolder) -> dict[str, Any]:
     return {"id": folder.path.name, "time": manifest.get("time"),
             "collections": [c["name"] for c in manifest["collections"]], "systems": list(manifest["systems"]),
             "metrics": list(manifest["metrics"])}
+
+
+def _suite_collections(folder: ResultsFolder) -> list[tuple[str, str]]:
+    """(folder name under collections/, collection name) of each collection the suite's manifest names."""
+    return [(str(c["folder"]).split("/")[-1], str(c["name"])) for c in folder.manifest["collections"]]
 
 
 def _suite_detail(folder: ResultsFolder) -> dict[str, Any]:
@@ -357,7 +394,7 @@ def _settings(folder: ResultsFolder) -> dict[str, Any]:
     return card
 
 
-def _metrics(folder: ResultsFolder) -> dict[str, Any]:
+def _metrics(folder: ResultsFolder, run_id: str) -> dict[str, Any]:
     card = _settings(folder)
     statistics = folder.manifest.get("statistics", {})
     rollup = folder.table("retrieval_metrics_summary")
@@ -384,7 +421,7 @@ def _metrics(folder: ResultsFolder) -> dict[str, Any]:
             "riskCoverage": risk_coverage,
         })
     return {
-        "runId": folder.path.name,
+        "runId": run_id,
         "defaultRetrievalK": card["default_retrieval_k"],
         "metricNames": card["metrics"],
         "interval": {"confidence": statistics.get("confidence"), "bootstrapSamples": statistics.get("bootstrap_samples"),

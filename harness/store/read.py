@@ -7,7 +7,8 @@ The manifest is read when the folder is opened; every other file on first use: `
 numbers are parsed with Python's ``float`` (correctly rounded: a stored double reads back to the
 same bits) and whose counts are integers (empty = missing). Anything missing or malformed is an
 :class:`~corpora.InputFileError` naming the file (and the line of a bad cell) and what to do; a
-folder that holds results folders instead of being one says which to name.
+folder that holds results folders instead of being one says which to name, and so does a suite's
+folder given to a reader of one comparison (:func:`one_comparison`).
 
 Verification: every file is checked, on first use, against the SHA-256 the manifest records for it
 (its ``files``: :mod:`harness.store.folder`). A file whose bytes differ (edited or truncated
@@ -47,8 +48,8 @@ from harness.core.readings import PER_QUERY, READINGS, Reading
 if TYPE_CHECKING:
     from harness.core.record import CompareRecord
 
-__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "open_record", "open_results", "open_staged",
-           "read_table", "results_folders"]
+__all__ = ["MANIFEST_FILE", "PER_QUERY_FILE", "TABLES", "ResultsFolder", "Table", "one_comparison", "open_record",
+           "open_results", "open_staged", "read_table", "results_folders"]
 
 PER_QUERY_FILE = READINGS[PER_QUERY].file
 # bench compare and bench tune both write folders read here: the fix names neither, but where to look.
@@ -383,6 +384,27 @@ def open_results(path: str | PathLike[str], *, accept_edited: bool = False,
     return _open(folder, accept_edited, say)
 
 
+#: What a folder of another ``kind`` than a comparison's is (its manifest's ``kind``), for the error
+#: of a reader that needs one comparison's results (:func:`one_comparison`).
+_OTHER_KINDS = {"suite": "a suite folder (bench compare with several --corpus)", "tune": "a tune folder (bench tune)"}
+
+
+def one_comparison(folder: ResultsFolder) -> ResultsFolder:
+    """``folder`` when it holds the results of one comparison (``bench compare`` on one collection);
+    a folder of another kind (a suite's, whose collections' results folders lie inside it, or a
+    tune's) is an :class:`~corpora.InputFileError` saying what it is and naming the results folders
+    inside it, for every reader of one comparison (pool, agree, gate of one side)."""
+    kind = folder.manifest.get("kind")
+    if kind is None or kind == "compare":
+        return folder
+    what = _OTHER_KINDS.get(str(kind), f"a folder of kind {kind!r}")
+    inside = [found for sub in sorted(p for p in folder.path.iterdir() if p.is_dir())
+              for found in _results_inside(sub)] if folder.texts is None and folder.path.is_dir() else []
+    fix = (f"name one of the results folders inside it ({', '.join(map(str, inside))})" if inside
+           else "name a results folder that bench compare wrote")
+    raise InputFileError(folder.path, f"is {what}, not the results folder of one comparison", fix=fix)
+
+
 def open_staged(path: str | PathLike[str]) -> ResultsFolder:
     """The staging folder ``path`` of a run that is writing it, complete but for the files made from
     it (a writer's ``derived`` reports): :func:`open_results` refuses a staging folder."""
@@ -406,6 +428,10 @@ def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:
     manifest_path = folder / MANIFEST_FILE
     if not manifest_path.is_file():
         inside = _results_inside(folder)
+        if inside and (folder.parent / MANIFEST_FILE).is_file():  # a suite's collections/: not runs by time
+            raise InputFileError(folder, f"holds the results folders of {len(inside)} collections of the suite "
+                                 f"{folder.parent}, not one", fix=f"name one of them ({', '.join(map(str, inside))}), "
+                                 "or the suite folder for bench report and bench gate")
         if inside:
             raise InputFileError(folder, f"holds {len(inside)} results folders, not one", fix=f"name one of them, "
                                  f"e.g. the newest, {inside[-1]}")

@@ -106,10 +106,11 @@ def gate_suites(baseline: SuiteFolder, candidate: SuiteFolder, metrics: str | Se
     for entry in baseline.collections:
         other = after_by_key.get(_key(entry))
         if other is None:
-            names = [e["name"] for e in candidate.collections if e["name"] == entry["name"]]
-            what = "holds other documents, queries or judgments" if names else "is not in it"
-            raise RetbenchError(f"collection {entry['name']!r} of the baseline suite {what} in the candidate suite "
-                                f"{candidate.path}. Fix: gate suites run on the same collections")
+            same_name = any(e["name"] == entry["name"] for e in candidate.collections)
+            what = (f"holds other documents, queries or judgments than the collection of that name in the candidate "
+                    f"suite {candidate.path}" if same_name else f"is not in the candidate suite {candidate.path}")
+            raise RetbenchError(f"collection {entry['name']!r} of the baseline suite {what}. Fix: gate suites run on "
+                                "the same collections")
         pairs.append((entry, other))
     extra = [e["name"] for e in candidate.collections if _key(e) not in {_key(b) for b, _ in pairs}]
     notes = [f"collections only in the candidate, not gated: {', '.join(extra)}"] if extra else []

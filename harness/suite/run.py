@@ -37,7 +37,7 @@ __all__ = ["SuiteCollection", "SuiteResult", "run_suite"]
 class SuiteCollection:
     """What a suite keeps of one collection once its comparison is written and released."""
 
-    name: str  # the dataset's name
+    name: str  # the dataset's name; name-2, name-3, ... for a later collection of a name already taken
     given: str  # as the caller named it (a bundled name, a folder, an irds: id, or the Dataset's name)
     folder: Path  # its results folder in the suite's work folder
     source: str
@@ -120,6 +120,17 @@ def _check_datasets(datasets: object) -> list[object]:
     return listed
 
 
+def _distinct(name: str, used: set[str]) -> str:
+    """``name``, or ``name-2``, ``name-3``, ... the first that no earlier collection of the suite took
+    (two folders of one name, ``a/c`` and ``b/c``, are two collections called ``c`` and ``c-2``)."""
+    label, n = name, 1
+    while label in used:
+        n += 1
+        label = f"{name}-{n}"
+    used.add(label)
+    return label
+
+
 def _fresh(retrievers: Sequence[Any], systems: Systems, analyzer: str | None) -> list[Any]:
     """Unfitted retrievers for one collection, so its index is released with its result:
     spec strings are built again; objects are copied from their ``__init__`` arguments when that can
@@ -148,7 +159,9 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
     wins, ties and loses.
 
     ``datasets``: Dataset objects, bundled names, folders or ``irds:`` ids, loaded one at a time
-    (``loading`` applies to each that is loaded; ``run.on_loaded`` is the suite's own). The
+    (``loading`` applies to each that is loaded; ``run.on_loaded`` is the suite's own). Two
+    collections of one name (folders ``a/c`` and ``b/c``) are told apart in the given order: ``c``,
+    ``c-2``, ``c-3``, ... (the manifest's ``given`` says which folder each is). The
     same collection twice (the same name or folder, or, once loaded, the same documents, queries and
     judgments) is a :class:`~corpora.RetbenchError`. ``on_collection(position, total, name)`` hears
     each collection start (position from 1). ``workspace``: where the collections' results folders
@@ -173,6 +186,7 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
         work.mkdir(parents=True, exist_ok=True)
 
     kept: list[SuiteCollection] = []
+    names: set[str] = set()
     seen_hashes: dict[tuple[str, str, str], str] = {}
     for position, dataset in enumerate(listed, start=1):
         if on_collection is not None:
@@ -195,7 +209,7 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
                   for s in labels}
         data = result.dataset
         kept.append(SuiteCollection(
-            data.name, _describe(dataset), folder, str(data.source),
+            _distinct(data.name, names), _describe(dataset), folder, str(data.source),
             {"documents": data.corpus.content_hash(), "queries": data.queries.content_hash(),
              "judgments": data.qrels.content_hash()}, len(data.corpus), len(result.query_ids),
             result.summary[["system", *metric_names]].copy(), values, list(result.comparisons), list(result.warnings)))
