@@ -73,6 +73,7 @@ from os import PathLike
 import numpy as np
 
 from corpora import RetbenchError
+from corpora.wording import counted
 from harness.core.evaluation import mean_over_queries
 from harness.gating.sides import GateSide, check_judgments, check_same_data, check_same_reading, pair_queries
 from harness.core.inputs import check_groups, check_statistics, resolve_metrics
@@ -332,7 +333,8 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
     paired, only_baseline, only_candidate = pair_queries(before, after, allow_different_queries)
     check_judgments(before, after, paired)
     if only_baseline or only_candidate:
-        notes.append(f"--allow-different-queries: {len(paired)} queries paired; dropped {len(only_baseline)} only in the "
+        notes.append(f"--allow-different-queries: {counted(len(paired), 'query')} paired; dropped "
+                     f"{len(only_baseline)} only in the "
                      f"baseline and {len(only_candidate)} only in the candidate")
 
     columns, sources = [], []
