@@ -31,6 +31,7 @@ def run_tune(runner, out: Path, *arguments: str) -> Path:
     assert result.exit_code == 0, result.output
     (folder,) = [p for p in out.iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert result.stdout.rstrip().endswith(f"results: {folder}")
+    assert result.stdout.splitlines()[1] == f"results: {folder}"  # after the line on the collection, as compare
     return folder
 
 

@@ -4,7 +4,7 @@
 The terminal gets the suite tables (leaderboard, systems x collections, macro comparisons and each
 pair's tally over the collections) and, with ``--full``, each collection's comparisons; progress
 says which collection runs (``collection 2/3: cisi``). The folder is written before anything is
-printed, as for one collection.
+printed, and its path is printed first and last (``results: PATH``), as for one collection.
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ def run_suite_command(ctx: click.Context, config: CompareConfig, retrievers: Seq
     for collection in result.collections:
         for warning in collection.warnings:
             warn(f"{collection.name}: {warning}")
-    stdout.echo(f"suite: {folder}" + ("" if full else " (report.txt there adds each collection's comparisons; --full "
-                                                    "prints them here)"))
+    # where the results are, first and last, as every command that writes a results folder says it
+    stdout.echo(f"results: {folder}" + ("" if full else " (report.txt there adds each collection's comparisons; "
+                                                      "--full prints them here)"))
     stdout.echo(result.report(detail=full))
     stdout.echo("")
-    stdout.echo(f"suite: {folder}")
+    stdout.echo(f"results: {folder}")
     stdout.finish(ctx, folder)

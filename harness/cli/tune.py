@@ -2,7 +2,9 @@
 
 A thin adapter over :func:`harness.tune`: it reads the options, calls the library, writes the
 results folder (before printing, so a reader that stops early or a stdout that cannot be written costs
-nothing: the error names the folder) and prints the summary.
+nothing: the error names the folder) and prints the summary; the folder's path is printed after the
+line on the collection, before the summary, and again last (``results: PATH``), as ``bench compare``
+prints it.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:
         warn(warning)
+    stdout.echo(f"results: {folder}")  # before the report and again last, as bench compare
     stdout.echo(result.report())
     stdout.echo("")
     stdout.echo(f"results: {folder}")
