@@ -111,9 +111,8 @@ class _Once(click.Option):
         if isinstance(value, list):
             if len(value) > 1:
                 flag = self.opts[0]
-                raise RetbenchError(
-                    f"{flag} is given {len(value)} times ({', '.join(map(repr, value))}): several collections in one "
-                    f"run are not supported yet. Fix: run bench compare once per collection, each with one {flag}")
+                raise RetbenchError(f"{flag} is given {len(value)} times ({', '.join(map(repr, value))}). "
+                                    f"Fix: give {flag} once")
             value = value[0]
         return super().process_value(ctx, value)
 
