@@ -149,6 +149,42 @@ def fresh_python():
 
 
 @pytest.fixture
+def web_server():
+    """``start(app)``: ``app`` served by a real uvicorn server (:func:`harness.web.protocol.uvicorn_server`,
+    as ``bench serve`` and ``bench judge`` run theirs) on 127.0.0.1 in a thread; returns its port.
+    Each is stopped when the test ends. The test skips without the serve extra."""
+    pytest.importorskip("fastapi", reason="the web stack needs the serve extra")
+    pytest.importorskip("uvicorn", reason="the web stack needs the serve extra")
+    import socket
+    import threading
+    import time
+
+    from harness.web.protocol import uvicorn_server
+
+    started = []
+
+    def start(app) -> int:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        server = uvicorn_server(app, sock)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        started.append((server, thread, sock))
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        return sock.getsockname()[1]
+
+    yield start
+    for server, thread, sock in started:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture
 def shared_data() -> Path:
     """:data:`SHARED_DATA`; the test skips, naming the folder, where it is absent."""
     return real_data()

@@ -1,6 +1,7 @@
 """bench judge: the judging page in a real browser (Playwright driving the system's chromium, no
 browser download): key presses, buttons, undo, kill -9 and resume; and its defences against
-cross-site writes, and its one-line errors, without a browser."""
+cross-site writes, and its one-line errors, without a browser. bench judge needs the serve extra:
+these tests skip without it (tests/test_judge_needs_serve.py checks the refusal then)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,13 @@ CHROMIUM = Path("/usr/bin/chromium")
 POOL = "query_id\tdoc_id\tn_systems\tbest_rank\nq01\tsso1\t4\t1\nq03\tmisc3\t4\t2\nq01\tmisc3\t1\t3\n"
 
 
+def _needs_the_serve_extra() -> None:
+    pytest.importorskip("fastapi", reason="bench judge needs the serve extra")
+    pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
+
+
 def _start(pool: Path, out: Path) -> tuple[subprocess.Popen, str]:
+    _needs_the_serve_extra()
     process = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "judge", str(pool), "--corpus", "article",
                                 "--out", str(out), "--port", "0"], cwd=REPO, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -85,6 +92,7 @@ def test_no_cross_site_request_can_write(pool_file, tmp_path):
 
 
 def test_bad_pool_and_corpus_are_one_line_errors(tmp_path, runner, pool_file):
+    _needs_the_serve_extra()  # without it, every one is the install hint
     bad = tmp_path / "bad.tsv"
     bad.write_text("query\tdocument\nq01\tsso1\n")
     unknown = tmp_path / "unknown.tsv"

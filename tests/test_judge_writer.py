@@ -1,7 +1,9 @@
 """bench judge: a judgments file is one writer's. A second server on the same file (by any path) is
 refused naming the first; the lock dies with a kill -9'd server; undo removes only a line this
 server appended; a file grading one pair twice with two grades is not resumed; a pool file may
-start with a byte order mark; HEAD is answered as GET, without the body."""
+start with a byte order mark; HEAD is answered as GET, without the body. The sessions' own rules run
+without the serve extra; the page's tests serve it as bench judge does (FastAPI, a real uvicorn
+server in a thread) and skip without the extra."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 
 from corpora import DEFAULT_ANALYZER, RetbenchError, get_analyzer, load_dataset
 from harness.cli import main
-from harness.judgments.judge_app import MAX_BODY, JudgingSession, make_server, read_pool
+from harness.judgments.judge_app import JudgingSession, read_pool
 from harness.judgments.writer_lock import lock_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,14 +47,12 @@ def _session(article, out: Path) -> JudgingSession:
 
 
 class _Served:
-    """A judging server on a free port, in a thread, for one test."""
+    """A judging page on a free port (bench judge's app, served by uvicorn in a thread), for one test."""
 
-    def __init__(self, session: JudgingSession, **options) -> None:
+    def __init__(self, session: JudgingSession, port: int) -> None:
         self.session = session
-        self.server = make_server(session, 0, **options)
-        self.port = self.server.server_port
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.port = port
+        session.announce(f"http://127.0.0.1:{port}/")  # as bench judge does once it has bound
 
     def request(self, method: str, path: str, body: dict | None = None, headers: dict | None = None):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
@@ -65,28 +64,27 @@ class _Served:
         finally:
             connection.close()
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(10)
-
 
 @pytest.fixture
-def served(article, tmp_path) -> Iterator:
+def served(article, web_server) -> Iterator:
+    from harness.judgments.judge_page import create_app
+
     started: list[_Served] = []
 
-    def start(out: Path, **options) -> _Served:
-        one = _Served(_session(article, out), **options)
+    def start(out: Path) -> _Served:
+        session = _session(article, out)
+        one = _Served(session, web_server(create_app(session)))
         started.append(one)
         return one
 
     yield start
     for one in started:
-        one.close()
         one.session.close()
 
 
 def _start_cli(pool: Path, out: Path) -> tuple[subprocess.Popen, str]:
+    pytest.importorskip("fastapi", reason="bench judge needs the serve extra")
+    pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
     process = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "judge", str(pool),
                                 "--corpus", "article", "--out", str(out), "--port", "0"], cwd=REPO,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -174,7 +172,7 @@ def test_two_undo_presses_leave_the_judgments_the_file_held(served, tmp_path):
         status, _, body = page.request("POST", "/api/undo", {})
         answer = json.loads(body)
         assert status == 409
-        assert answer["error"] == ("nothing to undo: this session has judged nothing yet (the 2 judgment(s) the "
+        assert answer["detail"] == ("nothing to undo: this session has judged nothing yet (the 2 judgment(s) the "
                                    "file held before are kept; edit judged.txt to change an earlier judgment)")
         assert answer["state"]["done"] == 2 and answer["state"]["undoable"] == 0
     assert out.read_text() == "q01 0 sso1 3\nq03 0 misc3 0\n"
@@ -223,6 +221,8 @@ def test_a_closed_session_writes_no_more(article, tmp_path):
 
 
 def test_resume_refuses_a_pair_graded_twice_with_two_grades(runner, tmp_path, pool_file, article):
+    pytest.importorskip("fastapi", reason="bench judge needs the serve extra (its absence is the error otherwise)")
+    pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
     out = tmp_path / "judged.txt"
     out.write_text("q01 0 sso1 3\nq03 0 misc3 0\nq01 0 sso1 1\n")
     done = runner.invoke(main, ["judge", str(pool_file), "--corpus", "article", "--out", str(out)])
@@ -265,14 +265,15 @@ def test_head_is_answered_as_get_without_a_body(served, tmp_path):
     page = served(tmp_path / "judged.txt")
     for path in ("/", "/api/state"):
         get_status, get_headers, get_body = page.request("GET", path)
+        get_headers = {name.lower(): value for name, value in get_headers}  # header names are any case
         connection = http.client.HTTPConnection("127.0.0.1", page.port, timeout=10)
         try:
             connection.request("HEAD", path)
             head = connection.getresponse()
             assert head.status == get_status == 200
             assert head.read() == b""
-            assert head.getheader("Content-Length") == str(len(get_body)) == dict(get_headers)["Content-Length"]
-            assert head.getheader("Content-Type") == dict(get_headers)["Content-Type"]
+            assert head.getheader("Content-Length") == str(len(get_body)) == get_headers["content-length"]
+            assert head.getheader("Content-Type") == get_headers["content-type"]
             connection.request("GET", "/api/state")  # the same connection: no stray body bytes in the way
             assert json.loads(connection.getresponse().read())["state"]["total"] == 3
         finally:
@@ -280,6 +281,8 @@ def test_head_is_answered_as_get_without_a_body(served, tmp_path):
 
 
 def test_a_body_larger_than_a_write_needs_is_refused_unread(served, tmp_path):
+    from harness.judgments.judge_page import MAX_BODY
+
     page = served(tmp_path / "judged.txt")
     connection = http.client.HTTPConnection("127.0.0.1", page.port, timeout=10)
     try:

@@ -184,6 +184,8 @@ def test_every_output_kind_for_every_command(name, kind, results, pool_file, tmp
         target = check_output(out, "--out", appends=True)
         assert target.file is not None and target.stream is None
         return
+    if name == "judge":
+        _judge_runs()
     done = _invoke(runner, args, fifo=Path(out) if kind == "fifo" else None)
     if refused is not None:
         assert done.exit_code == 2, (done.exit_code, done.output)
@@ -294,7 +296,14 @@ def test_writing_over_a_file_of_a_results_folder_is_refused(command, file, resul
     open_results(results).per_query  # every reader still reads it
 
 
+def _judge_runs() -> None:
+    """bench judge checks --out only once the serve extra is there (without it, it says how to install it)."""
+    pytest.importorskip("fastapi", reason="bench judge needs the serve extra (its absence is the error otherwise)")
+    pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
+
+
 def test_judge_refuses_dev_null_before_the_server_starts(pool_file, runner) -> None:
+    _judge_runs()
     done = runner.invoke(main, ["judge", str(pool_file), "--corpus", "article", "--out", "/dev/null"])
     assert done.exit_code == 2
     assert done.stderr == ("error: --out /dev/null: is the null device, which would discard the output. Fix: name a "
@@ -303,6 +312,7 @@ def test_judge_refuses_dev_null_before_the_server_starts(pool_file, runner) -> N
 
 
 def test_judge_refuses_a_judgments_file_inside_a_results_folder(pool_file, results, runner) -> None:
+    _judge_runs()
     done = runner.invoke(main, ["judge", str(pool_file), "--corpus", "article", "--out", str(results / "grades.txt")])
     assert done.exit_code == 2 and "lies inside the results folder" in done.stderr
     assert not (results / "grades.txt").exists()

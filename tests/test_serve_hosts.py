@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.serve.hosts import AllowedHosts, host_name
+from harness.web.hosts import AllowedHosts, host_name
 
 pytest.importorskip("fastapi", reason="bench serve needs the serve extra: pip install 'retbench[serve]'")
 pytest.importorskip("httpx", reason="FastAPI's test client needs httpx (the test extra)")

@@ -1,7 +1,8 @@
 """Every server drops a client that does not send its whole request in time: one that sends less than
 its Content-Length, or trickles its headers a byte at a time, is closed within the time limit (1 s
-here), while a normal request is served meanwhile. The judging page (http.server) through
-make_server; bench serve (uvicorn) as the command runs it, in a subprocess."""
+here), while a normal request is served meanwhile. Both run on one stack (harness.web: FastAPI apps,
+uvicorn with BoundedH11Protocol): the judging page in a thread, as bench judge serves it; bench serve
+as the command runs it, in a subprocess. Both need the serve extra (skipped without it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from corpora import DEFAULT_ANALYZER, get_analyzer, load_dataset
-from harness.judgments.judge_app import JudgingSession, make_server
+from harness.judgments.judge_app import JudgingSession
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT = 1.0  # the servers' time limit in these tests
@@ -81,14 +81,15 @@ def _slow_clients(port: int, path: str, url: str) -> None:
         trickler.close()
 
 
-def test_the_judging_page_drops_a_slow_client(tmp_path):
+def test_the_judging_page_drops_a_slow_client(tmp_path, web_server, monkeypatch):
+    from harness.judgments.judge_page import create_app
+    from harness.web import protocol
+
+    monkeypatch.setattr(protocol, "REQUEST_TIME_LIMIT", LIMIT)
     pool = [("q01", "sso1")]
     session = JudgingSession(pool, load_dataset("article"), tmp_path / "judged.txt", get_analyzer(DEFAULT_ANALYZER))
-    server = make_server(session, 0, client_time_limit=LIMIT)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        port = server.server_port
+        port = web_server(create_app(session))
         _slow_clients(port, "/api/state", f"http://127.0.0.1:{port}/api/state")
         # a write whose body stops short: dropped, nothing written
         post = _connect(port)
@@ -100,16 +101,13 @@ def test_the_judging_page_drops_a_slow_client(tmp_path):
             post.close()
         assert not (tmp_path / "judged.txt").exists()
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
         session.close()
 
 
 def test_bench_serve_drops_a_slow_client(tmp_path):
     pytest.importorskip("uvicorn", reason="bench serve needs the serve extra")
     pytest.importorskip("fastapi", reason="bench serve needs the serve extra")
-    code = (f"import harness.serve.protocol as protocol\nprotocol.REQUEST_TIME_LIMIT = {LIMIT}\n"
+    code = (f"import harness.web.protocol as protocol\nprotocol.REQUEST_TIME_LIMIT = {LIMIT}\n"
             "from harness.cli import main\nmain()")
     process = subprocess.Popen([sys.executable, "-c", code, "serve", "--results", str(tmp_path), "--port", "0"],
                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

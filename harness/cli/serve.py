@@ -4,11 +4,11 @@ A thin adapter over :func:`harness.serve.app.create_app`, run by uvicorn. FastAP
 the optional ``serve`` extra: without them the command says how to install it (exit 2). It binds
 to the loopback address unless ``--host`` names another, and then warns that whoever reaches that
 address can read every run under ``--results``. It answers only requests addressed to a loopback
-name, to ``--host`` and to each ``--allowed-host`` (against DNS rebinding: :mod:`harness.serve.hosts`).
+name, to ``--host`` and to each ``--allowed-host`` (against DNS rebinding: :mod:`harness.web.hosts`).
 
 The socket is bound here, before anything is announced, and handed to uvicorn: a port already in
 use is one ``error:`` line naming the address and the fix (exit 2), not uvicorn's log and exit 3.
-uvicorn speaks HTTP through :class:`harness.serve.protocol.BoundedH11Protocol`: a client that does
+uvicorn speaks HTTP through :class:`harness.web.protocol.BoundedH11Protocol`: a client that does
 not send a whole request within its time limit (one that sends less than its ``Content-Length``,
 or trickles its headers) is dropped.
 """
@@ -26,28 +26,29 @@ import click
 from harness.cli import ACCEPT_EDITED_HELP, PathParameter
 from harness.cli.declared import as_flags
 from harness.errors import RetbenchError
-from harness.serve.hosts import host_name, is_loopback
+from harness.web.hosts import host_name, is_loopback
 
 __all__ = ["command", "is_loopback", "listen", "missing_dependency"]
 
-#: The packages the serve extra brings that the command imports.
+#: The packages the serve extra brings that ``bench serve`` and ``bench judge`` import.
 NEEDED = ("fastapi", "uvicorn")
 INSTALL_HINT = "pip install 'retbench[serve]'"
 LOOPBACK = "127.0.0.1"
 
 
-def missing_dependency() -> str | None:
-    """What must be installed before ``bench serve`` can run, or None. Imports nothing."""
+def missing_dependency(command: str = "bench serve") -> str | None:
+    """What must be installed before ``command`` (``bench serve`` or ``bench judge``: the web stack,
+    :mod:`harness.web`) can run, or None. Imports nothing."""
     absent = [name for name in NEEDED if find_spec(name) is None]
     if not absent:
         return None
-    return (f"bench serve needs {' and '.join(absent)}, which {'is' if len(absent) == 1 else 'are'} not installed. "
+    return (f"{command} needs {' and '.join(absent)}, which {'is' if len(absent) == 1 else 'are'} not installed. "
             f"Fix: {INSTALL_HINT}")
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, command: str = "bench serve") -> socket.socket:
     """A TCP socket bound to ``host`` (a name or address; IPv6 with or without brackets) and ``port``,
-    listening. A failure is a :class:`RetbenchError` naming the address and the fix."""
+    listening, for ``command``. A failure is a :class:`RetbenchError` naming the address and the fix."""
     address = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     shown = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
     family = socket.AF_INET6 if ":" in address else socket.AF_INET  # as uvicorn chooses: localhost is 127.0.0.1
@@ -66,7 +67,7 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise RetbenchError(f"cannot listen on {shown}: the port is in use (another bench serve, or another "
+            raise RetbenchError(f"cannot listen on {shown}: the port is in use (another {command}, or another "
                                 f"server). Fix: stop that one, or choose another port with --port (--port 0 "
                                 "takes any free one)") from None
         if exc.errno in (errno.EACCES, errno.EPERM):
@@ -127,10 +128,8 @@ def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...],
         allowed.append(host_name(host))  # requests addressed to the bound address are this server's own
     except ValueError:
         pass  # not a name a Host header could carry: binding it fails below, or it is answered by loopback names
-    import uvicorn
-
     from harness.serve.app import create_app
-    from harness.serve.protocol import BoundedH11Protocol
+    from harness.web.protocol import uvicorn_server
 
     app = create_app(results, allowed_hosts=allowed, accept_edited=accept_edited, explain=served_fix)
     sock = listen(host, port)  # bound before anything is announced: a port in use is one error line
@@ -140,9 +139,7 @@ def command(results: Path, host: str, port: int, allowed_hosts: tuple[str, ...],
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     click.echo(f"bench serve: {results.resolve()} on http://{shown}:{bound}/ (Ctrl-C stops)", err=True)
-    server = uvicorn.Server(uvicorn.Config(app, host=host.strip("[]"), port=bound, log_level="warning",
-                                           http=BoundedH11Protocol))
     try:
-        server.run(sockets=[sock])
+        uvicorn_server(app, sock).run(sockets=[sock])
     finally:
         sock.close()

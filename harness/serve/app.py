@@ -2,7 +2,7 @@
 
 Answers only to its own names: a request whose ``Host`` header is not a loopback name, nor one of
 ``allowed_hosts``, is answered 400 before anything else, whatever the method and path, so a page on
-another site cannot read the runs through DNS rebinding (:mod:`harness.serve.hosts`).
+another site cannot read the runs through DNS rebinding (:class:`harness.web.guards.HostCheck`).
 
 Read-only: every method but GET and HEAD is answered 405 with an ``Allow: GET, HEAD`` header,
 whatever the path; HEAD is answered wherever GET is, with GET's status and headers and no body. An
@@ -33,10 +33,11 @@ from fastapi import FastAPI, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from harness.serve import dashboard
-from harness.serve.hosts import AllowedHosts
 from harness.serve.schema import (ComparisonsResponse, Message, MetricsResponse, ReadingResponse, ReadingsResponse,
                                   ResultsPage, RunsPage)
 from harness.serve.store import NotStored, RunStore, UnknownReading, UnknownRun, dumps, facet_filter
+from harness.web.guards import HostCheck
+from harness.web.hosts import AllowedHosts
 
 __all__ = ["API", "MAX_LIMIT", "create_app"]
 
@@ -45,31 +46,6 @@ API = "/api/v1/evals"
 MAX_LIMIT = 1000
 _READ_METHODS = {"GET", "HEAD"}
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Message, "description": "no such run, or it lacks the file"}}
-
-
-class HostCheck:
-    """ASGI middleware: a request whose ``Host`` header ``hosts`` does not allow gets 400, before anything else."""
-
-    def __init__(self, app: Any, hosts: AllowedHosts):
-        self.app = app
-        self.hosts = hosts
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] in ("http", "websocket"):
-            named = [value for key, value in scope["headers"] if key == b"host"]
-            header = named[0].decode("latin-1") if len(named) == 1 else None
-            if not self.hosts.allows(header):
-                if scope["type"] == "websocket":  # closed before it is accepted: the server answers 403
-                    await send({"type": "websocket.close", "code": 1008})
-                    return
-                shown = "no Host header" if not named else f"Host {header[:80]!r}" if header else "several Host headers"
-                response = JSONResponse({"detail": f"bench serve does not answer to {shown}: it answers to "
-                                         "loopback names (localhost, 127.0.0.1, [::1]) and the names it was given. "
-                                         "Fix: open it at http://127.0.0.1:PORT/, or allow the name where it is "
-                                         "started (bench serve --allowed-host NAME)"}, status_code=400)
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 class ReadOnly:
@@ -100,6 +76,12 @@ class ReadOnly:
         await self.app(scope, receive, send)
 
 
+def _not_answered(shown: str) -> str:
+    return (f"bench serve does not answer to {shown}: it answers to loopback names (localhost, 127.0.0.1, [::1]) "
+            "and the names it was given. Fix: open it at http://127.0.0.1:PORT/, or allow the name where it is "
+            "started (bench serve --allowed-host NAME)")
+
+
 def _version() -> str:
     try:
         return metadata.version("retbench")
@@ -120,7 +102,7 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
     """The application serving the results folders under ``results`` (listed again on every request).
 
     It answers requests whose ``Host`` is a loopback name or one of ``allowed_hosts`` (names or
-    addresses, any port; :func:`harness.serve.hosts.host_name` says which are valid, and raises
+    addresses, any port; :func:`harness.web.hosts.host_name` says which are valid, and raises
     ``ValueError`` for one that is not); any other is answered 400. ``accept_edited`` serves a file
     edited since it was written, with a warning, instead of refusing it
     (:func:`harness.store.read.open_results`). ``explain`` rewrites the text of a run's error before
@@ -132,7 +114,8 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
                   description="The metrics card's retrievalMetrics, rolled up per run and per query facet, "
                               "read-only over bench compare's results folders. Numbers are served as stored.")
     app.add_middleware(ReadOnly)
-    app.add_middleware(HostCheck, hosts=hosts)  # added last, so it runs first: before ReadOnly's 405
+    # added last, so it runs first: before ReadOnly's 405
+    app.add_middleware(HostCheck, hosts=hosts, explain=_not_answered)
 
     @app.exception_handler(UnknownReading)
     @app.exception_handler(UnknownRun)

@@ -1,14 +1,15 @@
-"""Which ``Host`` headers ``bench serve`` answers: its defence against DNS rebinding (no web framework here).
+"""Which ``Host`` headers ``bench serve`` and ``bench judge`` answer: their defence against DNS rebinding.
 
 A web page can point a name of its own at 127.0.0.1 (DNS rebinding); the browser then sends the
 page's requests to the local server and lets the page read the answers, since to the browser they
 come from the page's own site. Such a request still names the page's site in its ``Host`` header,
 so a server that answers only to its own names cannot be read this way.
 
-``bench serve`` answers to the loopback names (``localhost``, any address in 127.0.0.0/8, ``[::1]``;
-any port), which no other site can take, and to the names it is given: the address it binds when
-that is not a loopback one, and any name allowed explicitly. Any other ``Host``, a malformed one, or
-a request without exactly one, is refused (:class:`AllowedHosts` decides; the application answers 400).
+Both servers answer to the loopback names (``localhost``, any address in 127.0.0.0/8, ``[::1]``;
+any port), which no other site can take; ``bench serve`` also to the names it is given: the address
+it binds when that is not a loopback one, and any name allowed explicitly. Any other ``Host``, a
+malformed one, or a request without exactly one, is refused (:class:`AllowedHosts` decides;
+:class:`harness.web.guards.HostCheck` answers 400). Plain Python, no web framework.
 """
 
 from __future__ import annotations
