@@ -191,7 +191,7 @@ def test_cli_suite_report_and_gate(runner, tmp_path):
     if find_spec("matplotlib") is None:  # without the report extra: refused, saying how to install it
         assert html.exit_code == 2 and "pip install 'retbench[report]'" in html.output, html.output
     else:
-        assert html.exit_code == 0 and "class='heat'" in html.output and "<th>macro</th>" in html.output
+        assert html.exit_code == 0 and 'class="heat"' in html.output and '>macro</th>' in html.output
     latex = runner.invoke(main, ["report", str(suite), "--format", "latex"])
     assert latex.exit_code == 2 and "not available for a suite" in latex.output
     single = runner.invoke(main, ["report", str(suite / "collections" / "fruit"), "--format", "md"])
@@ -250,7 +250,7 @@ def test_serve_lists_and_shows_suites(two):
     assert [row["mrr"] for row in macro] == stored[stored.collection == "macro"]["mrr"].tolist()
     assert len(detail["comparisons"]) == 6 and all("verdict" in c for c in detail["comparisons"])
     page = client.get(f"/suites/{folder.name}")
-    assert page.status_code == 200 and "class='heat'" in page.text
+    assert page.status_code == 200 and 'class="heat"' in page.text
     assert client.get("/api/v1/evals/suites/nope").status_code == 404
     runs = [r["id"] for r in client.get("/api/v1/evals/runs").json()["items"]]  # a suite is not one run; its
     assert sorted(runs) == [f"{folder.name}~article", f"{folder.name}~fruit"]  # collections are, by suite and name

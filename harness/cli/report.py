@@ -4,11 +4,14 @@
 A thin adapter over :func:`harness.report.formats.render_report`: it reads the folder, renders it
 and prints the report, or writes it to ``-o FILE`` through a temporary file in the same folder (a
 reader never sees half a report, and an error leaves nothing). The report is a pure function of the
-folder: the same as ``bench compare --report`` wrote into it, and as ``result.report(format)``.
+folder: the same as ``bench compare --report`` wrote into it, and as ``result.report(format)``
+(a suite's report written with ``-o`` elsewhere links each collection's report through the path
+from there to the suite folder: :mod:`harness.suite.view`).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -19,6 +22,7 @@ from harness.report.formats import REPORT_FORMATS, check_formats, format_for_pat
 from harness.store.read import open_results
 from harness.suite.report import render_suite_report
 from harness.suite.store import is_suite_folder, open_suite
+from harness.suite.view import report_links
 
 _DEFAULT = "html"
 
@@ -47,7 +51,7 @@ def command(run_dir: Path, report_format: str | None, output: Path | None, accep
     check_formats([name])
     folder = open_results(run_dir, accept_edited=accept_edited, say=warn)
     if is_suite_folder(folder):  # a suite folder (bench compare with several --corpus)
-        text = render_suite_report(open_suite(folder), name)[1]
+        text = render_suite_report(open_suite(folder), name, links=report_links(_suite_from(folder.path, output)))[1]
     else:
         text = render_report(folder, name)
     if output is None:
@@ -55,3 +59,16 @@ def command(run_dir: Path, report_format: str | None, output: Path | None, accep
         return
     if write_output(output, text, "-o", dash=True).file is not None:
         click.echo(f"{name} report: {output}", err=True)
+
+
+def _suite_from(suite: Path, output: Path | None) -> str:
+    """The suite folder's path from the folder of ``-o`` (POSIX separators), through which a suite
+    report written there links each collection's report; "" (the suite folder itself, as the report
+    kept in it reads them) when it is printed."""
+    if output is None or str(output) == "-":
+        return ""
+    try:
+        relative = os.path.relpath(suite.resolve(), output.resolve().parent)
+    except ValueError:  # another drive (Windows): no relative path
+        return suite.resolve().as_uri()
+    return "" if relative == "." else Path(relative).as_posix()

@@ -39,7 +39,8 @@ def run_suite_command(ctx: click.Context, config: CompareConfig, retrievers: Seq
 
     with progress_shown(quiet) as progress:
         result = compare_suite(retrievers, list(config.corpus), metrics, on_collection=started,
-                               baseline=config.baseline, **option_groups(config), run=run, progress=progress)
+                               baseline=config.baseline, **option_groups(config), run=run, progress=progress,
+                               reports=formats)  # each collection's folder too: the suite's report links them
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for collection in result.collections:

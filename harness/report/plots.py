@@ -1,5 +1,6 @@
-"""Every chart of a results folder, drawn with matplotlib as SVG text: the one module the HTML
-report (:mod:`harness.report.html`) and the dashboard draw their charts with, so both show the same.
+"""Every chart of a results folder (and of a suite folder), drawn with matplotlib as SVG text: the one
+module the HTML reports (:mod:`harness.report.html`, :mod:`harness.suite.report`) and the dashboard
+draw their charts with, so all show the same.
 
 Each ``*_svg`` function takes plain data (a results folder's tables, as
 :mod:`harness.store.read` reads them, or arrays) and returns a standalone SVG document;
@@ -11,6 +12,8 @@ Each ``*_svg`` function takes plain data (a results folder's tables, as
 * :func:`facet_bars_svg` - one facet: per value, each system's mean per metric, with its interval;
 * :func:`risk_coverage_svg` - the risk–coverage curve of every system, its AURC in the legend;
 * :func:`categories_svg` - the failed queries of each system by diagnosis category;
+* :func:`forest_svg` - a suite's macro comparisons: each pair's macro mean difference with its
+  interval stratified by collection, and each collection's own difference beside it;
 * :func:`tune_grid_svg` - a parameter search (``tune.csv``): the metric's mean over the grid, the
   point chosen and the default marked (a line over one axis, a heatmap over two, small multiples
   or profiles over more).
@@ -48,8 +51,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["ANNOTATED_CELLS", "GridAxes", "INSTALL_HINT", "MAX_PANELS", "MAX_POINTS", "categories_svg", "differences_svg",
-           "facet_bars_svg", "inline_svg", "means_svg", "require_matplotlib", "risk_coverage_svg", "system_colors",
-           "tune_grid_svg"]
+           "facet_bars_svg", "forest_svg", "inline_svg", "means_svg", "require_matplotlib", "risk_coverage_svg",
+           "system_colors", "tune_grid_svg"]
 
 INSTALL_HINT = "pip install 'retbench[report]'"
 #: Points a curve is drawn through at most; beyond, it is sampled at evenly spaced positions.
@@ -300,6 +303,70 @@ def categories_svg(counts: pd.DataFrame, *, key: str = "categories") -> str:
     ax.set_yticks(positions, [_short(s) for s in systems])
     ax.set_xlabel("failed queries")
     ax.legend(loc="lower left", bbox_to_anchor=(1.0, 0.0), frameon=False)
+    return _svg(figure, key)
+
+
+_MARKERS = "o^sDvP*Xhp<>"
+
+
+@_style
+def forest_svg(macro: pd.DataFrame, collections: pd.DataFrame, metrics: Sequence[str], *, level: str = "95%",
+               key: str = "forest") -> str:
+    """A suite's macro comparisons as a forest plot: one panel per metric, one row per pair ``a − b``;
+    the macro mean difference is a black dot with its interval stratified by collection as a bar (a
+    significant one, Holm p <= alpha and the interval clear of 0, filled; else hollow), and each
+    collection's own difference of means a small coloured marker on the same row, in the legend's
+    order (a colour and a shape per collection).
+
+    ``macro``: ``system_a, system_b, metric, mean_diff, ci_low, ci_high`` and ``significant``
+    (``suite_comparisons.csv`` with the verdict read); ``collections``: ``system_a, system_b, metric,
+    collection, difference``, a row per collection and comparison.
+    """
+    names = list(dict.fromkeys(str(c) for c in collections["collection"]))
+    colors = system_colors(names)
+    pairs = list(dict.fromkeys(zip(macro["system_a"].astype(str), macro["system_b"].astype(str))))
+    columns = min(len(metrics), 3)
+    rows = math.ceil(len(metrics) / columns)
+    height = rows * (0.7 + 0.42 * len(pairs)) + 0.25 * math.ceil(len(names) / 5) + 0.4
+    figure = _figure(_WIDTH, max(2.0, height))
+    axes = figure.subplots(rows, columns, squeeze=False, sharey=True)
+    positions = {pair: y for pair, y in zip(pairs, np.arange(len(pairs))[::-1])}
+    # each collection a fixed offset inside the row, below or above the macro bar and clear of it, so
+    # that markers at one value stay apart and none hides behind the bar
+    below, above = -(-len(names) // 2), len(names) // 2
+    offsets = [*np.linspace(-0.36, -0.16, below), *np.linspace(0.16, 0.36, above)]
+    for i, metric in enumerate(metrics):
+        ax: Axes = axes[i // columns][i % columns]
+        ax.axvline(0.0, color=_GREY, linewidth=0.8)
+        mine = collections[collections["metric"] == metric]
+        for k, name in enumerate(names):
+            rows_of = mine[mine["collection"] == name]
+            y = [positions[(str(a), str(b))] + offsets[k] for a, b in zip(rows_of["system_a"], rows_of["system_b"])]
+            ax.plot(rows_of["difference"].to_numpy(dtype=float), y, linestyle="none",
+                    marker=_MARKERS[k % len(_MARKERS)], markersize=4, color=colors[name], alpha=0.85, zorder=3,
+                    label=_short(name) if i == 0 else None)
+        for row in macro[macro["metric"] == metric].itertuples(index=False):
+            y = positions[(str(row.system_a), str(row.system_b))]
+            ax.plot([row.ci_low, row.ci_high], [y, y], color="#222222", linewidth=2.4, solid_capstyle="butt")
+            ax.plot([row.mean_diff], [y], "o", markersize=6.5, color="#222222",
+                    markerfacecolor="#222222" if row.significant else "white", markeredgewidth=1.4)
+        ax.set_title(metric)
+        ax.set_yticks(list(positions.values()), [f"{_short(a, 20)} − {_short(b, 20)}" for a, b in positions])
+        ax.set_ylim(-0.6, len(pairs) - 0.4)
+        ax.set_xlabel("difference a − b")
+        ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+        ax.set_axisbelow(True)
+    for j in range(len(metrics), rows * columns):
+        axes[j // columns][j % columns].set_visible(False)
+    from matplotlib.lines import Line2D
+
+    macro_mark = Line2D([], [], color="#222222", linewidth=2.4, marker="o", markersize=6.5,
+                        markerfacecolor="#222222", label=f"macro, {level} interval stratified by collection")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend([macro_mark, *handles], [macro_mark.get_label(), *labels], loc="outside lower center",
+                  ncol=min(len(names) + 1, 5), frameon=False)
+    figure.suptitle("macro mean difference (black; filled: significant) and each collection's (markers)",
+                    fontsize=_FONT)
     return _svg(figure, key)
 
 

@@ -42,6 +42,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,7 @@ from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, resul
 from harness.core.readings import PER_QUERY, READINGS
 from harness.core.retrieval_metrics import CARD_METRICS, RESULTS_FILE
 from harness.suite.report import render_suite_report
+from harness.suite.view import CollectionEntry
 from harness.suite.store import COLLECTIONS_FOLDER, SUITE_KIND, open_suite
 
 __all__ = ["SUITE_RUN", "NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
@@ -304,9 +306,16 @@ class RunStore:
         return self._cached(self._locate(suite_id), "suite", _suite_detail, SUITE_KIND)
 
     def suite_html(self, suite_id: str) -> str:
-        """The suite's HTML report, as ``bench report SUITE --format html`` makes it."""
-        return self._cached(self._locate(suite_id), "suite.html",
-                            lambda folder: render_suite_report(open_suite(folder), "html")[1], SUITE_KIND)
+        """The suite's HTML report, as ``bench report SUITE --format html`` makes it, but for its links:
+        each collection links to its run page here."""
+        def page(folder: ResultsFolder) -> str:  # each collection links to its run page here
+            def link(entry: CollectionEntry, format: str) -> str:
+                run_id = SUITE_RUN.format(suite=folder.path.name, collection=entry.folder.split("/")[-1])
+                return "/runs/" + quote(run_id)
+
+            return render_suite_report(open_suite(folder), "html", links=link)[1]
+
+        return self._cached(self._locate(suite_id), "suite.html", page, SUITE_KIND)
 
 
 def _suite_summary(folder: ResultsFolder) -> dict[str, Any]:

@@ -1,60 +1,28 @@
 """Reports of a suite: the text ``bench compare`` prints (and ``report.txt`` keeps), and the Markdown
-and HTML ``bench report`` makes of a suite folder. Each shows the suite first: the macro leaderboard,
-a systems x collections table per metric with the macro column (a heat table in HTML, each
-collection's column shaded from its lowest to its highest mean), the macro comparisons with their
-verdicts, and each pair's tally over the collections. Per-collection detail follows only where
-asked (text ``detail``); each collection's own reports are those of its results folder.
+and HTML (:mod:`harness.suite.html`) ``bench report`` makes of a suite folder, each from a
+:class:`~harness.suite.view.SuiteView`. Each shows the suite first: the macro leaderboard, a systems
+x collections table per metric with the macro column, the macro comparisons with their verdicts,
+and each pair's tally over the collections. Per-collection detail follows only where asked (text
+``detail``); each collection's own reports are those of its results folder, which the Markdown and
+HTML reports link (:mod:`harness.suite.view` says which file, relative to what).
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
 from corpora import RetbenchError
 from corpora.wording import counted
 from harness.core.statistics import format_p
-from harness.suite.statistics import MACRO, MICRO, tally_sentence
+from harness.report.parts import md_row, md_text
+from harness.suite.html import render_html
+from harness.suite.statistics import MICRO, tally_sentence
+from harness.suite.view import ReportLinks, SuiteView, heat_table, report_links, view_of_folder, view_of_result
 
-__all__ = ["SUITE_FORMATS", "SuiteView", "check_suite_formats", "render_suite_report", "render_text"]
-
-
-@dataclass(frozen=True)
-class SuiteView:
-    """What every suite report reads, from a :class:`~harness.suite.run.SuiteResult` or a suite folder."""
-
-    collections: list[tuple[str, int]]  # (name, queries evaluated)
-    systems: list[str]
-    metrics: list[str]
-    summary: pd.DataFrame
-    comparisons: pd.DataFrame
-    leaderboard: pd.DataFrame
-    alpha: float
-    bootstrap_samples: int
-    title: str = "suite"
-
-
-def view_of_result(result) -> SuiteView:  # noqa: ANN001 (a SuiteResult; not imported: the run imports this)
-    return SuiteView([(c.name, c.queries_evaluated) for c in result.collections], result.systems, result.metrics,
-                     result.summary, result.comparisons, result.leaderboard, 1.0 - result.options["confidence"],
-                     result.options["bootstrap_samples"])
-
-
-def view_of_folder(suite) -> SuiteView:  # noqa: ANN001 (a SuiteFolder)
-    statistics = suite.manifest["statistics"]
-    return SuiteView([(c["name"], int(c["queries_evaluated"])) for c in suite.collections], suite.systems,
-                     suite.metrics, suite.summary(), suite.comparisons(), suite.leaderboard(),
-                     float(statistics["alpha"]), int(statistics["bootstrap_samples"]), title=suite.manifest["run_id"])
-
-
-def _heat(view: SuiteView, metric: str) -> pd.DataFrame:
-    """systems x (collections..., macro) of ``metric``."""
-    rows = view.summary[view.summary["collection"] != MICRO]
-    table = rows.pivot(index="system", columns="collection", values=metric)
-    return table.loc[view.systems, [name for name, _ in view.collections] + [MACRO]]
+__all__ = ["SUITE_FORMATS", "SuiteView", "check_suite_formats", "render_markdown", "render_suite_report",
+           "render_text"]
 
 
 def _aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -89,7 +57,7 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
                           [[r.group, r.system, f"{r.mean:.4f}", f"{r.mean_rank:.2f}",
                             f"[{r.rank_ci_low:g}, {r.rank_ci_high:g}]"] for r in board.itertuples()])
         lines.append("")
-        heat = _heat(view, metric)
+        heat = heat_table(view, metric)
         micro = view.summary[view.summary["collection"] == MICRO].set_index("system")[metric]
         lines.append(f"{metric} per collection")
         if len(view.collections) <= _WIDE:
@@ -121,79 +89,58 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
     return "\n".join(lines).rstrip("\n")
 
 
-def render_markdown(view: SuiteView) -> str:
+#: The Markdown report's sections (heading -> its anchor on GitHub), in order.
+_MD_SECTIONS = {"Leaderboard (macro)": "leaderboard-macro", "Means per collection": "means-per-collection",
+                "Macro comparisons": "macro-comparisons", "Collections": "collections"}
+
+
+def render_markdown(view: SuiteView, links: ReportLinks | None = None) -> str:
+    """The Markdown report of a suite folder's view: the sections of the HTML page that are tables
+    (no chart), each collection linked to its own report (``links`` as :func:`harness.suite.html.render_html`'s)."""
+    links = links or report_links()
     total = sum(n for _, n in view.collections)
-    out = [f"# Suite {view.title}", "",
+    out = [f"# Suite {md_text(view.title)}", "",
            f"{counted(len(view.collections), 'collection')}, {counted(total, 'query')}. Macro = the mean of the "
            "collections' means (each "
            "collection weighs the same); intervals from a paired bootstrap stratified by collection, p from a "
-           "stratified sign-flip test, Holm-adjusted.", ""]
+           "stratified sign-flip test, Holm-adjusted.", "",
+           " · ".join(f"[{heading}](#{anchor})" for heading, anchor in _MD_SECTIONS.items()), "",
+           "## Leaderboard (macro)", "", md_row(["metric", "group", "system", "macro", "mean rank", "rank interval"]),
+           "|---|---|---|---:|---:|---|"]
+    out += [md_row([md_text(r.metric), md_text(r.group), md_text(r.system), f"{r.mean:.4f}", f"{r.mean_rank:.2f}",
+                    f"[{r.rank_ci_low:g}, {r.rank_ci_high:g}]"]) for r in view.leaderboard.itertuples()]
+    out += ["", "## Means per collection", "", "The best of each column in bold; micro: every query weighs the same."]
     for metric in view.metrics:
-        heat = _heat(view, metric)
-        out += [f"## {metric}", "", "| system | " + " | ".join(heat.columns) + " |",
+        heat = heat_table(view, metric, micro=True)
+        out += ["", f"### {md_text(metric)}", "", md_row(["system", *(md_text(c) for c in heat.columns)]),
                 "|---|" + "---:|" * len(heat.columns)]
         best = heat.max(axis=0)
         for system in heat.index:
             cells = [f"**{v:.4f}**" if round(v, 12) == round(best[c], 12) else f"{v:.4f}"
                      for c, v in heat.loc[system].items()]
-            out.append(f"| {system} | " + " | ".join(cells) + " |")
-        board = view.leaderboard[view.leaderboard["metric"] == metric]
-        out += ["", "| group | system | macro | mean rank | rank interval |", "|---|---|---:|---:|---|"]
-        out += [f"| {r.group} | {r.system} | {r.mean:.4f} | {r.mean_rank:.2f} | [{r.rank_ci_low:g}, "
-                f"{r.rank_ci_high:g}] |" for r in board.itertuples()]
-        compared = view.comparisons[view.comparisons["metric"] == metric]
-        if len(compared):
-            out += ["", "| " + " | ".join(_COMPARISON_HEADER) + " |", "|---|---:|---|---:|---|---|"]
-            out += ["| " + " | ".join(c.replace("|", "\\|") for c in _comparison_cells(view, r)) + " |"
-                    for r in compared.itertuples()]
-        out.append("")
+            out.append(md_row([md_text(system), *cells]))
+    if not view.comparisons.empty:
+        out += ["", "## Macro comparisons", "", "W/T/L: the collections on which a's mean is above, level with, "
+                "below b's."]
+        for metric in view.metrics:
+            compared = view.comparisons[view.comparisons["metric"] == metric]
+            out += ["", f"### {md_text(metric)}", "", md_row(_COMPARISON_HEADER), "|---|---:|---|---:|---|---|"]
+            out += [md_row([md_text(c) for c in _comparison_cells(view, r)]) for r in compared.itertuples()]
+            out += [""] + [f"* {md_text(tally_sentence(r._asdict()))}" for r in compared.itertuples()]
+    if view.entries:
+        out += ["", "## Collections", "", "Each collection's results folder lies in the suite folder, unchanged; each "
+                "name links to the report it holds (`report.md` when the suite was written with `--report md`, else "
+                "`report.txt`).", "", md_row(["collection", "queries", "documents", "source", "report"]),
+                "|---|---:|---:|---|---|"]
+        out += [md_row([f"[{md_text(e.name)}]({links(e, 'md')})", str(e.queries), str(e.documents), md_text(e.source),
+                        f"`{e.folder}/{e.report_file('md')}`"]) for e in view.entries]
+    out.append("")
     return "\n".join(out)
 
 
-def _shade(value: float, low: float, high: float) -> str:
-    share = 0.5 if high <= low else (value - low) / (high - low)
-    return f"background:hsl(210,70%,{95 - 40 * share:.0f}%)"
-
-
-def render_html(view: SuiteView) -> str:
-    e = html.escape
-    total = sum(n for _, n in view.collections)
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Suite {e(view.title)}</title>"
-             "<style>body{font-family:sans-serif;max-width:1280px;margin:auto}table{border-collapse:collapse;"
-             "margin:1em 0}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}"
-             "td:first-child,th:first-child{text-align:left}</style></head><body>",
-             f"<h1>Suite {e(view.title)}</h1><p>{counted(len(view.collections), 'collection')}, "
-             f"{counted(total, 'query')}. "
-             "Macro = the mean "
-             "of the collections' means (each collection weighs the same); intervals from a paired bootstrap "
-             "stratified by collection, p from a stratified sign-flip test, Holm-adjusted. Each column of the heat "
-             "table is shaded from its lowest to its highest mean.</p>"]
-    for metric in view.metrics:
-        heat = _heat(view, metric)
-        parts.append(f"<h2>{e(metric)}</h2><table class='heat'><tr><th>system</th>"
-                     + "".join(f"<th>{e(str(c))}</th>" for c in heat.columns) + "</tr>")
-        for system in heat.index:
-            cells = "".join(f"<td style='{_shade(v, heat[c].min(), heat[c].max())}'>{v:.4f}</td>"
-                            for c, v in heat.loc[system].items())
-            parts.append(f"<tr><td>{e(system)}</td>{cells}</tr>")
-        parts.append("</table>")
-        board = view.leaderboard[view.leaderboard["metric"] == metric]
-        parts.append("<table class='leaderboard'><tr><th>group</th><th>system</th><th>macro</th><th>mean rank</th>"
-                     "<th>rank interval</th></tr>" + "".join(
-                         f"<tr><td>{e(r.group)}</td><td>{e(r.system)}</td><td>{r.mean:.4f}</td><td>{r.mean_rank:.2f}"
-                         f"</td><td>[{r.rank_ci_low:g}, {r.rank_ci_high:g}]</td></tr>" for r in board.itertuples())
-                     + "</table>")
-        compared = view.comparisons[view.comparisons["metric"] == metric]
-        if len(compared):
-            parts.append("<table class='comparisons'><tr>" + "".join(f"<th>{e(h)}</th>" for h in _COMPARISON_HEADER)
-                         + "</tr>" + "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in _comparison_cells(view, r))
-                                             + "</tr>" for r in compared.itertuples()) + "</table>")
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
-
-
 #: Format name -> (file, renderer) of the reports a suite folder has.
-SUITE_FORMATS = {"html": ("report.html", render_html), "md": ("report.md", render_markdown)}
+SUITE_FORMATS: dict[str, tuple[str, Callable[[SuiteView, ReportLinks | None], str]]] = {
+    "html": ("report.html", render_html), "md": ("report.md", render_markdown)}
 
 
 def check_suite_formats(formats: Sequence[str]) -> None:
@@ -203,8 +150,10 @@ def check_suite_formats(formats: Sequence[str]) -> None:
                                 f"{' or '.join(SUITE_FORMATS)}")
 
 
-def render_suite_report(suite, format: str) -> tuple[str, str]:  # noqa: ANN001 (a SuiteFolder)
-    """(file name, text) of the suite folder's report in ``format``."""
+def render_suite_report(suite, format: str, *, links: ReportLinks | None = None) -> tuple[str, str]:  # noqa: ANN001 (a SuiteFolder)
+    """(file name, text) of the suite folder's report in ``format``; ``links``: where each
+    collection's own report is linked (default: relative to the suite folder, as the report kept in
+    it reads them; :func:`harness.suite.view.report_links`)."""
     check_suite_formats([format])
     file, render = SUITE_FORMATS[format]
-    return file, render(view_of_folder(suite))
+    return file, render(view_of_folder(suite), links)

@@ -151,7 +151,8 @@ def _fresh(retrievers: Sequence[Any], systems: Systems, analyzer: str | None) ->
 def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[Dataset | str | PathLike[str]],
               metrics: str | Sequence[str | Metric], *,
                   on_collection: Callable[[int, int, str], None] | None = None,
-                  workspace: str | PathLike[str] | None = None, **compare_keywords: Any) -> SuiteResult:
+                  workspace: str | PathLike[str] | None = None, reports: Sequence[str] | str = (),
+                  **compare_keywords: Any) -> SuiteResult:
     """:func:`harness.compare_suite`: run the same ``systems`` on each of ``datasets`` (``compare``,
     :func:`harness.compare`, for each, with ``compare_keywords``) and read the suite: per-collection means, the macro mean (each collection
     weighs the same), macro comparisons with a bootstrap stratified by collection and a stratified
@@ -166,7 +167,14 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
     judgments) is a :class:`~corpora.RetbenchError`. ``on_collection(position, total, name)`` hears
     each collection start (position from 1). ``workspace``: where the collections' results folders
     wait until :meth:`SuiteResult.write` (default: a temporary folder removed with the result).
+    ``reports``: the reports each collection's results folder is written with (``html``, ``md``, as
+    :meth:`harness.CompareResult.write`'s), so the suite's reports of the same formats link them
+    (``bench compare --corpus A --corpus B --report html`` passes its ``--report``); checked first.
     """
+    from harness.report.formats import check_formats, parse_formats
+
+    formats = parse_formats(reports)
+    check_formats(formats)  # matplotlib for html: say so before the first collection runs
     listed = _check_datasets(datasets)
     run = compare_keywords.get("run", RunOptions())
     if isinstance(run, RunOptions) and run.on_loaded is not None:
@@ -203,7 +211,7 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
         # fresh retrievers each time: the caller's objects would hold the first collection's index to the end
         keywords = {**compare_keywords, "run": replace(run, on_loaded=loaded)}
         result = compare(_fresh(retrievers, systems, analyzer), dataset, metric_names, **keywords)
-        folder = result.write(work, command_line=[], say=lambda message: None)
+        folder = result.write(work, command_line=[], say=lambda message: None, reports=formats)
         per_query = result.per_query
         values = {s: {m: per_query.loc[per_query.system == s, m].to_numpy(dtype=np.float64) for m in metric_names}
                   for s in labels}
