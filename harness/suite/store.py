@@ -9,7 +9,7 @@
 | suite_leaderboard.csv | metric, group (letters), system, mean (macro), rank, mean_rank, rank_ci_low, rank_ci_high over the stratified resamples |
 | report.txt | the suite's text report, with each collection's detail |
 | collections/<name>/ | that collection's ordinary results folder, unchanged (every reader, report, gate and the server read it) |
-| report.html, report.md | the reports asked for (``--report``), made from the files above |
+| report.html, report.md | the reports asked for (``--report``), made from the files above; each collection's folder was written with the same reports (:func:`harness.suite.run.run_suite`'s ``reports``), which they link |
 
 The collections' folders are covered by the manifest through their own manifests' hashes (each of
 which hashes its folder's files), so :func:`open_suite` can tell any file edited since.
