@@ -1,19 +1,30 @@
-"""Reading an input file's bytes under bounds, so that a wrong file never fills the memory.
+"""Reading an input file's bytes under bounds, so that a wrong file never fills the memory and
+never hangs.
 
 Every input file (corpus, queries, topics, facets, qrels, runs, experiment files) is read through
-:func:`read_input_bytes`: a folder, a device (``/dev/zero``, a terminal) or a socket is refused
-before it is opened; a line longer than the kind of file allows (:data:`MAX_JUDGMENT_LINE` for
-qrels and run files, :data:`MAX_TEXT_LINE` for corpus, query and facet files) stops reading at that
-line. A pipe (``<(zcat qrels.gz)``) and a gzipped file are read a chunk at a time under the same
-bound, so an endless stream without line ends fails after one over-long line; a regular file is
-read whole (its size is known) and then scanned for its longest line (a few milliseconds for
-60 MB). Text is UTF-8 (:func:`decode_utf8`: a byte order mark is skipped, a UTF-16 file is named as
-such); :func:`refuse_nul_bytes` is for the formats no NUL byte belongs in.
+:func:`read_input_bytes`, and every reader that opens a path itself (a Parquet run, a file of a
+results folder) checks it first with :func:`check_input_file`: a folder, a device (``/dev/zero``,
+a terminal), a socket and a *named* pipe (made by ``mkfifo``) are refused before they are opened.
+Opening a named pipe waits until some process opens it for writing, which may be never, so it is
+never opened. An anonymous pipe is read: the shell's ``<(zcat qrels.gz)`` (``/dev/fd/N``, which on
+Linux is a link to ``pipe:[...]``) and ``/dev/stdin``, whose writer the shell started with the
+command. A file of a results folder must be a regular file (:func:`check_input_file` with
+``regular=True``): no pipe of any kind.
+
+A line longer than the kind of file allows (:data:`MAX_JUDGMENT_LINE` for qrels and run files,
+:data:`MAX_TEXT_LINE` for corpus, query and facet files) stops reading at that line. A pipe and a
+gzipped file are read a chunk at a time under the same bound, so an endless stream without line
+ends fails after one over-long line; a regular file is read whole (its size is known) and then
+scanned for its longest line (a few milliseconds for 60 MB). Text is UTF-8 (:func:`decode_utf8`: a
+byte order mark is skipped, a UTF-16 file is named as such); :func:`refuse_nul_bytes` is for the
+formats no NUL byte belongs in.
 """
 
 from __future__ import annotations
 
 import gzip
+import os
+import re
 import stat
 import zlib
 from pathlib import Path
@@ -40,6 +51,13 @@ def _size_text(limit: int) -> str:
     return f"{limit >> 20} MiB" if limit >= 1 << 20 and not limit % (1 << 20) else f"{limit} bytes"
 
 
+#: How Linux names the target of an open descriptor of a pipe that has no name on disk.
+_ANONYMOUS_PIPE = re.compile(r"^pipe:\[\d+\]$")
+#: Open descriptors of this process, by path: what ``<(command)`` and a redirected stdin pass.
+_DESCRIPTOR_PATHS = ("/dev/fd/", "/proc/self/fd/")
+_LINKS_FOLLOWED = 40  # as many links as the kernel follows in one path
+
+
 def _kind_of(mode: int) -> str | None:
     """What a path that cannot be read as a file is, or None when it can (a regular file or a pipe)."""
     if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
@@ -51,6 +69,53 @@ def _kind_of(mode: int) -> str | None:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def is_anonymous_pipe(path: Path) -> bool:
+    """Whether ``path``, a pipe, is one with no name on disk: an open descriptor of this process
+    (``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``: what the shell's ``<(command)`` and a
+    redirected stdin pass), whose writer the shell started. A named pipe (``mkfifo``) is not: it may
+    have no writer, and opening it would wait for one forever."""
+    current = os.fspath(path)
+    for _ in range(_LINKS_FOLLOWED):
+        try:
+            target = os.readlink(current)
+        except OSError:
+            break
+        if _ANONYMOUS_PIPE.match(target):
+            return True
+        current = os.path.join(os.path.dirname(current), target)
+    where = os.path.abspath(path)  # where a descriptor's link names no pipe (macOS): the path says it
+    return where == "/dev/stdin" or where.startswith(_DESCRIPTOR_PATHS)
+
+
+def check_input_file(path: Path, *, regular: bool = False, fix: str | None = None) -> os.stat_result:
+    """The status of the input file ``path``, proved readable without waiting forever before it is
+    opened (see the module docstring): a missing file, a folder, a device, a socket and a named pipe
+    are :class:`InputFileError` naming the path; an anonymous pipe is accepted unless ``regular``
+    (a file of a results folder, which is always a regular file). ``fix``: what to do, where the
+    caller knows better than "check the path" (e.g. restore a results folder's file)."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        raise InputFileError(path, "file not found", fix=fix or "check the path") from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read the file ({exc.strerror or exc})", fix=fix) from None
+    mode = status.st_mode
+    kind = _kind_of(mode)
+    if kind == "a folder":
+        raise InputFileError(path, "is a folder, not a file", fix=fix or "name the file itself")
+    if kind is not None:
+        endless = " (a device such as /dev/zero never ends)" if kind == "a device" else ""
+        raise InputFileError(path, f"is {kind}, not a file{endless}",
+                             fix=fix or "name a file (a pipe such as <(zcat file.gz) works too)")
+    if stat.S_ISFIFO(mode) and regular:
+        raise InputFileError(path, "is a named pipe (FIFO), not a regular file", fix=fix or "name the file itself")
+    if stat.S_ISFIFO(mode) and not is_anonymous_pipe(path):
+        raise InputFileError(path, "is a named pipe (FIFO), not a file: reading it would wait for a writer that "
+                             "may never come", fix=fix or "name a file; to read a command's output, pass it as "
+                             "<(command)")
+    return status
 
 
 def _too_long(path: Path, line: int, limit: int, what: str) -> InputFileError:
@@ -108,22 +173,11 @@ def read_input_bytes(path: Path, *, max_line: int = MAX_TEXT_LINE, what: str = "
 
     ``max_line``: the longest line allowed, in bytes; ``what``: the kind of file, for the message
     about a longer line (e.g. ``"a qrels file"``); ``gzipped``: decompress while reading (a
-    corrupt or truncated archive is an error too). A missing file, a folder, a device, a socket and
-    a file that cannot be read are :class:`InputFileError` naming the path.
+    corrupt or truncated archive is an error too). A missing file, a folder, a device, a socket, a
+    named pipe (:func:`check_input_file`) and a file that cannot be read are :class:`InputFileError`
+    naming the path.
     """
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found", fix="check the path") from None
-    except OSError as exc:
-        raise InputFileError(path, f"cannot read the file ({exc.strerror or exc})") from None
-    kind = _kind_of(mode)
-    if kind == "a folder":
-        raise InputFileError(path, "is a folder, not a file", fix="name the file itself")
-    if kind is not None:
-        endless = " (a device such as /dev/zero never ends)" if kind == "a device" else ""
-        raise InputFileError(path, f"is {kind}, not a file{endless}",
-                             fix="name a file (a pipe such as <(zcat file.gz) works too)")
+    mode = check_input_file(path).st_mode
     try:
         if stat.S_ISREG(mode) and not gzipped:
             raw = path.read_bytes()

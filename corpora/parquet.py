@@ -20,12 +20,14 @@ error saying so. This module registers the ``.parquet`` suffix in
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
+from corpora.input_files import check_input_file
 from corpora.output_files import check_output, write_output
 from corpora.run import (DATAFRAME_FIRST_RANK, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
                          run_from_table)
@@ -62,9 +64,8 @@ def read_parquet_run(path: Path, order: RunOrder = "trec", trailing_fields: Trai
     """Read a Parquet run (see the module docstring). ``trailing_fields`` concerns TREC lines only
     and is accepted for the common reader signature."""
     pa, pq = _pyarrow(path, "reading")
-    if not path.is_file():
-        raise InputFileError(path, "file not found" if not path.exists() else "is a folder, not a file",
-                             fix="check the path")
+    if stat.S_ISFIFO(check_input_file(path).st_mode):  # Parquet is read from its footer: a pipe cannot seek
+        raise InputFileError(path, "is a pipe: a Parquet file is read from its end", fix="name the file itself")
     try:
         parquet = pq.ParquetFile(path)
         names = parquet.schema_arrow.names

@@ -373,29 +373,33 @@ def test_an_endless_stream_stops_at_its_first_overlong_line() -> None:
             _read_bounded(endless, Path("zero"), 4096, "a qrels file")
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
-def test_a_pipe_is_read_like_a_file_and_one_without_line_ends_stops(tmp_path: Path, article) -> None:
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="no /dev/fd on this system")
+def test_a_pipe_is_read_like_a_file_and_one_without_line_ends_stops(article) -> None:
+    """An anonymous pipe, as the shell's <(zcat qrels.gz) passes it (/dev/fd/N); a named one is
+    refused unopened (tests/test_reading_bounded.py)."""
     qrels, run = article
-    pipe = tmp_path / "pipe"
-    os.mkfifo(pipe)
 
-    def feed(data: bytes, endless: bool) -> None:
-        try:
-            with open(pipe, "wb") as out:
-                out.write(data)
-                while endless:
-                    out.write(b"\0" * 65536)
-        except BrokenPipeError:
-            pass
+    def feed(data: bytes, endless: bool) -> Path:
+        read_end, write_end = os.pipe()
 
-    writer = threading.Thread(target=feed, args=(ARTICLE_QRELS.encode(), False))
-    writer.start()
+        def write() -> None:
+            try:
+                with open(write_end, "wb") as out:
+                    out.write(data)
+                    while endless:
+                        out.write(b"\0" * 65536)
+            except BrokenPipeError:
+                pass
+
+        threading.Thread(target=write, daemon=True).start()
+        return Path(f"/dev/fd/{read_end}")
+
+    pipe = feed(ARTICLE_QRELS.encode(), False)
     assert read_qrels(pipe)["q1"] == {"d1": 1, "d2": 0}
-    writer.join()
-    writer = threading.Thread(target=feed, args=(b"q1 0 d1 1\n", True))
-    writer.start()
+    os.close(int(pipe.name))
+    pipe = feed(b"q1 0 d1 1\n", True)
     message = one_error_line(_evaluate(pipe, run))
-    writer.join()
+    os.close(int(pipe.name))  # the writer's next write fails: it ends
     assert f"{pipe}:2: line longer than 1 MiB: no line of a qrels file is that long" in message
 
 

@@ -176,7 +176,7 @@ def test_the_library_reader_refuses_an_edited_run_file_and_a_file_not_recorded(c
         open_results(copy).diagnosis
     manifest["files"] = ["summary.csv"]
     (copy / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(InputFileError, match=r"manifest.json: its 'files' entry is not an object"):
+    with pytest.raises(InputFileError, match=r"manifest.json: is damaged \(edited or cut short\?\): its entry files is not an object"):
         open_results(copy).summary
 
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from corpora import InputFileError, Qrels, RetbenchError, Run, UnknownNameError
+from corpora.input_files import check_input_file
 from corpora.trec_io import read_qrels, read_run
 from harness.store.write import QRELS_FILE, results_texts
 from harness.store.folder import FILES_KEY, MANIFEST_FILE, Say, file_hash, is_staging, warn_on_stderr
@@ -55,6 +56,94 @@ PER_QUERY_FILE = READINGS[PER_QUERY].file
 # bench compare and bench tune both write folders read here: the fix names neither, but where to look.
 _RESTORE = ("restore the file retbench wrote, or make the folder again with the command that wrote it "
             "(the manifest's command line)")
+
+
+@dataclass(frozen=True)
+class Each:
+    """In a :data:`MANIFEST_SHAPES` declaration: a JSON object (of any keys) whose values all have ``shape``."""
+
+    shape: Any
+
+
+@dataclass(frozen=True)
+class Some:
+    """In a :data:`MANIFEST_SHAPES` declaration: a list of at least one item, each of ``shape``."""
+
+    shape: Any
+
+
+@dataclass(frozen=True)
+class Maybe:
+    """In a :data:`MANIFEST_SHAPES` declaration: a key that may be missing (or null), else has ``shape``."""
+
+    shape: Any
+
+
+_Integer = int  # JSON's true and false are not integers here, though Python's bool is one
+_Number = (int, float)
+_COLLECTION = {"name": str, "folder": str, "manifest_sha256": str, "queries_evaluated": _Integer, "hashes": Each(str)}
+
+#: What the readers take from a folder's ``manifest.json``, by the folder's ``kind`` (a compare
+#: folder has none): each key a reader uses, with its shape: a type (or a tuple of types), a list
+#: ``[item]`` (each item has that shape), an object ``{key: shape}`` (each key present),
+#: :class:`Some`, :class:`Each` or :class:`Maybe`. The manifest cannot hold its own hash, so a manifest edited by
+#: hand or cut short is checked as a structure when the folder is opened (:func:`check_shape`):
+#: what is missing or of the wrong type is one error naming the key, never a traceback later.
+MANIFEST_SHAPES: dict[str, dict[str, Any]] = {
+    "compare": {
+        "run_id": str, "systems": Some({"label": str, "run_file": str, "as_run": Maybe(str)}),
+        "metrics": Some({"name": str, "rel_threshold": _Integer}), "hashes": Each(str), FILES_KEY: Maybe(Each(str)),
+        "statistics": dict, "corpus": dict, "analyzer": Maybe(str), "depth": _Integer,
+        "diagnosis": {"fail_rank": _Integer, "categories": Each(str)}, "facets": Maybe(dict),
+        "risk_coverage": Maybe(dict), "retrieval_metrics": Maybe(dict), "conventions": Maybe(dict),
+        "warnings": Maybe([str]), "notes": Maybe([str]), "versions": Maybe(dict), "command_line": Maybe(list),
+        "rescore": Maybe(dict),
+    },
+    "suite": {
+        "run_id": str, "systems": Some(str), "metrics": Some(str), "collections": Some(_COLLECTION),
+        "statistics": {"alpha": _Number, "bootstrap_samples": _Integer}, FILES_KEY: Maybe(Each(str)),
+    },
+    "tune": {"run_id": str, FILES_KEY: Maybe(Each(str))},
+}
+
+
+def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
+    """Why ``value`` (at ``where``, e.g. ``systems[1].label``) does not have ``shape``, or None."""
+    if isinstance(shape, Maybe):
+        return None if value is None else _shape_problem(value, shape.shape, where)
+    if isinstance(shape, (list, Some)):
+        if not isinstance(value, list):
+            return f"{where} is not a list"
+        if isinstance(shape, Some) and not value:
+            return f"{where} is an empty list"
+        item = shape.shape if isinstance(shape, Some) else shape[0]
+        return next((p for i, one in enumerate(value) if (p := _shape_problem(one, item, f"{where}[{i}]"))), None)
+    if isinstance(shape, (dict, Each)):
+        if not isinstance(value, dict):
+            return f"{where} is not an object"
+        if isinstance(shape, Each):
+            return next((p for k, v in value.items() if (p := _shape_problem(v, shape.shape, f"{where}.{k}"))), None)
+        for key, inner in shape.items():
+            entry = f"{where}.{key}" if where else key
+            if key not in value and not isinstance(inner, Maybe):
+                return f"{entry} is missing"
+            problem = _shape_problem(value.get(key), inner, entry)
+            if problem:
+                return problem
+        return None
+    types = shape if isinstance(shape, tuple) else (shape,)
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        names = " or ".join("an integer" if t is int else "a number" if t is float else
+                            {str: "a string", dict: "an object", list: "a list"}.get(t, t.__name__) for t in types)
+        return f"{where} is not {names} (it is {json.dumps(value)[:40]})"
+    return None
+
+
+def check_shape(path: Path, manifest: Any, shape: dict[str, Any]) -> None:
+    """Refuse a manifest (read from ``path``) that does not have ``shape`` (see :data:`MANIFEST_SHAPES`)."""
+    problem = _shape_problem(manifest, shape, "")
+    if problem is not None:
+        raise InputFileError(path, f"is damaged (edited or cut short?): its entry {problem}", fix=_RESTORE)
 
 
 @dataclass(frozen=True)
@@ -99,6 +188,8 @@ def _read_text_csv(path: Path) -> pd.DataFrame:
         return pd.read_csv(path, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise InputFileError(path, "file not found", fix=_RESTORE) from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot be read ({exc.strerror or exc})", fix=_RESTORE) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputFileError(path, f"cannot be read as CSV ({exc})", fix=_RESTORE) from None
 
@@ -175,8 +266,10 @@ class ResultsFolder:
         path = self.path / relative
         if self.texts is not None:
             raise ValueError(f"{relative} of the in-memory results of {self.path.name} is read by _csv, not from a path")
-        if relative in self._checked or not path.is_file():
+        if relative in self._checked or not os.path.lexists(path):
             return path
+        # a folder, a pipe, a device in a file's place is refused before it is opened: never waited on
+        check_input_file(path, regular=True, fix=_RESTORE)
         recorded = self.manifest.get(FILES_KEY)
         problem = None
         if recorded is None:
@@ -214,7 +307,8 @@ class ResultsFolder:
 
     def holds(self, relative: str) -> bool:
         """Whether the folder has the file ``relative`` (one written before a reading was registered has not)."""
-        return relative in self.texts if self.texts is not None else (self.path / relative).is_file()
+        # whatever lies at its name: a file replaced by a folder or a pipe is refused when read, not skipped
+        return relative in self.texts if self.texts is not None else os.path.lexists(self.path / relative)
 
     def _from_disk(self, relative: str) -> Path:
         if self.texts is not None:
@@ -426,7 +520,7 @@ def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:
     if not folder.is_dir():
         raise InputFileError(folder, "is a file, not a results folder", fix="name the folder bench compare wrote")
     manifest_path = folder / MANIFEST_FILE
-    if not manifest_path.is_file():
+    if not os.path.lexists(manifest_path):
         inside = _results_inside(folder)
         if inside and (folder.parent / MANIFEST_FILE).is_file():  # a suite's collections/: not runs by time
             raise InputFileError(folder, f"holds the results folders of {len(inside)} collections of the suite "
@@ -437,15 +531,35 @@ def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:
                                  f"e.g. the newest, {inside[-1]}")
         raise InputFileError(folder, f"is not a results folder (no {MANIFEST_FILE})",
                              fix="name a folder bench compare wrote")
+    check_input_file(manifest_path, regular=True, fix=_RESTORE)  # a folder or a pipe in its place: never opened
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputFileError(manifest_path, f"is not valid JSON ({exc.msg})", line=exc.lineno, fix=_RESTORE) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
         raise InputFileError(manifest_path, f"cannot be read ({exc})", fix=_RESTORE) from None
     if not isinstance(manifest, dict):
         raise InputFileError(manifest_path, "is not a JSON object", fix=_RESTORE)
+    kind = manifest.get("kind", "compare")
+    if not isinstance(kind, str):
+        raise InputFileError(manifest_path, "is damaged: its entry kind is not a string", fix=_RESTORE)
+    if kind in MANIFEST_SHAPES:
+        check_shape(manifest_path, manifest, MANIFEST_SHAPES[kind])
+    if kind == "compare":
+        _check_systems_complete(manifest_path, manifest)
     return ResultsFolder(folder, manifest, accept_edited, say)
+
+
+def _check_systems_complete(path: Path, manifest: dict[str, Any]) -> None:
+    """A ``systems`` list cut short (an entry deleted by hand) still has the right shape, but the
+    run files the manifest's hashes record say how many systems the folder holds."""
+    recorded = manifest.get(FILES_KEY) or {}
+    named = {str(entry["run_file"]) for entry in manifest["systems"]}
+    unnamed = sorted(f for f in recorded if f.startswith("runs/") and f.endswith(".trec") and f not in named)
+    if unnamed:
+        raise InputFileError(path, f"is damaged (edited or cut short?): its systems list names {len(named)} "
+                             f"system(s), but it records the run file(s) of more ({', '.join(unnamed)} is no "
+                             "system's)", fix=_RESTORE)
 
 
 # ----- whole folders and any table of one (bench serve) ------------------------------------------
