@@ -385,7 +385,7 @@ def test_the_widest_resampled_matrix_is_counted() -> None:
 
 def test_a_bootstrap_too_large_for_memory_is_refused_before_anything_runs(runner, tmp_path, monkeypatch) -> None:
     available = 200 * 10**6
-    monkeypatch.setattr("harness.core.api.available_memory", lambda: available)
+    monkeypatch.setattr("harness.core.inputs.available_memory", lambda: available)
     out = tmp_path / "out"
     started = time.perf_counter()
     result = runner.invoke(main, ["compare", "--bootstrap-samples", "100000000", "--out", str(out)])

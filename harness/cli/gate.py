@@ -130,9 +130,9 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     without CANDIDATE, --corpus and --systems run it now. Different documents, queries or judgments
     are refused (exit 2).
     """
-    resolve_metrics(metrics)  # the cheap checks first: a typo costs no loading
+    metric_list = resolve_metrics(metrics)  # the cheap checks first: a typo costs no loading
     statistics = Statistics(bootstrap_samples, seed, confidence, permutations)
-    check_options(margin, statistics, show_worst)
+    check_options(margin, statistics, show_worst, len(metric_list))
     if junit is not None:
         check_output(junit, "--junit")
     if candidate is not None and systems is not None:

@@ -48,7 +48,7 @@ from harness.core.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
-from harness.core.inputs import (Systems, check_confidence_from, check_dataset_argument, check_facets_file,
+from harness.core.inputs import (Systems, check_bootstrap_fits, check_confidence_from, check_dataset_argument, check_facets_file,
                                  check_groups, check_options, check_writable_ids, fusion_depth_messages, index_cache,
                                  resolve_facet_names, resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.core.metrics import Metric
@@ -56,7 +56,7 @@ from harness.core.options import Loading, Readings, RunOptions, Scoring, Statist
 from harness.core.readings import read_comparison
 from harness.core.retrieval_metrics import CARD_METRICS, check_retrieval_k, retrieval_metrics
 from harness.judgments.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
-from harness.core.statistics import available_memory, bootstrap_memory, compare_systems, largest_bootstrap
+from harness.core.statistics import compare_systems
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.context import RunContext
@@ -241,20 +241,10 @@ def check_bootstrap_memory(bootstrap_samples: int, n_systems: int, n_metrics: in
                            available: int | None = None) -> None:
     """Refuse, before anything is loaded or fitted, a bootstrap whose resampled values would not fit
     in memory (``available`` bytes; default :func:`~harness.core.statistics.available_memory`), naming the
-    largest number of resamples that would."""
-    columns = bootstrap_columns(n_systems, n_metrics)
-    available = available_memory() if available is None else available
-    if available is None:
-        return
-    needed = bootstrap_memory(bootstrap_samples, columns)
-    if needed <= available:
-        return
-    largest = largest_bootstrap(columns, available)
-    raise RetbenchError(
-        f"`bootstrap_samples` {bootstrap_samples:,} needs about {needed / 1e9:.3g} GB for the "
-        f"resampled values of {n_systems} system(s) x {n_metrics} metric(s), more than the {available / 1e9:.3g} GB "
-        f"of memory available. Fix: " + (f"pass at most {largest:,}, or " if largest else "free memory, or ")
-        + "compare fewer systems or metrics per run")
+    largest number of resamples that would: :func:`~harness.core.inputs.check_bootstrap_fits` over
+    :func:`bootstrap_columns`."""
+    check_bootstrap_fits(bootstrap_samples, bootstrap_columns(n_systems, n_metrics),
+                         f"{n_systems} system(s) x {n_metrics} metric(s)", "compare fewer systems or metrics", available)
 
 
 def _origin(dataset: str | PathLike[str], format: str | None, split: str | None,

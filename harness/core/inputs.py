@@ -20,7 +20,7 @@ from harness.core.metrics import Metric, parse_metric, parse_metrics
 from harness.core.options import (BOOTSTRAP_SAMPLES, CONFIDENCE, DEPTH, FAIL_RANK, PERMUTATIONS, REL_THRESHOLD,
                                   SEED)
 from harness.core.risk_coverage import CONFIDENCES
-from harness.core.statistics import FAMILIES
+from harness.core.statistics import FAMILIES, available_memory, bootstrap_memory, largest_bootstrap
 from retrievers import Retriever, build
 from retrievers.cache import IndexCache, cache_root
 from retrievers.fusion import DEFAULT_CHILDREN, RRF, Fusion, Weighted, fusions_in
@@ -28,7 +28,7 @@ from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
 __all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument", "check_groups",
-           "check_facets_file", "check_options", "check_statistics", "check_writable_ids", "fusion_depth_messages",
+           "check_bootstrap_fits", "check_facets_file", "check_options", "check_statistics", "check_writable_ids", "fusion_depth_messages",
            "index_cache", "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
 
 #: What ``systems`` may be: retrievers or spec strings in a sequence, a mapping label -> either, or
@@ -367,6 +367,29 @@ def check_statistics(*, bootstrap_samples: object, permutations: object, seed: o
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1.0:
         raise RetbenchError(f"`confidence` must be a number strictly between 0.5 and 1. Got {confidence!r} instead. "
                             f"Fix: pass e.g. `confidence={CONFIDENCE}` (a 95% interval, tests at alpha = 0.05)")
+
+
+def check_bootstrap_fits(bootstrap_samples: int, columns: int, what: str, fewer: str | None = None,
+                         available: int | None = None) -> None:
+    """The one bound on ``bootstrap_samples`` every bootstrap shares (:func:`harness.compare`,
+    :func:`harness.gate`, :func:`harness.tune`): refuse, before any work, resamples whose values over
+    ``columns`` columns (:func:`~harness.core.statistics.bootstrap_memory`) would not fit in memory
+    (``available`` bytes; default :func:`~harness.core.statistics.available_memory`; nothing is
+    refused when it cannot be told), naming the largest count that would. ``what`` says what the
+    columns are, e.g. ``"2 system(s) x 1 metric(s)"``, and ``fewer`` the other way to fit, e.g.
+    ``"compare fewer systems or metrics"`` (None: no other way): a count of 10**12 is refused, never run without end."""
+    available = available_memory() if available is None else available
+    if available is None:
+        return
+    needed = bootstrap_memory(bootstrap_samples, columns)
+    if needed <= available:
+        return
+    largest = largest_bootstrap(columns, available)
+    raise RetbenchError(
+        f"`bootstrap_samples` {bootstrap_samples:,} needs about {needed / 1e9:.3g} GB for the resampled values of "
+        f"{what}, more than the {available / 1e9:.3g} GB of memory available. Fix: "
+        + ", or ".join([f"pass at most {largest:,}" if largest else "free memory",
+                        *([f"{fewer} per run"] if fewer else [])]))
 
 
 def _check_count(value: object, option: str, default: int) -> None:

@@ -76,7 +76,7 @@ from corpora import RetbenchError
 from corpora.wording import counted
 from harness.core.evaluation import mean_over_queries
 from harness.gating.sides import GateSide, check_judgments, check_same_data, check_same_reading, pair_queries
-from harness.core.inputs import check_groups, check_statistics, resolve_metrics
+from harness.core.inputs import check_bootstrap_fits, check_groups, check_statistics, resolve_metrics
 from harness.core.metrics import Metric
 from harness.core.options import BOOTSTRAP_SAMPLES, FAMILY, Statistics
 from harness.core.power import POWER, PowerAnalysis, paired_power, queries_needed
@@ -230,10 +230,12 @@ def _shown(alpha: float) -> str:
     return f"{round(alpha, 12):g}"  # 1 - 0.95 is 0.050000000000000044: show 0.05
 
 
-def check_options(margin: float, statistics: Statistics = Statistics(), lost_most: int = 5) -> None:
+def check_options(margin: float, statistics: Statistics = Statistics(), lost_most: int = 5, n_metrics: int = 1) -> None:
     """Each option of :func:`gate` in its domain, else a :class:`~corpora.RetbenchError` naming the
-    parameter: ``statistics``'s fields as :func:`harness.compare` checks them, but its ``family``,
-    which must stay the default (a gate's Holm family is the gated metrics)."""
+    parameter: ``statistics``'s fields as :func:`harness.compare` checks them, its resamples under
+    compare's memory bound (:func:`~harness.core.inputs.check_bootstrap_fits`: one resampled mean
+    difference per gated metric, ``n_metrics``), but its ``family``, which must stay the default (a
+    gate's Holm family is the gated metrics)."""
     check_groups(statistics=(statistics, Statistics))
     number = isinstance(margin, (int, float)) and not isinstance(margin, bool)
     if not (number and math.isfinite(margin) and margin >= 0):
@@ -241,6 +243,7 @@ def check_options(margin: float, statistics: Statistics = Statistics(), lost_mos
                             f"Fix: pass e.g. `margin={DEFAULT_MARGIN}` (one point of nDCG)")
     check_statistics(bootstrap_samples=statistics.bootstrap_samples, permutations=statistics.permutations,
                      seed=statistics.seed, confidence=statistics.confidence)
+    check_bootstrap_fits(statistics.bootstrap_samples, n_metrics, f"{n_metrics} metric(s)", "gate fewer metrics")
     if statistics.family != FAMILY:
         raise RetbenchError(f"`statistics.family` is {statistics.family!r}, which a gate does not take: its Holm "
                             f"adjustment always runs across the gated metrics. Fix: leave `statistics.family` at "
@@ -323,7 +326,7 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
     'unchanged'
     """
     metric_list = resolve_metrics(metrics)
-    check_options(margin, statistics, lost_most)
+    check_options(margin, statistics, lost_most, len(metric_list))
     confidence, bootstrap_samples = statistics.confidence, statistics.bootstrap_samples
     seed, permutations = statistics.seed, statistics.permutations
     before, after = _as_side(baseline), _as_side(candidate)

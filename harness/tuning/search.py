@@ -45,7 +45,7 @@ from harness.tuning.cross_validation import assign_folds, cross_validate, interv
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.evaluation import mean_over_queries
 from harness.core.facets import select_facets
-from harness.core.inputs import (_with_default_analyzer, check_dataset_argument, check_groups, check_options,
+from harness.core.inputs import (_with_default_analyzer, check_bootstrap_fits, check_dataset_argument, check_groups, check_options,
                                  check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.core.metrics import Metric
 from harness.core.options import FAIL_RANK, Loading, RunOptions, Scoring, Statistics
@@ -171,6 +171,8 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
                   permutations=statistics.permutations, seed=seed, confidence=confidence, family=statistics.family,
                   rel_threshold=rel_threshold)
     _check_folds(folds)
+    # the three intervals of the estimate (held out, versus the defaults, optimism): compare's bound
+    check_bootstrap_fits(bootstrap_samples, 3, "the estimate's 3 intervals")
     analyzer_name = analyzer or DEFAULT_ANALYZER
     get_analyzer(analyzer_name)
     parsed = read_grid(grid, max_points=max_points)
