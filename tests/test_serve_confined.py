@@ -180,7 +180,7 @@ def damage(folder: Path, how: str) -> str:
         return f"{folder.name}/manifest.json: is not a JSON object"
     if how == "corpus a string":
         (folder / "manifest.json").write_text(json.dumps({**manifest, "corpus": "x"}))
-        return "its files do not have the shape bench compare writes (AttributeError"
+        return "damaged/manifest.json: is damaged (edited or cut short?): its entry corpus is not an object"
     if how == "card without k":
         card = {k: v for k, v in manifest["retrieval_metrics"].items() if k != "default_retrieval_k"}
         (folder / "manifest.json").write_text(json.dumps({**manifest, "retrieval_metrics": card}))
