@@ -173,7 +173,8 @@ def _provenance(view: SuiteView) -> str:
 
 def render_html(view: SuiteView, links: ReportLinks | None = None) -> str:
     """The whole HTML page of a suite folder's view (see the module docstring); ``links``: where
-    each collection's report is linked (default: relative to the suite folder, :func:`~harness.suite.view.report_links`)."""
+    each collection's report is linked (default: relative to the suite folder,
+    :func:`~harness.suite.view.report_links`)."""
     total = sum(n for _, n in view.collections)
     systems = ", ".join(view.systems)
     lead = (f"<p>{counted(len(view.systems), 'system')} ({_e(systems)}) on "

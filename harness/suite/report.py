@@ -150,7 +150,8 @@ def check_suite_formats(formats: Sequence[str]) -> None:
                                 f"{' or '.join(SUITE_FORMATS)}")
 
 
-def render_suite_report(suite, format: str, *, links: ReportLinks | None = None) -> tuple[str, str]:  # noqa: ANN001 (a SuiteFolder)
+def render_suite_report(suite, format: str, *,  # noqa: ANN001 (a SuiteFolder)
+                        links: ReportLinks | None = None) -> tuple[str, str]:
     """(file name, text) of the suite folder's report in ``format``; ``links``: where each
     collection's own report is linked (default: relative to the suite folder, as the report kept in
     it reads them; :func:`harness.suite.view.report_links`)."""
