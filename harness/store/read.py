@@ -14,8 +14,12 @@ Verification: every file is checked, on first use, against the SHA-256 the manif
 (its ``files``: :mod:`harness.store.folder`). A file whose bytes differ (edited or truncated
 since), or that the manifest does not record, is refused with an :class:`~corpora.InputFileError`
 naming it, unless the folder is opened with ``accept_edited=True`` (``--accept-edited`` on the
-command line), which reads it as it is with a warning: for a user who edited it on purpose. The
-manifest itself cannot record its own hash and is not checked. A folder written before the hashes
+command line), which reads it as it is with a warning: for a user who edited it on purpose. Every
+file must be a regular file (a link is followed to one): a folder, a pipe or a device in a file's
+place is refused before it is opened (:func:`corpora.input_files.check_input_file`), so no reader
+ever waits on one. The manifest itself cannot record its own hash: it is checked as a structure
+instead when the folder is opened (:data:`MANIFEST_SHAPES`, and a ``systems`` list that names fewer
+run files than ``files`` records is refused as cut short). A folder written before the hashes
 were recorded (a manifest without ``files``) is read as it is, with one warning that its files
 cannot be verified. A staging folder (``.staging-…``: a run still writing, or killed while writing)
 is never read as results.
