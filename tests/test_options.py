@@ -55,9 +55,9 @@ def test_the_recorded_configuration_takes_its_defaults_from_the_groups() -> None
 @pytest.mark.parametrize("command", [compare_command, tune_command, gate_command], ids=["compare", "tune", "gate"])
 def test_the_commands_options_carry_the_declared_defaults(command: click.Command) -> None:
     """Every option named like a field of a group has that field's default (a flag's False stands for None;
-    --split shows the split None loads, gate's --rel-threshold defaults to the baseline folder's)."""
+    --split shows the split None loads, gate's --rel-threshold and --unjudged default to the baseline folder's)."""
     declared = {f.name: f.default for group in GROUPS for f in dataclasses.fields(group)}
-    own = {"split", "rel_threshold"} if command is gate_command else {"split"}
+    own = {"split", "rel_threshold", "unjudged"} if command is gate_command else {"split"}
     checked = 0
     for param in command.params:
         if isinstance(param, click.Option) and param.name in declared and param.name not in own:
