@@ -15,7 +15,7 @@ from corpora import Run, load_dataset
 from harness import Scoring, Statistics, compare
 from harness.cli import main
 from harness.core.api import evaluate
-from harness.judgments.condensed import condense
+from harness.core.condensed import condense
 from retrievers import BM25, LSA
 
 DEPTH = 20

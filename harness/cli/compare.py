@@ -26,7 +26,7 @@ from harness.cli.declared import option, option_groups
 from harness.core.api import compare
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
-from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
+from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.engines import ENGINES, resolve_engine
 from harness.core.experiment import OptionKey, load_experiment
 from harness.core.inputs import build_systems, resolve_metrics

@@ -34,7 +34,7 @@ from harness.cli import PathParameter, warn
 from harness.core.evaluation import COUNTS, evaluate, mean_over_queries, preview_ids, trec_eval_queries
 from harness.core.metrics import Metric, metrics_help, parse_metrics
 from harness.core.trec_eval import trec_eval_name, trec_eval_sort_key
-from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP, UNJUDGED_READINGS, evaluate_as_read
+from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP, UNJUDGED_READINGS, evaluate_as_read
 
 ALL = "all"
 FORMATS: tuple[str, ...] = ("table", "csv", "json", "trec")
@@ -83,7 +83,7 @@ def score_runs(qrels: Qrels, runs: Sequence[tuple[str, RunFile]], metrics: Seque
                order: str = "trec", unjudged: str = DEFAULT_UNJUDGED) -> list[RunScores]:
     """Evaluate each (label, run file, read with ``order``) on its query set
     (:func:`~harness.core.evaluation.trec_eval_queries`), unjudged documents read as ``unjudged`` says
-    (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`)."""
+    (:data:`~harness.core.condensed.UNJUDGED_READINGS`)."""
     scored = []
     for label, run_file in runs:
         query_ids, notes = trec_eval_queries(qrels, run_file.run.query_ids, rel_threshold, run_queries_only, label)

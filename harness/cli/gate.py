@@ -27,7 +27,7 @@ from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gating.sides import GateSide, check_same_data, data_hashes
 from harness.core.inputs import resolve_metrics
 from harness.gating.report import FORMATS, render, render_junit
-from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
+from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.metrics import metrics_help
 from harness.store.write import QRELS_FILE
 from harness.store.read import open_results

@@ -44,7 +44,7 @@ from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
 from harness.engines.base import needs_texts_here
-from harness.core.parallel import ChunkMapper
+from harness.engines.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
@@ -55,7 +55,7 @@ from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.readings import read_comparison
 from harness.core.retrieval_metrics import CARD_METRICS, check_retrieval_k, retrieval_metrics
-from harness.judgments.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
+from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from harness.core.statistics import compare_systems
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
@@ -128,7 +128,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     return more) is cut to its first ``depth`` results in the order returned, as the built-ins cut
     theirs, and the manifest's notes say so.
 
-    ``scoring.unjudged``: how a document without a judgment counts (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`):
+    ``scoring.unjudged``: how a document without a judgment counts (:data:`~harness.core.condensed.UNJUDGED_READINGS`):
     ``"nonrelevant"`` (trec_eval's reading, the default) or ``"condensed"``, each ranking scored after
     its unjudged documents are removed (Sakai's condensed lists); ``judged@k``, ``first_relevant_rank``,
     the diagnosis and the metrics card read the rankings as returned. The manifest records the reading
@@ -371,7 +371,7 @@ def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels 
     a relevant judgment). Judgments without any relevant grade, or a run none of whose queries is
     judged, are a :class:`~corpora.RetbenchError`: every number would be 0.
 
-    ``unjudged`` (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`): ``"nonrelevant"``, trec_eval's
+    ``unjudged`` (:data:`~harness.core.condensed.UNJUDGED_READINGS`): ``"nonrelevant"``, trec_eval's
     reading, or ``"condensed"``: each ranking is scored after its unjudged documents are removed
     (Sakai's condensed lists); ``judged@k`` and ``first_relevant_rank`` read the ranking as given.
 

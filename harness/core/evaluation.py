@@ -27,7 +27,7 @@ from corpora.id_hashes import group_salts, pair_hashes
 from corpora.wording import counted
 from harness.core.batch_metrics import _first_relevant, first_relevant_ranks
 from harness.core.metrics import Metric, batch_metric
-from harness.core.parallel import ChunkMapper
+from harness.engines.parallel import ChunkMapper
 from harness.core.ranked_grades import RankedGrades
 
 __all__ = ["COUNTS", "FIRST_RELEVANT_RANK", "RankedGrades", "batch_metric", "evaluate", "evaluate_in_partitions",
@@ -264,7 +264,7 @@ PARTITION_ENTRIES = 1 << 17
 def evaluate_in_partitions(run: Run, qrels: Qrels, metrics: Sequence[Metric], query_ids: Sequence[str],
                            rel_threshold: int = 1, mapper: ChunkMapper | None = None) -> pd.DataFrame:
     """:func:`evaluate`, cut into contiguous partitions of ``query_ids`` that run on an engine's
-    workers through ``mapper`` (:mod:`harness.core.parallel`): ``mapper.partitions`` of them, or more
+    workers through ``mapper`` (:mod:`harness.engines.parallel`): ``mapper.partitions`` of them, or more
     when the run has more than :data:`PARTITION_ENTRIES` entries per partition; each partition's run
     is made when the mapper asks for it. Without a mapper, one call as :func:`evaluate`.
 

@@ -49,7 +49,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from harness.core.parallel import ChunkMapper
+from harness.engines.parallel import ChunkMapper
 from harness.core.statistics import Comparison, over_resamples, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
 
@@ -200,7 +200,7 @@ def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: S
                  n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED, confidence: float = CONFIDENCE,
                  mapper: ChunkMapper | None = None) -> pd.DataFrame:
     """:func:`leaderboard` of every metric, one after the other, the resamples drawn once for them all
-    (their chunks run through ``mapper``, :mod:`harness.core.parallel`; None: here)."""
+    (their chunks run through ``mapper``, :mod:`harness.engines.parallel`; None: here)."""
     systems = list(dict.fromkeys(per_query["system"]))
     by_system = [per_query[per_query["system"] == s] for s in systems]
     if len({len(rows) for rows in by_system}) != 1:

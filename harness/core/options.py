@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Union
 
-from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP
+from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP
 
 if TYPE_CHECKING:
     from corpora import Dataset
@@ -95,7 +95,7 @@ class Scoring:
     """How each system is run and scored: ``depth`` results per query (a longer ranking is cut to its
     first ``depth``), ``rel_threshold`` the grade from which a judgment is relevant, ``analyzer`` (None:
     the article's) for the diagnosis's shared words and every spec string's retriever that takes one,
-    ``unjudged`` how a document without a judgment counts (:mod:`harness.judgments.condensed`:
+    ``unjudged`` how a document without a judgment counts (:mod:`harness.core.condensed`:
     ``"nonrelevant"``, trec_eval's reading, or ``"condensed"``, Sakai's condensed lists)."""
 
     depth: int = _option(DEPTH, "Results each retriever returns per query.")

@@ -33,7 +33,7 @@ import pandas as pd
 from corpora import Queries, RetbenchError, Run
 from corpora.progress import Progress
 from corpora.wording import counted
-from harness.core.parallel import ChunkMapper
+from harness.engines.parallel import ChunkMapper
 from harness.core.facets import facet_rollup
 from harness.core.leaderboard import leaderboards
 from harness.core.power import POWER_COLUMNS, power_table

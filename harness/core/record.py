@@ -18,7 +18,7 @@ from corpora import DEFAULT_CORPUS, Dataset, Run
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.metrics import Metric
 from harness.core.near_duplicates import DUPLICATE_COLUMNS
-from harness.judgments.condensed import DEFAULT_UNJUDGED
+from harness.core.condensed import DEFAULT_UNJUDGED
 from harness.core.options import (BOOTSTRAP_SAMPLES, CONFIDENCE, CONFIDENCE_FROM, DEPTH, FAIL_RANK, FAMILY, PERMUTATIONS,
                                   REL_THRESHOLD, SEED)
 from harness.core.retrieval_metrics import DEFAULT_RETRIEVAL_K, RetrievalMetrics
@@ -64,7 +64,7 @@ class CompareConfig:
     retrieval_k: int = DEFAULT_RETRIEVAL_K  # cutoff of the metrics card's recallAtK, precisionAtK and hitAtK
     cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
     cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk
-    unjudged: str = DEFAULT_UNJUDGED  # how an unjudged document counts: harness.judgments.condensed.UNJUDGED_READINGS
+    unjudged: str = DEFAULT_UNJUDGED  # how an unjudged document counts: harness.core.condensed.UNJUDGED_READINGS
 
 
 @dataclass

@@ -41,7 +41,7 @@ from harness.errors import RetbenchError
 from harness.core.evaluation import evaluate, mean_over_queries
 from harness.core.facets import facet_rollup, select_facets
 from harness.core.metrics import Metric, parse_metric
-from harness.core.parallel import ChunkMapper
+from harness.engines.parallel import ChunkMapper
 from harness.core.statistics import bootstrap_means, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, RETRIEVAL_K, SEED
 

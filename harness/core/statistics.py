@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.core.parallel import ChunkMapper
+from harness.engines.parallel import ChunkMapper
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS, SEED
 
 _CHUNK_CELLS = 1 << 20  # resample x query cells drawn at once; bounds peak memory
@@ -66,7 +66,7 @@ def over_stream(function: Callable[[Any, np.ndarray], Any], shared: Any, rng: np
     """``function(shared, chunk)`` for each chunk of ``n_rows`` rows drawn from ``rng`` by ``draw``
     (``draw(rng, rows, n_queries)``, :data:`_CHUNK_CELLS` cells a chunk), in order.
 
-    Here, chunk after chunk. With an engine's chunk ``mapper`` (:mod:`harness.core.parallel`), the chunks run
+    Here, chunk after chunk. With an engine's chunk ``mapper`` (:mod:`harness.engines.parallel`), the chunks run
     on its workers: the generator's whole state is recorded at the start of each chunk (PCG64's
     position and its buffered half word) and the chunk drawn past, and a worker draws the chunk again
     from that state, the same rows bit for bit. (Jumping ahead instead is not exact: ``integers``
@@ -126,7 +126,7 @@ def bootstrap_means(differences: np.ndarray, n_samples: int, seed: int,
 
     Resample r's mean of column c is the mean of ``differences[indices[r], c]`` over the n_queries
     drawn rows (:func:`bootstrap_indices`). ``progress(done, total)`` is called as resamples complete;
-    ``mapper``: where the chunks run (:mod:`harness.core.parallel`; None: here).
+    ``mapper``: where the chunks run (:mod:`harness.engines.parallel`; None: here).
 
     >>> d = np.array([[0.1], [0.3], [-0.2]])
     >>> bootstrap_means(d, 4, seed=0).shape
@@ -524,7 +524,7 @@ def compare_systems(
     differing queries, else ``permutations`` Monte Carlo flips (a stream of its own). Holm runs
     across each ``family`` (a key of :data:`FAMILIES`); alpha = 1 - ``confidence``.
     ``progress(done, total)`` follows the bootstrap; ``mapper``: where its chunks run
-    (:mod:`harness.core.parallel`; None: here).
+    (:mod:`harness.engines.parallel`; None: here).
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")

@@ -7,7 +7,7 @@ An engine is used for one comparison at a time through :meth:`Engine.running`, w
 protocol (:mod:`retrievers.sharding`) and, if it chooses, for those fitted whole elsewhere
 (:func:`retrievers.base.runs_whole_elsewhere`), which the harness puts in the run context it hands every
 retriever (:mod:`retrievers.context`); a chunk mapper for the statistics and the evaluation
-(:mod:`harness.core.parallel`), which the harness passes to them; and the :class:`EngineRecord`
+(:mod:`harness.engines.parallel`), which the harness passes to them; and the :class:`EngineRecord`
 that says what ran where. The engine touches no retriever itself: the harness's calls
 (:func:`retrievers.base.fit_retriever`) send such a retriever to the placement.
 """
@@ -26,7 +26,7 @@ from retrievers.fusion import Fusion
 from retrievers.sharding import is_sharded
 
 if TYPE_CHECKING:
-    from harness.core.parallel import ChunkMapper
+    from harness.engines.parallel import ChunkMapper
     from retrievers.sharding import Placement
 
 __all__ = ["DatasetOrigin", "Engine", "EngineRecord", "EngineRun", "needs_texts_here"]

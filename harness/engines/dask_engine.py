@@ -33,7 +33,7 @@ of ``workers`` processes (one thread each). On it:
   documents' fingerprints;
 * the per-query evaluation runs in query partitions (each made when it is sent, so the client holds
   one at a time), and the bootstrap, the leaderboard's ranks and the Monte Carlo sign flips in
-  chunks, on the workers (:mod:`harness.core.parallel`).
+  chunks, on the workers (:mod:`harness.engines.parallel`).
 
 Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
 task again elsewhere when its worker dies, and the result is the same (a retriever fitted whole is
@@ -398,7 +398,7 @@ class _DaskPlacement(Placement):
 
 
 class _DaskMapper:
-    """Runs the chunks of :func:`harness.core.parallel.chunk_map` as tasks; the shared data is sent once."""
+    """Runs the chunks of :func:`harness.engines.parallel.chunk_map` as tasks; the shared data is sent once."""
 
     def __init__(self, client: Any, partitions: int):
         self.client = client

@@ -188,5 +188,5 @@ def score_whole(retriever: Any, queries: Queries) -> Any:
 
 
 def apply_chunk(item: Any, function: Callable[[Any, Any], Any], shared: Any) -> Any:
-    """One chunk of :func:`harness.core.parallel.chunk_map`."""
+    """One chunk of :func:`harness.engines.parallel.chunk_map`."""
     return function(shared, item)

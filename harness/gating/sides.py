@@ -38,7 +38,7 @@ from harness.core.api import evaluate, queries_that_count
 from harness.core.evaluation import FIRST_RELEVANT_RANK
 from harness.core.metrics import Metric, parse_metric
 from harness.core.record import CompareRecord
-from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS, check_unjudged
+from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS, check_unjudged
 from harness.store.folder import MANIFEST_FILE
 from harness.store.write import QRELS_FILE
 from harness.store.read import PER_QUERY_FILE, ResultsFolder, one_comparison, open_results
@@ -81,7 +81,7 @@ class GateSide:
     query_ids: list[str]
     qrels: Qrels
     rel_threshold: int = 1
-    #: how a document without a judgment counts (:data:`~harness.judgments.condensed.UNJUDGED_READINGS`)
+    #: how a document without a judgment counts (:data:`~harness.core.condensed.UNJUDGED_READINGS`)
     unjudged: str = DEFAULT_UNJUDGED
     run: Run | None = None
     stored: pd.DataFrame | None = None
@@ -285,8 +285,8 @@ def read_per_query(results: ResultsFolder) -> pd.DataFrame:
 
 def unjudged_reading(results: ResultsFolder) -> str:
     """How the folder's numbers read an unjudged document: its manifest's ``conventions.unjudged.reading``
-    (a key of :data:`~harness.judgments.condensed.UNJUDGED_READINGS`); a folder written before the
-    reading was recorded read them as trec_eval does, :data:`~harness.judgments.condensed.DEFAULT_UNJUDGED`."""
+    (a key of :data:`~harness.core.condensed.UNJUDGED_READINGS`); a folder written before the
+    reading was recorded read them as trec_eval does, :data:`~harness.core.condensed.DEFAULT_UNJUDGED`."""
     conventions = results.manifest.get("conventions")
     entry = conventions.get("unjudged") if isinstance(conventions, dict) else None
     if entry is None:

@@ -44,7 +44,7 @@ from typing import Any
 from corpora import summary_line
 from corpora.memory import release_freed_memory
 from corpora.trec_io import format_qrels, run_and_raw_score_pieces
-from harness.judgments.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
+from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.diagnosis import CATEGORIES
 from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
