@@ -24,7 +24,7 @@ from corpora import RetbenchError
 from harness import tune
 from harness.report import plots
 from harness.cli import main
-from harness.report.formats import render_report, tune_formats
+from harness.tuning.report import render_tune_report, tune_formats
 from harness.tuning.results import write_tune
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def small_folder(small_result, tmp_path_factory) -> Path:
 
 
 def test_the_markdown_of_the_bundled_grid_equals_its_golden_file(small_folder) -> None:
-    text = render_report(small_folder, "md")
+    text = render_tune_report(small_folder, "md")
     if os.environ.get("RETBENCH_REGENERATE_GOLDEN"):
         GOLDEN.mkdir(parents=True, exist_ok=True)
         (GOLDEN / "report.md").write_text(text, encoding="utf-8")
@@ -55,7 +55,7 @@ def test_the_markdown_of_the_bundled_grid_equals_its_golden_file(small_folder) -
 
 def test_the_markdown_shows_the_numbers_of_the_manifest_and_tune_csv(small_folder) -> None:
     """Every number the Markdown shows, re-read from manifest.json and tune.csv, not from the code."""
-    text = render_report(small_folder, "md")
+    text = render_tune_report(small_folder, "md")
     summary = json.loads((small_folder / "manifest.json").read_text())["summary"]
     rows = {line.split(" | ")[0].lstrip("| ").strip("*"): line for line in text.splitlines() if line.startswith("| ")}
     estimate = summary["cross_validated_estimate"]

@@ -25,7 +25,7 @@ pytest.importorskip("matplotlib", reason="the HTML report needs the report extra
 from harness import tune  # noqa: E402
 from harness.report import plots  # noqa: E402
 from harness.cli import main  # noqa: E402
-from harness.report.tune import SECTIONS  # noqa: E402
+from harness.tuning.report import SECTIONS  # noqa: E402
 from harness.core.options import Scoring, Statistics
 
 ALPHA_GRID = "weighted(bm25,lsa,alpha=0:1:0.25)"

@@ -1,7 +1,9 @@
 """``bench report``: a report of a stored results folder, as HTML, Markdown, LaTeX or the text
 ``bench compare`` printed (a tune folder's as HTML or Markdown).
 
-A thin adapter over :func:`harness.report.formats.render_report`: it reads the folder, renders it
+A thin adapter over the renderers of each kind of folder (a comparison's:
+:func:`harness.report.formats.render_report`; a tune's: :func:`harness.tuning.report.render_tune_report`;
+a suite's: :func:`harness.suite.report.render_suite_report`): it reads the folder, renders it
 and prints the report, or writes it to ``-o FILE`` through a temporary file in the same folder (a
 reader never sees half a report, and an error leaves nothing). The report is a pure function of the
 folder: the same as ``bench compare --report`` wrote into it, and as ``result.report(format)``
@@ -23,6 +25,8 @@ from harness.store.read import open_results
 from harness.suite.report import render_suite_report
 from harness.suite.store import is_suite_folder, open_suite
 from harness.suite.view import report_links
+from harness.tuning.report import render_tune_report
+from harness.tuning.view import is_tune_folder
 
 _DEFAULT = "html"
 
@@ -52,6 +56,8 @@ def command(run_dir: Path, report_format: str | None, output: Path | None, accep
     folder = open_results(run_dir, accept_edited=accept_edited, say=warn)
     if is_suite_folder(folder):  # a suite folder (bench compare with several --corpus)
         text = render_suite_report(open_suite(folder), name, links=report_links(_suite_from(folder.path, output)))[1]
+    elif is_tune_folder(folder):  # a parameter search's folder (bench tune)
+        text = render_tune_report(folder, name)
     else:
         text = render_report(folder, name)
     if output is None:

@@ -20,9 +20,10 @@ from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdo
 from harness.cli.declared import option
 from harness.core.metrics import metrics_help
 from harness.core.options import Loading, RunOptions, Scoring, Statistics
-from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats, tune_formats
+from harness.report.formats import REPORT_FORMATS, parse_formats
 from harness.store.folder import check_out
 from harness.tuning.record import FOLDS
+from harness.tuning.report import check_tune_formats, tune_formats
 from harness.tuning.search import tune
 from retrievers.grid import MAX_POINTS
 
@@ -92,7 +93,7 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
 
     check_out(out, warn)  # an unusable --out is found now, not after the whole search
     formats = parse_formats(reports)
-    check_formats(formats, tune=True)  # a format without a tune report, or a missing extra, too
+    check_tune_formats(formats)  # a format without a tune report, or a missing extra, too
 
     stdout = ResultsFirstStdout()
 

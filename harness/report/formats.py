@@ -1,13 +1,14 @@
-"""The report formats of a results folder, declared once: what ``bench report --format``,
-``bench compare --report``, ``bench tune --report``, :meth:`harness.core.result.CompareResult.report`
-and :meth:`harness.tuning.search.TuneResult.report` accept, the file each is kept in inside a results
-folder, and the functions that render it: one for a comparison's folder, one (or none) for a
-parameter search's (its manifest's ``kind`` is ``tune``: :func:`harness.report.tune_view.is_tune_folder`).
+"""The report formats of a comparison's results folder, declared once: what ``bench report --format``,
+``bench compare --report``, :meth:`harness.comparison.CompareResult.report` and ``bench tune
+--report`` accept, the file each is kept in inside a results folder, and the function that renders
+it. A parameter search's folder (``bench tune``) is reported in the same files by the renderers of
+:mod:`harness.tuning.report`, which say which of these formats they make; a suite folder's by
+:mod:`harness.suite.report`. Both live above this module, which knows neither.
 
 ``text`` is the report ``bench compare`` prints; every comparison's folder keeps it as ``report.txt``
 (asked for with ``--report``, it is that file). Every format is a pure function of the results
-folder (:class:`harness.report.view.ReportView`, or :class:`harness.report.tune_view.TuneView` for a
-tune folder), so ``bench report`` on a past folder gives the same text as the report written with it. Only ``html`` draws charts, and so needs matplotlib
+folder (:class:`harness.report.view.ReportView`), so ``bench report`` on a past folder gives the
+same text as the report written with it. Only ``html`` draws charts, and so needs matplotlib
 (the ``report`` extra): :func:`check_formats` says so before any work is done.
 """
 
@@ -18,19 +19,17 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-from corpora import RetbenchError, UnknownNameError
+from corpora import UnknownNameError
 from harness.report.plots import require_matplotlib
 from harness.report.html import render_html
 from harness.report.latex import render_latex
 from harness.report.markdown import render_markdown
 from harness.report.text import render_text
-from harness.report.tune import render_tune_html, render_tune_markdown
 from harness.report.view import ReportView
-from harness.store.read import ResultsFolder, open_results
-from harness.report.tune_view import TuneView, is_tune_folder
+from harness.store.read import ResultsFolder, one_comparison, open_results
 
 __all__ = ["REPORT_FORMATS", "TEXT", "ReportFormat", "check_formats", "format_for_path", "parse_formats",
-           "render_report", "report_files", "tune_formats"]
+           "render_report", "report_files"]
 
 #: The format of a result's ``report()`` that is its printed text (``bench compare``'s or ``bench tune``'s);
 #: a comparison's folder always keeps it (``report.txt``), whatever else it is asked for.
@@ -45,8 +44,7 @@ def _text_file(view: ReportView) -> str:
 @dataclass(frozen=True)
 class ReportFormat:
     """One report format: its ``file`` inside a results folder, the ``suffixes`` of an output file
-    that imply it, what it is, its renderer, whether it draws charts (needs matplotlib), and its
-    renderer of a tune folder (None: the format has none)."""
+    that imply it, what it is, its renderer, and whether it draws charts (needs matplotlib)."""
 
     name: str
     file: str
@@ -54,16 +52,15 @@ class ReportFormat:
     description: str
     render: Callable[[ReportView], str]
     charts: bool = False
-    render_tune: Callable[[TuneView], str] | None = None
 
 
 #: Format name -> its declaration, in the order they are listed.
 REPORT_FORMATS: dict[str, ReportFormat] = {
     f.name: f for f in (
         ReportFormat("html", "report.html", (".html", ".htm"), "one self-contained page with charts (needs the "
-                     "report extra)", render_html, charts=True, render_tune=render_tune_html),
+                     "report extra)", render_html, charts=True),
         ReportFormat("md", "report.md", (".md", ".markdown"), "GitHub-flavoured Markdown for a pull-request "
-                     "comment", render_markdown, render_tune=render_tune_markdown),
+                     "comment", render_markdown),
         ReportFormat("latex", "report.tex", (".tex",), "a booktabs table for a paper, in a document pdflatex "
                      "compiles", render_latex),
         ReportFormat(TEXT, "report.txt", (".txt",), "the report bench compare prints, with the whole diagnosis "
@@ -87,23 +84,9 @@ def parse_formats(formats: str | Sequence[str]) -> list[str]:
     return chosen
 
 
-def tune_formats() -> list[str]:
-    """The formats that can report a tune folder."""
-    return [name for name, declared in REPORT_FORMATS.items() if declared.render_tune is not None]
-
-
-def _not_for_tune(name: str, where: str) -> RetbenchError:
-    return RetbenchError(f"{where}: the {name} report is not available for tune folders (it is a table of compared "
-                         f"systems). Fix: use {' or '.join(tune_formats())}")
-
-
-def check_formats(formats: Sequence[str], *, tune: bool = False, parameter: str = "reports") -> None:
-    """Raise now, before any work, when a format needs what is not installed (matplotlib), or,
-    with ``tune``, when it cannot report a tune folder (the error names ``parameter``, which was
-    given the formats)."""
+def check_formats(formats: Sequence[str]) -> None:
+    """Raise now, before any work, when a format needs what is not installed (matplotlib)."""
     for name in formats:
-        if tune and REPORT_FORMATS[name].render_tune is None:
-            raise _not_for_tune(name, f"`{parameter}={name}`")
         if REPORT_FORMATS[name].charts:
             require_matplotlib(f"the {name} report's charts")
 
@@ -117,33 +100,21 @@ def format_for_path(path: str | PathLike[str]) -> str | None:
     return None
 
 
-def _renderer(results: ResultsFolder, names: Sequence[str]) -> Callable[[str], str]:
-    """Format name -> its text, from one reading of the folder, by the renderers of its kind."""
-    if is_tune_folder(results):
-        renderers: dict[str, Callable[[TuneView], str]] = {}
-        for name in names:
-            render_tune = REPORT_FORMATS[name].render_tune
-            if render_tune is None:
-                raise _not_for_tune(name, f"{results.path} (written by bench tune)")
-            renderers[name] = render_tune
-        tune_view = TuneView(results)
-        return lambda name: renderers[name](tune_view)
-    view = ReportView(results)
-    return lambda name: REPORT_FORMATS[name].render(view)
-
-
 def render_report(folder: ResultsFolder | str | PathLike[str], format: str) -> str:
-    """The report of the results folder ``folder`` in ``format`` (a key of :data:`REPORT_FORMATS`)."""
+    """The report of the comparison's results folder ``folder`` in ``format`` (a key of
+    :data:`REPORT_FORMATS`); a folder of another kind is an :class:`~corpora.InputFileError` saying
+    what it is (:func:`~harness.store.read.one_comparison`)."""
     (name,) = parse_formats([format])
     check_formats([name])
-    results = folder if isinstance(folder, ResultsFolder) else open_results(folder)
-    return _renderer(results, [name])(name)
+    results = one_comparison(folder if isinstance(folder, ResultsFolder) else open_results(folder))
+    return REPORT_FORMATS[name].render(ReportView(results))
 
 
 def report_files(folder: ResultsFolder | str | PathLike[str], formats: Sequence[str]) -> Mapping[str, str]:
-    """File name inside the results folder -> text, for each of ``formats``, from one reading of it."""
+    """File name inside the comparison's results folder -> text, for each of ``formats``, from one
+    reading of it."""
     names = parse_formats(formats)
     check_formats(names)
-    results = folder if isinstance(folder, ResultsFolder) else open_results(folder)
-    render = _renderer(results, names)
-    return {REPORT_FORMATS[name].file: render(name) for name in names}
+    results = one_comparison(folder if isinstance(folder, ResultsFolder) else open_results(folder))
+    view = ReportView(results)
+    return {REPORT_FORMATS[name].file: REPORT_FORMATS[name].render(view) for name in names}

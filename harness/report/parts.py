@@ -1,6 +1,6 @@
 """The pieces every report page is built from, shared by the reports of a comparison
 (:mod:`harness.report.html`, :mod:`harness.report.markdown`) and of a parameter search
-(:mod:`harness.report.tune`), so a table, an escape or the page frame is written once.
+(:mod:`harness.tuning.report`), so a table, an escape or the page frame is written once.
 
 HTML: :func:`html_escape` (text and attribute values), :func:`html_cell` and :func:`html_table`
 (cells carry ``data-*`` attributes naming what they show, for a test or a script to read back),

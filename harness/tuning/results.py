@@ -15,7 +15,7 @@ run id, command line and seconds aside).
 
 ``tune.csv`` holds what a plot of the metric over the grid needs: the axis values and ``mean`` of
 every point, and each fold's training and held-out means; the HTML report
-(:mod:`harness.report.tune`) draws it.
+(:mod:`harness.tuning.report`) draws it.
 """
 
 from __future__ import annotations

@@ -39,7 +39,6 @@ import pandas as pd
 from corpora import (DEFAULT_ANALYZER, Dataset, ParameterError, Queries, RetbenchError, Run, get_analyzer,
                      load_dataset, load_facets_file, with_facets)
 from corpora.progress import Callback, Renderer, as_progress
-from harness.report import formats as report_formats
 from harness.core.api import queries_that_count, restrict_to_candidates
 from harness.tuning.cross_validation import assign_folds, cross_validate, intervals
 from harness.core.evaluation import evaluate as _evaluate
@@ -49,10 +48,11 @@ from harness.core.inputs import (_with_default_analyzer, check_bootstrap_fits, c
                                  check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.core.metrics import Metric
 from harness.core.options import FAIL_RANK, Loading, RunOptions, Scoring, Statistics
-from harness.report.formats import TEXT, check_formats, parse_formats, tune_formats
+from harness.report.formats import TEXT, parse_formats
 from harness.store.read import open_staged
 from harness.store.folder import out_folder
 from harness.tuning.record import FOLDS, Estimate, TuneConfig, TuneRecord
+from harness.tuning.report import check_tune_formats, render_tune_report, tune_formats, tune_report_files
 from harness.tuning.results import per_query_table, render_report, tune_table, write_tune
 from harness.tuning.results import summary as _summary
 from retrievers import Retriever, as_run, build
@@ -77,7 +77,7 @@ class TuneResult(TuneRecord):
         ``format="text"`` (the default): the summary ``bench tune`` prints (``report.txt``): per fold
         its choice, then the estimate and its neighbours.
 
-        ``format="html"`` or ``"md"`` (:func:`harness.report.formats.tune_formats`): the report
+        ``format="html"`` or ``"md"`` (:func:`harness.tuning.report.tune_formats`): the report
         ``bench report`` makes of the results folder :meth:`write` would store, made from that folder
         (written to a temporary place and removed), so it is the same text; its command line is
         ``command_line`` (default ``sys.argv``), as :meth:`write` records it. ``html`` needs the
@@ -88,11 +88,11 @@ class TuneResult(TuneRecord):
         if format == TEXT:
             return render_report(self)
         (name,) = parse_formats([format])
-        check_formats([name], tune=True, parameter="format")
+        check_tune_formats([name], parameter="format")
         with tempfile.TemporaryDirectory(prefix="retbench-report-") as scratch:
             folder = write_tune(self, Path(scratch), list(command_line) if command_line is not None else None,
                                 say=lambda message: None)
-            return report_formats.render_report(folder, name)
+            return render_tune_report(folder, name)
 
     def table(self) -> pd.DataFrame:
         """tune.csv: one row per grid point with its axis values, mean, and each fold's training and
@@ -112,13 +112,13 @@ class TuneResult(TuneRecord):
               say: Callable[[str], None] | None = None, reports: Sequence[str] | str = ()) -> Path:
         """Store the search as a new results folder under ``out`` (see :mod:`harness.tuning.results`)
         and return its path. ``reports`` (``"html,md"`` or a list of names of
-        :func:`harness.report.formats.tune_formats`) are made from the folder before it is renamed
+        :func:`harness.tuning.report.tune_formats`) are made from the folder before it is renamed
         into place and kept beside its files (``report.html``, ``report.md``). An unusable ``out``
         is a :class:`~corpora.RetbenchError`."""
         formats = parse_formats(reports)
-        check_formats(formats, tune=True)  # before anything is written
+        check_tune_formats(formats)  # before anything is written
         arguments = {} if say is None else {"say": say}
-        derived = (lambda staging: report_formats.report_files(open_staged(staging), formats)) if formats else None
+        derived = (lambda staging: tune_report_files(open_staged(staging), formats)) if formats else None
         return write_tune(self, out_folder(out), list(command_line) if command_line is not None else None,
                           derived=derived, **arguments)
 

@@ -1,6 +1,6 @@
 """The reports of a parameter search's results folder (``bench tune``): HTML and Markdown.
 
-Both show, from the folder alone (:class:`harness.report.tune_view.TuneView`), what the printed summary
+Both show, from the folder alone (:class:`harness.tuning.view.TuneView`), what the printed summary
 shows and what it cannot:
 
 * the **estimate**: the cross-validated estimate with its interval, beside the in-sample best
@@ -18,22 +18,34 @@ Numbers are written as the printed summary writes them (3 decimals, differences 
 HTML cell that shows one carries ``data-*`` attributes naming it (``data-field``; ``data-fold``;
 ``data-point`` and ``data-column`` for a cell of tune.csv). The Markdown prints no time, path or
 library version but retbench's, so the same folder gives the same bytes everywhere.
+
+Which report formats a tune folder has (:data:`TUNE_RENDERERS`: ``html`` and ``md`` of
+:data:`harness.report.formats.REPORT_FORMATS`, in the same files) is declared here, beside the
+renderers: ``bench tune --report``, :meth:`harness.tuning.search.TuneResult.report` and ``bench
+report`` on a tune folder (:func:`render_tune_report`) read it.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable, Mapping, Sequence
+from os import PathLike
 from typing import Any
+
+from corpora import InputFileError, RetbenchError
 
 from harness.report import plots
 from harness.report.parts import (html_cell, html_definitions, html_details, html_escape, html_figure, html_hashes,
                                   html_metric_definitions, html_page, html_remarks, html_section, html_table,
                                   md_details, md_row, md_text, run_facts)
 from corpora.wording import counted
+from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.report.view import number, short_label
-from harness.report.tune_view import TuneView
+from harness.store.read import ResultsFolder, open_results
+from harness.tuning.view import TuneView, is_tune_folder
 
-__all__ = ["OPEN_POINTS", "SECTIONS", "TABLE_POINTS", "TOP_POINTS", "render_tune_html", "render_tune_markdown"]
+__all__ = ["OPEN_POINTS", "SECTIONS", "TABLE_POINTS", "TOP_POINTS", "TUNE_RENDERERS", "check_tune_formats",
+           "render_tune_html", "render_tune_markdown", "render_tune_report", "tune_formats", "tune_report_files"]
 
 #: Section id -> its heading, in the order of the HTML page.
 SECTIONS = {
@@ -295,3 +307,56 @@ def render_tune_markdown(view: TuneView) -> str:
              "bold: the chosen one):", "", *_md_points(view), *_md_conventions(view)]
     return "\n".join(lines) + "\n"
 
+
+
+#: Format name (a key of :data:`~harness.report.formats.REPORT_FORMATS`, whose file it is kept in) -> its
+#: renderer of a tune folder; a format not here (latex, text: a table of compared systems) has none.
+TUNE_RENDERERS: dict[str, Callable[[TuneView], str]] = {"html": render_tune_html, "md": render_tune_markdown}
+
+
+def tune_formats() -> list[str]:
+    """The formats that can report a tune folder, in the order of ``REPORT_FORMATS``."""
+    return [name for name in REPORT_FORMATS if name in TUNE_RENDERERS]
+
+
+def _not_for_tune(name: str, where: str) -> RetbenchError:
+    return RetbenchError(f"{where}: the {name} report is not available for tune folders (it is a table of compared "
+                         f"systems). Fix: use {' or '.join(tune_formats())}")
+
+
+def check_tune_formats(formats: Sequence[str], *, parameter: str = "reports") -> None:
+    """Raise now, before any work, when a format cannot report a tune folder (the error names
+    ``parameter``, which was given the formats) or needs what is not installed (matplotlib)."""
+    for name in formats:
+        if name not in TUNE_RENDERERS:
+            raise _not_for_tune(name, f"`{parameter}={name}`")
+        check_formats([name])
+
+
+def _renderers(results: ResultsFolder, names: Sequence[str]) -> Callable[[str], str]:
+    """Format name -> its text, from one reading of the tune folder ``results``."""
+    if not is_tune_folder(results):
+        raise InputFileError(results.path, "is not a tune folder: bench tune did not write it",
+                             fix="name a folder bench tune wrote, or report this one with bench report")
+    for name in names:
+        if name not in TUNE_RENDERERS:
+            raise _not_for_tune(name, f"{results.path} (written by bench tune)")
+    view = TuneView(results)
+    return lambda name: TUNE_RENDERERS[name](view)
+
+
+def render_tune_report(folder: ResultsFolder | str | PathLike[str], format: str) -> str:
+    """The report of the tune folder ``folder`` in ``format`` (one of :func:`tune_formats`)."""
+    (name,) = parse_formats([format])
+    check_formats([name])
+    results = folder if isinstance(folder, ResultsFolder) else open_results(folder)
+    return _renderers(results, [name])(name)
+
+
+def tune_report_files(folder: ResultsFolder | str | PathLike[str], formats: Sequence[str]) -> Mapping[str, str]:
+    """File name inside the tune folder -> text, for each of ``formats``, from one reading of it."""
+    names = parse_formats(formats)
+    check_formats(names)
+    results = folder if isinstance(folder, ResultsFolder) else open_results(folder)
+    render = _renderers(results, names)
+    return {REPORT_FORMATS[name].file: render(name) for name in names}
