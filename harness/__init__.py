@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
     from harness.core.api import compare, compare_suite, evaluate
     from harness.suite.run import SuiteResult
-    from harness.core.result import CompareResult
+    from harness.comparison import CompareResult
     from harness.core.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
     from harness.gating.rule import GateResult, gate
@@ -33,7 +33,7 @@ _HOMES = {
     "compare_suite": "harness.core.api",
     "SuiteResult": "harness.suite.run",
     "evaluate": "harness.core.api",
-    "CompareResult": "harness.core.result",
+    "CompareResult": "harness.comparison",
     "SystemResult": "harness.core.record",
     "Comparison": "harness.core.statistics",
     "tune": "harness.tuning.search",

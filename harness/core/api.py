@@ -38,7 +38,7 @@ from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_a
 from corpora.loading import source_of
 from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
-from harness.core.result import CompareResult
+from harness.comparison import CompareResult
 from harness.core.deadline import check_timeout, step_deadline
 from harness.core.record import CompareConfig, SystemResult
 from harness.core.diagnosis import Failure, diagnose
