@@ -13,9 +13,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getattr__ below
-    from harness.core.api import compare, compare_suite, evaluate
-    from harness.suite.run import SuiteResult
-    from harness.comparison import CompareResult
+    from harness.comparison import CompareResult, compare
+    from harness.core.api import evaluate
+    from harness.suite.run import SuiteResult, compare_suite
     from harness.core.diagnosis import Failure
     from harness.errors import InputFileError, ParameterError, RetbenchError, UnknownNameError
     from harness.gating.rule import GateResult, gate
@@ -29,8 +29,8 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
 
 #: public name -> the module that defines it
 _HOMES = {
-    "compare": "harness.core.api",
-    "compare_suite": "harness.core.api",
+    "compare": "harness.comparison",
+    "compare_suite": "harness.suite.run",
     "SuiteResult": "harness.suite.run",
     "evaluate": "harness.core.api",
     "CompareResult": "harness.comparison",

@@ -1,30 +1,46 @@
-"""A finished comparison as a value: :class:`CompareResult`.
+"""A finished comparison as a value, and the call that makes one: :func:`compare` returns a
+:class:`CompareResult`.
 
-:func:`harness.compare` returns one; nothing is written until :meth:`CompareResult.write` stores it
-as a results folder (:mod:`harness.store.write`), and :meth:`CompareResult.report` is a report of the
-folder it would write, read in memory (the text ``bench compare`` prints, HTML, Markdown, LaTeX:
-:mod:`harness.report.formats`), so it equals ``bench report`` of that folder. Its data is
-:class:`~harness.core.record.CompareRecord`, which those modules read without importing this one.
+The comparison is computed in the core (:func:`harness.core.api.compute_comparison`, which
+returns the plain :class:`~harness.core.record.CompareRecord`); this module sits above the results
+store and the reports, so a result can store and render itself. Nothing is written until
+:meth:`CompareResult.write` stores it as a results folder (:mod:`harness.store.write`), and
+:meth:`CompareResult.report` is a report of the folder it would write, read in memory (the text
+``bench compare`` prints, HTML, Markdown, LaTeX: :mod:`harness.report.formats`), so it equals
+``bench report`` of that folder. The store and the reports read the record and never import this
+module (``docs/development.md`` gives the order of the layers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from os import PathLike
 from pathlib import Path
 
-from harness.errors import ParameterError, RetbenchError
+from corpora import Dataset
+from corpora.progress import Callback, Renderer
+from harness.core.api import compute_comparison
+from harness.core.inputs import Systems
+from harness.core.metrics import Metric
+from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.record import CompareRecord
+from harness.errors import ParameterError, RetbenchError
 
-__all__ = ["CompareResult"]
+__all__ = ["CompareResult", "compare"]
 
 # The renderers and the results store are imported where a result is rendered or written, so that
-# computing a comparison loads neither (the core imports no presentation).
+# computing a comparison loads neither.
 
 
 @dataclass
 class CompareResult(CompareRecord):
     """A :class:`~harness.core.record.CompareRecord` that can print and store itself."""
+
+    @classmethod
+    def of(cls, record: CompareRecord) -> CompareResult:
+        """The result holding ``record``'s data (the same objects, not copies)."""
+        return cls(**{f.name: getattr(record, f.name) for f in fields(CompareRecord)})
 
     def report(self, format: str = "text", *, show_failures: int | None = None, show_queries: int | None = None,
                heading: bool = True, command_line: Sequence[str] | None = None) -> str:
@@ -91,3 +107,52 @@ class CompareResult(CompareRecord):
         derived = (lambda staging: report_files(open_staged(staging), formats)) if formats else None
         return write_results(self, out_folder(out), list(command_line) if command_line is not None else None,
                              report=self.report() + "\n", derived=derived, **arguments)
+
+
+def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: str | Sequence[str | Metric], *,
+            baseline: str | None = None, scoring: Scoring = Scoring(), statistics: Statistics = Statistics(),
+            readings: Readings = Readings(), loading: Loading = Loading(), run: RunOptions = RunOptions(),
+            progress: Renderer | Callback | None = None) -> CompareResult:
+    """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
+    leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.core.readings`).
+
+    ``systems``: :class:`~retrievers.Retriever` objects (``[BM25(), RRF(BM25(), LSA())]``), a mapping
+    label -> retriever that names them (the key becomes the retriever's label), or spec strings
+    (``"bm25(k1=0.9)"``, as ``--systems``). Each is fitted here, even if it was fitted before; labels
+    must be distinct. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
+    :func:`corpora.load_dataset` as ``loading`` says; one collection (a list of them is refused: the
+    same systems on several collections are a suite, :func:`harness.compare_suite`).
+    ``metrics``: :class:`~harness.core.metrics.Metric` objects or names (``"ndcg@10"``, ``"P_5"``).
+    ``baseline``: compare every system with the one of that label instead of all pairs.
+
+    The options come in frozen groups, each declared once with its defaults in
+    :mod:`harness.core.options` (``bench compare`` builds its flags from them): ``scoring``
+    (:class:`~harness.core.options.Scoring`: depth, relevance threshold, analyzer), ``statistics``
+    (:class:`~harness.core.options.Statistics`: bootstrap, seed, confidence, permutations, Holm family),
+    ``readings`` (:class:`~harness.core.options.Readings`: fail rank of the diagnosis, facets,
+    risk–coverage, the metrics card's cutoff), ``loading`` (:class:`~harness.core.options.Loading`) and
+    ``run`` (:class:`~harness.core.options.RunOptions`: cache, timeout, engine, ``on_loaded``). An engine
+    never changes a number: the result is the same, and so is its folder but for the manifest's times
+    and ``engine`` record (``docs/scale-out.md``); a fit or search past ``run.timeout`` raises
+    :class:`~harness.core.deadline.StepTimedOut` naming the retriever and the step.
+    ``progress``: a renderer such as :class:`harness.Reporter` (the terminal line of ``bench compare``),
+    a function ``(label, done, total)``, or a :class:`corpora.progress.Progress` channel; None shows nothing.
+
+    Every system is held to ``scoring.depth``: a ranking longer than asked (a plugin's ``search`` may
+    return more) is cut to its first ``depth`` results in the order returned, as the built-ins cut
+    theirs, and the manifest's notes say so.
+
+    ``scoring.unjudged``: how a document without a judgment counts (:data:`~harness.core.condensed.UNJUDGED_READINGS`):
+    ``"nonrelevant"`` (trec_eval's reading, the default) or ``"condensed"``, each ranking scored after
+    its unjudged documents are removed (Sakai's condensed lists); ``judged@k``, ``first_relevant_rank``,
+    the diagnosis and the metrics card read the rankings as returned. The manifest records the reading
+    (``conventions.unjudged``).
+
+    Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
+    ids), so a mistake is a :class:`~corpora.RetbenchError` naming the parameter before any fitting.
+    Writes nothing: see :meth:`CompareResult.write`. The work is
+    :func:`harness.core.api.compute_comparison`'s; this returns its record as a :class:`CompareResult`.
+    """
+    return CompareResult.of(compute_comparison(systems, dataset, metrics, baseline=baseline, scoring=scoring,
+                                               statistics=statistics, readings=readings, loading=loading, run=run,
+                                               progress=progress))

@@ -154,8 +154,8 @@ def test_suite_files_and_manifest(two):
 
 def test_same_seed_same_bytes(two, tmp_path):
     result, folder, _ = two
-    again = compare(["bm25", "lsa", "rrf"], ["article", result.collections[1].given], ["ndcg@10", "mrr"],
-                    **FAST).write(tmp_path, command_line=["test"])
+    again = compare_suite(["bm25", "lsa", "rrf"], ["article", result.collections[1].given], ["ndcg@10", "mrr"],
+                          **FAST).write(tmp_path, command_line=["test"])
     for name in ("suite_summary.csv", "suite_comparisons.csv", "suite_leaderboard.csv"):
         assert (again / name).read_bytes() == (folder / name).read_bytes()
 

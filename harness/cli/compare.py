@@ -23,7 +23,7 @@ import click
 from corpora import ANALYZERS, FORMATS, Dataset, RetbenchError, summary_line
 from corpora.readers import DEFAULT_SPLIT
 from harness.cli.declared import option, option_groups
-from harness.core.api import compare
+from harness.comparison import compare
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS

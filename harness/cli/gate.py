@@ -221,7 +221,7 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
     """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded; its
     comparison (and an ``--out`` folder) takes the gate's resamples, seed and permutations, and the
     default confidence, as it always has (the gate reads only its per-query values)."""
-    from harness.core.api import compare  # the retrievers load only when a candidate is run
+    from harness.comparison import compare  # the retrievers load only when a candidate is run
     from harness.core.options import Loading, RunOptions
     from harness.core.inputs import build_systems
     from harness.store.folder import check_out

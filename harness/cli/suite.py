@@ -18,7 +18,7 @@ import click
 
 from harness.cli import RESULTS_KEY, ResultsFirstStdout, progress_shown
 from harness.cli.declared import option_groups
-from harness.core.api import compare_suite
+from harness.suite.run import compare_suite
 from harness.core.options import RunOptions
 from harness.core.record import CompareConfig
 from harness.suite.report import check_suite_formats

@@ -1,8 +1,12 @@
-"""The core: :func:`~harness.core.api.compare` and :func:`~harness.core.api.evaluate` over objects,
-the metrics (one table), the statistics, and the readings a comparison computes (leaderboard,
-facets, risk–coverage, diagnosis, near-duplicates, power, the metrics card).
+"""The core: a comparison computed over objects (:func:`~harness.core.api.compute_comparison`, what
+:func:`harness.compare` runs) and :func:`~harness.core.api.evaluate`, the metrics (one table), the
+scoring conventions (:mod:`~harness.core.condensed`: how an unjudged document counts), the
+statistics, and the readings a comparison computes (leaderboard, facets, risk–coverage, diagnosis,
+near-duplicates, power, the metrics card).
 
-Nothing here imports a report renderer, the server, plotting or Dask at module level: a comparison
-is computed without them, and :class:`~harness.core.result.CompareResult` reaches the results store
-and the renderers only when asked to write or render itself.
+A low layer: nothing here imports the results store, a report, the suites, gating, tuning,
+judgments, the server or the CLI, not even inside a function (``tests/test_import_graph.py``
+holds the order, ``docs/development.md`` gives it); below it are only the engines, the web checks
+and the error family. What can store and render a comparison is
+:class:`harness.comparison.CompareResult`, a layer above the store and the reports.
 """

@@ -1,20 +1,16 @@
-"""The library's two entry points, over objects: :func:`compare` and :func:`evaluate`.
+"""The computations behind the library's entry points: :func:`compute_comparison` (what
+:func:`harness.compare` runs) and :func:`evaluate`.
 
-``bench compare`` and ``bench evaluate`` are thin adapters that turn their options into these
-arguments; a notebook calls them directly::
+``bench evaluate`` and :func:`harness.compare` (:mod:`harness.comparison`, the layer above the
+results store and the reports, which returns a :class:`~harness.comparison.CompareResult` that
+can print and store itself) are thin adapters over them; here a comparison is computed and
+returned as plain data (:class:`~harness.core.record.CompareRecord`), and nothing above the core
+is imported.
 
-    from corpora import load_dataset
-    from harness import compare
-    from retrievers import BM25, LSA, RRF
-
-    result = compare([BM25(), RRF(BM25(), LSA())], load_dataset("article"), ["ndcg@5", "mrr"])
-    result.summary            # one row per system, one column per metric
-    result.write("results")   # the results folder bench compare writes
-
-Which queries count. :func:`compare`: every query with at least one relevant judgment (grade >=
+Which queries count. :func:`compute_comparison`: every query with at least one relevant judgment (grade >=
 ``rel_threshold``) and a text to search with; a query the run misses or answers with nothing scores
 0; a query without a relevant judgment is excluded and reported so
-(``CompareResult.excluded_query_ids``), never silently averaged in (the article's convention).
+(``CompareRecord.excluded_query_ids``), never silently averaged in (the article's convention).
 :func:`evaluate`: trec_eval 10 ``-c``, as ``bench evaluate``
 (:func:`~harness.core.evaluation.trec_eval_queries`, one function for both): every query of the
 judgments counts, one the run misses or whose judgments are all non-relevant scoring 0.
@@ -28,7 +24,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,9 +33,8 @@ from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_a
 from corpora.loading import source_of
 from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
-from harness.comparison import CompareResult
 from harness.core.deadline import check_timeout, step_deadline
-from harness.core.record import CompareConfig, SystemResult
+from harness.core.record import CompareConfig, CompareRecord, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
 from harness.engines.base import needs_texts_here
@@ -61,16 +55,13 @@ from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.context import RunContext
 
-if TYPE_CHECKING:
-    from harness.suite.run import SuiteResult
-
-__all__ = ["check_bootstrap_memory", "compare", "compare_suite", "evaluate", "queries_that_count", "restrict_to_candidates"]
+__all__ = ["check_bootstrap_memory", "compute_comparison", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
 
 def queries_that_count(qrels: Qrels, rel_threshold: int, among: Sequence[str] | None = None) -> list[str]:
-    """The queries :func:`compare` takes a mean over: those with at least one relevant judgment, in the order of
-    ``among`` (the dataset's queries, which must hold the query to search with it) or, without it,
-    in qrels order."""
+    """The queries :func:`harness.compare` takes a mean over: those with at least one relevant
+    judgment, in the order of ``among`` (the dataset's queries, which must hold the query to search
+    with it) or, without it, in qrels order."""
     with_relevant = qrels.queries_with_relevant(rel_threshold)
     if among is None:
         return with_relevant
@@ -95,52 +86,19 @@ def restrict_to_candidates(run: Run, candidates: dict[str, list[str]], depth: in
     return Run.from_mapping(kept)
 
 
-def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: str | Sequence[str | Metric], *,
-            baseline: str | None = None, scoring: Scoring = Scoring(), statistics: Statistics = Statistics(),
-            readings: Readings = Readings(), loading: Loading = Loading(), run: RunOptions = RunOptions(),
-            progress: Renderer | Callback | None = None) -> CompareResult | SuiteResult:
-    """Fit every system on the dataset, search its queries, score, compare and diagnose, and read the
-    leaderboard, effect sizes and power, facet rollups and risk–coverage (:mod:`harness.core.readings`).
-
-    ``systems``: :class:`~retrievers.Retriever` objects (``[BM25(), RRF(BM25(), LSA())]``), a mapping
-    label -> retriever that names them (the key becomes the retriever's label), or spec strings
-    (``"bm25(k1=0.9)"``, as ``--systems``). Each is fitted here, even if it was fitted before; labels
-    must be distinct. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
-    :func:`corpora.load_dataset` as ``loading`` says; a list of them runs a suite, the same systems on
-    each collection (:func:`compare_suite`, which returns a :class:`~harness.suite.run.SuiteResult`).
-    ``metrics``: :class:`~harness.core.metrics.Metric` objects or names (``"ndcg@10"``, ``"P_5"``).
-    ``baseline``: compare every system with the one of that label instead of all pairs.
-
-    The options come in frozen groups, each declared once with its defaults in
-    :mod:`harness.core.options` (``bench compare`` builds its flags from them): ``scoring``
-    (:class:`~harness.core.options.Scoring`: depth, relevance threshold, analyzer), ``statistics``
-    (:class:`~harness.core.options.Statistics`: bootstrap, seed, confidence, permutations, Holm family),
-    ``readings`` (:class:`~harness.core.options.Readings`: fail rank of the diagnosis, facets,
-    risk–coverage, the metrics card's cutoff), ``loading`` (:class:`~harness.core.options.Loading`) and
-    ``run`` (:class:`~harness.core.options.RunOptions`: cache, timeout, engine, ``on_loaded``). An engine
-    never changes a number: the result is the same, and so is its folder but for the manifest's times
-    and ``engine`` record (``docs/scale-out.md``); a fit or search past ``run.timeout`` raises
-    :class:`~harness.core.deadline.StepTimedOut` naming the retriever and the step.
-    ``progress``: a renderer such as :class:`harness.Reporter` (the terminal line of ``bench compare``),
-    a function ``(label, done, total)``, or a :class:`corpora.progress.Progress` channel; None shows nothing.
-
-    Every system is held to ``scoring.depth``: a ranking longer than asked (a plugin's ``search`` may
-    return more) is cut to its first ``depth`` results in the order returned, as the built-ins cut
-    theirs, and the manifest's notes say so.
-
-    ``scoring.unjudged``: how a document without a judgment counts (:data:`~harness.core.condensed.UNJUDGED_READINGS`):
-    ``"nonrelevant"`` (trec_eval's reading, the default) or ``"condensed"``, each ranking scored after
-    its unjudged documents are removed (Sakai's condensed lists); ``judged@k``, ``first_relevant_rank``,
-    the diagnosis and the metrics card read the rankings as returned. The manifest records the reading
-    (``conventions.unjudged``).
-
-    Everything cheap is checked first (systems, labels, metrics, options, the baseline, the dataset's
-    ids), so a mistake is a :class:`~corpora.RetbenchError` naming the parameter before any fitting.
-    Writes nothing: see :meth:`CompareResult.write`.
-    """
-    if isinstance(dataset, (list, tuple)):  # several collections: a suite (harness.suite), one folder per collection
-        return compare_suite(systems, dataset, metrics, baseline=baseline, scoring=scoring, statistics=statistics,
-                             readings=readings, loading=loading, run=run, progress=progress)
+def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
+                       metrics: str | Sequence[str | Metric], *, baseline: str | None = None,
+                       scoring: Scoring = Scoring(), statistics: Statistics = Statistics(),
+                       readings: Readings = Readings(), loading: Loading = Loading(), run: RunOptions = RunOptions(),
+                       progress: Renderer | Callback | None = None) -> CompareRecord:
+    """The comparison :func:`harness.compare` returns, as plain data: the same parameters (its
+    docstring says what each does and what is checked first) and the
+    :class:`~harness.core.record.CompareRecord` found, which neither prints nor stores itself.
+    ``dataset`` is one collection: a list of them is refused with a pointer to
+    :func:`harness.compare_suite`, which runs a suite."""
+    if isinstance(dataset, (list, tuple)):
+        raise RetbenchError(f"dataset is a {type(dataset).__name__} of {len(dataset)} collections, and compare() "
+                            "compares on one. Fix: call compare_suite(systems, datasets, metrics) for a suite")
     check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), readings=(readings, Readings),
                   loading=(loading, Loading), run=(run, RunOptions))
     depth, rel_threshold, analyzer, unjudged = scoring.depth, scoring.rel_threshold, scoring.analyzer, scoring.unjudged
@@ -213,19 +171,6 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
         return result
 
 
-def compare_suite(systems: Systems, datasets: Sequence[Dataset | str | PathLike[str]],
-                  metrics: str | Sequence[str | Metric], **compare_keywords: Any) -> SuiteResult:
-    """The same systems on several collections, one :func:`compare` each, read as a suite (a macro
-    average in which each collection weighs the same, intervals stratified by collection):
-    :func:`harness.suite.run.run_suite` says what it computes, ``docs/suites.md`` how to read it.
-
-    >>> # compare_suite([BM25(), LSA()], ["cranfield", "cisi", "med"], ["ndcg@10"]).write("results")
-    """
-    from harness.suite.run import run_suite
-
-    return run_suite(compare, systems, datasets, metrics, **compare_keywords)
-
-
 def bootstrap_columns(n_systems: int, n_metrics: int) -> int:
     """The widest matrix of resampled values a comparison of ``n_systems`` on ``n_metrics`` keeps, in
     :func:`~harness.core.statistics.bootstrap_memory`'s columns (16 bytes per resample each): the paired
@@ -268,7 +213,7 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
          context: RunContext, mapper: ChunkMapper | None, analyzer: str, warnings: list[str], notes: list[str],
-         timeout: float | None = None) -> CompareResult:
+         timeout: float | None = None) -> CompareRecord:
     """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
     ``context``: its cache, progress and engine placement), evaluate, compare, diagnose (the chunks of
     the evaluation and the statistics through the engine's ``mapper``; None: here)."""
@@ -342,7 +287,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
                                  analyze, query_ids, config.fail_rank, config.rel_threshold))
     release_freed_memory()  # the diagnosis's texts, before the result is reported and written
-    return CompareResult(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
+    return CompareRecord(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
                          comparisons, failures, analyzer, readings.leaderboard,
                          readings.power, readings.facets, readings.risk_coverage, readings.risk_coverage_summary,
                          warnings, notes, card)
@@ -367,8 +312,8 @@ def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels 
     ``-c``, every query of the judgments, in trec_eval's order (query id, byte order); a query the
     run misses, or whose judgments are all non-relevant (grade < ``rel_threshold``), scores 0.
     ``run_queries_only=True`` keeps only the queries the run answers (plain trec_eval); ``query_ids``
-    evaluates exactly those, in that order (:func:`compare` and ``bench gate`` pass the queries with
-    a relevant judgment). Judgments without any relevant grade, or a run none of whose queries is
+    evaluates exactly those, in that order (:func:`harness.compare` and ``bench gate`` pass the
+    queries with a relevant judgment). Judgments without any relevant grade, or a run none of whose queries is
     judged, are a :class:`~corpora.RetbenchError`: every number would be 0.
 
     ``unjudged`` (:data:`~harness.core.condensed.UNJUDGED_READINGS`): ``"nonrelevant"``, trec_eval's

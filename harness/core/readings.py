@@ -54,7 +54,7 @@ OWN_CONFIDENCE = "retriever"
 
 @dataclass(frozen=True)
 class Readings:
-    """The readings of one comparison; see :class:`harness.core.result.CompareResult` for each."""
+    """The readings of one comparison; see :class:`harness.comparison.CompareResult` for each."""
 
     leaderboard: pd.DataFrame
     power: pd.DataFrame

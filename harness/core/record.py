@@ -1,9 +1,9 @@
 """What a comparison found, as plain data: :class:`CompareRecord`, its systems
 (:class:`SystemResult`) and :class:`CompareConfig`, the record of the options it was made with.
 
-The surfaces that store or show a comparison (:mod:`harness.store.write`, :mod:`harness.report.text`) read
-this data; :class:`harness.core.result.CompareResult` adds the methods that call them, so the
-imports run one way: comparison -> report, results -> record.
+The surfaces that store or show a comparison (:mod:`harness.store.write`, :mod:`harness.report.text`)
+read this data; :class:`harness.comparison.CompareResult`, a layer above them, adds the methods that
+call them, so the imports run one way: comparison -> report, store -> record.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class SystemResult:
 
 @dataclass
 class CompareRecord:
-    """What :func:`harness.compare` found (the data of a :class:`~harness.core.result.CompareResult`):
+    """What :func:`harness.compare` found (the data of a :class:`~harness.comparison.CompareResult`):
     per-query and mean scores, paired comparisons, the diagnosis of failed queries, and everything
     needed to store and re-score it.
 

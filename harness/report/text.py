@@ -2,7 +2,7 @@
 
 :func:`render_text` gives the whole report of a :class:`~harness.report.view.ReportView` (the
 results folder keeps it as ``report.txt``; ``bench report --format text`` makes it again; a fresh
-result's, :meth:`harness.core.result.CompareResult.report`, reads the folder it would write from
+result's, :meth:`harness.comparison.CompareResult.report`, reads the folder it would write from
 memory): the dataset's summary line, the systems, the leaderboard, the means, the rank of the first
 relevant document, the comparisons, effect size and power for the first metric, one table per facet,
 risk–coverage, the diagnosis and the registered readings with a text renderer. What it shows that no

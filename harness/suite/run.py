@@ -1,4 +1,5 @@
-"""A suite: the same systems on several collections, one after the other: :func:`compare_suite`.
+"""A suite: the same systems on several collections, one after the other: :func:`compare_suite`
+(``harness.compare_suite``).
 
 Each collection is an ordinary :func:`harness.compare` (the same options, the same numbers as a run
 on that collection alone), written at once as an ordinary results folder into a work folder and then
@@ -24,13 +25,14 @@ import pandas as pd
 
 from corpora import Dataset, RetbenchError
 from corpora.loading import resolve_corpus, source_of
+from harness.comparison import compare
 from harness.core.inputs import Systems, resolve_metrics, resolve_systems
 from harness.core.metrics import Metric
 from harness.core.options import RunOptions, Scoring, Statistics
 from harness.core.statistics import Comparison
 from harness.suite.statistics import MACRO, MICRO, SuiteStatistics, macro_statistics, wins_ties_losses
 
-__all__ = ["SuiteCollection", "SuiteResult", "run_suite"]
+__all__ = ["SuiteCollection", "SuiteResult", "compare_suite", "run_suite"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,17 @@ def _fresh(retrievers: Sequence[Any], systems: Systems, analyzer: str | None) ->
         except Exception:  # a class whose arguments were not recorded: refit the object itself
             fresh.append(retriever)
     return fresh
+
+
+def compare_suite(systems: Systems, datasets: Sequence[Dataset | str | PathLike[str]],
+                  metrics: str | Sequence[str | Metric], **compare_keywords: Any) -> SuiteResult:
+    """The same systems on several collections, one :func:`harness.compare` each, read as a suite (a
+    macro average in which each collection weighs the same, intervals stratified by collection):
+    :func:`run_suite` says what it computes and takes, ``docs/suites.md`` how to read it.
+
+    >>> # compare_suite([BM25(), LSA()], ["cranfield", "cisi", "med"], ["ndcg@10"]).write("results")
+    """
+    return run_suite(compare, systems, datasets, metrics, **compare_keywords)
 
 
 def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[Dataset | str | PathLike[str]],
