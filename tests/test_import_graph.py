@@ -2,6 +2,25 @@
 itself back through others; nor does a script of ``benchmarks/`` (they import each other as
 top-level modules, their folder on ``sys.path``).
 
+Inside ``harness`` the sub-packages are layers, in one order (:data:`HARNESS_LAYERS`), from the top:
+
+1. ``cli`` -- the ``bench`` commands;
+2. ``serve`` (the evals API and dashboard) and ``harness`` itself (its ``__init__``, the public names);
+3. ``suite`` -- several collections, each an ordinary comparison;
+4. ``comparison`` (``harness/comparison.py``: :func:`harness.compare` and the ``CompareResult`` that
+   renders and stores itself), ``gating``, ``tuning`` (with its own reports) and ``judgments`` (pool,
+   agreement, PPI, the judging session and page);
+5. ``report`` -- the reports of a comparison's results folder, and the charts;
+6. ``store`` -- the results folder, written and read;
+7. ``core`` -- compare computed as plain data, evaluate, metrics, the scoring conventions (condensed
+   lists), statistics, readings;
+8. ``engines`` (where work runs) and ``web`` (the HTTP checks ``serve`` and the judging page share);
+9. ``errors`` -- the error family.
+
+A module may import its own sub-package and those of lower layers; never one of its own layer (each
+stands on its own) nor one above. The rule holds for every import wherever it stands, as the cycle
+check's does: a deferred import inside a function runs upward as surely as one at the top.
+
 The graph is read from the source (``ast``), not from a running interpreter, and holds every
 import statement among our own modules wherever it stands: at module level, inside a function
 (a lazy import) and under ``if TYPE_CHECKING:``. A lazy or type-only import defers or hides a
@@ -24,6 +43,19 @@ PACKAGES = ("corpora", "retrievers", "harness")
 #: Which packages each package may import (besides itself); harness.cli is checked on its own.
 ALLOWED = {"corpora": set(), "retrievers": {"corpora"}, "harness": {"corpora", "retrievers"}}
 CLI = "harness.cli"
+#: The layers of ``harness``, from the top down (see the module docstring): each name is a sub-package
+#: (``harness/<name>/``), a module (``harness/<name>.py``), or ``harness``, the package's ``__init__``.
+HARNESS_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("cli",),
+    ("serve", "harness"),
+    ("suite",),
+    ("comparison", "gating", "tuning", "judgments"),
+    ("report",),
+    ("store",),
+    ("core",),
+    ("engines", "web"),
+    ("errors",),
+)
 
 
 def modules_of(root: Path, packages: Iterable[str]) -> dict[str, Path]:
@@ -141,6 +173,35 @@ def path_within(graph: dict[str, set[str]], group: list[str]) -> list[str]:
     return group
 
 
+def part_of(module: str, package: str = "harness") -> str:
+    """The part of ``package`` a module belongs to: its sub-package or top module (``harness.core.api``
+    -> ``core``, ``harness.errors`` -> ``errors``), or ``package`` itself for its ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def upward_imports(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...],
+                   package: str = "harness") -> list[str]:
+    """Every import between two parts of ``package`` that does not run down the ``layers`` (from the
+    top): one to a part of the same layer or of a higher one, each named with both layers; and every
+    part that no layer places, so that a new sub-package is given its place."""
+    rank = {part: index for index, layer in enumerate(layers) for part in layer}
+    found = []
+    inside = {m: ts for m, ts in graph.items() if m == package or m.startswith(package + ".")}
+    for part in sorted({part_of(m, package) for m in inside} - set(rank)):
+        found.append(f"{package}.{part} has no layer: place it in the order")
+    for module, imported in sorted(inside.items()):
+        source = part_of(module, package)
+        for target in sorted(t for t in imported if t == package or t.startswith(package + ".")):
+            goal = part_of(target, package)
+            if goal == source or source not in rank or goal not in rank:
+                continue
+            if rank[goal] <= rank[source]:
+                where = "its own layer" if rank[goal] == rank[source] else f"layer {rank[goal] + 1}, above it"
+                found.append(f"{module} (layer {rank[source] + 1}, {source}) imports {target} ({where})")
+    return found
+
+
 # ----- the repository ---------------------------------------------------------------------------
 
 GRAPH = import_graph(REPO, PACKAGES)
@@ -177,6 +238,18 @@ def test_layering_corpora_retrievers_harness_cli() -> None:
             if (target == CLI or target.startswith(CLI + ".")) and not (module == CLI or module.startswith(CLI + ".")):
                 wrong.append(f"{module} imports {target} (nothing outside the CLI imports it)")
     assert wrong == []
+
+
+def test_the_harness_layers_run_one_way() -> None:
+    """No import in ``harness``, at module level, inside a function or for type checking only, runs
+    from a layer to its own or a higher one (:data:`HARNESS_LAYERS`)."""
+    assert upward_imports(GRAPH, HARNESS_LAYERS) == []
+
+
+def test_the_layers_name_every_part_of_harness_once() -> None:
+    named = [part for layer in HARNESS_LAYERS for part in layer]
+    assert len(named) == len(set(named))
+    assert set(named) == {part_of(m) for m in GRAPH if m == "harness" or m.startswith("harness.")}
 
 
 # ----- the walker on made-up packages ------------------------------------------------------------
@@ -222,3 +295,46 @@ def test_no_cycle_where_imports_run_one_way(tmp_path: Path) -> None:
     _package(tmp_path, {"pkg/__init__.py": "from pkg.a import thing\n", "pkg/a.py": "import json\nthing = 1\n",
                         "pkg/b.py": "def late():\n    import pkg.a\n"})
     assert cycles(import_graph(tmp_path, ["pkg"])) == []
+
+
+# ----- the layer rule on a made-up harness ---------------------------------------------------------
+
+_LOW_TO_HIGH = {  # the deliberate upward import of core/api.py, however it is written
+    "module level": "from harness.report.view import View\n",
+    "deferred": "def render():\n    from harness.report.view import View\n    return View\n",
+    "type only": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from harness.report.view import View\n",
+    "relative": "def render():\n    from ..report import view\n    return view\n",
+    "plain import": "def render():\n    import harness.report.view\n",
+    "the package face": "def late():\n    from harness import compare\n",
+}
+
+
+def _layered(tmp_path: Path, core_api: str) -> dict[str, set[str]]:
+    _package(tmp_path, {"harness/__init__.py": "def __getattr__(name):\n    from harness.core.api import compare\n",
+                        "harness/core/__init__.py": "", "harness/core/api.py": core_api,
+                        "harness/report/__init__.py": "",
+                        "harness/report/view.py": "from harness.core.api import compare\nView = compare\n"})
+    return import_graph(tmp_path, ["harness"])
+
+
+@pytest.mark.parametrize("written", list(_LOW_TO_HIGH))
+def test_an_upward_import_fails_the_layer_rule_however_it_is_written(tmp_path: Path, written: str) -> None:
+    graph = _layered(tmp_path, "def compare():\n    return 1\n" + _LOW_TO_HIGH[written])
+    found = upward_imports(graph, HARNESS_LAYERS)
+    target = "harness" if written == "the package face" else "harness.report.view"
+    assert found == [f"harness.core.api (layer 7, core) imports {target} (layer "
+                     f"{2 if target == 'harness' else 5}, above it)"]
+
+
+def test_imports_that_run_down_pass_the_layer_rule(tmp_path: Path) -> None:
+    assert upward_imports(_layered(tmp_path, "def compare():\n    return 1\n"), HARNESS_LAYERS) == []
+
+
+def test_an_import_within_a_layer_and_an_unplaced_part_fail(tmp_path: Path) -> None:
+    _package(tmp_path, {"harness/__init__.py": "", "harness/gating/__init__.py": "",
+                        "harness/gating/rule.py": "def late():\n    from harness.tuning import search\n",
+                        "harness/tuning/__init__.py": "", "harness/tuning/search.py": "",
+                        "harness/attic/__init__.py": "from harness.gating import rule\n"})
+    assert upward_imports(import_graph(tmp_path, ["harness"]), HARNESS_LAYERS) == [
+        "harness.attic has no layer: place it in the order",
+        "harness.gating.rule (layer 4, gating) imports harness.tuning.search (its own layer)"]
