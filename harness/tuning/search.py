@@ -43,6 +43,7 @@ from harness.core.api import queries_that_count, restrict_to_candidates
 from harness.tuning.cross_validation import assign_folds, cross_validate, intervals
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.evaluation import mean_over_queries
+from harness.core.condensed import DEFAULT_UNJUDGED
 from harness.core.facets import select_facets
 from harness.core.inputs import (_with_default_analyzer, check_bootstrap_fits, check_dataset_argument, check_groups, check_options,
                                  check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
@@ -152,7 +153,8 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
     a facets side file, or ``{facet: {query id: value}}``, added to the queries first).
 
     The option groups are :func:`harness.compare`'s (:mod:`harness.core.options`): ``scoring`` (depth,
-    relevance threshold, analyzer), ``statistics`` (``bootstrap_samples``, ``confidence`` and ``seed``
+    relevance threshold, analyzer; ``unjudged`` must be trec_eval's ``"nonrelevant"``: a search scores
+    unjudged documents as non-relevant, and another reading is refused, not ignored), ``statistics`` (``bootstrap_samples``, ``confidence`` and ``seed``
     set the paired bootstrap intervals; ``permutations`` and ``family`` are not used), ``loading`` and
     ``run`` (``cache`` and ``on_loaded``; a search runs in this process, without a time limit).
     Everything cheap is checked before loading.
@@ -162,6 +164,10 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
     if run.timeout is not None or run.engine != "local":
         raise RetbenchError("tune runs in this process without a time limit; `run` sets a timeout or an engine. "
                             "Fix: pass run=RunOptions(cache=...) without them")
+    if scoring.unjudged != DEFAULT_UNJUDGED:
+        raise RetbenchError(f"tune scores an unjudged document as non-relevant (trec_eval), and `scoring.unjudged` "
+                            f"is {scoring.unjudged!r}. Fix: leave scoring.unjudged out, or score the chosen "
+                            "parameters with compare(..., scoring=Scoring(unjudged='condensed'))")
     depth, rel_threshold, analyzer = scoring.depth, scoring.rel_threshold, scoring.analyzer
     seed, bootstrap_samples, confidence = statistics.seed, statistics.bootstrap_samples, statistics.confidence
     format, split, allow_unmatched_judgments = loading.format, loading.split, loading.allow_unmatched_judgments
