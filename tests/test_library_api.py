@@ -308,7 +308,7 @@ def test_evaluate_and_bench_evaluate_count_the_same_queries(tmp_path) -> None:
 def test_evaluate_refuses_judgments_or_a_run_that_would_make_every_number_zero() -> None:
     with pytest.raises(RetbenchError, match="no query has a relevant judgment.*Fix:"):
         evaluate({"q1": [("d1", 1.0)]}, {"q1": {"d1": 0}}, ["mrr"])
-    with pytest.raises(RetbenchError, match=r"run: none of the run's 1 queries \('x'\) is judged.*Fix:"):
+    with pytest.raises(RetbenchError, match=r"run: none of the run's 1 query \('x'\) is judged.*Fix:"):
         evaluate({"x": [("d1", 1.0)]}, QRELS, ["mrr"])
 
 
