@@ -190,6 +190,9 @@ def require_id(path: Path, number: int, record: dict, keys: tuple[str, ...] = ("
 #: The split every loader reads when none is asked for: a layout with one set of judgments reads
 #: that set under this name, and refuses any other (:func:`refuse_split`).
 DEFAULT_SPLIT = "test"
+#: What a split is, for help texts (``--split`` of every command; ``harness.core.options.Loading``).
+SPLIT_HELP = ("Judgments split: BEIR's or a tabular folder's qrels/<split>.tsv, a TREC folder's qrels file named "
+              "after it, a CSFCube fold. A layout with one set of judgments refuses any split but the default.")
 
 
 def refuse_split(folder: Path, layout: str, split: str, judgments: str) -> None:

@@ -246,24 +246,25 @@ def test_the_same_object_twice_is_refused() -> None:
 @pytest.mark.parametrize(
     ("metrics", "options", "message"),
     [
-        (["ndcg@0", "nope"], {}, "The 'k' parameter of ndcg@k must be an int >= 1. Got 0 instead.; unknown metric"),
-        ([parse_metric("mrr"), 5], {}, "metric 5 is neither a Metric nor a name"),
-        (["mrr"], {"scoring": Scoring(depth=0)}, "`depth` must be an int >= 1. Got 0 instead."),
-        (["ndcg@10"], {"scoring": Scoring(depth=5)}, "a metric cuts at 10 but `depth` is 5"),
-        (["mrr"], {"statistics": Statistics(seed=-1)}, "`seed` must be an int >= 0"),
-        (["mrr"], {"statistics": Statistics(confidence=1.5)}, "`confidence` must be a number strictly between 0.5 and 1"),
-        (["mrr"], {"statistics": Statistics(family="pairs")}, "unknown Holm family (`family`) 'pairs'"),
-        (["mrr"], {"scoring": Scoring(rel_threshold=0.5)}, "`rel_threshold` must be an int >= 0 (a grade). Got 0.5"),
-        (["mrr"], {"baseline": "bm25"}, "`baseline` 'bm25' is not among the systems (Overlap)"),
-        (["mrr"], {"loading": Loading(split="dev")}, "split load a dataset given by name or folder, but dataset 'tiny'"),
-        (["mrr"], {"run": RunOptions(cache=3)}, "cache is a int, not True, False or a folder"),
-        (["mrr"], {"statistics": {"seed": 1}}, "`statistics` is a dict, not a Statistics. Fix: pass statistics="),
-        (["mrr"], {"progress": "loud"}, "progress must be a renderer, a function (label, done, total) or None"),
+        (["ndcg@0", "nope"], lambda: {}, "The 'k' parameter of ndcg@k must be an int >= 1. Got 0 instead.; unknown metric"),
+        ([parse_metric("mrr"), 5], lambda: {}, "metric 5 is neither a Metric nor a name"),
+        (["mrr"], lambda: {"scoring": Scoring(depth=0)}, "`depth` must be an int >= 1. Got 0 instead."),
+        (["ndcg@10"], lambda: {"scoring": Scoring(depth=5)}, "a metric cuts at 10 but `depth` is 5"),
+        (["mrr"], lambda: {"statistics": Statistics(seed=-1)}, "`seed` must be an int >= 0"),
+        (["mrr"], lambda: {"statistics": Statistics(confidence=1.5)}, "`confidence` must be a number strictly between 0.5 and 1"),
+        (["mrr"], lambda: {"statistics": Statistics(family="pairs")}, "unknown Holm family (`family`) 'pairs'"),
+        (["mrr"], lambda: {"scoring": Scoring(rel_threshold=0.5)}, "`rel_threshold` must be an int >= 0 (a grade). Got 0.5"),
+        (["mrr"], lambda: {"baseline": "bm25"}, "`baseline` 'bm25' is not among the systems (Overlap)"),
+        (["mrr"], lambda: {"loading": Loading(split="dev")}, "split load a dataset given by name or folder, but dataset 'tiny'"),
+        (["mrr"], lambda: {"run": RunOptions(cache=3)}, "cache is a int, not True, False or a folder"),
+        (["mrr"], lambda: {"statistics": {"seed": 1}}, "`statistics` is a dict, not a Statistics. Fix: pass statistics="),
+        (["mrr"], lambda: {"progress": "loud"}, "progress must be a renderer, a function (label, done, total) or None"),
     ],
 )
 def test_bad_metrics_and_options_are_refused_before_any_fit(metrics, options, message) -> None:
+    """``options`` makes the keywords: an option group refuses a value out of its domain when it is made."""
     with pytest.raises(RetbenchError) as caught:
-        compare([Overlap()], tiny(), metrics, **options)
+        compare([Overlap()], tiny(), metrics, **options())
     assert message in str(caught.value)
     assert FITTED == []
 

@@ -402,7 +402,7 @@ def test_out_of_memory_in_the_bootstrap_is_one_line(runner, tmp_path, monkeypatc
     def exhausted(*args, **kwargs):
         raise MemoryError("Unable to allocate 38.4 GiB for an array")
 
-    monkeypatch.setattr("harness.core.api.compare_systems", exhausted)
+    monkeypatch.setattr("harness.core.readings.compare_systems", exhausted)
     result = runner.invoke(main, ["compare", "--out", str(tmp_path / "out"), *FAST])
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.strip()]

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.core.options import Scoring, Statistics
+
 REPO = Path(__file__).resolve().parents[1]
 SECTION = REPO.joinpath("docs", "python-api.md").read_text(encoding="utf-8").split("\n## Python API\n")[1].split("\n## ")[0]
 
@@ -42,4 +44,6 @@ def test_the_option_groups_example_runs_and_its_options_reach_the_run() -> None:
     exec(compile(example, "python-api.md", "exec"), scope)  # noqa: S102 - the page's own example
     result = scope["result"]
     assert list(result.summary["system"]) == ["bm25", "lsa"]
-    assert (result.config.depth, result.config.bootstrap_samples, result.config.seed) == (100, 2000, 1)
+    config = result.config
+    assert (config.scoring.depth, config.statistics.bootstrap_samples, config.statistics.seed) == (100, 2000, 1)
+    assert config.scoring == Scoring(depth=100) and config.statistics == Statistics(bootstrap_samples=2000, seed=1)

@@ -61,7 +61,7 @@ def _synthetic(seed: int, sizes: tuple[int, ...]) -> list[dict[str, dict[str, np
 
 def test_macro_interval_matches_an_independent_stratified_bootstrap():
     values = _synthetic(3, (12, 30, 60))
-    stats = macro_statistics(values, ["a", "b"], ["m"], [("a", "b")], n_samples=20_000, seed=0)
+    stats = macro_statistics(values, ["a", "b"], ["m"], [("a", "b")], Statistics(bootstrap_samples=20_000, seed=0))
     (c,) = stats.comparisons
     # independent: 20,000 resamples drawn within each collection from another stream
     rng = np.random.default_rng(12345)
@@ -78,7 +78,7 @@ def test_macro_interval_matches_an_independent_stratified_bootstrap():
 
 def test_macro_p_value_is_the_exact_stratified_sign_flip():
     values = _synthetic(5, (3, 4, 5))  # 12 differing queries: every pattern is enumerated
-    (c,) = macro_statistics(values, ["a", "b"], ["m"], [("a", "b")], n_samples=100, seed=0).comparisons
+    (c,) = macro_statistics(values, ["a", "b"], ["m"], [("a", "b")], Statistics(bootstrap_samples=100, seed=0)).comparisons
     weighted = np.concatenate([(v["a"]["m"] - v["b"]["m"]) / (3 * len(v["a"]["m"])) for v in values])
     observed = abs(weighted.sum())
     extreme = sum(abs(np.dot(signs, weighted)) >= observed - 1e-12
@@ -291,5 +291,5 @@ def test_gate_of_two_suites_finds_a_drop_on_one_collection(tmp_path):
     assert [m.verdict for m in result.collections["one"].metrics] == ["unchanged"]
     same = gate_suites(before, before, "mrr", statistics=Statistics(bootstrap_samples=200, permutations=200))
     assert same.verdict == "unchanged" and not same.drops
-    with pytest.raises(RetbenchError, match=r"`statistics.family` is 'system', which a gate does not take"):
-        gate_suites(before, after, "mrr", statistics=Statistics(family="system"))
+    with pytest.raises(RetbenchError, match=r"`statistics.family` is 'all', which a gate does not take"):
+        gate_suites(before, after, "mrr", statistics=Statistics(family="all"))

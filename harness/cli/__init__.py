@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from corpora.readers import SPLIT_HELP  # noqa: F401 (every command's --split help, declared with the default)
 from harness.cli.summaries import SummaryGroup
 from harness.errors import RetbenchError
 
@@ -213,11 +214,6 @@ class OutputPath(PathParameter):
         if isinstance(value, str) and not value.strip():
             super().convert(value, param, ctx)  # the empty value's error
         return value if isinstance(value, Path) else Path(str(value))
-
-
-#: Help of ``--split``, shared by the commands that load a corpus.
-SPLIT_HELP = ("Judgments split: BEIR's or a tabular folder's qrels/<split>.tsv, a TREC folder's qrels file named "
-              "after it, a CSFCube fold. A layout with one set of judgments refuses any split but the default.")
 
 
 @contextlib.contextmanager

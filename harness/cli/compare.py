@@ -17,15 +17,16 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from corpora import ANALYZERS, FORMATS, Dataset, RetbenchError, summary_line
 from corpora.readers import DEFAULT_SPLIT
-from harness.cli.declared import option, option_groups
+from harness.cli.declared import option
 from harness.comparison import compare
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
-from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
+from harness.cli import RESULTS_KEY, PathParameter, ResultsFirstStdout, progress_shown
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.engines import ENGINES, resolve_engine
 from harness.core.experiment import OptionKey, load_experiment
@@ -36,7 +37,7 @@ from harness.report.text import ABRIDGED_FAILURES, ABRIDGED_QUERIES, SHOWN_FAILU
 from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.store.folder import check_out
 from harness.core.risk_coverage import CONFIDENCES
-from harness.core.statistics import FAMILIES
+from harness.core.options import FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
 _FILE_FIELDS = "retbench.experiment_fields"
@@ -133,7 +134,7 @@ class _Corpora(_Once):
                    "the `irds` extra). Given several times: a suite, the same systems on each collection, written as "
                    "one suite folder with a macro average (docs/suites.md).")
 @option(Loading, "format", type=click.Choice(list(FORMATS)))
-@click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
+@option(Loading, "split", default=DEFAULT_SPLIT)
 @option(Loading, "allow_unmatched_judgments", is_flag=True, default=False)
 @click.option("--systems", default=DEFAULT_SYSTEMS, show_default=True,
               help="Comma-separated retriever specs, e.g. bm25,lsa(dims=50),rrf(bm25,lsa) or my.module:MyRetriever "
@@ -191,15 +192,9 @@ class _Corpora(_Once):
                    + "; ".join(f"{f.name} = {f.file}, {f.description}" for f in REPORT_FORMATS.values())
                    + " (the same as `bench report` on the folder).")
 @click.pass_context
-def command(ctx: click.Context, corpus: str, format: str | None, split: str,
-            allow_unmatched_judgments: bool, systems: str, metrics: str,
-            out: Path, depth: int, rel_threshold: int, bootstrap_samples: int, seed: int, confidence: float,
-            permutations: int, family: str, baseline: str | None,
-            fail_rank: int, analyzer: str | None, facets: str | None, facets_file: Path | None,
-            risk_metric: str | None, confidence_from: str, retrieval_k: int, config_file: Path | None,
-            cache_dir: Path | None, no_cache: bool, engine: str, scheduler: str | None, workers: int | None,
-            timeout: float | None, quiet: bool, show_failures: int | None, full: bool, reports: str,
-            unjudged: str) -> None:
+def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: bool, engine: str,
+            scheduler: str | None, workers: int | None, timeout: float | None, quiet: bool,
+            show_failures: int | None, full: bool, reports: str, **options: Any) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
@@ -207,21 +202,16 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
     the report and again last. On a collection of more than two dozen queries the printed report is
     abridged (--full prints it whole).
     """
-    options = dict(corpus=corpus, systems=systems, metrics=metrics, format=format, split=split,
-                   allow_unmatched_judgments=allow_unmatched_judgments,
-                   depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
-                   seed=seed, confidence=confidence, permutations=permutations, family=family,
-                   baseline=baseline, fail_rank=fail_rank, analyzer=analyzer, facets=facets,
-                   facets_file=str(facets_file) if facets_file is not None else None, risk_metric=risk_metric,
-                   confidence_from=confidence_from, retrieval_k=retrieval_k,
-                   cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache,
-                   unjudged=unjudged)
-    untouched = CompareConfig()
+    # ``options``: what CompareConfig records, by its own names (corpus, systems, metrics, baseline,
+    # cache_dir and the fields of the option groups, whose click options are built from them)
+    options.update(cache=not no_cache, **{key: str(options[key]) if options[key] is not None else None
+                                          for key in ("facets_file", "cache_dir")})
+    untouched = CompareConfig().flat()
     for key, value in ctx.meta.get(_FILE_FIELDS, {}).items():
-        # fields no option sets (confidence, cache): the file's value, unless an option changed it
-        if options.get(key, getattr(untouched, key)) == getattr(untouched, key):
+        # fields no option sets (cache): the file's value, unless an option changed it
+        if options.get(key, untouched[key]) == untouched[key]:
             options[key] = value
-    config = CompareConfig(**options)
+    config = CompareConfig.from_options(options)  # each group checks its fields: a mistake names the flag
     ctx.meta[RESULTS_KEY] = None  # for the Ctrl-C message: nothing written yet
 
     def warn(message: str) -> None:
@@ -237,7 +227,7 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
 
     # the options as objects; harness.compare checks the rest before loading the corpus
     metric_list = resolve_metrics(config.metrics)
-    retrievers = build_systems(config.systems, config.analyzer)
+    retrievers = build_systems(config.systems, config.scoring.analyzer)
     cache = False if not config.cache else (Path(config.cache_dir) if config.cache_dir else True)
     runner, owned = resolve_engine(engine, scheduler, workers)  # the Dask wiring stays out of compare()
     if isinstance(config.corpus, tuple):  # several collections: a suite
@@ -246,7 +236,7 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
             return run_suite_command(ctx, config, retrievers, metric_list, out, formats,
                                      run=RunOptions(cache, timeout, runner), quiet=quiet, full=full, stdout=stdout)
     with progress_shown(quiet) as progress, contextlib.closing(runner) if owned else contextlib.nullcontext():
-        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, **option_groups(config),
+        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, **config.groups(),
                          run=RunOptions(cache, timeout, runner, loaded), progress=progress)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
@@ -257,8 +247,9 @@ def command(ctx: click.Context, corpus: str, format: str | None, split: str,
     # the first lines say where everything is, and how to see here what the terminal leaves out
     stdout.echo(f"results: {folder}" + (" (report.txt there holds the whole report; --full prints it here)"
                                         if abridged else ""))
-    if config.unjudged != DEFAULT_UNJUDGED:
-        stdout.echo(f"unjudged documents ({config.unjudged}): {UNJUDGED_READINGS[config.unjudged]}")
+    unjudged = config.scoring.unjudged
+    if unjudged != DEFAULT_UNJUDGED:
+        stdout.echo(f"unjudged documents ({unjudged}): {UNJUDGED_READINGS[unjudged]}")
     stdout.echo(result.report(show_failures=show_failures if show_failures is not None else failures_shown,
                               show_queries=show_queries, heading=False))
     stdout.echo("")

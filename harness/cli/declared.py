@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any
 
 import click
 
-from harness.core.options import Loading, Readings, Scoring, Statistics, declared
-from harness.core.record import CompareConfig
+from harness.core.options import declared
 
-__all__ = ["LIBRARY_NAMES", "as_flags", "flags_of", "help_values", "option", "option_groups"]
+__all__ = ["LIBRARY_NAMES", "as_flags", "flags_of", "help_values", "option", "take_groups"]
 
 
 def option(group: type, name: str, *flags: str, **overrides: Any) -> Callable[[Callable[..., Any]], Any]:
@@ -28,20 +28,29 @@ def option(group: type, name: str, *flags: str, **overrides: Any) -> Callable[[C
     default (shown) and its help; ``overrides`` are click's keywords (``type``, or a ``help`` that
     must say more for one command)."""
     default, text, flag = declared(group, name)
-    settings: dict[str, Any] = {"default": default, "help": text.format(**help_values()) if "{" in text else text}
-    if default is not None and not isinstance(default, bool):
-        settings["show_default"] = True
-        settings["type"] = type(default)
-    settings.update(overrides)
+    settings: dict[str, Any] = {"default": default, "help": text.format(**help_values()) if "{" in text else text,
+                                **overrides}
+    shown = settings["default"]  # a command may show the value the group's None stands for (--split test)
+    if shown is not None and not isinstance(shown, bool):
+        settings.setdefault("show_default", True)
+        settings.setdefault("type", type(shown))
     return click.option(*(flags or (flag,)), name, **settings)
+
+
+def take_groups(options: dict[str, Any], *groups: type) -> list[Any]:
+    """Each of ``groups`` made of the fields ``options`` holds by their own names, which are taken out
+    of ``options``: a command's click options built by :func:`option` come back as the groups they
+    were declared in (each checks its fields, so a mistake is an error naming the flag)."""
+    return [group(**{f.name: options.pop(f.name) for f in fields(group) if f.name in options}) for group in groups]
 
 
 def help_values() -> dict[str, object]:
     """The values the declared help texts name (``{families}``, ``{exact_up_to}``, ...), from their own
     declarations."""
     from harness.core.facets import MAX_VALUES, MIN_QUERIES
+    from harness.core.options import FAMILIES
     from harness.core.risk_coverage import CONFIDENCES
-    from harness.core.statistics import EXACT_UP_TO, FAMILIES
+    from harness.core.statistics import EXACT_UP_TO
 
     return {"families": "; ".join(f"{name} = {means}" for name, means in FAMILIES.items()),
             "exact_up_to": EXACT_UP_TO, "max_values": MAX_VALUES, "min_queries": MIN_QUERIES,
@@ -102,12 +111,3 @@ def as_flags(message: str, flags: dict[str, str]) -> str:
 
     return _NAMED.sub(flag, message)
 
-
-def option_groups(config: CompareConfig) -> dict[str, object]:
-    """The option groups of :func:`harness.compare` (all but ``run``) as a command's config holds them."""
-    return dict(scoring=Scoring(config.depth, config.rel_threshold, config.analyzer, config.unjudged),
-                statistics=Statistics(config.bootstrap_samples, config.seed, config.confidence, config.permutations,
-                                      config.family),
-                readings=Readings(config.fail_rank, config.facets, config.risk_metric, config.confidence_from,
-                                  config.retrieval_k),
-                loading=Loading(config.format, config.split, config.allow_unmatched_judgments, config.facets_file))

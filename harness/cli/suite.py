@@ -17,7 +17,6 @@ from typing import Any
 import click
 
 from harness.cli import RESULTS_KEY, ResultsFirstStdout, progress_shown
-from harness.cli.declared import option_groups
 from harness.suite.run import compare_suite
 from harness.core.options import RunOptions
 from harness.core.record import CompareConfig
@@ -39,7 +38,7 @@ def run_suite_command(ctx: click.Context, config: CompareConfig, retrievers: Seq
 
     with progress_shown(quiet) as progress:
         result = compare_suite(retrievers, list(config.corpus), metrics, on_collection=started,
-                               baseline=config.baseline, **option_groups(config), run=run, progress=progress,
+                               baseline=config.baseline, **config.groups(), run=run, progress=progress,
                                reports=formats)  # each collection's folder too: the suite's report links them
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from corpora import ANALYZERS, FORMATS, Dataset, summary_line
 from corpora.readers import DEFAULT_SPLIT
-from harness.cli import RESULTS_KEY, SPLIT_HELP, PathParameter, ResultsFirstStdout, progress_shown
-from harness.cli.declared import option
+from harness.cli import RESULTS_KEY, PathParameter, ResultsFirstStdout, progress_shown
+from harness.cli.declared import option, take_groups
 from harness.core.metrics import metrics_help
 from harness.core.options import Loading, RunOptions, Scoring, Statistics
 from harness.report.formats import REPORT_FORMATS, parse_formats
@@ -41,15 +42,15 @@ from retrievers.grid import MAX_POINTS
 @click.option("--stratify", default=None, metavar="FACET",
               help="Deal the queries of each value of this query facet evenly over the folds (a numeric facet "
                    "with many values in quartiles).")
-@click.option("--facets", "facets_file", type=PathParameter(dir_okay=False, path_type=Path), default=None,
-              help="A facets side file (query id + one column per facet; .csv, .tsv or .jsonl) added to the "
-                   "queries, for --stratify.")
+@option(Loading, "facets_file", "--facets", type=PathParameter(dir_okay=False, path_type=Path),
+        help="A facets side file (query id + one column per facet; .csv, .tsv or .jsonl) added to the queries, "
+             "for --stratify.")
 @click.option("--max-points", type=int, default=MAX_POINTS, show_default=True,
               help="Refuse a grid with more points than this.")
 @click.option("--corpus", default="article", show_default=True,
               help="A bundled corpus name (see `bench corpora`) or a corpus folder.")
 @option(Loading, "format", type=click.Choice(list(FORMATS)))
-@click.option("--split", default=DEFAULT_SPLIT, show_default=True, help=SPLIT_HELP)
+@option(Loading, "split", default=DEFAULT_SPLIT)
 @option(Loading, "allow_unmatched_judgments", is_flag=True, default=False)
 @option(Scoring, "analyzer", type=click.Choice(list(ANALYZERS)))
 @option(Scoring, "depth",
@@ -72,11 +73,9 @@ from retrievers.grid import MAX_POINTS
                                for n in tune_formats())
                    + " (the same as `bench report` on the folder; the HTML draws the metric over the grid).")
 @click.pass_context
-def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, stratify: str | None,
-            facets_file: Path | None, max_points: int, corpus: str, format: str | None, split: str,
-            allow_unmatched_judgments: bool, analyzer: str | None, depth: int, rel_threshold: int,
-            bootstrap_samples: int, confidence: float, out: Path, cache_dir: Path | None, no_cache: bool,
-            quiet: bool, reports: str) -> None:
+def command(ctx: click.Context, grid: str, metric: str, folds: int, stratify: str | None, max_points: int,
+            corpus: str, out: Path, cache_dir: Path | None, no_cache: bool, quiet: bool, reports: str,
+            **options: Any) -> None:
     """Search GRID, a retriever spec with ranges a:b:step and lists x|y|z, e.g.
     "bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)", "weighted(bm25,lsa,alpha=0:1:0.1)" or "rrf(bm25,lsa,k=10|30|60)".
 
@@ -86,6 +85,8 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
     parameters chosen on all queries. tune.csv in the results folder has every point's mean per fold;
     `bench report` on the folder (or --report html,md) draws the metric over the grid.
     """
+    # the options declared by the groups come back as the groups (each checks its fields)
+    scoring, statistics, loading = take_groups(options, Scoring, Statistics, Loading)
     ctx.meta[RESULTS_KEY] = None  # for the Ctrl-C message: nothing written yet
 
     def warn(message: str) -> None:
@@ -102,11 +103,9 @@ def command(ctx: click.Context, grid: str, metric: str, folds: int, seed: int, s
 
     cache: bool | Path = False if no_cache else (cache_dir if cache_dir is not None else True)
     with progress_shown(quiet) as progress:
-        result = tune(grid, corpus, metric, folds=folds, stratify=stratify, max_points=max_points,
-                      scoring=Scoring(depth, rel_threshold, analyzer),
-                      statistics=Statistics(bootstrap_samples, seed, confidence),
-                      loading=Loading(format, split, allow_unmatched_judgments, facets_file),
-                      run=RunOptions(cache, on_loaded=loaded), progress=progress)
+        result = tune(grid, corpus, metric, folds=folds, stratify=stratify, max_points=max_points, scoring=scoring,
+                      statistics=statistics, loading=loading, run=RunOptions(cache, on_loaded=loaded),
+                      progress=progress)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:

@@ -21,19 +21,19 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import combinations
 from os import PathLike
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from corpora import (DEFAULT_ANALYZER, Dataset, Qrels, RetbenchError, Run, get_analyzer, load_dataset,
                      load_facets_file, with_facets)
 from corpora.loading import source_of
+from corpora.readers import DEFAULT_SPLIT
 from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
-from harness.core.deadline import check_timeout, step_deadline
+from harness.core.deadline import step_deadline
 from harness.core.record import CompareConfig, CompareRecord, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
@@ -42,15 +42,14 @@ from harness.engines.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.facets import select_facets
-from harness.core.inputs import (Systems, check_bootstrap_fits, check_confidence_from, check_dataset_argument, check_facets_file,
-                                 check_groups, check_options, check_writable_ids, fusion_depth_messages, index_cache,
+from harness.core.inputs import (Systems, check_bootstrap_fits, check_dataset_argument, check_depth, check_facets_file,
+                                 check_groups, check_writable_ids, fusion_depth_messages, index_cache,
                                  resolve_facet_names, resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.readings import read_comparison
-from harness.core.retrieval_metrics import CARD_METRICS, check_retrieval_k, retrieval_metrics
+from harness.core.retrieval_metrics import CARD_METRICS, retrieval_metrics
 from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
-from harness.core.statistics import compare_systems
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.context import RunContext
@@ -100,47 +99,32 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
         raise RetbenchError(f"dataset is a {type(dataset).__name__} of {len(dataset)} collections, and compare() "
                             "compares on one. Fix: call compare_suite(systems, datasets, metrics) for a suite")
     check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), readings=(readings, Readings),
-                  loading=(loading, Loading), run=(run, RunOptions))
-    depth, rel_threshold, analyzer, unjudged = scoring.depth, scoring.rel_threshold, scoring.analyzer, scoring.unjudged
-    bootstrap_samples, seed, confidence = statistics.bootstrap_samples, statistics.seed, statistics.confidence
-    permutations, family, fail_rank = statistics.permutations, statistics.family, readings.fail_rank
-    risk_metric, confidence_from, retrieval_k = readings.risk_metric, readings.confidence_from, readings.retrieval_k
-    facets, facets_file = readings.facets, loading.facets_file
-    format, split, allow_unmatched_judgments = loading.format, loading.split, loading.allow_unmatched_judgments
-    cache, timeout, engine, on_loaded = run.cache, run.timeout, run.engine, run.on_loaded
+                  loading=(loading, Loading), run=(run, RunOptions))  # each group has checked its own fields
     metric_list = resolve_metrics(metrics)
-    check_unjudged(unjudged)
-    risk = resolve_risk_metric(risk_metric, metric_list)
-    check_confidence_from(confidence_from)
-    check_retrieval_k(retrieval_k)
-    seconds = check_timeout(timeout)
-    facet_names = resolve_facet_names(facets)
-    facet_values = check_facets_file(facets_file)  # read now: a mistake in it costs no loading
-    check_options(metric_list, depth=depth, fail_rank=fail_rank, bootstrap_samples=bootstrap_samples,
-                  permutations=permutations, seed=seed, confidence=confidence, family=family,
-                  rel_threshold=rel_threshold)
-    analyzer_name = analyzer or DEFAULT_ANALYZER
-    get_analyzer(analyzer_name)
-    retrievers = resolve_systems(systems, analyzer)
+    risk = resolve_risk_metric(readings.risk_metric, metric_list)
+    facet_names = resolve_facet_names(readings.facets)
+    facet_values = check_facets_file(loading.facets_file)  # read now: a mistake in it costs no loading
+    check_depth(metric_list, scoring.depth)
+    retrievers = resolve_systems(systems, scoring.analyzer)
     labels = [r.label for r in retrievers]
-    check_bootstrap_memory(bootstrap_samples, len(labels), len(metric_list))
+    check_bootstrap_memory(statistics.bootstrap_samples, len(labels), len(metric_list))
     if baseline is not None and baseline not in labels:
         raise RetbenchError(f"`baseline` {baseline!r} is not among the systems ({', '.join(labels)}). "
                             "Fix: name one of them")
-    check_dataset_argument(dataset, format, split, allow_unmatched_judgments)
-    runner, owned = resolve_engine(engine)
-    fitted_states = index_cache(cache)
+    check_dataset_argument(dataset, loading.format, loading.split, loading.allow_unmatched_judgments)
+    runner, owned = resolve_engine(run.engine)
+    fitted_states = index_cache(run.cache)
     loaded = not isinstance(dataset, Dataset)
+    as_loaded = replace(loading, facets_file=str(loading.facets_file) if loading.facets_file is not None else None,
+                        split=(loading.split or DEFAULT_SPLIT) if loaded else None,
+                        allow_unmatched_judgments=bool(loading.allow_unmatched_judgments) if loaded else None)
     config = CompareConfig(
         corpus=str(dataset) if loaded else dataset.name, systems=labels, metrics=[m.name for m in metric_list],
-        format=format, split=(split or "test") if loaded else None,
-        allow_unmatched_judgments=bool(allow_unmatched_judgments) if loaded else None, depth=depth,
-        rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples, seed=seed, confidence=confidence,
-        permutations=permutations, family=family, baseline=baseline, fail_rank=fail_rank, analyzer=analyzer,
-        facets=facet_names, facets_file=str(facets_file) if facets_file is not None else None,
-        risk_metric=risk.name, confidence_from=confidence_from, retrieval_k=retrieval_k,
+        baseline=baseline, scoring=scoring, statistics=statistics,
+        readings=replace(readings, facets=facet_names, risk_metric=risk.name), loading=as_loaded,
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None,
-        cache=fitted_states.root is not None, unjudged=unjudged)
+        cache=fitted_states.root is not None)
+    on_loaded, seconds = run.on_loaded, (float(run.timeout) if run.timeout is not None else None)
 
     tasks = as_progress(progress)
     with contextlib.closing(runner) if owned else contextlib.nullcontext():
@@ -151,23 +135,23 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
             # ids only here when the engine's workers read the folder and fit every retriever that reads texts
             keep_texts = runner.needs_texts or needs_texts_here(retrievers)
             with tasks.task(f"loading {dataset}"):
-                data = load_dataset(str(dataset), format=format, split=config.split or "test",
-                                    allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks,
-                                    keep_texts=keep_texts)
+                data = load_dataset(str(dataset), format=as_loaded.format, split=as_loaded.split,
+                                    allow_unmatched_judgments=bool(as_loaded.allow_unmatched_judgments),
+                                    progress=tasks, keep_texts=keep_texts)
         if facet_values is not None:
-            data = _with_facets_file(data, facet_values, Path(facets_file))  # type: ignore[arg-type]
+            data = _with_facets_file(data, facet_values, Path(loading.facets_file))  # type: ignore[arg-type]
         if facet_names:  # an unknown facet is an error before anything is fitted or printed
             select_facets(data.queries, data.queries.ids, facet_names)
         if on_loaded is not None:
             on_loaded(data)
         # after loading: a fusion's depth may be the corpus's own (retrievers.defaults)
-        depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, depth, data.corpus)
-        origin = _origin(dataset, format, config.split, bool(allow_unmatched_judgments)) if loaded else None
-        with runner.running(data.corpus, origin) as run:
-            context = RunContext(cache=fitted_states, progress=tasks, placement=run.placement)
-            result = _run(config, data, retrievers, metric_list, context, run.mapper, analyzer_name,
+        depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, scoring.depth, data.corpus)
+        origin = _origin(dataset, as_loaded) if loaded else None
+        with runner.running(data.corpus, origin) as running:
+            context = RunContext(cache=fitted_states, progress=tasks, placement=running.placement)
+            result = _run(config, data, retrievers, metric_list, context, running.mapper,
                           [*data.warnings, *depth_warnings], notes, seconds)
-        result.engine = run.record.describe()
+        result.engine = running.record.describe()
         return result
 
 
@@ -192,15 +176,15 @@ def check_bootstrap_memory(bootstrap_samples: int, n_systems: int, n_metrics: in
                          f"{n_systems} system(s) x {n_metrics} metric(s)", "compare fewer systems or metrics", available)
 
 
-def _origin(dataset: str | PathLike[str], format: str | None, split: str | None,
-            allow_unmatched_judgments: bool) -> DatasetOrigin | None:
+def _origin(dataset: str | PathLike[str], loading: Loading) -> DatasetOrigin | None:
     """Where a worker can load the dataset itself: a folder (absolute: workers start elsewhere) or a
     bundled name; None for a source id (``irds:``), whose documents are shipped instead."""
     if source_of(str(dataset)) is not None:
         return None
     path = Path(dataset)
     location = str(path.resolve()) if path.exists() else str(dataset)
-    return DatasetOrigin(location, format, split or "test", allow_unmatched_judgments)
+    return DatasetOrigin(location, loading.format, loading.split or DEFAULT_SPLIT,
+                         bool(loading.allow_unmatched_judgments))
 
 
 def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], path: Path) -> Dataset:
@@ -212,20 +196,21 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
-         context: RunContext, mapper: ChunkMapper | None, analyzer: str, warnings: list[str], notes: list[str],
+         context: RunContext, mapper: ChunkMapper | None, warnings: list[str], notes: list[str],
          timeout: float | None = None) -> CompareRecord:
     """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
     ``context``: its cache, progress and engine placement), evaluate, compare, diagnose (the chunks of
-    the evaluation and the statistics through the engine's ``mapper``; None: here)."""
+    the evaluation and the statistics through the engine's ``mapper``; None: here), as ``config``'s
+    groups say."""
     tasks = context.progress
-    query_ids = queries_that_count(dataset.qrels, config.rel_threshold, dataset.queries.ids)
+    scoring, statistics, readings = config.scoring, config.statistics, config.readings
+    query_ids = queries_that_count(dataset.qrels, scoring.rel_threshold, dataset.queries.ids)
     if not query_ids:
         raise RetbenchError(f"corpus {dataset.name!r}: no query has a relevant judgment (grade >= "
-                            f"{config.rel_threshold}) and a text. Fix: check the qrels and `rel_threshold`")
+                            f"{scoring.rel_threshold}) and a text. Fix: check the qrels and `rel_threshold`")
     counted = set(query_ids)
     excluded = [q for q in dataset.queries.ids if q not in counted]
-    queries = dataset.queries.subset(counted)
-    facet_names = list(config.facets) if config.facets is not None else None
+    queries = dataset.queries.subset(counted)  # in query_ids' order: the dataset's
 
     systems: list[SystemResult] = []
     frames = []
@@ -236,16 +221,16 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
             fit_retriever(retriever, dataset.corpus, context)
         fitted = time.perf_counter()
         # re-ranking collections: search everything, then rank each query's own pool
-        k = len(dataset.corpus) if dataset.candidates else config.depth
+        k = len(dataset.corpus) if dataset.candidates else scoring.depth
         with tasks.task(f"searching {label}", len(queries)), step_deadline(timeout, label, "search"):
             found = search_retriever(retriever, queries, k, context)
         run = as_run(found, dataset.corpus, queries, label, k, notes.append)
         if dataset.candidates:
-            run = restrict_to_candidates(run, dataset.candidates, config.depth)
+            run = restrict_to_candidates(run, dataset.candidates, scoring.depth)
         searched = time.perf_counter()
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
-        frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, config.unjudged, query_ids,
-                                 config.rel_threshold, mapper)
+        frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, scoring.unjudged, query_ids,
+                                 scoring.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
         # the search's and the evaluation's temporaries (merged hits, partitions sent to workers): the
@@ -257,40 +242,24 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     # exactly rounded means, so that `bench evaluate` on the written runs prints the same bits
     summary = per_query.groupby("system", sort=False)[names].agg(mean_over_queries).reset_index()
 
-    labels = [s.label for s in systems]
-    if config.baseline is not None:
-        pairs = [(label, config.baseline) for label in labels if label != config.baseline]
-    else:
-        pairs = list(combinations(labels, 2))
-    values = {
-        label: {name: per_query.loc[per_query.system == label, name].to_numpy(dtype=np.float64) for name in names}
-        for label in labels
-    }
-    with tasks.task("bootstrap", config.bootstrap_samples) as task:
-        comparisons = compare_systems(values, pairs, names, config.bootstrap_samples, config.seed,
-                                      config.confidence, task.update, config.permutations, config.family, mapper)
-    readings = read_comparison(
-        labels=labels, retrievers=[s.retriever for s in systems], runs=[s.run for s in systems], queries=queries,
-        facet_queries=dataset.queries, query_ids=query_ids, per_query=per_query, names=names,
-        comparisons=comparisons, bootstrap_samples=config.bootstrap_samples, seed=config.seed,
-        confidence=config.confidence, facets=facet_names, risk_metric=config.risk_metric or names[0], confidence_from=config.confidence_from,
-        progress=tasks, mapper=mapper)
+    read = read_comparison(config, systems, queries, per_query, progress=tasks, mapper=mapper)
+    facet_names = list(readings.facets) if readings.facets is not None else None
     with tasks.task("retrieval metrics"):
         card = retrieval_metrics({s.label: s.run for s in systems}, dataset.qrels, query_ids, dataset.queries,
-                                 retrieval_k=config.retrieval_k, rel_threshold=config.rel_threshold,
-                                 facets=facet_names, n_samples=config.bootstrap_samples, seed=config.seed,
-                                 confidence=config.confidence, mapper=mapper)
+                                 retrieval_k=readings.retrieval_k, rel_threshold=scoring.rel_threshold,
+                                 facets=facet_names, n_samples=statistics.bootstrap_samples, seed=statistics.seed,
+                                 confidence=statistics.confidence, mapper=mapper)
     release_freed_memory()  # the readings' temporaries, before the diagnosis reads its documents' texts
     failures: list[Failure] = []
+    analyzer = scoring.analyzer or DEFAULT_ANALYZER
     analyze = get_analyzer(analyzer)
     for system in systems:
         failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
-                                 analyze, query_ids, config.fail_rank, config.rel_threshold))
+                                 analyze, query_ids, readings.fail_rank, scoring.rel_threshold))
     release_freed_memory()  # the diagnosis's texts, before the result is reported and written
     return CompareRecord(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
-                         comparisons, failures, analyzer, readings.leaderboard,
-                         readings.power, readings.facets, readings.risk_coverage, readings.risk_coverage_summary,
-                         warnings, notes, card)
+                         read.comparisons, failures, analyzer, read.leaderboard, read.power, read.facets,
+                         read.risk_coverage, read.risk_coverage_summary, warnings, notes, card)
 
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],

@@ -31,7 +31,7 @@ import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 from corpora import InputFileError, bundled_names
@@ -68,18 +68,27 @@ API_OPTIONS: dict[str, OptionKey] = {"out": OptionKey((str,))}
 
 
 def config_keys() -> list[str]:
-    """The keys an experiment file may use (underscore spelling), in ``CompareConfig`` order."""
+    """The keys an experiment file may use (underscore spelling): ``CompareConfig``'s options by their
+    own names (:meth:`~harness.core.record.CompareConfig.flat`, the option groups' fields included)."""
     from harness.core.record import CompareConfig
 
-    return [f.name for f in fields(CompareConfig)]
+    return list(CompareConfig().flat())
+
+
+def _hints() -> dict[str, object]:
+    """Option name -> its annotation: ``CompareConfig``'s own fields and its option groups' fields."""
+    from harness.core.record import OPTION_GROUPS, CompareConfig
+
+    hints = {name: hint for name, hint in typing.get_type_hints(CompareConfig).items() if name not in OPTION_GROUPS}
+    for group in CompareConfig().groups().values():
+        hints.update(typing.get_type_hints(type(group)))
+    return {name: hints[name] for name in config_keys()}
 
 
 def _field_types() -> dict[str, tuple[type, ...]]:
-    """Field name -> the TOML value types it accepts, read from ``CompareConfig``'s annotations."""
-    from harness.core.record import CompareConfig
-
+    """Option name -> the TOML value types it accepts, read from the annotations."""
     accepted: dict[str, tuple[type, ...]] = {}
-    for name, hint in typing.get_type_hints(CompareConfig).items():
+    for name, hint in _hints().items():
         options = typing.get_args(hint) if typing.get_args(hint) and typing.get_origin(hint) is not list else (hint,)
         kinds = tuple(k for k in options if k in (str, int, float, bool))
         if float in kinds:

@@ -1,9 +1,11 @@
 """What :func:`harness.compare` is given, turned into checked objects before any work is done.
 
 Systems (Retriever objects, spec strings, or a mapping label -> either), metrics (Metric objects
-or names), the dataset argument, the options and the ids of the dataset are checked here, each
-mistake a :class:`~corpora.RetbenchError` that says what was expected and how to fix it, so that
-nothing is fitted before every cheap check has passed.
+or names), the dataset argument, what an option must be with respect to them (``depth`` against the
+metrics' cutoffs, the risk metric among the metrics, the option groups given as groups) and the ids of
+the dataset are checked here, each mistake a :class:`~corpora.RetbenchError` that says what was
+expected and how to fix it, so that nothing is fitted before every cheap check has passed. Each
+option on its own is checked by its group when the group is made (:mod:`harness.core.options`).
 """
 
 from __future__ import annotations
@@ -17,19 +19,16 @@ from corpora import DEFAULT_ANALYZER, Corpus, Dataset, InputFileError, Parameter
 from corpora.facets import load_facets_file
 from corpora.readers import check_id, id_problem
 from harness.core.metrics import Metric, parse_metric, parse_metrics
-from harness.core.options import (BOOTSTRAP_SAMPLES, CONFIDENCE, DEPTH, FAIL_RANK, PERMUTATIONS, REL_THRESHOLD,
-                                  SEED)
-from harness.core.risk_coverage import CONFIDENCES
-from harness.core.statistics import FAMILIES, available_memory, bootstrap_memory, largest_bootstrap
+from harness.core.statistics import available_memory, bootstrap_memory, largest_bootstrap
 from retrievers import Retriever, build
 from retrievers.cache import IndexCache, cache_root
 from retrievers.fusion import DEFAULT_CHILDREN, RRF, Fusion, Weighted, fusions_in
 from retrievers.registry import available, get_class, is_registered, spec_name
 from retrievers.spec import Spec, parse, split_systems
 
-__all__ = ["CacheChoice", "Systems", "build_systems", "check_confidence_from", "check_dataset_argument", "check_groups",
-           "check_bootstrap_fits", "check_facets_file", "check_options", "check_statistics", "check_writable_ids", "fusion_depth_messages",
-           "index_cache", "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
+__all__ = ["CacheChoice", "Systems", "build_systems", "check_bootstrap_fits", "check_dataset_argument", "check_depth",
+           "check_facets_file", "check_groups", "check_writable_ids", "fusion_depth_messages", "index_cache",
+           "resolve_facet_names", "resolve_metrics", "resolve_risk_metric", "resolve_systems"]
 
 #: What ``systems`` may be: retrievers or spec strings in a sequence, a mapping label -> either, or
 #: one comma-separated string of specs.
@@ -272,23 +271,11 @@ def resolve_metrics(metrics: str | Sequence[str | Metric]) -> list[Metric]:
     return [m for m in resolved if not (m.name in seen or seen.add(m.name))]
 
 
-def check_options(metrics: Sequence[Metric], *, depth: object, fail_rank: object, bootstrap_samples: object,
-                  permutations: object, seed: object, confidence: object, family: object,
-                  rel_threshold: object) -> None:
-    """Every numeric option in its domain, and ``depth`` deep enough for every metric's cutoff."""
-    _check_count(depth, "depth", DEPTH)
-    _check_count(fail_rank, "fail_rank", FAIL_RANK)
-    check_statistics(bootstrap_samples=bootstrap_samples, permutations=permutations, seed=seed, confidence=confidence)
-    if not isinstance(family, str) or family not in FAMILIES:
-        raise UnknownNameError("Holm family (`family`)", str(family), list(FAMILIES))
-    if isinstance(rel_threshold, bool) or not isinstance(rel_threshold, int) or rel_threshold < 0:
-        # trec_eval -l: a negative level would make unjudged documents relevant; here a negative
-        # grade is judged and never relevant, so a negative threshold cannot mean what it says
-        raise RetbenchError(f"`rel_threshold` must be an int >= 0 (a grade). Got {rel_threshold!r} instead. "
-                            f"Fix: pass e.g. `rel_threshold={REL_THRESHOLD}` (negative grades are judged, never "
-                            "relevant)")
+def check_depth(metrics: Sequence[Metric], depth: int) -> None:
+    """``depth`` (:class:`~harness.core.options.Scoring`'s, checked there as an int >= 1) deep enough
+    for every metric's cutoff: the one check of a scoring field that needs the metrics."""
     deepest = max((m.k for m in metrics if m.k is not None), default=0)
-    if deepest > depth:  # type: ignore[operator]
+    if deepest > depth:
         raise RetbenchError(f"a metric cuts at {deepest} but `depth` is {depth}. Fix: raise `depth` to {deepest}")
 
 
@@ -302,15 +289,11 @@ def check_groups(**groups: tuple[object, type]) -> None:
 
 def resolve_risk_metric(risk_metric: str | Metric | None, metrics: Sequence[Metric]) -> Metric:
     """The metric whose ``1 - value`` is risk–coverage's risk: one of ``metrics`` (by name, or by family
-    and cutoff, so ``ndcg_cut_5`` finds ``ndcg@5``); None: the first."""
+    and cutoff, so ``ndcg_cut_5`` finds ``ndcg@5``); None: the first. Its kind (a name or a Metric) is
+    :class:`~harness.core.options.Readings`' to check."""
     if risk_metric is None:
         return metrics[0]
-    wanted = risk_metric if isinstance(risk_metric, Metric) else None
-    if wanted is None:
-        if not isinstance(risk_metric, str):
-            raise RetbenchError(f"`risk_metric` must be a metric name. Got {risk_metric!r} instead. "
-                                f"Fix: name one of the metrics, e.g. `risk_metric={metrics[0].name}`")
-        wanted = parse_metric(risk_metric)
+    wanted = risk_metric if isinstance(risk_metric, Metric) else parse_metric(risk_metric)
     for metric in metrics:
         if metric.name == wanted.name or (metric.base, metric.k) == (wanted.base, wanted.k):
             return metric
@@ -319,25 +302,14 @@ def resolve_risk_metric(risk_metric: str | Metric | None, metrics: Sequence[Metr
                         "what the risk is read from. Fix: name one of them, or add it to `metrics`")
 
 
-def check_confidence_from(confidence_from: object) -> None:
-    """``confidence_from`` is a key of :data:`harness.core.risk_coverage.CONFIDENCES`."""
-    if not isinstance(confidence_from, str) or confidence_from not in CONFIDENCES:
-        raise UnknownNameError("confidence (`confidence_from`)", str(confidence_from), list(CONFIDENCES))
-
-
 def resolve_facet_names(facets: str | Sequence[str] | None) -> list[str] | None:
     """The facets to roll up: None (the default selection), or names from a list or one comma-separated
-    string (``""`` and ``[]``: none), repeats dropped."""
+    string (``""`` and ``[]``: none), repeats dropped (:class:`~harness.core.options.Readings` checks
+    that they are names)."""
     if facets is None:
         return None
-    if isinstance(facets, str):
-        names = [name.strip() for name in facets.split(",")]
-    elif isinstance(facets, Sequence) and all(isinstance(name, str) for name in facets):
-        names = [name.strip() for name in facets]
-    else:
-        raise RetbenchError(f"facets must be names (a list of strings or one comma-separated string). Got "
-                            f"{facets!r} instead. Fix: pass e.g. facets=['type', 'popularity']")
-    return list(dict.fromkeys(name for name in names if name))
+    names = facets.split(",") if isinstance(facets, str) else facets
+    return list(dict.fromkeys(name.strip() for name in names if name.strip()))
 
 
 def check_facets_file(path: str | os.PathLike[str] | None) -> dict[str, dict[str, object]] | None:
@@ -353,20 +325,6 @@ def check_facets_file(path: str | os.PathLike[str] | None) -> dict[str, dict[str
     if not where.is_file():
         raise InputFileError(where, "is not a file", fix="name a .csv, .tsv or .jsonl facets file")
     return load_facets_file(where)
-
-
-def check_statistics(*, bootstrap_samples: object, permutations: object, seed: object, confidence: object) -> None:
-    """The bootstrap's and the randomisation test's options in their domains (:class:`~harness.core.options.Statistics` but its
-    ``family``, whose names :func:`check_options` checks): shared by :func:`harness.compare`,
-    :func:`harness.tune` and :func:`harness.gate`, so each says the same of the same mistake."""
-    _check_count(bootstrap_samples, "bootstrap_samples", BOOTSTRAP_SAMPLES)
-    _check_count(permutations, "permutations", PERMUTATIONS)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise RetbenchError(f"`seed` must be an int >= 0 (numpy seeds are non-negative). Got {seed!r} "
-                            f"instead. Fix: pass e.g. `seed={SEED}`")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1.0:
-        raise RetbenchError(f"`confidence` must be a number strictly between 0.5 and 1. Got {confidence!r} instead. "
-                            f"Fix: pass e.g. `confidence={CONFIDENCE}` (a 95% interval, tests at alpha = 0.05)")
 
 
 def check_bootstrap_fits(bootstrap_samples: int, columns: int, what: str, fewer: str | None = None,
@@ -392,11 +350,6 @@ def check_bootstrap_fits(bootstrap_samples: int, columns: int, what: str, fewer:
                         *([f"{fewer} per run"] if fewer else [])]))
 
 
-def _check_count(value: object, option: str, default: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RetbenchError(f"`{option}` must be an int >= 1. Got {value!r} instead. Fix: pass e.g. `{option}={default}`")
-
-
 def index_cache(cache: CacheChoice) -> IndexCache:
     """The cache fitted retrievers are reused from: memory only for this call (False), the user
     cache folder (True: ``$RETBENCH_CACHE_DIR``, else the platform's), a folder, or the one given."""
@@ -406,10 +359,7 @@ def index_cache(cache: CacheChoice) -> IndexCache:
         return IndexCache(None)
     if cache is True:
         return IndexCache(cache_root())
-    if isinstance(cache, (str, os.PathLike)):
-        return IndexCache(Path(cache))
-    raise RetbenchError(f"cache is a {type(cache).__name__}, not True, False or a folder. Fix: pass cache=True "
-                        "for the user cache folder, a folder, or False to keep fitted indexes in memory only")
+    return IndexCache(Path(cache))  # a folder (RunOptions checks the kind of its cache)
 
 
 # ----- the dataset ---------------------------------------------------------------------------------

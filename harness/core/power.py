@@ -26,7 +26,8 @@ queries_needed
     then bisection on n (power rises with n). ``None`` when the observed difference is 0 (no number of
     queries detects it) or would need more than 2^53 queries; 2 when ``sd = 0`` and the difference is not.
 
-alpha is the comparison's (1 - ``--confidence``); power defaults to :data:`POWER`.
+alpha is the comparison's (1 - ``confidence``; by default :data:`harness.core.options.ALPHA`, derived from the default
+confidence); power defaults to :data:`POWER`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import pandas as pd
 # scipy.stats.nct its cdf from nctdtr
 from scipy.special import nctdtr, stdtrit
 
+from harness.core.options import ALPHA
 from harness.core.statistics import Comparison
 
 __all__ = ["POWER", "POWER_COLUMNS", "PowerAnalysis", "detectable_effect", "paired_power", "paired_t_power",
@@ -55,7 +57,7 @@ POWER_COLUMNS = ["wins", "ties", "losses", "effect_size", "detectable_difference
 _MOST_QUERIES = 2**53  # beyond, n is no longer an exact float and no collection is that large
 
 
-def paired_t_power(effect_size: float, n: int, alpha: float = 0.05) -> float:
+def paired_t_power(effect_size: float, n: int, alpha: float = ALPHA) -> float:
     """Power of the two-sided paired t-test at level ``alpha`` with ``n`` pairs and standardised effect ``d_z``.
 
     >>> round(paired_t_power(0.5, 20), 4), round(paired_t_power(0.0, 20), 4)  # no effect: power = alpha
@@ -76,7 +78,7 @@ def paired_t_power(effect_size: float, n: int, alpha: float = 0.05) -> float:
 
 
 @lru_cache(maxsize=256)  # every comparison of a run shares n and alpha: solved once
-def detectable_effect(n: int, alpha: float = 0.05, power: float = POWER) -> float:
+def detectable_effect(n: int, alpha: float = ALPHA, power: float = POWER) -> float:
     """The standardised effect ``d_z* > 0`` the paired t-test detects with probability ``power`` with ``n`` pairs.
 
     >>> round(detectable_effect(20), 4)
@@ -97,7 +99,7 @@ def detectable_effect(n: int, alpha: float = 0.05, power: float = POWER) -> floa
     return high
 
 
-def queries_needed(effect_size: float, alpha: float = 0.05, power: float = POWER) -> int | None:
+def queries_needed(effect_size: float, alpha: float = ALPHA, power: float = POWER) -> int | None:
     """The smallest n >= 2 whose paired t-test has at least ``power`` for ``|effect_size|``; see the module docstring.
 
     >>> queries_needed(0.5), queries_needed(0.0), queries_needed(float("inf"))
@@ -134,7 +136,7 @@ class PowerAnalysis:
     queries_needed: int | None
 
 
-def paired_power(differences: np.ndarray, alpha: float = 0.05, power: float = POWER) -> PowerAnalysis:
+def paired_power(differences: np.ndarray, alpha: float = ALPHA, power: float = POWER) -> PowerAnalysis:
     """Wins/ties/losses, ``d_z``, the detectable difference and the queries needed for per-query ``a - b``.
 
     >>> r = paired_power(np.array([0.5, 0.25, 0.0, 0.25]))  # mean 0.25, sd sqrt(0.125 / 3)

@@ -1,8 +1,9 @@
-"""What a comparison reads beyond its means and pairwise tests: the leaderboard, effect sizes and power,
-the facet rollup and risk–coverage, gathered for :func:`harness.compare` from its per-query values,
-runs and comparisons. Each reading is computed by its own module (:mod:`harness.core.leaderboard`,
-:mod:`harness.core.power`, :mod:`harness.core.facets`, :mod:`harness.core.risk_coverage`); this one decides what
-they are given:
+"""What a comparison reads beyond its means: the paired comparisons, the leaderboard, effect sizes and
+power, the facet rollup and risk–coverage, gathered for :func:`harness.compare` from its per-query
+values and runs as its configuration's option groups say (:func:`read_comparison`). Each reading is
+computed by its own module (:mod:`harness.core.statistics`, :mod:`harness.core.leaderboard`,
+:mod:`harness.core.power`, :mod:`harness.core.facets`, :mod:`harness.core.risk_coverage`); this one
+decides what they are given:
 
 * the leaderboard's tie groups read the run's comparisons and nothing else (the same tests, Holm
   family and verdicts as ``comparisons.csv``): with a ``baseline`` only the pairs with it are
@@ -25,12 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from corpora import Queries, RetbenchError, Run
+from corpora import Queries, RetbenchError
 from corpora.progress import Progress
 from corpora.wording import counted
 from harness.engines.parallel import ChunkMapper
@@ -39,11 +41,11 @@ from harness.core.leaderboard import leaderboards
 from harness.core.power import POWER_COLUMNS, power_table
 from harness.core.risk_coverage import query_confidence, risk_coverage
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
-from harness.core.statistics import COMPARISON_COLUMNS, Comparison
+from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
 from retrievers import Retriever, RetrieverFailed
 
 if TYPE_CHECKING:
-    from harness.core.record import CompareRecord
+    from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
 __all__ = ["DIAGNOSIS_COLUMNS", "OWN_CONFIDENCE", "PER_QUERY", "READINGS", "Reading", "Readings", "Render",
            "read_comparison", "reading_frames", "register", "rendered", "system_confidence"]
@@ -56,6 +58,7 @@ OWN_CONFIDENCE = "retriever"
 class Readings:
     """The readings of one comparison; see :class:`harness.comparison.CompareResult` for each."""
 
+    comparisons: list[Comparison]
     leaderboard: pd.DataFrame
     power: pd.DataFrame
     facets: pd.DataFrame
@@ -89,32 +92,49 @@ def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries:
     return values, OWN_CONFIDENCE
 
 
-def read_comparison(*, labels: Sequence[str], retrievers: Sequence[Retriever], runs: Sequence[Run],
-                    queries: Queries, facet_queries: Queries, query_ids: Sequence[str], per_query: pd.DataFrame,
-                    names: Sequence[str], comparisons: list[Comparison], bootstrap_samples: int, seed: int,
-                    confidence: float, facets: Sequence[str] | None, risk_metric: str,
-                    confidence_from: str, progress: Progress | None = None,
+def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], queries: Queries,
+                    per_query: pd.DataFrame, *, progress: Progress | None = None,
                     mapper: ChunkMapper | None = None) -> Readings:
-    """Every reading of one comparison (see the module docstring for what each is given).
+    """Every reading of one comparison (see the module docstring for what each is given), as
+    ``config``'s groups say: its ``statistics`` (the resamples, seed, confidence, permutations and
+    Holm family of the comparisons and of every interval), its ``readings`` (the facets, the risk
+    metric, the confidence) and its ``baseline`` (the pairs compared).
 
-    ``queries``: the evaluated queries, in ``query_ids`` order (what the retrievers searched);
-    ``facet_queries``: the dataset's queries with their facets; ``comparisons``: the run's (those
-    written to ``comparisons.csv``); the statistics options are the comparison's.
+    ``systems``: each system's label, retriever and run; ``queries``: the evaluated queries, in
+    evaluation order, with their facets (what the retrievers searched); ``per_query``: their values
+    (``system``, ``query_id``, one column per metric of ``config.metrics``). ``mapper``: where the
+    chunks of the bootstrap run (None: here).
     """
     tasks = progress if progress is not None else Progress()
+    statistics, readings = config.statistics, config.readings
+    names, labels, query_ids = list(config.metrics), [s.label for s in systems], list(queries.ids)
+    if config.baseline is not None:
+        pairs = [(label, config.baseline) for label in labels if label != config.baseline]
+    else:
+        pairs = list(combinations(labels, 2))
+    values = {label: {name: per_query.loc[per_query.system == label, name].to_numpy(dtype=np.float64)
+                      for name in names} for label in labels}
+    with tasks.task("bootstrap", statistics.bootstrap_samples) as task:
+        comparisons = compare_systems(values, pairs, names, statistics.bootstrap_samples, statistics.seed,
+                                      statistics.confidence, task.update, statistics.permutations,
+                                      statistics.family, mapper)
     with tasks.task("leaderboard"):
-        board = leaderboards(per_query, names, comparisons, bootstrap_samples, seed, confidence, mapper)
+        board = leaderboards(per_query, names, comparisons, statistics.bootstrap_samples, statistics.seed,
+                             statistics.confidence, mapper)
     power = power_table(per_query, comparisons)
     with tasks.task("facets"):
-        facet_frame = facet_rollup(per_query, facet_queries, names, names=facets, n_samples=bootstrap_samples,
-                                   seed=seed, confidence=confidence)
+        facet_frame = facet_rollup(per_query, queries, names,
+                                   names=list(readings.facets) if readings.facets is not None else None,
+                                   n_samples=statistics.bootstrap_samples, seed=statistics.seed,
+                                   confidence=statistics.confidence)
     confidences: dict[str, np.ndarray] = {}
     kinds: dict[str, str] = {}
-    for label, retriever, run in zip(labels, retrievers, runs):
-        confidences[label], kinds[label] = system_confidence(
-            retriever, query_confidence(run, query_ids, confidence_from), queries, confidence_from)
-    curve, summary = risk_coverage(per_query, risk_metric, confidences, kinds)
-    return Readings(board, power, facet_frame, curve, summary)
+    kind = readings.confidence_from
+    for system in systems:
+        confidences[system.label], kinds[system.label] = system_confidence(
+            system.retriever, query_confidence(system.run, query_ids, kind), queries, kind)
+    curve, summary = risk_coverage(per_query, readings.risk_metric or names[0], confidences, kinds)
+    return Readings(comparisons, board, power, facet_frame, curve, summary)
 
 
 # ----- the registry: every reading a results folder stores, declared once ------------------------

@@ -8,63 +8,88 @@ call them, so the imports run one way: comparison -> report, store -> record.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import pandas as pd
 
 from corpora import DEFAULT_CORPUS, Dataset, Run
+from corpora.readers import DEFAULT_SPLIT
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.metrics import Metric
 from harness.core.near_duplicates import DUPLICATE_COLUMNS
-from harness.core.condensed import DEFAULT_UNJUDGED
-from harness.core.options import (BOOTSTRAP_SAMPLES, CONFIDENCE, CONFIDENCE_FROM, DEPTH, FAIL_RANK, FAMILY, PERMUTATIONS,
-                                  REL_THRESHOLD, SEED)
-from harness.core.retrieval_metrics import DEFAULT_RETRIEVAL_K, RetrievalMetrics
+from harness.core.options import Loading, Readings, Scoring, Statistics
+from harness.core.retrieval_metrics import RetrievalMetrics
 from harness.core.statistics import Comparison, describe_settings
 from retrievers import Retriever
 
-__all__ = ["DEFAULT_METRICS", "DEFAULT_SYSTEMS", "CompareConfig", "CompareRecord", "SystemResult"]
+__all__ = ["DEFAULT_METRICS", "DEFAULT_SYSTEMS", "OPTION_GROUPS", "CompareConfig", "CompareRecord", "SystemResult"]
 
 #: ``bench compare``'s defaults: the article's four systems, and the metrics of a first look.
 DEFAULT_SYSTEMS = "bm25,lsa,weighted,rrf"
 DEFAULT_METRICS = "ndcg@10,recall@10,mrr,hit@10"
 
 
-@dataclass
+def _loaded_default() -> Loading:
+    """How ``bench compare`` loads a collection given by name or folder by default, as recorded."""
+    return Loading(split=DEFAULT_SPLIT, allow_unmatched_judgments=False)
+
+
+@dataclass(frozen=True)
 class CompareConfig:
-    """The options of one comparison, as recorded in the results manifest (whose ``configuration``
-    hash is computed from them, less where the data and the cache live) and as read from an
-    experiment file. Not the library's input: :func:`harness.compare` takes objects and makes this
-    record. ``format``, ``split`` and ``allow_unmatched_judgments`` say how the dataset was loaded;
-    they are None when it was given as a :class:`~corpora.Dataset` already loaded.
-    """
+    """The options of one comparison, as recorded in the results manifest: what it compared
+    (``corpus``, ``systems``, ``metrics``, ``baseline``), the option groups of
+    :mod:`harness.core.options` it ran with, whole, and where its fitted indexes were kept
+    (``cache_dir``; ``cache`` False: nowhere on disk). Not the library's input:
+    :func:`harness.compare` takes the groups and records them as resolved (``readings.facets`` as
+    names, ``readings.risk_metric`` the metric's name; ``loading.split`` and
+    ``loading.allow_unmatched_judgments`` as the dataset was loaded, None with ``loading.format``
+    when it was given as a :class:`~corpora.Dataset` already loaded).
+
+    :meth:`flat` gives every option by its own name (the manifest's ``configuration`` hash is
+    computed from it, less where the data and the cache live); :meth:`from_options` reads such
+    names back into the groups (an experiment file's keys, ``bench compare``'s options)."""
 
     corpus: str = DEFAULT_CORPUS
     systems: Sequence[str] | str = DEFAULT_SYSTEMS
     metrics: Sequence[str] | str = DEFAULT_METRICS
-    format: str | None = None
-    split: str | None = "test"
-    allow_unmatched_judgments: bool | None = False  # see corpora.load_dataset
-    depth: int = DEPTH
-    rel_threshold: int = REL_THRESHOLD
-    bootstrap_samples: int = BOOTSTRAP_SAMPLES
-    seed: int = SEED
-    confidence: float = CONFIDENCE  # of the bootstrap interval; alpha = 1 - confidence for every test
-    permutations: int = PERMUTATIONS  # Monte Carlo sign flips, used when more than 20 queries differ
-    family: str = FAMILY  # Holm family: a key of harness.core.statistics.FAMILIES
     baseline: str | None = None
-    fail_rank: int = FAIL_RANK
-    analyzer: str | None = None
-    facets: Sequence[str] | str | None = None  # facets to roll up; None: every numeric one and those of <= 20 values
-    facets_file: str | None = None  # a side file of query facets (query id + one column per facet)
-    risk_metric: str | None = None  # risk = 1 - this metric; None: the first metric
-    confidence_from: str = CONFIDENCE_FROM  # a key of harness.core.risk_coverage.CONFIDENCES (a retriever's own wins)
-    retrieval_k: int = DEFAULT_RETRIEVAL_K  # cutoff of the metrics card's recallAtK, precisionAtK and hitAtK
+    scoring: Scoring = field(default_factory=Scoring)
+    statistics: Statistics = field(default_factory=Statistics)
+    readings: Readings = field(default_factory=Readings)
+    loading: Loading = field(default_factory=_loaded_default)
     cache_dir: str | None = None  # None: $RETBENCH_CACHE_DIR, else the user cache directory
     cache: bool = True  # False (--no-cache): fitted indexes are neither read from nor written to disk
-    unjudged: str = DEFAULT_UNJUDGED  # how an unjudged document counts: harness.core.condensed.UNJUDGED_READINGS
+
+    def groups(self) -> dict[str, Scoring | Statistics | Readings | Loading]:
+        """The option groups by :func:`harness.compare`'s parameter names (all but ``run``)."""
+        return {name: getattr(self, name) for name in OPTION_GROUPS}
+
+    def flat(self) -> dict[str, object]:
+        """Every option by its own name: ``corpus``, ``systems``, ``metrics``, ``baseline``, each
+        group's fields, ``cache_dir`` and ``cache``."""
+        options: dict[str, object] = {"corpus": self.corpus, "systems": self.systems, "metrics": self.metrics,
+                                      "baseline": self.baseline}
+        for group in self.groups().values():
+            options.update((f.name, getattr(group, f.name)) for f in fields(group))
+        return {**options, "cache_dir": self.cache_dir, "cache": self.cache}
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, object]) -> CompareConfig:
+        """The configuration of options given by their own names (:meth:`flat`'s); an option left
+        out keeps its default, an unknown name is a ``TypeError``."""
+        given = dict(options)
+        default = cls()
+        grouped = {}
+        for name, group in default.groups().items():
+            own = {f.name for f in fields(group)}
+            grouped[name] = replace(group, **{key: given.pop(key) for key in list(given) if key in own})
+        return cls(**given, **grouped)
+
+
+#: The option groups a :class:`CompareConfig` holds, by :func:`harness.compare`'s parameter names.
+OPTION_GROUPS = ("scoring", "statistics", "readings", "loading")
 
 
 @dataclass
@@ -144,7 +169,6 @@ class CompareRecord:
         """The manifest's ``statistics``: bootstrap, which randomisation test, flips, stream, alpha,
         Holm family, and the pairs compared (JSON-ready)."""
         config = self.config
-        return {**describe_settings(config.bootstrap_samples, config.permutations, config.seed, config.confidence,
-                                    config.family, self.comparisons),
+        return {**describe_settings(config.statistics, self.comparisons),
                 "pairs": "each system vs the baseline" if config.baseline else "all pairs",
                 "baseline": config.baseline}

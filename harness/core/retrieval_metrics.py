@@ -43,7 +43,7 @@ from harness.core.facets import facet_rollup, select_facets
 from harness.core.metrics import Metric, parse_metric
 from harness.engines.parallel import ChunkMapper
 from harness.core.statistics import bootstrap_means, percentile_interval
-from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, RETRIEVAL_K, SEED
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, RETRIEVAL_K, SEED, check_retrieval_k
 
 __all__ = ["CARD_METRICS", "DEFAULT_RETRIEVAL_K", "ROLLUP_FILE", "FACETS_FILE", "QUERY_FACETS_FILE", "RESULTS_FILE",
            "RetrievalMetrics", "card_metrics", "check_retrieval_k", "result_id", "result_lines", "retrieval_metrics",
@@ -67,15 +67,6 @@ RESULTS_FILE = "retrieval_metrics.jsonl"
 ROLLUP_FILE = "retrieval_metrics_summary.csv"
 FACETS_FILE = "retrieval_metrics_facets.csv"
 QUERY_FACETS_FILE = "query_facets.csv"
-
-
-def check_retrieval_k(retrieval_k: object) -> int:
-    """``retrieval_k`` as an int >= 1, or a :class:`~harness.errors.RetbenchError`."""
-    if isinstance(retrieval_k, bool) or not isinstance(retrieval_k, int) or retrieval_k < 1:
-        raise RetbenchError(f"`retrieval_k` must be an int >= 1 (the cutoff of recallAtK, precisionAtK and hitAtK). "
-                            f"Got {retrieval_k!r} instead. Fix: pass e.g. `retrieval_k={DEFAULT_RETRIEVAL_K}` "
-                            "(the card's default)")
-    return retrieval_k
 
 
 def card_metrics(retrieval_k: int = DEFAULT_RETRIEVAL_K) -> dict[str, Metric]:

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from harness.engines.parallel import ChunkMapper
-from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS, SEED
+from harness.core.options import (ALPHA, BOOTSTRAP_SAMPLES, CONFIDENCE, FAMILIES, FAMILY, PERMUTATIONS, SEED, Statistics,
+                                  alpha_of)
 
 _CHUNK_CELLS = 1 << 20  # resample x query cells drawn at once; bounds peak memory
 _SLICE = 1 << 16  # resample x query cells averaged at once (the temporaries fit a core's cache)
@@ -226,11 +227,6 @@ TESTS = {
     "exact": "all 2^m sign patterns of the m non-zero differences",
     "monte-carlo": "random sign flips of every query's difference",
 }
-#: Holm families: which comparisons are adjusted together (``--family``).
-FAMILIES = {
-    "metric": "the comparisons of one metric",
-    "all": "every comparison of the run",
-}
 #: Where the Monte Carlo signs come from (recorded in the manifest).
 PERMUTATION_STREAM = ("numpy PCG64 seeded with SeedSequence(seed).spawn(1)[0] (independent of the bootstrap's "
                       "stream), 8 signs per random byte, most significant bit first")
@@ -405,7 +401,7 @@ class Comparison:
     n_queries: int
     n_differing: int  # queries on which the two systems score differently
     test: str = "exact"
-    alpha: float = 0.05
+    alpha: float = ALPHA
     smallest_p_adjusted: float = 0.0
     permutations: int = PERMUTATIONS
 
@@ -514,7 +510,7 @@ def compare_systems(
     confidence: float = CONFIDENCE,
     progress: Progress | None = None,
     permutations: int = PERMUTATIONS,
-    family: str = "metric",
+    family: str = FAMILY,
     mapper: ChunkMapper | None = None,
 ) -> list[Comparison]:
     """Every (pair, metric): mean difference a - b, bootstrap interval, randomisation and Holm p.
@@ -539,7 +535,7 @@ def compare_systems(
     differing = np.count_nonzero(differences, axis=0)
     adjusted, best_adjusted = holm_in_families(p_values, tests, differing, permutations, columns, metrics, family)
     means = differences.mean(axis=0)
-    alpha = 1.0 - confidence
+    alpha = alpha_of(confidence)
     return [
         Comparison(a, b, m, float(means[i]), float(low[i]), float(high[i]), float(p_values[i]),
                    float(adjusted[i]), n_queries, int(differing[i]), tests[i], alpha, float(best_adjusted[i]),
@@ -548,19 +544,20 @@ def compare_systems(
     ]
 
 
-def describe_settings(n_samples: int, permutations: int, seed: int, confidence: float, family: str,
-             comparisons: Sequence[Comparison]) -> dict[str, object]:
-    """What a results manifest records about the statistics of one run (JSON-ready)."""
+def describe_settings(statistics: Statistics, comparisons: Sequence[Comparison]) -> dict[str, object]:
+    """What a results manifest records about the statistics of one run, made with ``statistics``
+    (JSON-ready)."""
     used = {name: sum(c.test == name for c in comparisons) for name in TESTS}
     return {
-        "bootstrap_samples": n_samples, "seed": seed, "confidence": confidence,
+        "bootstrap_samples": statistics.bootstrap_samples, "seed": statistics.seed,
+        "confidence": statistics.confidence,
         "interval": "percentile of sorted resampled means",
         "bootstrap_stream": "numpy default_rng(seed).integers(0, n_queries), row by row",
-        "alpha": round(1.0 - confidence, 12),
+        "alpha": round(statistics.alpha, 12),
         "randomisation_test": {
             "exact_up_to": EXACT_UP_TO, "exact": TESTS["exact"], "monte-carlo": TESTS["monte-carlo"],
-            "permutations": permutations, "permutation_stream": PERMUTATION_STREAM,
+            "permutations": statistics.permutations, "permutation_stream": PERMUTATION_STREAM,
             "comparisons_by_test": used,
         },
-        "holm_family": family, "holm_family_means": FAMILIES[family],
+        "holm_family": statistics.family, "holm_family_means": FAMILIES[statistics.family],
     }

@@ -76,7 +76,7 @@ from corpora import RetbenchError
 from corpora.wording import counted
 from harness.core.evaluation import mean_over_queries
 from harness.gating.sides import GateSide, check_judgments, check_same_data, check_same_reading, pair_queries
-from harness.core.inputs import check_bootstrap_fits, check_groups, check_statistics, resolve_metrics
+from harness.core.inputs import check_bootstrap_fits, check_groups, resolve_metrics
 from harness.core.metrics import Metric
 from harness.core.options import BOOTSTRAP_SAMPLES, FAMILY, Statistics
 from harness.core.power import POWER, PowerAnalysis, paired_power, queries_needed
@@ -232,8 +232,8 @@ def _shown(alpha: float) -> str:
 
 def check_options(margin: float, statistics: Statistics = Statistics(), lost_most: int = 5, n_metrics: int = 1) -> None:
     """Each option of :func:`gate` in its domain, else a :class:`~corpora.RetbenchError` naming the
-    parameter: ``statistics``'s fields as :func:`harness.compare` checks them, its resamples under
-    compare's memory bound (:func:`~harness.core.inputs.check_bootstrap_fits`: one resampled mean
+    parameter: ``statistics`` a :class:`~harness.core.options.Statistics` (which checked its own
+    fields when it was made, as for :func:`harness.compare`), its resamples under compare's memory bound (:func:`~harness.core.inputs.check_bootstrap_fits`: one resampled mean
     difference per gated metric, ``n_metrics``), but its ``family``, which must stay the default (a
     gate's Holm family is the gated metrics)."""
     check_groups(statistics=(statistics, Statistics))
@@ -241,8 +241,6 @@ def check_options(margin: float, statistics: Statistics = Statistics(), lost_mos
     if not (number and math.isfinite(margin) and margin >= 0):
         raise RetbenchError(f"`margin` must be a finite number >= 0, in the metric's units. Got {margin!r} instead. "
                             f"Fix: pass e.g. `margin={DEFAULT_MARGIN}` (one point of nDCG)")
-    check_statistics(bootstrap_samples=statistics.bootstrap_samples, permutations=statistics.permutations,
-                     seed=statistics.seed, confidence=statistics.confidence)
     check_bootstrap_fits(statistics.bootstrap_samples, n_metrics, f"{n_metrics} metric(s)", "gate fewer metrics")
     if statistics.family != FAMILY:
         raise RetbenchError(f"`statistics.family` is {statistics.family!r}, which a gate does not take: its Holm "
@@ -346,7 +344,7 @@ def gate(baseline: GateSide | CompareRecord | str | PathLike[str], candidate: Ga
         columns.append((b.loc[paired].to_numpy(np.float64), a.loc[paired].to_numpy(np.float64)))
         sources.append((b_from, a_from))
     differences = np.column_stack([a - b for b, a in columns])
-    alpha = 1.0 - confidence
+    alpha = statistics.alpha
     resampled = bootstrap_means(differences, bootstrap_samples, seed)
     low, high = percentile_interval(resampled, confidence)
     equivalence_low, equivalence_high = percentile_interval(resampled, 1.0 - 2.0 * alpha)

@@ -167,7 +167,7 @@ class GateSide:
         stored = rows.drop(columns=["system"]).set_index("query_id")
         qrels = Qrels({q: result.dataset.qrels[q] for q in result.query_ids}, result.dataset.qrels.source)
         return cls(name or f"{label} on {result.dataset.name}", label, list(result.query_ids), qrels,
-                   result.config.rel_threshold, result.config.unjudged, run=run, stored=stored,
+                   result.config.scoring.rel_threshold, result.config.scoring.unjudged, run=run, stored=stored,
                    hashes=data_hashes(result.dataset),
                    values_from="this run", run_from=f"the run of {label}", qrels_from="the corpus's judgments",
                    query_texts=dict(zip(result.dataset.queries.ids, result.dataset.queries.texts)))

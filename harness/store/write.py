@@ -29,7 +29,6 @@ claimed, beside the manifest.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import platform
@@ -45,6 +44,7 @@ from corpora import summary_line
 from corpora.memory import release_freed_memory
 from corpora.trec_io import format_qrels, run_and_raw_score_pieces
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
+from harness.core.options import REL_THRESHOLD
 from harness.core.diagnosis import CATEGORIES
 from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
@@ -181,7 +181,7 @@ def _configuration(result: CompareRecord, systems: list[dict]) -> dict:
     """What was asked for, in a form that hashes the same on every machine: every option of the
     comparison except where the data and the cache live (the data are hashed by content), with the
     systems and metrics as resolved."""
-    options = dataclasses.asdict(result.config)
+    options = result.config.flat()
     # the facets file's content is in the queries' hash; where it lies is not configuration
     for where in ("corpus", "cache_dir", "cache", "systems", "metrics", "facets_file"):
         options.pop(where, None)
@@ -195,10 +195,11 @@ def _rescore_command(result: CompareRecord, systems: list[dict]) -> str:
     """The ``bench evaluate`` command, run inside the results folder, that reproduces summary.csv."""
     words = ["bench", "evaluate", "--qrels", QRELS_FILE, *[s["run_file"] for s in systems],
              "--metrics", ",".join(m.name for m in result.metrics), "--format", "csv"]
-    if result.config.rel_threshold != 1:
-        words += ["--rel-threshold", str(result.config.rel_threshold)]
-    if result.config.unjudged != DEFAULT_UNJUDGED:
-        words += ["--unjudged", result.config.unjudged]
+    scoring = result.config.scoring
+    if scoring.rel_threshold != REL_THRESHOLD:
+        words += ["--rel-threshold", str(scoring.rel_threshold)]
+    if scoring.unjudged != DEFAULT_UNJUDGED:
+        words += ["--unjudged", scoring.unjudged]
     return shlex.join(words)
 
 
@@ -245,11 +246,11 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         },
         "analyzer": result.analyzer,
         "systems": systems,
-        "depth": config.depth,
+        "depth": config.scoring.depth,
         "metrics": [
             {"name": m.name, "family": m.base, "cutoff": m.k, "definition": m.describe(),
              "gain": m.definition.gain_description,
-             "rel_threshold": config.rel_threshold, "trec_eval": trec_eval_name(m)}
+             "rel_threshold": config.scoring.rel_threshold, "trec_eval": trec_eval_name(m)}
             for m in result.metrics
         ],
         "conventions": {
@@ -258,7 +259,8 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "queries": "every query with a relevant judgment (grade >= rel_threshold) and a text; a query with no "
                        f"results scores 0; {QRELS_FILE} holds exactly their judgments",
             "ideal_dcg": "every judged document of the query, retrieved or not",
-            "unjudged": {"reading": config.unjudged, "definition": UNJUDGED_READINGS[config.unjudged]},
+            "unjudged": {"reading": config.scoring.unjudged,
+                         "definition": UNJUDGED_READINGS[config.scoring.unjudged]},
             "means": "exactly rounded: math.fsum of the per-query values / number of queries",
             "run_files": "each ranking as scored; trec_eval 9.x and pytrec_eval read scores as single-precision "
                          "floats f (trec_eval 10 and bench evaluate as doubles) and re-sort ties by doc id "
@@ -274,13 +276,13 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         },
         "statistics": {**result.statistics_record(), **_readings_record(result)},
         "facets": {
-            "file": config.facets_file, "rolled_up": list(dict.fromkeys(result.facets["facet"])),
-            "asked": list(config.facets) if config.facets is not None else None,
+            "file": config.loading.facets_file, "rolled_up": list(dict.fromkeys(result.facets["facet"])),
+            "asked": list(config.readings.facets) if config.readings.facets is not None else None,
             "default": f"every numeric facet and every other with at most {MAX_VALUES} distinct values",
             "quantile_buckets": QUANTILE_BUCKETS, "min_queries_for_an_interval": MIN_QUERIES,
         },
         "risk_coverage": {
-            "risk": f"1 - {config.risk_metric}",
+            "risk": f"1 - {config.readings.risk_metric}",
             "confidence": dict(zip(result.risk_coverage_summary["system"], result.risk_coverage_summary["confidence"])),
             "confidences": {**CONFIDENCES, "retriever": "the retriever's own confidence(queries)"},
             "ties": "queries of equal confidence enter together; AURC counts each with its group's mean risk "
@@ -288,14 +290,14 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         },
         "retrieval_metrics": _retrieval_record(result),
         "diagnosis": {
-            "fail_rank": config.fail_rank, "categories": CATEGORIES,
+            "fail_rank": config.readings.fail_rank, "categories": CATEGORIES,
             "duplicates": result.duplicate_counts(),
             "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD,
                                 "min_body_words": MIN_BODY_WORDS},
         },
         "warnings": result.warnings,
         "notes": result.notes,
-        "loading": {"allow_unmatched_judgments": config.allow_unmatched_judgments},
+        "loading": {"allow_unmatched_judgments": config.loading.allow_unmatched_judgments},
     }
 
 
@@ -351,7 +353,7 @@ def _retrieval_record(result: CompareRecord) -> dict | None:
 def _new_run_id(result: CompareRecord, started: datetime) -> str:
     digest = hashlib.sha256(
         json.dumps([result.dataset.corpus.content_hash(), [s.label for s in result.systems],
-                    [m.name for m in result.metrics], result.config.seed]).encode()
+                    [m.name for m in result.metrics], result.config.statistics.seed]).encode()
     ).hexdigest()[:8]
     return f"{started:%Y%m%d-%H%M%S}-{safe_file_name(result.dataset.name)[:MAX_NAME // 2]}-{digest}"
 

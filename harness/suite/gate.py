@@ -130,7 +130,7 @@ def gate_suites(baseline: SuiteFolder, candidate: SuiteFolder, metrics: str | Se
                                                     for m in metric_list]])
 
     k, n_metrics = len(tables), len(metric_list)
-    alpha = 1.0 - confidence
+    alpha = statistics.alpha
     resampled = np.sort(stratified_resamples([t[:, :n_metrics] for t in tables], bootstrap_samples, seed), axis=0)
     low, high = percentile_interval(resampled, confidence)
     eq_low, eq_high = percentile_interval(resampled, 1.0 - 2.0 * alpha)

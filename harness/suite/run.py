@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from os import PathLike
 from pathlib import Path
@@ -237,12 +237,9 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
         del result, data, per_query
         gc.collect()  # the collection's dataset, runs and indexes go before the next one loads
 
-    chosen = compare_keywords.get("statistics", Statistics())
-    options = {"bootstrap_samples": chosen.bootstrap_samples, "seed": chosen.seed, "confidence": chosen.confidence,
-               "permutations": chosen.permutations, "family": chosen.family, "baseline": baseline}
-    statistics = macro_statistics([c.values for c in kept], labels, metric_names, pairs,
-                                  options["bootstrap_samples"], options["seed"], options["confidence"],
-                                  options["permutations"], options["family"])
+    chosen = compare_keywords.get("statistics", Statistics())  # each collection's compare() checked it
+    options = {**asdict(chosen), "baseline": baseline}  # the suite manifest's record of them
+    statistics = macro_statistics([c.values for c in kept], labels, metric_names, pairs, chosen)
     summary = _summary(kept, labels, metric_names)
     comparisons = _comparisons(statistics, kept, pairs, metric_names)
     return SuiteResult(kept, labels, metric_names, pairs, options, statistics, summary, comparisons, holder)

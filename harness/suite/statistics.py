@@ -33,7 +33,8 @@ import pandas as pd
 
 from corpora.wording import counted
 from harness.core.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
-from harness.core.statistics import (FAMILIES, Comparison, _resampled_means, holm_in_families, over_stream,
+from harness.core.options import Statistics
+from harness.core.statistics import (Comparison, _resampled_means, holm_in_families, over_stream,
                                      percentile_interval, sign_flip_tests)
 
 __all__ = ["MACRO", "MICRO", "SuiteStatistics", "WINS_COLUMNS", "collection_stream", "macro_statistics",
@@ -95,15 +96,16 @@ class SuiteStatistics:
 
 
 def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], systems: Sequence[str],
-                     metrics: Sequence[str], pairs: Sequence[tuple[str, str]], n_samples: int = 5000, seed: int = 0,
-                     confidence: float = 0.95, permutations: int = 10_000, family: str = "metric") -> SuiteStatistics:
+                     metrics: Sequence[str], pairs: Sequence[tuple[str, str]],
+                     statistics: Statistics = Statistics()) -> SuiteStatistics:
     """The macro comparisons and leaderboard of a suite (see the module docstring).
 
     ``values[k][system][metric]``: collection k's per-query values, every system on the same queries
-    in the same order. ``pairs``: the (a, b) compared, a - b.
+    in the same order. ``pairs``: the (a, b) compared, a - b. ``statistics``: the resamples, seed,
+    confidence, permutations and Holm family, as for each collection's comparison.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
+    n_samples, seed, confidence = statistics.bootstrap_samples, statistics.seed, statistics.confidence
+    permutations, family = statistics.permutations, statistics.family
     n_collections = len(values)
     columns = [(a, b, m) for m in metrics for a, b in pairs]
     tables = []
@@ -125,7 +127,7 @@ def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], s
         p_values, tests = sign_flip_tests(flips, permutations, seed)
         differing = np.count_nonzero(flips, axis=0)
         adjusted, best = holm_in_families(p_values, tests, differing, permutations, columns, metrics, family)
-        alpha = 1.0 - confidence
+        alpha = statistics.alpha
         n_queries = flips.shape[0]
         comparisons = [
             Comparison(a, b, m, float(observed[i]), float(low[i]), float(high[i]), float(p_values[i]),

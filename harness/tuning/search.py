@@ -36,19 +36,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from corpora import (DEFAULT_ANALYZER, Dataset, ParameterError, Queries, RetbenchError, Run, get_analyzer,
+from corpora import (DEFAULT_ANALYZER, Dataset, ParameterError, Queries, RetbenchError, Run,
                      load_dataset, load_facets_file, with_facets)
 from corpora.progress import Callback, Renderer, as_progress
+from corpora.readers import DEFAULT_SPLIT
 from harness.core.api import queries_that_count, restrict_to_candidates
 from harness.tuning.cross_validation import assign_folds, cross_validate, intervals
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.evaluation import mean_over_queries
 from harness.core.condensed import DEFAULT_UNJUDGED
 from harness.core.facets import select_facets
-from harness.core.inputs import (_with_default_analyzer, check_bootstrap_fits, check_dataset_argument, check_groups, check_options,
-                                 check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
+from harness.core.inputs import (_with_default_analyzer, check_bootstrap_fits, check_dataset_argument, check_depth,
+                                 check_groups, check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.core.metrics import Metric
-from harness.core.options import FAIL_RANK, Loading, RunOptions, Scoring, Statistics
+from harness.core.options import Loading, RunOptions, Scoring, Statistics, declared
 from harness.report.formats import TEXT, parse_formats
 from harness.store.read import open_staged
 from harness.store.folder import out_folder
@@ -154,10 +155,12 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
 
     The option groups are :func:`harness.compare`'s (:mod:`harness.core.options`): ``scoring`` (depth,
     relevance threshold, analyzer; ``unjudged`` must be trec_eval's ``"nonrelevant"``: a search scores
-    unjudged documents as non-relevant, and another reading is refused, not ignored), ``statistics`` (``bootstrap_samples``, ``confidence`` and ``seed``
-    set the paired bootstrap intervals; ``permutations`` and ``family`` are not used), ``loading`` and
-    ``run`` (``cache`` and ``on_loaded``; a search runs in this process, without a time limit).
-    Everything cheap is checked before loading.
+    unjudged documents as non-relevant, and another reading is refused, not ignored), ``statistics``
+    (``bootstrap_samples``, ``confidence`` and ``seed`` set the paired bootstrap intervals; a search runs
+    no randomisation test and no Holm adjustment, so a ``permutations`` or ``family`` other than the
+    default is refused), ``loading`` and ``run`` (``cache`` and ``on_loaded``; a search runs in this
+    process, without a time limit: a ``timeout`` or an engine is refused). Everything cheap is checked
+    before loading.
     """
     check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), loading=(loading, Loading),
                   run=(run, RunOptions))
@@ -168,31 +171,33 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
         raise RetbenchError(f"tune scores an unjudged document as non-relevant (trec_eval), and `scoring.unjudged` "
                             f"is {scoring.unjudged!r}. Fix: leave scoring.unjudged out, or score the chosen "
                             "parameters with compare(..., scoring=Scoring(unjudged='condensed'))")
-    depth, rel_threshold, analyzer = scoring.depth, scoring.rel_threshold, scoring.analyzer
-    seed, bootstrap_samples, confidence = statistics.seed, statistics.bootstrap_samples, statistics.confidence
-    format, split, allow_unmatched_judgments = loading.format, loading.split, loading.allow_unmatched_judgments
-    facets, cache, on_loaded = loading.facets_file, run.cache, run.on_loaded
+    unused = [f"{name}={getattr(statistics, name)!r}" for name in ("permutations", "family")
+              if getattr(statistics, name) != declared(Statistics, name)[0]]
+    if unused:
+        raise RetbenchError(f"tune runs no randomisation test and no Holm adjustment, and `statistics` sets "
+                            f"{' and '.join(unused)}. Fix: leave statistics.permutations and statistics.family out "
+                            "(the estimate's intervals read bootstrap_samples, seed and confidence)")
     chosen_metric = _one_metric(metric)
-    check_options([chosen_metric], depth=depth, fail_rank=FAIL_RANK, bootstrap_samples=bootstrap_samples,
-                  permutations=statistics.permutations, seed=seed, confidence=confidence, family=statistics.family,
-                  rel_threshold=rel_threshold)
+    check_depth([chosen_metric], scoring.depth)
     _check_folds(folds)
     # the three intervals of the estimate (held out, versus the defaults, optimism): compare's bound
-    check_bootstrap_fits(bootstrap_samples, 3, "the estimate's 3 intervals")
-    analyzer_name = analyzer or DEFAULT_ANALYZER
-    get_analyzer(analyzer_name)
+    check_bootstrap_fits(statistics.bootstrap_samples, 3, "the estimate's 3 intervals")
     parsed = read_grid(grid, max_points=max_points)
+    analyzer = scoring.analyzer
     if analyzer is not None and analyzer != DEFAULT_ANALYZER:
         _with_default_analyzer(parsed.base, analyzer)
-    check_dataset_argument(dataset, format, split, allow_unmatched_judgments)
-    fitted_states = index_cache(cache)
+    check_dataset_argument(dataset, loading.format, loading.split, loading.allow_unmatched_judgments)
+    fitted_states = index_cache(run.cache)
     loaded = not isinstance(dataset, Dataset)
+    facets = loading.facets_file
     config = TuneConfig(
         grid=parsed.text, corpus=str(dataset) if loaded else dataset.name, metric=chosen_metric.name, folds=folds,
-        seed=seed, stratify=stratify, facets=None if facets is None or isinstance(facets, Mapping) else str(facets),
-        max_points=max_points, depth=depth, rel_threshold=rel_threshold, bootstrap_samples=bootstrap_samples,
-        confidence=confidence, analyzer=analyzer, format=format, split=(split or "test") if loaded else None,
-        allow_unmatched_judgments=bool(allow_unmatched_judgments) if loaded else None,
+        seed=statistics.seed, stratify=stratify,
+        facets=None if facets is None or isinstance(facets, Mapping) else str(facets), max_points=max_points,
+        depth=scoring.depth, rel_threshold=scoring.rel_threshold, bootstrap_samples=statistics.bootstrap_samples,
+        confidence=statistics.confidence, analyzer=analyzer, format=loading.format,
+        split=(loading.split or DEFAULT_SPLIT) if loaded else None,
+        allow_unmatched_judgments=bool(loading.allow_unmatched_judgments) if loaded else None,
         cache=fitted_states.root is not None,
         cache_dir=str(fitted_states.root.parent) if fitted_states.root is not None else None)
     tasks = as_progress(progress)
@@ -201,15 +206,15 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
         check_writable_ids(data)
     else:
         with tasks.task(f"loading {dataset}"):
-            data = load_dataset(str(dataset), format=format, split=config.split or "test",
-                                allow_unmatched_judgments=bool(allow_unmatched_judgments), progress=tasks)
+            data = load_dataset(str(dataset), format=config.format, split=config.split,
+                                allow_unmatched_judgments=bool(config.allow_unmatched_judgments), progress=tasks)
     if facets is not None:
         if isinstance(facets, Mapping):
             data = with_facets(data, facets)
         else:
             data = with_facets(data, load_facets_file(facets, data.queries.ids), source=str(facets))
-    if on_loaded is not None:
-        on_loaded(data)
+    if run.on_loaded is not None:
+        run.on_loaded(data)
     return _search(config, parsed, data, chosen_metric, RunContext(cache=fitted_states, progress=tasks))
 
 
