@@ -17,6 +17,10 @@ file) goes through :func:`write_output`; :func:`check_output` runs the same chec
 * a stream the user means is written through, never renamed over: ``-`` (stdout, where the
   option accepts it: ``dash=True``), ``/dev/stdout``, ``/dev/stderr`` and ``/dev/fd/N``
   (``streams=True``);
+* an input of the same command is never an output: ``inputs`` names the files the command reads
+  (``bench gate``'s run files and qrels, ``bench judge``'s pool), and a path that is one of them (by
+  its name, a symbolic link or a hard link: the same file) is refused before anything is read, so
+  ``--junit CANDIDATE.trec`` cannot replace the run it gates;
 * nothing is written inside a results folder (:func:`results_folder_holding`: a folder whose
   :data:`MANIFEST_FILE` is a retbench manifest, or a run's staging folder): replacing one of its
   files breaks it (every reader refuses a file whose hash the manifest does not record), and a new
@@ -33,6 +37,7 @@ import re
 import secrets
 import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,14 +125,16 @@ def _kind(mode: int) -> str:
 
 
 def check_output(path: str | os.PathLike[str], option: str, *, dash: bool = False, streams: bool = True,
-                 appends: bool = False) -> OutputTarget:
+                 appends: bool = False,
+                 inputs: Mapping[str, str | os.PathLike[str] | None] | None = None) -> OutputTarget:
     """Prove, before any work and without writing anything, that ``path`` can take the output
     (the rules of the module docstring), and say where it lands.
 
     ``option`` names the output in a message (``--out``, ``the run file``); ``dash``: ``-`` means
     stdout; ``streams``: ``/dev/stdout``, ``/dev/stderr`` and ``/dev/fd/N`` are written through;
     ``appends``: the file is appended to and read back (no stream then, and an existing file is
-    kept as it is).
+    kept as it is); ``inputs``: what each input file of the command is (``"the candidate run"``)
+    -> its path (None: not given), none of which the output may be.
     """
     path = Path(path)
     name = f"{option} {path}"
@@ -162,6 +169,8 @@ def check_output(path: str | os.PathLike[str], option: str, *, dash: bool = Fals
         kind = _kind(mode)
         fix = f"name a file in it, e.g. {target / 'FILE'}" if stat.S_ISDIR(mode) else fix_file
         raise RetbenchError(f"{shown}: is {kind}, which is never replaced by a file. Fix: {fix}")
+    if mode is not None:
+        _refuse_an_input(target, shown, inputs or {})
     folder = target.parent
     holder = results_folder_holding(folder) if folder.is_dir() else None
     if holder is not None:
@@ -179,6 +188,22 @@ def check_output(path: str | os.PathLike[str], option: str, *, dash: bool = Fals
         raise RetbenchError(f"{shown}: its folder {folder} cannot be written to. Fix: name a file in a folder you "
                             "can write to")
     return OutputTarget(path, file=target)
+
+
+def _refuse_an_input(target: Path, shown: str, inputs: Mapping[str, str | os.PathLike[str] | None]) -> None:
+    """Refuse an output that is one of the command's input files (the same file: same device and
+    inode, whatever path, link or hard link names it): writing it would destroy what is read."""
+    mine = target.stat()
+    for what, given in inputs.items():
+        if given is None:
+            continue
+        try:
+            theirs = os.stat(given)
+        except (OSError, ValueError):
+            continue  # a missing input is its reader's error
+        if (theirs.st_dev, theirs.st_ino) == (mine.st_dev, mine.st_ino):
+            raise RetbenchError(f"{shown}: is {what} {given}, which this command reads; writing it would destroy "
+                                "it. Fix: name another file for the output")
 
 
 def _check_stream(path: Path, name: str, fd: int, allowed: bool, appends: bool) -> OutputTarget:
@@ -222,10 +247,12 @@ def _new_temporary(folder: Path, name: str) -> tuple[int, Path]:
 
 
 def write_output(path: str | os.PathLike[str], data: str | bytes, option: str, *, dash: bool = False,
-                 streams: bool = True) -> OutputTarget:
+                 streams: bool = True,
+                 inputs: Mapping[str, str | os.PathLike[str] | None] | None = None) -> OutputTarget:
     """Write ``data`` (text is written as UTF-8, with the line ends it holds) to ``path`` by the rules
-    of the module docstring, checked again now (:func:`check_output`). Returns where it landed."""
-    where = check_output(path, option, dash=dash, streams=streams)
+    of the module docstring, checked again now (:func:`check_output`, ``inputs`` as there). Returns
+    where it landed."""
+    where = check_output(path, option, dash=dash, streams=streams, inputs=inputs)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if where.stream is not None:
         _write_stream(where.stream, raw, f"{option} {where.path}")

@@ -133,8 +133,9 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     metric_list = resolve_metrics(metrics)  # the cheap checks first: a typo costs no loading
     statistics = Statistics(bootstrap_samples, seed, confidence, permutations)
     check_options(margin, statistics, show_worst, len(metric_list))
+    read = {"the baseline": baseline, "the candidate": candidate, "the --qrels file": qrels}
     if junit is not None:
-        check_output(junit, "--junit")
+        check_output(junit, "--junit", inputs=read)  # never one of the files it gates
     if candidate is not None and systems is not None:
         raise RetbenchError("both a CANDIDATE and --systems were given. Fix: gate a stored candidate, or run one "
                             "now with --corpus and --systems, not both")
@@ -176,7 +177,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     result = gate(before, after, metrics, margin=margin, statistics=statistics,
                   allow_different_queries=allow_different_queries, lost_most=show_worst)
     if junit is not None:
-        write_output(junit, render_junit(result, fail_on), "--junit")
+        write_output(junit, render_junit(result, fail_on), "--junit", inputs=read)
     click.echo(render(result, output_format), nl=False)
     ctx.exit(result.exit_code(fail_on))
 

@@ -41,7 +41,7 @@ def command(pool: Path, corpus: str, out: Path, port: int) -> None:
         raise RetbenchError(missing)
     # where the grades land, before anything is loaded: a regular file (or a link to one) outside any
     # results folder; never a stream, a device or /dev/null, which would lose every grade
-    check_output(out, "--out", appends=True)
+    check_output(out, "--out", appends=True, inputs={"the pool": pool})
     pairs = read_pool(pool)
     dataset = load_dataset(corpus)
     from harness.judgments.judge_page import create_app
