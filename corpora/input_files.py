@@ -12,10 +12,10 @@ command. A file of a results folder must be a regular file (:func:`check_input_f
 ``regular=True``): no pipe of any kind.
 
 A line longer than the kind of file allows (:data:`MAX_JUDGMENT_LINE` for qrels and run files,
-:data:`MAX_TEXT_LINE` for corpus, query and facet files) stops reading at that line. A pipe and a
-gzipped file are read a chunk at a time under the same bound, so an endless stream without line
-ends fails after one over-long line; a regular file is read whole (its size is known) and then
-scanned for its longest line (a few milliseconds for 60 MB). Text is UTF-8 (:func:`decode_utf8`: a
+:data:`MAX_TEXT_LINE` for corpus, query and facet files) stops reading at that line. Every input
+(a regular file, a pipe, a gzipped file) is read a chunk at a time under that bound, so an endless
+stream without line ends, or a huge sparse file of NUL bytes (``truncate -s 100G``), fails after one
+over-long line instead of filling the memory. Text is UTF-8 (:func:`decode_utf8`: a
 byte order mark is skipped, a UTF-16 file is named as such); :func:`refuse_nul_bytes` is for the
 formats no NUL byte belongs in.
 """
@@ -151,22 +151,6 @@ def _read_bounded(handle: BinaryIO, path: Path, limit: int, what: str) -> bytes:
         chunks.append(chunk)
 
 
-def _first_long_line(raw: bytes, limit: int) -> int | None:
-    """The 1-based number of the first line of ``raw`` longer than ``limit`` bytes, or None.
-
-    One pass of ``rfind`` over windows of ``limit + 1`` bytes: a window without a line end holds
-    part of a longer line; otherwise the next window starts after its last line end, which moves
-    the window's end past the previous one, so the whole text is scanned about once.
-    """
-    start = 0
-    while len(raw) - start > limit:
-        end = raw.rfind(b"\n", start, start + limit + 1)
-        if end < 0:
-            return raw.count(b"\n", 0, start) + 1
-        start = end + 1
-    return None
-
-
 def read_input_bytes(path: Path, *, max_line: int = MAX_TEXT_LINE, what: str = "a text file",
                      gzipped: bool = False) -> bytes:
     """The bytes of an input file, within the bounds of the module docstring.
@@ -177,14 +161,8 @@ def read_input_bytes(path: Path, *, max_line: int = MAX_TEXT_LINE, what: str = "
     named pipe (:func:`check_input_file`) and a file that cannot be read are :class:`InputFileError`
     naming the path.
     """
-    mode = check_input_file(path).st_mode
+    check_input_file(path)
     try:
-        if stat.S_ISREG(mode) and not gzipped:
-            raw = path.read_bytes()
-            long_line = _first_long_line(raw, max_line)
-            if long_line is not None:
-                raise _too_long(path, long_line, max_line, what)
-            return raw
         with (gzip.open(path, "rb") if gzipped else path.open("rb")) as handle:
             return _read_bounded(handle, path, max_line, what)  # type: ignore[arg-type]
     except FileNotFoundError:
