@@ -247,6 +247,7 @@ class JudgingSession:
                 os.fsync(handle.fileno())
             if new_file:
                 _fsync_folder(self.out)
+                self._writer.hold_target()  # the file exists now: lock it too (a hard link to it finds that)
             start = size + (1 if line.startswith(b"\n") else 0)
             self._appended.append(_Appended(start, line[start - size:]))
             self._lines.append(_Line(query_id, doc_id, grade))

@@ -5,13 +5,15 @@ that dies with the process holding it.
 would interleave their grades and one's undo would cut the other's. :class:`WriterLock` is held on
 a small lock file beside the file, named after the file's real path (symbolic links resolved, so
 another path to the same file finds the same lock): ``judged.txt.lock``. It holds the holder's pid
-and, once known, its address, which a refused second writer names.
+and, once known, its address, which a refused second writer names. The file itself is locked too,
+once it exists (:meth:`WriterLock.hold_target`): a second writer through another name of it (a hard
+link, whose lock file is another), or after its lock file was removed by hand, finds that lock.
 
 The lock is ``flock(2)``'s: the kernel drops it when the process ends, ``kill -9`` included, so a
 lock file left behind by a killed server never blocks the next one (it is only read for its
 text). A clean :meth:`WriterLock.close` removes the file, while still holding the lock; a writer
 that opened the file before it was removed sees, once it holds the lock, that the path names
-another file (or none) and opens it again. Two hard links to one file are two names, and two locks.
+another file (or none) and opens it again.
 
 Where the operating system has no ``flock`` (Windows), nothing is locked: one server per file is
 then the user's care.
@@ -51,7 +53,9 @@ class WriterLock:
     def __init__(self, target: Path, what: str) -> None:
         self.target = target
         self.path = lock_path(target)
+        self.what = what
         self._descriptor: int | None = None
+        self._target_descriptor: int | None = None
         if fcntl is None:  # pragma: no cover - Windows
             return
         for _ in range(_ATTEMPTS):
@@ -66,6 +70,11 @@ class WriterLock:
                                     "lines") from None
             if self._still_named(descriptor):
                 self._descriptor = descriptor
+                try:
+                    self.hold_target()
+                except BaseException:
+                    self.close()
+                    raise
                 _rewrite(descriptor, f"pid {os.getpid()}\n")
                 return
             os.close(descriptor)  # its holder removed it as we opened it: open the new one
@@ -87,6 +96,25 @@ class WriterLock:
         opened = os.fstat(descriptor)
         return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
+    def hold_target(self) -> None:
+        """Lock the file itself too, once it exists (call again after creating it; held: nothing).
+        Another writer holding it came through another name (a hard link) or past a lock file that
+        was removed by hand: :class:`~corpora.RetbenchError`."""
+        if fcntl is None or self._descriptor is None or self._target_descriptor is not None:
+            return
+        try:
+            descriptor = os.open(self.target, os.O_RDONLY)
+        except OSError:
+            return  # not there yet (or unreadable, which its reader says)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            raise RetbenchError(f"{self.target} is being written by another {self.what} through another name of "
+                                "the same file (a hard link), or one whose lock file was removed by hand. Fix: use "
+                                "that one, or stop it first: two writers of one file would mix their lines") from None
+        self._target_descriptor = descriptor
+
     def record(self, address: str) -> None:
         """Add the address the holder serves at to the lock file, for a refused writer to name."""
         if self._descriptor is not None:
@@ -95,6 +123,9 @@ class WriterLock:
     def close(self) -> None:
         """Remove the lock file and let the lock go (again: nothing)."""
         descriptor, self._descriptor = self._descriptor, None
+        target, self._target_descriptor = self._target_descriptor, None
+        if target is not None:
+            os.close(target)
         if descriptor is None:
             return
         try:
