@@ -379,6 +379,11 @@ class ReportView:
         """Systems (index) x categories: failed queries per category."""
         frame = self.folder.diagnosis
         counts = pd.DataFrame(0, index=self.systems, columns=list(self.categories), dtype=int)
+        unlisted = sorted({str(c) for c in frame["category"]} - set(self.categories))
+        if unlisted:  # diagnosis.csv is hashed, the manifest is not: its list was edited
+            raise InputFileError(self.folder.path / MANIFEST_FILE, "is damaged (edited?): its entry "
+                                 f"diagnosis.categories does not list {', '.join(unlisted)}, a category of "
+                                 "diagnosis.csv", fix="restore the manifest retbench wrote")
         for (system, category), n in frame.groupby(["system", "category"], sort=False).size().items():
             counts.loc[str(system), str(category)] = int(n)
         return counts

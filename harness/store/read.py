@@ -83,29 +83,41 @@ class Maybe:
     shape: Any
 
 
+@dataclass(frozen=True)
+class Omissible:
+    """In a :data:`MANIFEST_SHAPES` declaration: a key that may be missing, else has ``shape`` (null
+    is not ``shape``: a reader takes a missing key's default, never a null)."""
+
+    shape: Any
+
+
 _Integer = int  # JSON's true and false are not integers here, though Python's bool is one
 _Number = (int, float)
-_COLLECTION = {"name": str, "folder": str, "manifest_sha256": str, "queries_evaluated": _Integer, "hashes": Each(str)}
+_COLLECTION = {"name": str, "folder": str, "manifest_sha256": str, "queries_evaluated": _Integer, "hashes": Each(str),
+               "documents": Omissible(_Integer)}
 
 #: What the readers take from a folder's ``manifest.json``, by the folder's ``kind`` (a compare
 #: folder has none): each key a reader uses, with its shape: a type (or a tuple of types), a list
 #: ``[item]`` (each item has that shape), an object ``{key: shape}`` (each key present),
-#: :class:`Some`, :class:`Each` or :class:`Maybe`. The manifest cannot hold its own hash, so a manifest edited by
+#: :class:`Some`, :class:`Each`, :class:`Maybe` or :class:`Omissible`. The manifest cannot hold its own hash, so a manifest edited by
 #: hand or cut short is checked as a structure when the folder is opened (:func:`check_shape`):
 #: what is missing or of the wrong type is one error naming the key, never a traceback later.
 MANIFEST_SHAPES: dict[str, dict[str, Any]] = {
     "compare": {
         "run_id": str, "systems": Some({"label": str, "run_file": str, "as_run": Maybe(str)}),
         "metrics": Some({"name": str, "rel_threshold": _Integer}), "hashes": Each(str), FILES_KEY: Maybe(Each(str)),
-        "statistics": dict, "corpus": dict, "analyzer": Maybe(str), "depth": _Integer,
+        "statistics": {"alpha": _Number, "confidence": _Number, "bootstrap_samples": _Integer, "seed": _Integer,
+                       "baseline": Maybe(str), "randomisation_test": {"permutations": _Integer}},
+        "corpus": {"queries_excluded": Omissible(list)}, "analyzer": Maybe(str), "depth": _Integer,
         "diagnosis": {"fail_rank": _Integer, "categories": Each(str)}, "facets": Maybe(dict),
-        "risk_coverage": Maybe(dict), "retrieval_metrics": Maybe(dict), "conventions": Maybe(dict),
-        "warnings": Maybe([str]), "notes": Maybe([str]), "versions": Maybe(dict), "command_line": Maybe(list),
-        "rescore": Maybe(dict),
+        "risk_coverage": Maybe(dict), "retrieval_metrics": Maybe(dict), "conventions": Omissible(dict),
+        "warnings": Maybe([str]), "notes": Maybe([str]), "versions": Omissible(dict),
+        "command_line": Omissible(list), "rescore": Maybe(dict),
     },
     "suite": {
         "run_id": str, "systems": Some(str), "metrics": Some(str), "collections": Some(_COLLECTION),
         "statistics": {"alpha": _Number, "bootstrap_samples": _Integer}, FILES_KEY: Maybe(Each(str)),
+        "versions": Omissible(dict), "command_line": Omissible(list),
     },
     "tune": {"run_id": str, FILES_KEY: Maybe(Each(str))},
 }
@@ -115,6 +127,8 @@ def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
     """Why ``value`` (at ``where``, e.g. ``systems[1].label``) does not have ``shape``, or None."""
     if isinstance(shape, Maybe):
         return None if value is None else _shape_problem(value, shape.shape, where)
+    if isinstance(shape, Omissible):
+        return _shape_problem(value, shape.shape, where)
     if isinstance(shape, (list, Some)):
         if not isinstance(value, list):
             return f"{where} is not a list"
@@ -129,8 +143,10 @@ def _shape_problem(value: Any, shape: Any, where: str) -> str | None:
             return next((p for k, v in value.items() if (p := _shape_problem(v, shape.shape, f"{where}.{k}"))), None)
         for key, inner in shape.items():
             entry = f"{where}.{key}" if where else key
-            if key not in value and not isinstance(inner, Maybe):
+            if key not in value and not isinstance(inner, (Maybe, Omissible)):
                 return f"{entry} is missing"
+            if key not in value:
+                continue
             problem = _shape_problem(value.get(key), inner, entry)
             if problem:
                 return problem
@@ -564,6 +580,11 @@ def _check_systems_complete(path: Path, manifest: dict[str, Any]) -> None:
         raise InputFileError(path, f"is damaged (edited or cut short?): its systems list names {len(named)} "
                              f"system(s), but it records the run file(s) of more ({', '.join(unnamed)} is no "
                              "system's)", fix=_RESTORE)
+    baseline = manifest["statistics"].get("baseline")
+    labels = [str(entry["label"]) for entry in manifest["systems"]]
+    if baseline is not None and baseline not in labels:
+        raise InputFileError(path, f"is damaged (edited?): its entry statistics.baseline {json.dumps(baseline)[:40]} "
+                             f"is none of its systems ({', '.join(labels)})", fix=_RESTORE)
 
 
 # ----- whole folders and any table of one (bench serve) ------------------------------------------
