@@ -48,16 +48,18 @@ SUMMARY_FILE, COMPARISONS_FILE, LEADERBOARD_FILE = "suite_summary.csv", "suite_c
 
 
 def _folder_names(names: Sequence[str]) -> list[str]:
-    """A distinct folder name per collection: its safe name, ``-2``, ``-3`` ... when taken."""
+    """A distinct folder name per collection: its safe name, ``-2``, ``-3`` ... when taken, in any
+    case (``article`` and ``Article`` would be one folder on a case-insensitive file system, as where
+    the suite folder is copied to macOS or Windows)."""
     used: set[str] = set()
     out = []
     for name in names:
         base = safe_file_name(name)[:80] or "collection"
         candidate, n = base, 1
-        while candidate in used:
+        while candidate.casefold() in used:
             n += 1
             candidate = f"{base}-{n}"
-        used.add(candidate)
+        used.add(candidate.casefold())
         out.append(candidate)
     return out
 
@@ -174,7 +176,20 @@ class SuiteFolder:
                                  fix="restore the suite folder as retbench wrote it") from None
 
     def summary(self) -> pd.DataFrame:
-        return self._csv(SUMMARY_FILE)
+        """``suite_summary.csv``, checked against the manifest's systems, metrics and collections
+        (the table is hashed, the manifest is not: one edited by hand names what the table lacks)."""
+        table = self._csv(SUMMARY_FILE)
+        named = {"systems": (set(self.systems), set(table["system"]) if "system" in table else set()),
+                 "metrics": (set(self.metrics), set(table.columns)),
+                 "collections": ({str(c["name"]) for c in self.collections},
+                                 set(table["collection"]) - {MACRO, MICRO} if "collection" in table else set())}
+        for key, (listed, held) in named.items():
+            unknown = sorted(listed - held) if key == "metrics" else sorted(listed ^ held)
+            if unknown:
+                raise InputFileError(self.path / MANIFEST_FILE, f"is damaged (edited?): its {key} do not match "
+                                     f"{SUMMARY_FILE} ({', '.join(unknown)} is in one, not the other)",
+                                     fix="restore the suite folder as retbench wrote it")
+        return table
 
     def comparisons(self) -> pd.DataFrame:
         return self._csv(COMPARISONS_FILE)
