@@ -15,8 +15,9 @@ from corpora.model import Corpus, Dataset, JudgmentArrays, Qrels, Queries, Run, 
 from corpora.trec_io import read_qrels, read_run, write_qrels, write_run
 
 # The run file formats register themselves (corpora.run.RUN_FILE_FORMATS) when imported: TREC with
-# trec_io above, Parquet here (pyarrow itself is imported only when a Parquet file is read or written).
+# trec_io above, Parquet and MS MARCO's TSV here (pyarrow itself is imported only when a Parquet file is read or written).
 from corpora import parquet as _parquet  # noqa: F401
+from corpora import tsv_run as _tsv_run  # noqa: F401
 
 __all__ = [
     "ANALYZERS",

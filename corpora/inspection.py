@@ -35,7 +35,13 @@ UNMATCHED_LIMIT = 0.05
 _SHOWN = 5  # ids quoted in a message before "and N more"
 
 
-def _quote(ids: list[str], total: int | None = None) -> str:
+def quote_ids(ids: list[str], total: int | None = None) -> str:
+    """Up to five of ``ids``, quoted, and how many more (``total``: the count, when ``ids`` holds
+    only the first): how a message names the ids it is about.
+
+    >>> quote_ids(["a", "b", "c", "d", "e", "f"])
+    "'a', 'b', 'c', 'd', 'e' and 1 more"
+    """
     total = len(ids) if total is None else total
     shown = ", ".join(repr(i) for i in ids[:_SHOWN])
     return shown + (f" and {total - _SHOWN} more" if total > _SHOWN else "")
@@ -78,12 +84,12 @@ def reconcile(dataset: Dataset, *, allow_unmatched_judgments: bool = False) -> D
     detail = []
     if unknown_doc:
         detail.append(f"{len(unknown_doc):,} {_name_s(len(unknown_doc))} document ids not in the corpus "
-                      f"({_quote(sorted({d for _, d, _ in unknown_doc}))}; the corpus has ids like "
-                      f"{_quote(dataset.corpus.ids[:3])})")
+                      f"({quote_ids(sorted({d for _, d, _ in unknown_doc}))}; the corpus has ids like "
+                      f"{quote_ids(dataset.corpus.ids[:3])})")
     if unknown_query:
         detail.append(f"{len(unknown_query):,} {_name_s(len(unknown_query))} query ids not in the queries "
-                      f"({_quote(sorted({q for q, _, _ in unknown_query}))}; the queries have ids like "
-                      f"{_quote(dataset.queries.ids[:3])})")
+                      f"({quote_ids(sorted({q for q, _, _ in unknown_query}))}; the queries have ids like "
+                      f"{quote_ids(dataset.queries.ids[:3])})")
     if not kept:
         if unmatched == 0:
             raise InputFileError(source, "the judgments file holds no judgments",
@@ -98,7 +104,7 @@ def reconcile(dataset: Dataset, *, allow_unmatched_judgments: bool = False) -> D
             and not any(g >= REL_THRESHOLD for g in kept.get(q, {}).values())]
     if lost:
         detail.append(f"{counted(len(lost), 'query loses', 'queries lose', spec=',')} every relevant "
-                      f"judgment and would leave the averages ({_quote(lost)})")
+                      f"judgment and would leave the averages ({quote_ids(lost)})")
     too_many = unmatched > UNMATCHED_LIMIT * total
     if not allow_unmatched_judgments and (too_many or lost):
         why = (f"more than the {UNMATCHED_LIMIT:.0%} that is skipped with a warning" if too_many
@@ -219,10 +225,10 @@ def report_lines(stats: DatasetStats) -> list[str]:
     lines = [f"{stats.name} ({stats.format or 'unknown format'}) from {stats.source}"]
     lines.append(row("documents", f"{stats.n_documents:,}"))
     lines.append(row("empty documents", f"{len(stats.empty_documents):,}"
-                     + (f" ({_quote(stats.empty_documents)})" if stats.empty_documents else "")))
+                     + (f" ({quote_ids(stats.empty_documents)})" if stats.empty_documents else "")))
     lines.append(row("queries", f"{stats.n_queries:,}"))
     if stats.empty_queries:
-        lines.append(row("empty queries", f"{len(stats.empty_queries):,} ({_quote(stats.empty_queries)})"))
+        lines.append(row("empty queries", f"{len(stats.empty_queries):,} ({quote_ids(stats.empty_queries)})"))
     if stats.facets:
         lines.append(row("query facets", ", ".join(stats.facets)))
     lines.append(row("judgments", f"{stats.n_judgments:,} over {counted(stats.judged_queries, 'query', spec=',')}"))
@@ -230,11 +236,11 @@ def report_lines(stats: DatasetStats) -> list[str]:
     lines.append(row(f"evaluated (grade >= {REL_THRESHOLD})", counted(len(stats.evaluated_queries), "query", spec=",")))
     excluded = stats.unevaluated_queries
     lines.append(row("no relevant judgment", f"{counted(len(excluded), 'query', spec=',')}, excluded from averages"
-                     + (f" ({_quote(excluded)})" if excluded else "")))
+                     + (f" ({quote_ids(excluded)})" if excluded else "")))
     lines.append(row("judgments of unknown docs", f"{stats.unknown_document_judgments:,}"
-                     + (f" ({_quote(stats.unknown_documents)})" if stats.unknown_documents else "")))
+                     + (f" ({quote_ids(stats.unknown_documents)})" if stats.unknown_documents else "")))
     lines.append(row("judgments of unknown queries", f"{stats.unknown_query_judgments:,}"
-                     + (f" ({_quote(stats.unknown_queries)})" if stats.unknown_queries else "")))
+                     + (f" ({quote_ids(stats.unknown_queries)})" if stats.unknown_queries else "")))
     lines.append(row("duplicate ids", "none (a duplicate document or query id stops loading)"))
     if stats.pool_sizes:
         lines.append(row("candidate pools", f"{counted(stats.pooled_queries, 'query', spec=',')}, "

@@ -13,14 +13,18 @@ the same numbers a TREC file written by :meth:`~corpora.Run.write` holds) and ``
 metadata (key ``retbench.run_id``), so a Parquet run and its TREC form read back to the same run and
 the same run id. The file is written to a temporary name and renamed.
 
-Needs pyarrow (``pip install "retbench[parquet]"``), imported on first use; its absence is an
+A name ending in ``.parquet.gz`` is a gzipped Parquet file: read whole into memory and gunzipped,
+written gzipped. Needs pyarrow (``pip install "retbench[parquet]"``), imported on first use; its absence is an
 error saying so. This module registers the ``.parquet`` suffix in
 :data:`corpora.run.RUN_FILE_FORMATS`.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import stat
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +33,8 @@ import numpy as np
 from corpora.errors import InputFileError, RetbenchError
 from corpora.input_files import check_input_file
 from corpora.output_files import check_output, write_output
-from corpora.run import (DATAFRAME_FIRST_RANK, Run, RunFile, RunFileFormat, TrailingFields, register_run_file_format,
-                         run_from_table)
+from corpora.run import (DATAFRAME_FIRST_RANK, GZIP_SUFFIX, Run, RunFile, RunFileFormat, TrailingFields,
+                         register_run_file_format, run_file_name, run_from_table)
 from corpora.run_order import RunOrder
 
 #: The file metadata key holding the run's tag (trec_eval's ``runid``).
@@ -66,8 +70,16 @@ def read_parquet_run(path: Path, order: RunOrder = "trec", trailing_fields: Trai
     pa, pq = _pyarrow(path, "reading")
     if stat.S_ISFIFO(check_input_file(path).st_mode):  # Parquet is read from its footer: a pipe cannot seek
         raise InputFileError(path, "is a pipe: a Parquet file is read from its end", fix="name the file itself")
+    source: Path | io.BytesIO = path
+    if path.suffix.lower() == GZIP_SUFFIX:  # run.parquet.gz: the whole file gunzipped in memory, then read
+        try:
+            with gzip.open(path, "rb") as handle:
+                source = io.BytesIO(handle.read())
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputFileError(path, f"cannot read the file ({exc})",
+                                 fix="name a readable file, gzipped as its .gz name says") from None
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(source)
         names = parquet.schema_arrow.names
         metadata = parquet.schema_arrow.metadata or {}
     except (pa.ArrowException, OSError) as exc:
@@ -83,7 +95,7 @@ def read_parquet_run(path: Path, order: RunOrder = "trec", trailing_fields: Trai
         raise InputFileError(path, "the run holds no results (the table has no rows)",
                              fix="write one row per result with columns qid, docno, score")
     run = run_from_table(lambda name: _as_numpy(table.column(name), pa), names, owner, order)
-    run_id = metadata.get(RUN_ID_KEY, b"").decode("utf-8") or path.name.removesuffix(path.suffix)
+    run_id = metadata.get(RUN_ID_KEY, b"").decode("utf-8") or run_file_name(path)
     return RunFile(run, run_id)
 
 
@@ -101,7 +113,8 @@ def write_parquet_run(run: Run, path: Path, tag: str = "run") -> None:
     table = table.replace_schema_metadata({RUN_ID_KEY: tag.encode("utf-8")})
     buffer = pa.BufferOutputStream()  # in memory, then one writer for every output file
     pq.write_table(table, buffer)
-    write_output(path, buffer.getvalue().to_pybytes(), "run file")
+    data = buffer.getvalue().to_pybytes()
+    write_output(path, gzip.compress(data, mtime=0) if path.suffix.lower() == GZIP_SUFFIX else data, "run file")
 
 
 register_run_file_format(RunFileFormat("parquet", (".parquet",), read_parquet_run, write_parquet_run,

@@ -18,7 +18,9 @@ DataFrame is). ranx breaks ties by Python's per-process hash of the doc id, so a
 strictly decreasing scores throughout.
 
 The file formats register themselves here (:func:`register_run_file_format`): ``corpora.trec_io``
-the TREC files, ``corpora.parquet`` the Parquet ones; ``import corpora`` imports both. pandas,
+the TREC files, ``corpora.tsv_run`` MS MARCO's ``qid docid rank``, ``corpora.parquet`` the Parquet
+ones; ``import corpora`` imports them all. Every format is gzipped when the name ends in ``.gz``
+(:func:`run_file_format`). pandas,
 pyarrow and ranx are imported on first use, so that ``import corpora`` stays light. Just over 400
 lines: the type, its conversions and the table of file formats they dispatch through, one concept.
 """
@@ -265,14 +267,16 @@ class Run:
 
     @classmethod
     def read(cls, path: str | Path, order: RunOrder = "trec") -> Run:
-        """Read a run file, TREC or Parquet by its suffix (:func:`run_file_format`); see
+        """Read a run file, TREC, MS MARCO TSV or Parquet by its suffix, gzipped for ``.gz``
+        (:func:`run_file_format`); see
         :meth:`RunFile.read`."""
         return RunFile.read(path, order).run
 
     def write(self, path: str | Path, tag: str = "run") -> Path:
-        """Write the run to ``path`` in the format its suffix names (``.trec``, ``.txt``, ``.run``,
-        ``.gz``: TREC, gzipped for ``.gz``; ``.parquet``: Parquet), with :meth:`file_scores`;
-        ``tag`` is the TREC tag (and the Parquet file's run id). Returns the path."""
+        """Write the run to ``path`` in the format its suffix names (``.trec``, ``.txt``, ``.run``:
+        TREC; ``.tsv``: MS MARCO, ranks only; ``.parquet``: Parquet; any of them gzipped with ``.gz``
+        after it, and a bare ``.gz`` TREC), with :meth:`file_scores`; ``tag`` is the TREC tag (and
+        the Parquet file's run id). Returns the path."""
         target = Path(path)
         run_file_format(target, writing=True).write(self, target, tag)
         return target
@@ -384,7 +388,8 @@ class RunFile:
     @classmethod
     def read(cls, path: str | Path, order: RunOrder = "trec", trailing_fields: TrailingFields = "error") -> RunFile:
         """Read a run file in the format its suffix names (:func:`run_file_format`: ``.parquet`` is
-        Parquet, anything else TREC, as trec_eval reads any file name). ``order="trec"`` ranks each
+        Parquet, ``.tsv`` MS MARCO's ``qid docid rank``, anything else TREC, as trec_eval reads any
+        file name; a further ``.gz`` is gunzipped). ``order="trec"`` ranks each
         query like trec_eval 10 (score descending, ties by doc id descending, rank ignored);
         ``"trec9"`` like trec_eval 9.x and pytrec_eval (the same, scores compared as
         single-precision floats); ``"file"`` keeps the order of the lines or rows.
@@ -412,6 +417,8 @@ class RunFileFormat:
 #: Run file formats by name, filled by the modules that read them (``corpora.trec_io``,
 #: ``corpora.parquet``); :func:`run_file_format` picks one by suffix.
 RUN_FILE_FORMATS: dict[str, RunFileFormat] = {}
+#: The suffix of a gzipped file, read and written through gzip by every format.
+GZIP_SUFFIX = ".gz"
 #: The format of a file whose suffix no format claims, when reading: trec_eval's own files are named
 #: ``results.test``, and ``bench evaluate`` has always read any name as TREC.
 DEFAULT_RUN_FILE_FORMAT = "trec"
@@ -428,14 +435,39 @@ def register_run_file_format(fmt: RunFileFormat) -> RunFileFormat:
 
 
 def run_file_format(path: str | Path, *, writing: bool = False) -> RunFileFormat:
-    """The format whose suffixes hold ``path``'s (case-insensitive). Reading, an unclaimed suffix is
-    :data:`DEFAULT_RUN_FILE_FORMAT`; writing, it is an error listing the suffixes known."""
+    """The format whose suffixes hold ``path``'s (case-insensitive). A name ending in ``.gz`` is
+    gzipped: its format is the one of the suffix before (``run.tsv.gz``: ``tsv``; ``es.trec.gz``:
+    ``trec``), else the one that claims ``.gz`` itself (TREC, as trec_eval's gzipped runs are named).
+    Reading, an unclaimed suffix is :data:`DEFAULT_RUN_FILE_FORMAT`; writing, it is an error listing
+    the suffixes known.
+
+    >>> run_file_format("run.dev.tsv.gz").name, run_file_format("es.trec.gz").name, run_file_format("x.gz").name
+    ('tsv', 'trec', 'trec')
+    """
     suffix = Path(path).suffix.lower()
-    for fmt in RUN_FILE_FORMATS.values():
-        if suffix in fmt.suffixes:
-            return fmt
+    inner = Path(Path(path).stem).suffix.lower() if suffix == GZIP_SUFFIX else ""
+    for wanted in (inner, suffix):
+        for fmt in RUN_FILE_FORMATS.values():
+            if wanted and wanted in fmt.suffixes:
+                return fmt
     if not writing and DEFAULT_RUN_FILE_FORMAT in RUN_FILE_FORMATS:
         return RUN_FILE_FORMATS[DEFAULT_RUN_FILE_FORMAT]
     known = "; ".join(f"{', '.join(f.suffixes)} ({f.description})" for f in RUN_FILE_FORMATS.values())
     raise RetbenchError(f"{path}: no run file format has the suffix {suffix or '(none)'!r}. Known: {known}. "
                         "Fix: name the file with one of these suffixes")
+
+
+def run_file_name(path: str | Path) -> str:
+    """``path``'s file name without ``.gz`` and the run file format's suffix that names it: what a run
+    file is called when nothing inside names it (a label, a run id).
+
+    >>> run_file_name("runs/es.trec"), run_file_name("run.dev.tsv.gz"), run_file_name("bm25.run.7")
+    ('es', 'run.dev', 'bm25.run.7')
+    """
+    name = Path(path).name
+    if name.lower().endswith(GZIP_SUFFIX):
+        name = name[:-len(GZIP_SUFFIX)]
+    suffix = Path(name).suffix.lower()
+    if any(suffix in fmt.suffixes for fmt in RUN_FILE_FORMATS.values()):
+        name = name[:-len(suffix)]
+    return name

@@ -98,7 +98,7 @@ def _read_bytes(path: Path, what: str) -> bytes:
     """A qrels or run file's bytes (``what``: ``"a qrels file"`` or ``"a run file"``), gunzipped when
     the name ends in ``.gz``, within :func:`~corpora.input_files.read_input_bytes`'s bounds (lines of
     at most :data:`~corpora.input_files.MAX_JUDGMENT_LINE`); a NUL byte is an error at its line."""
-    raw = read_input_bytes(path, max_line=MAX_JUDGMENT_LINE, what=what, gzipped=path.suffix == ".gz")
+    raw = read_input_bytes(path, max_line=MAX_JUDGMENT_LINE, what=what, gzipped=path.suffix.lower() == ".gz")
     refuse_nul_bytes(path, raw)
     return raw
 

@@ -1,7 +1,8 @@
 """The run context: what the harness hands a retriever for one run -- the index cache, the progress
 channel and the engine's placement -- passed explicitly, never held in a context variable.
 
-The harness makes one :class:`RunContext` per run (``harness.compare``, ``harness.tune``) and calls
+A retriever says what the user must know of its inputs through :meth:`RunContext.say`, which the
+harness hands the comparison's warnings. The harness makes one :class:`RunContext` per run (``harness.compare``, ``harness.tune``) and calls
 every retriever through :func:`retrievers.base.fit_retriever`, :func:`~retrievers.base.search_retriever`
 and :func:`~retrievers.base.score_retriever`, which give the retriever the context as
 ``self.run_context`` for the length of the call (the base class's default, ``RunContext()``, holds no
@@ -12,6 +13,8 @@ passes its own ``self.run_context`` on through those same functions.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,8 +32,19 @@ class RunContext:
     """``cache``: the :class:`~retrievers.cache.IndexCache` fitted states come from (None: build them,
     keep nothing). ``progress``: the :class:`~corpora.progress.Progress` channel to report to (silent by
     default). ``placement``: where an engine fits the retrievers with the sharding protocol
-    (:class:`~retrievers.sharding.Placement`; None: everything is fitted here)."""
+    (:class:`~retrievers.sharding.Placement`; None: everything is fitted here). ``warn``: what hears
+    a retriever's warnings about its inputs (:meth:`say`): the comparison's warnings; None: Python's
+    :func:`warnings.warn`, so that a retriever run by hand is not silent either."""
 
     cache: IndexCache | None = None
     progress: Progress = field(default_factory=Progress)
     placement: Placement | None = None
+    warn: Callable[[str], None] | None = None
+
+    def say(self, message: str) -> None:
+        """Warn about something the user must know of the inputs (e.g. a run's queries the
+        collection lacks): to :attr:`warn`, else through :func:`warnings.warn`."""
+        if self.warn is not None:
+            self.warn(message)
+        else:
+            warnings.warn(message, UserWarning, stacklevel=2)

@@ -22,7 +22,11 @@ practitioner fuses. A metric that cuts deeper than a depth given (``recall@100``
 when that happens (:func:`fusions_in`).
 
 Min-max over every document is the article's, and kept on every collection: it is each child's
-exact range for the query, which an engine that sees only its top k can only approximate.
+exact range for the query, which an engine that sees only its top k can only approximate. A child
+that leaves documents unscored (``-inf``: a run, :class:`~retrievers.run_file.RunSystem`, scores
+only the documents it ranks) is normalised over the documents it scores and gives every other
+document 0 (ranx's min-max and wsum), and it matches a query when it scores any document, whatever
+the sign of its scores.
 """
 
 from __future__ import annotations
@@ -35,17 +39,23 @@ from retrievers.base import Retriever, ScoreRetriever, fit_retriever, score_retr
 from retrievers.defaults import choose
 from retrievers.output import as_run
 from retrievers.ranking import doc_id_order, rank_sparse_rows
+from retrievers.run_file import as_system
 from retrievers.validation import check_float, check_int
 
 DEFAULT_CHILDREN = ("bm25", "lsa")
 
 
-def _default_children(children: tuple[Retriever, ...], owner: str) -> tuple[Retriever, ...]:
+def _default_children(children: tuple[object, ...], owner: str) -> tuple[Retriever, ...]:
+    """The children as retrievers: a run given in Python (a :class:`corpora.Run`, a ranx ``Run``, a
+    PyTerrier DataFrame) becomes a :class:`~retrievers.run_file.RunSystem`; none: the defaults."""
     if children:
+        systems = []
         for child in children:
-            if not isinstance(child, Retriever):
-                raise RetbenchError(f"{owner}: children must be retrievers, got {child!r}")
-        return children
+            system = as_system(child)
+            if system is None:
+                raise RetbenchError(f"{owner}: children must be retrievers or runs, got {child!r}")
+            systems.append(system)
+        return tuple(systems)
     from retrievers.spec import build
 
     return tuple(build(name) for name in DEFAULT_CHILDREN)
@@ -135,13 +145,17 @@ class Weighted(Fusion, ScoreRetriever):
         for weight, child in zip(self.weights(), self.children):
             matrix = score_retriever(child, queries, self.run_context)
             dense = matrix.toarray() if sp.issparse(matrix) else np.array(matrix, dtype=np.float64)
+            scored = dense > -np.inf  # -inf: unscored (a run's unranked documents)
             high = dense.max(axis=1, keepdims=True)
-            low = dense.min(axis=1, keepdims=True)
-            any_positive |= high[:, 0] > 0
+            low = np.min(dense, axis=1, keepdims=True, where=scored, initial=np.inf)
+            partial = ~scored.all(axis=1)
+            any_positive |= (high[:, 0] > 0) | (partial & scored.any(axis=1))
             span = high - low
             dense -= low
             np.divide(dense, span, out=dense, where=span > 0)
             dense[~(span[:, 0] > 0)] = 0.0
+            if partial.any():
+                dense[~scored] = 0.0
             dense *= weight
             if fused is None:
                 fused = dense

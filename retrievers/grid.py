@@ -22,7 +22,8 @@ spec with every swept parameter left out (each at its class default), the others
 
 Checks, each a :class:`~retrievers.spec.SpecError` with a fix, before anything is fitted: a range
 that is empty (stop below start), a step that is 0 or negative, a range that is not three numbers,
-an empty list item, a parameter the retriever does not have, a value the retriever refuses (every
+an empty list item, a run file anywhere in the spec (``run(PATH)``: nothing to tune), a parameter the
+retriever does not have, a value the retriever refuses (every
 value of every axis is built once), two values of one axis that are the same setting
 (``k1=1|1.0``), a spec with nothing to sweep, and more points than ``max_points``
 (:data:`MAX_POINTS` unless raised).
@@ -48,6 +49,8 @@ MAX_POINTS = 10_000
 #: How close, in steps, the last point of a range must come to its stop for stop to be a point.
 RANGE_TOLERANCE = Decimal("1e-9")
 _SPECIAL = set("(),=|:'\" \t")
+#: The target of a run file in a spec (:class:`~retrievers.run_file.RunSystem`), which no grid may hold.
+RUN_TARGET = "run"
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,7 @@ def read_grid(grid: str | Spec | Mapping[str, Mapping[str, Sequence[object]]], *
     else:
         raise RetbenchError(f"grid is a {type(grid).__name__}, not a spec string or a mapping. Fix: pass e.g. "
                             "'bm25(k1=0.6:1.8:0.2,b=0.3:0.9:0.1)' or {'bm25': {'k1': [0.9, 1.2]}}")
+    _refuse_runs(spec, text)
     axes: list[Axis] = []
     for node, path, prefix in _walk(spec):
         for key in [k for k in node.params if _is_swept(node, k)]:
@@ -241,6 +245,13 @@ def read_grid(grid: str | Spec | Mapping[str, Mapping[str, Sequence[object]]], *
             where = f"grid {_shown(text)!r}, parameter {prefix}{key}"
             axes.append(Axis(f"{prefix}{key}", path, key, tuple(_expand(written, where, max_points)), written))
     return _checked(Grid(text, spec, tuple(axes)), max_points)
+
+
+def _refuse_runs(spec: Spec, text: str) -> None:
+    """A run file (``run(PATH)``) anywhere in the grid is refused: it is a fixed ranking, with nothing to tune."""
+    if any(node.target == RUN_TARGET for node, _, _ in _walk(spec)):
+        raise SpecError(f"grid {_shown(text)!r} holds a run file, {RUN_TARGET}(...), a fixed ranking with no parameter "
+                        "to tune. Fix: tune the system that wrote it, or compare the run with bench compare")
 
 
 def _from_mapping(grid: Mapping[str, Mapping[str, Sequence[object]]], max_points: int) -> Grid:
@@ -254,6 +265,7 @@ def _from_mapping(grid: Mapping[str, Mapping[str, Sequence[object]]], max_points
     base = read_grid(text, max_points=max_points) if any(_is_swept(n, k) for n, _, _ in _walk(parse(text))
                                                          for k in n.params) else None
     spec = base.base if base is not None else parse(text)
+    _refuse_runs(spec, text)
     axes = list(base.axes) if base is not None else []
     nodes = list(_walk(spec))
     for name, values in sweeps.items():

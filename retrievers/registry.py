@@ -23,6 +23,7 @@ BUILTINS: dict[str, str] = {
     "lsa": "retrievers.lsa:LSA",
     "pyterrier": "retrievers.pyterrier:PyTerrierRetriever",
     "rrf": "retrievers.fusion:RRF",
+    "run": "retrievers.run_file:RunSystem",
     "weighted": "retrievers.fusion:Weighted",
 }
 _REGISTRY: dict[str, type[Retriever]] = {}  # resolved built-ins, registered classes, loaded plugins

@@ -1,5 +1,6 @@
 """Retriever specs as users type them: ``bm25``, ``bm25(k1=0.9,b=0.4)``, ``rrf(bm25,lsa(dims=50),k=60)``,
-``my.module:MyRetriever``, and a named system ``mine=my.module:MyRetriever``.
+``my.module:MyRetriever``, a named system ``mine=my.module:MyRetriever``, and a run file
+``run(runs/es.trec)`` or ``run(runs/es.trec, name=prod)``.
 
 A spec is a name (registered, or ``module:Class``) with optional parentheses holding keyword
 parameters and, for fusions, child specs. Values are converted by the ``__init__`` annotation of
@@ -7,6 +8,12 @@ the class, so a parameter's type is declared once, in the class. A parameter giv
 error, and so is nesting deeper than :data:`MAX_NESTING`. At the top level only, ``NAME=SPEC``
 names the system: ``NAME`` is its label everywhere in the results (inside parentheses ``x=...`` is a
 parameter).
+
+A retriever that declares ``positional_parameter`` (``run``: ``"path"``) takes its first argument
+in the parentheses as that parameter's value, written as it is: ``run(runs/es-v2.trec)``,
+``run(runs/{collection}.trec.gz)``. A value holding a comma, a parenthesis, ``=``, a quote or
+whitespace is written in single or double quotes: ``run('my runs/es (v2).trec')``; quotes are taken
+as written by :func:`split_systems` too.
 """
 
 from __future__ import annotations
@@ -149,12 +156,17 @@ def split_systems(text: str) -> list[str]:
     ['bm25', 'rrf(bm25,lsa(dims=5))', 'lsa']
     """
     parts, depth, current = [], 0, []
+    quote = ""
     for ch in text:
-        if ch == "(":
+        if quote:  # inside quotes nothing splits or nests: run('a,b (1).trec')
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not quote:
             parts.append("".join(current).strip())
             current = []
         else:
@@ -209,6 +221,7 @@ def build(spec: Spec | str, make_child: Callable[[Spec], Retriever] | None = Non
     except Exception:
         hints = {}
     params = {n: p for n, p in signature.parameters.items() if n != "self"}
+    spec = _positional_argument(cls, spec, owner)
     accepts_children = any(p.kind is p.VAR_POSITIONAL for p in params.values())
     keywords = {n: p for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
     if spec.children and not accepts_children:
@@ -235,6 +248,24 @@ def build(spec: Spec | str, make_child: Callable[[Spec], Retriever] | None = Non
     if spec.label is not None:
         retriever.label = spec.label
     return retriever
+
+
+def _positional_argument(cls: type[Retriever], spec: Spec, owner: str) -> Spec:
+    """``spec`` with its first child read as the class's ``positional_parameter`` (``run(PATH)``):
+    the child's text as written, quotes removed."""
+    parameter = getattr(cls, "positional_parameter", None)
+    if parameter is None or not spec.children:
+        return spec
+    first, *rest = spec.children
+    if rest or first.children or first.params or first.called:
+        raise SpecError(f"{owner} takes one {parameter}, then keyword parameters. Fix: write e.g. "
+                        f"{owner}(runs/es.trec, name=es), quoting a {parameter} that holds ',', '(', ')', '=' or a "
+                        f"space: {owner}('my runs/es.trec')")
+    if parameter in spec.params:
+        raise SpecError(f"{owner}: {parameter} is given twice ({first.target} and {spec.params[parameter]}). Fix: keep one")
+    value = first.target[1:-1] if first.target[:1] in "'\"" else first.target
+    params = {parameter: value, **spec.params}
+    return Spec(spec.target, [], params, spec.called, spec.label, {*spec.quoted, parameter})
 
 
 def _describe(keywords: dict[str, inspect.Parameter]) -> str:

@@ -148,9 +148,10 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
         depth_warnings, notes = fusion_depth_messages(retrievers, metric_list, scoring.depth, data.corpus)
         origin = _origin(dataset, as_loaded) if loaded else None
         with runner.running(data.corpus, origin) as running:
-            context = RunContext(cache=fitted_states, progress=tasks, placement=running.placement)
-            result = _run(config, data, retrievers, metric_list, context, running.mapper,
-                          [*data.warnings, *depth_warnings], notes, seconds)
+            warnings = [*data.warnings, *depth_warnings]  # a retriever's own (a run's mismatches) join them, once each
+            context = RunContext(cache=fitted_states, progress=tasks, placement=running.placement,
+                                 warn=lambda message: None if message in warnings else warnings.append(message))
+            result = _run(config, data, retrievers, metric_list, context, running.mapper, warnings, notes, seconds)
         result.engine = running.record.describe()
         return result
 

@@ -24,6 +24,7 @@ from retrievers import Retriever, build
 from retrievers.cache import IndexCache, cache_root
 from retrievers.fusion import DEFAULT_CHILDREN, RRF, Fusion, Weighted, fusions_in
 from retrievers.registry import available, get_class, is_registered, spec_name
+from retrievers.run_file import as_system
 from retrievers.spec import Spec, parse, split_systems
 
 __all__ = ["CacheChoice", "Systems", "build_systems", "check_bootstrap_fits", "check_dataset_argument", "check_depth",
@@ -125,8 +126,9 @@ def resolve_systems(systems: Systems, analyzer: str | None = None) -> list[Retri
 def _one_system(system: object, where: str, analyzer: str | None) -> Retriever:
     if isinstance(system, str):
         return _build_spec(system, analyzer)
-    if isinstance(system, Retriever):
-        return system
+    as_retriever = as_system(system)  # a retriever, or a run given in Python (corpora.Run, ranx Run, DataFrame)
+    if as_retriever is not None:
+        return as_retriever
     if isinstance(system, type) and issubclass(system, Retriever):
         raise RetbenchError(f"{where} is the class {system.__name__}, not a retriever. Fix: create one, e.g. "
                             f"{system.__name__}()")
