@@ -14,6 +14,12 @@ changes none of its numbers.
 ``depth`` (k = 60, Elasticsearch's ``rank_constant``), so it returns at most ``depth`` documents per
 child. Ties break by doc id ascending.
 
+``combsum`` and ``combmnz`` (Fox and Shaw's CombSUM and CombMNZ, as ranx defines them): each child's
+top ``depth`` of a query is normalised over its own scores (``norm=min-max``, the default, or
+``z-score``); a document's fused score is the sum of its normalised scores over the children that rank
+it (``combmnz``: times the number of those children). Any number of children; every document a child
+ranks is a result (a fused score of 0 or below too); ties break by doc id ascending.
+
 ``depth`` is how deep a fusion looks. Not given, it is chosen for the collection
 (:mod:`retrievers.defaults`): the corpus's own (the bundled article carries its experiment's 10),
 else as deep as the run, the ``k`` its search is asked for (``--depth``, 1000 by default), as a
@@ -187,9 +193,7 @@ class RRF(Fusion):
         self.depth = depth
 
     def max_results(self, corpus: Corpus | None, k: int) -> int:
-        depth = self.depth_for(corpus, k)
-        return sum(min(depth, c.max_results(corpus, depth)) if isinstance(c, Fusion) else depth
-                   for c in self.children)
+        return _union_of_children(self, corpus, k)
 
     def search(self, queries: Queries, k: int) -> Run:
         corpus: Corpus = self.corpus
@@ -205,6 +209,96 @@ class RRF(Fusion):
             points = 1.0 / (self.k + ranks[keep])
             fused = fused + sp.csr_matrix((points, (rows[keep], run.doc_index[keep])), shape=fused.shape)
         return rank_sparse_rows(fused.tocsr(), k, self._tie_rank, queries.ids, corpus.ids)
+
+
+def _union_of_children(fusion: Fusion, corpus: Corpus | None, k: int) -> int:
+    """The most documents a fusion of its children's top ``depth`` ranks for one query."""
+    depth = fusion.depth_for(corpus, k)
+    return sum(min(depth, c.max_results(corpus, depth)) if isinstance(c, Fusion) else depth
+               for c in fusion.children)
+
+
+def min_max(scores: np.ndarray) -> np.ndarray:
+    """``(x - min) / (max - min)`` over one ranking's scores; all 0 when they are all equal."""
+    low, span = scores.min(), scores.max() - scores.min()
+    return (scores - low) / span if span > 0 else np.zeros_like(scores)
+
+
+def z_score(scores: np.ndarray) -> np.ndarray:
+    """``(x - mean) / std`` over one ranking's scores (the population standard deviation); all 0 when
+    they are all equal."""
+    mean, spread = scores.mean(), scores.std()
+    return (scores - mean) / spread if spread > 0 else np.zeros_like(scores)
+
+
+#: How ``combsum`` and ``combmnz`` normalise each child's scores for one query, over its own ranking.
+NORMALISATIONS = {"min-max": min_max, "z-score": z_score}
+
+
+class CombSUM(Fusion):
+    """CombSUM (Fox and Shaw): a document's fused score is the sum, over the children that rank it in
+    their top ``depth``, of its normalised score (``norm``: :data:`NORMALISATIONS`, over that child's
+    ranking of the query); every document some child ranks is a result, ties by doc id ascending.
+    ranx's ``fuse(method="sum")`` over runs of that depth."""
+
+    name = "combsum"
+
+    def __init__(self, *children: Retriever, norm: str = "min-max", depth: int | None = None):
+        if norm not in NORMALISATIONS:
+            raise RetbenchError(f"{self.name}: norm {norm!r} is not one of {', '.join(NORMALISATIONS)}. "
+                                f"Fix: write e.g. {self.name}(bm25,lsa,norm=z-score)")
+        if depth is not None:  # None: chosen for the collection (retrievers.defaults)
+            check_int(depth, "depth", self.name, low=1, default=1000)
+        self.children = _default_children(children, self.name)
+        self.norm = norm
+        self.depth = depth
+
+    def max_results(self, corpus: Corpus | None, k: int) -> int:
+        return _union_of_children(self, corpus, k)
+
+    @staticmethod
+    def combine(summed: np.ndarray, rankers: np.ndarray) -> np.ndarray:
+        """The fused score of each document from the sum of its normalised scores and the number of
+        children that rank it: the sum."""
+        return summed
+
+    def search(self, queries: Queries, k: int) -> Run:
+        corpus: Corpus = self.corpus
+        depth = self.depth_for(corpus, k)
+        normalise = NORMALISATIONS[self.norm]
+        rows, columns, values = [], [], []
+        for child in self.children:
+            run = as_run(search_retriever(child, queries, depth, self.run_context), corpus, queries, child.label, depth)
+            for row in range(len(queries)):
+                entries = slice(int(run.offsets[row]), int(run.offsets[row + 1]))
+                if entries.stop > entries.start:
+                    rows.append(np.full(entries.stop - entries.start, row))
+                    columns.append(run.doc_index[entries].astype(np.int64))
+                    values.append(normalise(run.scores[entries]))
+        if not rows:
+            return rank_sparse_rows(sp.csr_matrix((len(queries), len(corpus))), k, self._tie_rank, queries.ids,
+                                    corpus.ids)
+        row, column, value = np.concatenate(rows), np.concatenate(columns), np.concatenate(values)
+        order = np.lexsort((column, row))  # stable: each document's scores stay in the children's order
+        row, column, value = row[order], column[order], value[order]
+        first = np.flatnonzero(np.r_[True, (row[1:] != row[:-1]) | (column[1:] != column[:-1])])
+        summed = np.add.reduceat(value, first)  # left to right, child by child
+        rankers = np.diff(np.r_[first, len(row)])
+        fused = sp.csr_matrix((self.combine(summed, rankers), (row[first], column[first])),
+                              shape=(len(queries), len(corpus)))
+        return rank_sparse_rows(fused, k, self._tie_rank, queries.ids, corpus.ids)
+
+
+class CombMNZ(CombSUM):
+    """CombMNZ (Fox and Shaw): CombSUM's sum times the number of children that rank the document in
+    their top ``depth``. ranx's ``fuse(method="mnz")`` over runs of that depth."""
+
+    name = "combmnz"
+
+    @staticmethod
+    def combine(summed: np.ndarray, rankers: np.ndarray) -> np.ndarray:
+        """The sum times the number of children that rank the document."""
+        return summed * rankers
 
 
 def fusions_in(retriever: Retriever) -> list[Fusion]:

@@ -19,6 +19,8 @@ ENTRY_POINT_GROUP = "retbench.retrievers"
 #: The built-in retrievers: name (``--systems``) -> ``module:Class``. Each class's ``name`` is its key.
 BUILTINS: dict[str, str] = {
     "bm25": "retrievers.bm25:BM25",
+    "combmnz": "retrievers.fusion:CombMNZ",
+    "combsum": "retrievers.fusion:CombSUM",
     "dense": "retrievers.dense:Dense",
     "lsa": "retrievers.lsa:LSA",
     "pyterrier": "retrievers.pyterrier:PyTerrierRetriever",

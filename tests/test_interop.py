@@ -244,7 +244,7 @@ def test_a_dataframe_that_is_not_judgments_is_an_error_naming_the_row(frame, mes
 
 def test_the_format_comes_from_the_suffix(tmp_path: Path) -> None:
     assert {name: fmt.suffixes for name, fmt in RUN_FILE_FORMATS.items()} == {
-        "trec": (".trec", ".txt", ".run", ".gz"), "parquet": (".parquet",)}
+        "trec": (".trec", ".txt", ".run", ".gz"), "parquet": (".parquet",), "tsv": (".tsv",)}
     assert run_file_format(tmp_path / "RUN.PARQUET").name == "parquet"
     assert run_file_format(tmp_path / "results.test").name == "trec"  # reading: trec_eval's own file names
     with pytest.raises(RetbenchError, match=r"no run file format has the suffix '\.csv'.*Fix: name the file"):
