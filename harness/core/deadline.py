@@ -121,10 +121,13 @@ def _alarm_deadline(seconds: float, fired: list[bool]) -> Iterator[None]:
             raise _Deadline
 
     started = time.monotonic()
+    before, interval = signal.getitimer(signal.ITIMER_REAL)
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    before, interval = signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_SECONDS)
     try:
         try:
+            # inside the try: a deadline so short that it fires before setitimer returns still
+            # stops the repeating timer and puts the previous handler back
+            signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_SECONDS)
             yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
