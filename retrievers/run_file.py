@@ -145,7 +145,8 @@ class RunSystem(ScoreRetriever):
                             "reading": READINGS[self.order]}
 
     def _owner(self) -> str:
-        shown = f" ({self.path})" if self.path is not None else ""
+        read = self._read_from if self._read_from is not None else self.path  # {collection} replaced, once read
+        shown = f" ({read})" if read is not None else ""
         return f"run {self.label!r}{shown}"
 
     # ----- parameters and label ---------------------------------------------------------------

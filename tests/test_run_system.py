@@ -364,3 +364,23 @@ def test_a_run_in_weighted_is_normalised_over_its_own_ranking(es: Path) -> None:
     ranked = fused.search(QUERIES.subset({"q1", "q2"}), 10)
     # alpha 1: the run alone, min-max over its three documents of q1: d2 1, d1 0.5; d4 (the minimum) fuses to 0
     assert ranked.items("q1") == [("d2", 1.0), ("d1", 0.5)]
+
+
+# ----- round trip: a run bench compare wrote, fed back, gives the same files ----------------------
+
+
+def test_runs_written_by_compare_fed_back_give_byte_identical_results(tmp_path: Path) -> None:
+    runner = CliRunner()
+    builtins = ["bm25", "lsa", "weighted", "rrf"]
+    metrics = ["--metrics", "ndcg@10,map,mrr,recall@5"]
+    outcome = runner.invoke(main, ["compare", "--corpus", "article", "--systems", ",".join(builtins), *metrics,
+                                   "--out", str(tmp_path / "first"), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    first = next((tmp_path / "first").iterdir())
+    specs = [f"run({first / 'runs' / f'{name}.trec'}, name={name})" for name in builtins]
+    outcome = runner.invoke(main, ["compare", "--corpus", "article", "--systems", ",".join(specs), *metrics,
+                                   "--out", str(tmp_path / "again"), "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    again = next((tmp_path / "again").iterdir())
+    for name in ("per_query.csv", "comparisons.csv", "leaderboard.csv", "summary.csv"):
+        assert (again / name).read_bytes() == (first / name).read_bytes(), name

@@ -79,7 +79,8 @@ def build_systems(systems: Sequence[str] | str, analyzer: str | None = None) -> 
 def resolve_systems(systems: Systems, analyzer: str | None = None) -> list[Retriever]:
     """The retrievers to compare, in order, with distinct labels.
 
-    ``systems``: a sequence of :class:`~retrievers.Retriever` objects or spec strings; a mapping
+    ``systems``: a sequence of :class:`~retrievers.Retriever` objects, runs (a :class:`corpora.Run`,
+    a ranx ``Run``, a DataFrame: :func:`retrievers.run_file.as_system`) or spec strings; a mapping
     label -> either, whose keys become the labels (set on the objects); or one comma-separated string
     of specs (as ``--systems``). ``analyzer`` reaches the spec strings only: an object keeps the
     analyzer it was made with. The same object twice is an error (it would be fitted twice and hold
