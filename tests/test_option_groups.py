@@ -477,3 +477,15 @@ def test_a_time_limit_that_runs_out_at_once_leaves_no_timer_behind() -> None:
     assert timed_out > 0
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     assert signal.getsignal(signal.SIGALRM) is handler
+
+
+@pytest.mark.parametrize(("group", "name"), [("scoring", "depth"), ("scoring", "analyzer"), ("loading", "format")])
+def test_bench_gate_passes_the_candidates_options_to_its_groups(group, name, place, monkeypatch, tmp_path) -> None:
+    """A candidate run now (--corpus, --systems) gets --depth, --analyzer and --corpus-format in its groups."""
+    baseline = compare(["bm25"], "article", ["mrr"], statistics=Statistics(bootstrap_samples=100)).write(tmp_path)
+    heard: dict[str, object] = {}
+    monkeypatch.setattr("harness.comparison.compare", _spy(heard))
+    value = values(place, "gate")[group][name]
+    ran = CliRunner().invoke(main, ["gate", str(baseline), "--corpus", "article", "--systems", "bm25", "--metric",
+                                    "mrr", *_flag_arguments(flags_of(gate_command)[name], value)])
+    _assert_reached(ran, heard, group, name, value)

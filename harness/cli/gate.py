@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,8 +22,8 @@ from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileErro
 from corpora.trec_io import read_qrels_file, read_run_file
 from corpora.output_files import check_output, write_output
 from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter, progress_shown, warn
-from harness.cli.declared import option
-from harness.core.options import CONFIDENCE, Scoring, Statistics
+from harness.cli.declared import option, take_groups
+from harness.core.options import CONFIDENCE, REL_THRESHOLD, Loading, Scoring, Statistics
 from harness.gating.rule import DEFAULT_MARGIN, VERDICTS, check_options, gate
 from harness.gating.sides import GateSide, check_same_data, data_hashes
 from harness.core.inputs import resolve_metrics
@@ -59,7 +60,7 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
     for warning in judgments.warnings:  # a judgment repeated with the same grade counts once
         warn(warning)
     return GateSide.from_run(run_file.run, judgments.qrels, name=str(path),
-                             rel_threshold=1 if rel_threshold is None else rel_threshold,
+                             rel_threshold=REL_THRESHOLD if rel_threshold is None else rel_threshold,
                              unjudged=DEFAULT_UNJUDGED if unjudged is None else unjudged,
                              run_from=str(path), qrels_from=str(qrels))
 
@@ -89,10 +90,10 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
               help="Run the candidate now on this corpus (a bundled name or a folder), with --systems.")
 @click.option("--systems", default=None, help="The candidate's retriever spec(s) when it is run now (see bench "
                                               "retrievers); with several, --candidate-system names the candidate.")
-@click.option("--corpus-format", type=click.Choice(list(CORPUS_FORMATS)), default=None,
-              help="Force the corpus layout when the candidate is run now.")
-@click.option("--analyzer", type=click.Choice(list(ANALYZERS)), default=None,
-              help="Analyzer for the candidate's retrievers when it is run now.")
+@option(Loading, "format", "--corpus-format", type=click.Choice(list(CORPUS_FORMATS)),
+        help="Force the corpus layout when the candidate is run now.")
+@option(Scoring, "analyzer", type=click.Choice(list(ANALYZERS)),
+        help="Analyzer for the candidate's retrievers when it is run now.")
 @option(Scoring, "depth", help="Results per query when the candidate is run now.")
 @click.option("--no-cache", is_flag=True, help="Fit the candidate from scratch when it is run now.")
 @click.option("--out", type=PathParameter(path_type=Path), default=None,
@@ -114,13 +115,12 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress line and no informational logs of ir_datasets while the candidate runs.")
 @click.pass_context
-def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics: str, margin: float, confidence: float,
+def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics: str, margin: float,
             system: str | None, baseline_system: str | None, candidate_system: str | None, qrels: Path | None,
             rel_threshold: int | None, unjudged: str | None, corpus: str | None, systems: str | None,
-            corpus_format: str | None,
-            analyzer: str | None, depth: int, no_cache: bool, out: Path | None, allow_different_queries: bool,
-            fail_on: tuple[str, ...], output_format: str, junit: Path | None, show_worst: int,
-            bootstrap_samples: int, seed: int, permutations: int, quiet: bool, accept_edited: bool) -> None:
+            no_cache: bool, out: Path | None, allow_different_queries: bool, fail_on: tuple[str, ...],
+            output_format: str, junit: Path | None, show_worst: int, quiet: bool, accept_edited: bool,
+            **options: Any) -> None:
     """Gate a CANDIDATE against a stored BASELINE, paired by query: regressed (worse by more than
     --margin; exit 1), dropped (significantly worse, not shown to be by more than the margin),
     inconclusive (with the queries it would need), improved, gained (the mirrors) or unchanged
@@ -131,7 +131,9 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     are refused (exit 2).
     """
     metric_list = resolve_metrics(metrics)  # the cheap checks first: a typo costs no loading
-    statistics = Statistics(bootstrap_samples, seed, confidence, permutations)
+    # the options declared by the groups: the gate's statistics, and the depth, analyzer and corpus
+    # layout of a candidate run now (--rel-threshold and --unjudged are the baseline's unless given)
+    statistics, scoring, loading = take_groups(options, Statistics, Scoring, Loading)
     check_options(margin, statistics, show_worst, len(metric_list))
     read = {"the baseline": baseline, "the candidate": candidate, "the --qrels file": qrels}
     if junit is not None:
@@ -171,9 +173,9 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     if candidate is not None:
         after = _side(candidate, after_system, qrels, threshold, reading, "candidate", accept_edited)
     else:
-        after = _run_candidate(before, corpus or "", systems or "", metrics, after_system, threshold, reading,
-                               corpus_format, analyzer, depth, no_cache, out, allow_different_queries, statistics,
-                               quiet)
+        after = _run_candidate(before, corpus or "", systems or "", metrics, after_system,
+                               replace(scoring, rel_threshold=threshold, unjudged=reading), loading, no_cache, out,
+                               allow_different_queries, statistics, quiet)
     result = gate(before, after, metrics, margin=margin, statistics=statistics,
                   allow_different_queries=allow_different_queries, lost_most=show_worst)
     if junit is not None:
@@ -215,15 +217,14 @@ def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: st
 
 
 def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, candidate_system: str | None,
-                   rel_threshold: int, unjudged: str, corpus_format: str | None, analyzer: str | None, depth: int,
-                   no_cache: bool,
-                   out: Path | None, allow_different_queries: bool, statistics: Statistics,
-                   quiet: bool) -> GateSide:
-    """Run the candidate now (:func:`harness.compare`), refusing other data as soon as it is loaded; its
-    comparison (and an ``--out`` folder) takes the gate's resamples, seed and permutations, and the
-    default confidence, as it always has (the gate reads only its per-query values)."""
+                   scoring: Scoring, loading: Loading, no_cache: bool, out: Path | None, allow_different_queries: bool,
+                   statistics: Statistics, quiet: bool) -> GateSide:
+    """Run the candidate now (:func:`harness.compare`) with ``scoring`` and ``loading``, refusing other
+    data as soon as it is loaded; its comparison (and an ``--out`` folder) takes the gate's resamples,
+    seed and permutations, and the default confidence, as it always has (the gate reads only its
+    per-query values)."""
     from harness.comparison import compare  # the retrievers load only when a candidate is run
-    from harness.core.options import Loading, RunOptions
+    from harness.core.options import RunOptions
     from harness.core.inputs import build_systems
     from harness.store.folder import check_out
 
@@ -237,11 +238,9 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
         check_same_data(before.hashes, data_hashes(dataset), allow_different_queries=allow_different_queries)
 
     with progress_shown(quiet) as progress:
-        result = compare(build_systems(systems, analyzer), corpus, metrics,
-                         scoring=Scoring(depth, rel_threshold, analyzer, unjudged),
-                         statistics=replace(statistics, confidence=CONFIDENCE),
-                         loading=Loading(format=corpus_format), run=RunOptions(not no_cache, on_loaded=loaded),
-                         progress=progress)
+        result = compare(build_systems(systems, scoring.analyzer), corpus, metrics, scoring=scoring,
+                         statistics=replace(statistics, confidence=CONFIDENCE), loading=loading,
+                         run=RunOptions(not no_cache, on_loaded=loaded), progress=progress)
     for warning in result.warnings:
         warn(warning)
     if out is not None:

@@ -23,6 +23,7 @@ import pandas as pd
 from corpora.wording import counted
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.facets import MIN_QUERIES
+from harness.core.options import alpha_of
 from harness.core.power import POWER
 from harness.core.risk_coverage import CONFIDENCES
 from harness.core.statistics import EXACT_UP_TO, format_p
@@ -109,7 +110,7 @@ def _power_lines(view: ReportView) -> list[str]:
         detectable = "--" if math.isnan(power.detectable_difference) else f"{power.detectable_difference:.3f}"
         rows.append([f"{c.system_a} - {c.system_b}", f"{power.wins}/{power.ties}/{power.losses}", effect, detectable,
                      needed])
-    lines = [f"effect size and power on {first} (paired t-test, alpha {1 - view.confidence:.2g}, {POWER:.0%} power; "
+    lines = [f"effect size and power on {first} (paired t-test, alpha {alpha_of(view.confidence):.2g}, {POWER:.0%} power; "
              "-- = none):"]
     lines.extend("  " + line for line in _table(["comparison", "wins/ties/losses", "d_z", "detectable diff",
                                                   "queries needed"], rows))
@@ -186,7 +187,7 @@ def _rank_table(view: ReportView, show_queries: int | None = None, width: int = 
 def _comparison_lines(view: ReportView) -> list[str]:
     """The comparison table, then how to read it: alpha, the Holm family and the test behind each p."""
     level = round(view.confidence * 100)
-    alpha = 1.0 - view.confidence  # as the comparisons held it (the manifest's is rounded)
+    alpha = alpha_of(view.confidence)  # as the comparisons held it (the manifest's is rounded)
     compared = [row.comparison for row in view.comparison_rows]
     rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
              f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", format_p(c.p_value, alpha), format_p(c.p_adjusted, alpha),
@@ -211,7 +212,7 @@ def _comparison_lines(view: ReportView) -> list[str]:
         tests.append(f"Monte Carlo, {view.statistics['randomisation_test']['permutations']} random sign flips, seed "
                      f"{view.statistics['seed']} ({comparisons(sampled)} with more than {EXACT_UP_TO} differing "
                      "queries)")
-    lines.append(f"alpha {1 - view.confidence:.2g} (= 1 - confidence); Holm family (--family {family}): {said}")
+    lines.append(f"alpha {alpha_of(view.confidence):.2g} (= 1 - confidence); Holm family (--family {family}): {said}")
     lines.append(f"p: {'; '.join(tests)}")
     return lines
 
