@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.core.options import alpha_of
 from harness.errors import InputFileError
 from harness.store.folder import (MANIFEST_FILE, csv_text, file_hash, out_folder, package_version, safe_file_name,
                                   warn_on_stderr, write_folder)
@@ -68,7 +69,7 @@ def _statistics_record(result: Any) -> dict[str, Any]:
     options = result.options
     return {
         "bootstrap_samples": options["bootstrap_samples"], "seed": options["seed"],
-        "confidence": options["confidence"], "alpha": round(1.0 - options["confidence"], 12),
+        "confidence": options["confidence"], "alpha": round(alpha_of(options["confidence"]), 12),
         "permutations": options["permutations"], "holm_family": options["family"], "baseline": options["baseline"],
         "macro": "mean over the collections of each collection's mean over its queries (each collection weighs "
                  "the same)",
