@@ -439,10 +439,8 @@ def run_file_format(path: str | Path, *, writing: bool = False) -> RunFileFormat
     gzipped: its format is the one of the suffix before (``run.tsv.gz``: ``tsv``; ``es.trec.gz``:
     ``trec``), else the one that claims ``.gz`` itself (TREC, as trec_eval's gzipped runs are named).
     Reading, an unclaimed suffix is :data:`DEFAULT_RUN_FILE_FORMAT`; writing, it is an error listing
-    the suffixes known.
-
-    >>> run_file_format("run.dev.tsv.gz").name, run_file_format("es.trec.gz").name, run_file_format("x.gz").name
-    ('tsv', 'trec', 'trec')
+    the suffixes known. (``tests/test_run_system.py`` holds the examples: the formats register
+    themselves when ``corpora`` is imported.)
     """
     suffix = Path(path).suffix.lower()
     inner = Path(Path(path).stem).suffix.lower() if suffix == GZIP_SUFFIX else ""
@@ -459,10 +457,8 @@ def run_file_format(path: str | Path, *, writing: bool = False) -> RunFileFormat
 
 def run_file_name(path: str | Path) -> str:
     """``path``'s file name without ``.gz`` and the run file format's suffix that names it: what a run
-    file is called when nothing inside names it (a label, a run id).
-
-    >>> run_file_name("runs/es.trec"), run_file_name("run.dev.tsv.gz"), run_file_name("bm25.run.7")
-    ('es', 'run.dev', 'bm25.run.7')
+    file is called when nothing inside names it (a label, a run id): ``es`` for ``runs/es.trec``,
+    ``run.dev`` for ``run.dev.tsv.gz``, ``bm25.run.7`` for ``bm25.run.7`` (no format claims ``.7``).
     """
     name = Path(path).name
     if name.lower().endswith(GZIP_SUFFIX):

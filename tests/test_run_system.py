@@ -21,6 +21,7 @@ from retrievers.fusion import RRF, Weighted
 from retrievers.grid import read_grid
 from retrievers.run_file import READINGS, RunSystem
 from retrievers.spec import SpecError, build, split_systems
+from tests.conftest import real_data
 
 # Six documents, three queries; q3 has only a non-relevant judgment, so q1 and q2 are compared.
 CORPUS = Corpus(["d1", "d2", "d3", "d4", "d5", "d6"],
@@ -152,6 +153,13 @@ def test_collection_placeholder_reads_one_run_per_collection(tmp_path: Path) -> 
 
 
 # ----- formats ------------------------------------------------------------------------------------
+
+
+def test_the_format_and_the_name_of_a_run_file_come_from_its_suffixes() -> None:
+    assert [run_file_format(name).name for name in ("run.dev.tsv.gz", "es.trec.gz", "x.gz", "d.parquet.gz",
+                                                     "results.test")] == ["tsv", "trec", "trec", "parquet", "trec"]
+    assert [run_file_name(name) for name in ("runs/es.trec", "run.dev.tsv.gz", "bm25.run.7", "d.PARQUET")] == \
+        ["es", "run.dev", "bm25.run.7", "d"]
 
 
 def test_msmarco_tsv_reads_the_rank_as_score(tmp_path: Path) -> None:
@@ -384,3 +392,32 @@ def test_runs_written_by_compare_fed_back_give_byte_identical_results(tmp_path: 
     again = next((tmp_path / "again").iterdir())
     for name in ("per_query.csv", "comparisons.csv", "leaderboard.csv", "summary.csv"):
         assert (again / name).read_bytes() == (first / name).read_bytes(), name
+
+
+# ----- a run written by another tool: the means are trec_eval 10's ---------------------------------
+
+
+def test_a_run_written_by_trec_evals_authors_gives_trec_evals_means() -> None:
+    """trec_eval's own test run and judgments (``results.test``, ``qrels.test``) compared as
+    ``run(...)`` on a collection holding their documents: the means are the ones trec_eval 10 prints
+    in ``out.test`` (4 decimals), and those of ``harness.evaluate`` (trec_eval to the last bit)."""
+    from corpora import read_qrels
+    from harness import evaluate
+    from harness.core.options import Statistics
+
+    suite = real_data("trec_eval_tests")
+    qrels = read_qrels(suite / "qrels.test")
+    run = Run.read(suite / "results.test")
+    docs = sorted({d for q in qrels for d in qrels[q]} | {str(d) for d in run.doc_ids})
+    dataset = Dataset("trec_eval", Corpus(docs, ["text"] * len(docs), name="trec_eval"),
+                      Queries(list(qrels), ["text"] * len(qrels)), qrels, "<memory>")
+    metrics = {"map": "map", "rprec": "Rprec", "mrr": "recip_rank", "P@5": "P_5", "P@10": "P_10"}
+    result = compare([RunSystem(str(suite / "results.test"))], dataset, list(metrics),
+                     statistics=Statistics(bootstrap_samples=200, permutations=200))
+    printed = {line.split()[0]: float(line.split()[2]) for line in (suite / "out.test").read_text().splitlines()
+               if len(line.split()) == 3 and line.split()[1] == "all" and line.split()[0] in metrics.values()}
+    exact = evaluate(run, qrels, list(metrics))
+    per_query = result.per_query.set_index("query_id")
+    for ours, theirs in metrics.items():
+        assert round(float(result.summary[ours].iloc[0]), 4) == printed[theirs], ours
+        assert per_query[ours].to_dict() == exact[ours].to_dict(), ours
