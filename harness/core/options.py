@@ -31,8 +31,10 @@ point that has them. ``bench compare``, ``bench tune`` and ``bench gate`` build 
 from these declarations (:mod:`harness.cli.declared`), so a default or a help text is written here
 only; the CLI prints the flag (``--bootstrap-samples``) where the library names the field.
 
-This module imports nothing of the harness above the unjudged rule, so every other module may take
-its defaults from it (a check that needs a registry declared elsewhere imports it when it runs).
+Of the harness this module imports only the unjudged rule and the time limit's check (neither imports
+it), so every other module may take its defaults from it; a check that reads a registry declared
+elsewhere (the analyzers, the corpus formats, the risk–coverage confidences, the engines) imports it
+when it runs.
 """
 
 from __future__ import annotations
