@@ -16,11 +16,12 @@ if TYPE_CHECKING:  # what static checkers and editors see; at run time, __getatt
     from retrievers.bm25 import BM25
     from retrievers.dense import Dense
     from retrievers.fixed import FixedRun
-    from retrievers.fusion import RRF, Fusion, Weighted
+    from retrievers.fusion import RRF, CombMNZ, CombSUM, Fusion, Weighted
     from retrievers.lsa import LSA
     from retrievers.output import as_run
     from retrievers.pyterrier import PyTerrierRetriever
     from retrievers.registry import available, get_class, register
+    from retrievers.run_file import RunSystem
     from retrievers.spec import build
 
 #: public name -> the module that defines it. Imported on first use, so that importing the package
@@ -30,6 +31,9 @@ _HOMES = {
     "LSA": "retrievers.lsa",
     "RRF": "retrievers.fusion",
     "Weighted": "retrievers.fusion",
+    "CombSUM": "retrievers.fusion",
+    "CombMNZ": "retrievers.fusion",
+    "RunSystem": "retrievers.run_file",
     "Fusion": "retrievers.fusion",
     "Dense": "retrievers.dense",
     "FixedRun": "retrievers.fixed",
@@ -52,6 +56,8 @@ __all__ = [
     "BM25",
     "LSA",
     "RRF",
+    "CombMNZ",
+    "CombSUM",
     "Dense",
     "FixedRun",
     "Fusion",
@@ -59,6 +65,7 @@ __all__ = [
     "Retriever",
     "RetrieverFailed",
     "RunContext",
+    "RunSystem",
     "ScoreRetriever",
     "Weighted",
     "as_run",
