@@ -489,3 +489,41 @@ def test_bench_gate_passes_the_candidates_options_to_its_groups(group, name, pla
     ran = CliRunner().invoke(main, ["gate", str(baseline), "--corpus", "article", "--systems", "bm25", "--metric",
                                     "mrr", *_flag_arguments(flags_of(gate_command)[name], value)])
     _assert_reached(ran, heard, group, name, value)
+
+
+# ----- declared once ---------------------------------------------------------------------------------------
+
+
+def test_read_comparison_takes_the_groups_whole() -> None:
+    import inspect
+
+    from harness.core.readings import read_comparison
+
+    assert len(inspect.signature(read_comparison).parameters) <= 6
+
+
+def test_no_default_of_the_statistics_is_typed_twice() -> None:
+    """No parameter or field default in the harness repeats the resamples, the confidence, the
+    permutations or the level the tests run at (alpha, derived from the confidence) as a number:
+    each is :mod:`harness.core.options`' constant."""
+    import ast
+
+    from harness.core.options import ALPHA, BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS
+
+    declared = {BOOTSTRAP_SAMPLES, CONFIDENCE, PERMUTATIONS, round(ALPHA, 12)}
+    root = Path(__file__).resolve().parents[1] / "harness"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "options.py" and path.parent.name == "core":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defaults = [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                defaults = [node.value]
+            else:
+                continue
+            offenders += [f"{path.relative_to(root)}:{d.lineno}" for d in defaults
+                          if isinstance(d, ast.Constant) and not isinstance(d.value, bool)
+                          and isinstance(d.value, (int, float)) and d.value in declared]
+    assert offenders == []
