@@ -121,13 +121,13 @@ class RunSystem(ScoreRetriever):
         self._source = source
         self._read_from: Path | None = None
         self._file_facts: dict[str, str] = {}
-        if run is not None:
-            _check_duplicates(run, self._owner())
         if name is not None:
             if _label_problem(str(name)):
                 raise RetbenchError(f"run name {name!r}: expected {_LABEL_CHARACTERS} (it names files and TREC run "
                                     "tags). Fix: write e.g. name=es")
             self.label = str(name)
+        if run is not None:
+            _check_duplicates(run, self._owner())
 
     # ----- reading -----------------------------------------------------------------------------
 
