@@ -194,9 +194,9 @@ class RunSystem(ScoreRetriever):
         run = self._run
         if run is None or not len(run.doc_index):
             raise RetbenchError(f"{self._owner()} holds no results. Fix: give the run at least one ranked document")
-        position = corpus.index_of()
-        vocabulary = np.fromiter((position.get(str(d), -1) for d in run.doc_ids), dtype=np.int64, count=len(run.doc_ids))
-        positions = vocabulary[run.doc_index]
+        import pandas as pd  # its hash join: a run file's doc ids are one per line, millions of them
+
+        positions = pd.Index(corpus.id_array()).get_indexer(run.doc_ids[run.doc_index].astype(object))
         unknown = positions < 0
         if unknown.any():
             missing = list(dict.fromkeys(str(d) for d in run.doc_ids[run.doc_index[unknown]]))

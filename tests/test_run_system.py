@@ -421,3 +421,17 @@ def test_a_run_written_by_trec_evals_authors_gives_trec_evals_means() -> None:
     for ours, theirs in metrics.items():
         assert round(float(result.summary[ours].iloc[0]), 4) == printed[theirs], ours
         assert per_query[ours].to_dict() == exact[ours].to_dict(), ours
+
+
+def test_one_spec_reads_a_run_per_collection_in_a_suite(tmp_path: Path) -> None:
+    from harness import compare_suite
+    from harness.core.options import Statistics
+
+    other = Dataset("other", Corpus(["e1", "e2"], ["sky", "sea"], name="other"), Queries(["p1"], ["sky"]),
+                    Qrels({"p1": {"e1": 1}}), "<memory>")
+    (tmp_path / "tiny.trec").write_text(TREC)
+    (tmp_path / "other.trec").write_text("p1 Q0 e2 1 2 t\np1 Q0 e1 2 1 t\n")
+    suite = compare_suite([f"run({tmp_path}/{{collection}}.trec, name=es)"], [tiny(), other], ["mrr"],
+                          statistics=Statistics(bootstrap_samples=200, permutations=200))
+    means = {collection.name: float(collection.summary["mrr"].iloc[0]) for collection in suite.collections}
+    assert means == {"tiny": 1.0, "other": 0.5}
