@@ -463,9 +463,13 @@ def format_p(p: float, alpha: float | None = None) -> str:
     ('0.0502', '0.04996', '0.050', '0.844')
     >>> format_p(1 / 10_001, 0.05), format_p(0.0003, 0.0005), format_p(0.0007, 0.0005)
     ('< 0.001', '0.0003', '0.001')
+    >>> format_p(0.04996, 1 - 0.95)  # the side of alpha as printed (0.05), not of 0.050000000000000044
+    '0.04996'
     """
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "--"
+    if alpha is not None:  # alpha as it is printed: 1 - 0.95 is 0.050000000000000044, shown 0.05
+        alpha = round(alpha, 12)
     floor = 10.0 ** -P_DIGITS
     if 0.0 < p < floor and (alpha is None or alpha >= floor):
         return f"< {floor:.{P_DIGITS}f}"
