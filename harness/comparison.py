@@ -126,9 +126,10 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     ``metrics``: :class:`~harness.core.metrics.Metric` objects or names (``"ndcg@10"``, ``"P_5"``).
     ``baseline``: compare every system with the one of that label instead of all pairs.
 
-    The options come in frozen groups, each declared once with its defaults in
-    :mod:`harness.core.options` (``bench compare`` builds its flags from them): ``scoring``
-    (:class:`~harness.core.options.Scoring`: depth, relevance threshold, analyzer), ``statistics``
+    The options come in frozen groups, each declared once with its defaults and constraints in
+    :mod:`harness.core.options` (a group checks its fields when it is made; ``bench compare`` builds
+    its flags from them), and the result's ``config`` holds them as the comparison ran: ``scoring``
+    (:class:`~harness.core.options.Scoring`: depth, relevance threshold, analyzer, unjudged), ``statistics``
     (:class:`~harness.core.options.Statistics`: bootstrap, seed, confidence, permutations, Holm family),
     ``readings`` (:class:`~harness.core.options.Readings`: fail rank of the diagnosis, facets,
     risk–coverage, the metrics card's cutoff), ``loading`` (:class:`~harness.core.options.Loading`) and
