@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from corpora.readers import SPLIT_HELP  # noqa: F401 (every command's --split help, declared with the default)
 from harness.cli.summaries import SummaryGroup
 from harness.errors import RetbenchError
 

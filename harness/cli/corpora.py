@@ -19,8 +19,7 @@ from corpora import DEFAULT_CORPUS, FORMATS, bundled_names, describe, load_datas
 from corpora.bundled import bundled_description
 from corpora.inspection import UNMATCHED_LIMIT, report_lines, summary_line
 from corpora.model import Dataset
-from corpora.readers import DEFAULT_SPLIT
-from harness.cli import SPLIT_HELP
+from corpora.readers import DEFAULT_SPLIT, SPLIT_HELP
 from harness.cli.summaries import SummaryGroup, first_sentence, wrapped
 
 
