@@ -225,13 +225,15 @@ def _edit(folder: Path, tmp_path: Path, path: list[Any], value: Any) -> Path:
                                                                  "missing"),
     (["statistics", "baseline"], "x", 'statistics.baseline "x" is none of its systems (bm25, lsa)'),
     (["statistics", "baseline"], 3, "statistics.baseline is not a string"),
+    (["conventions", "unjudged", "reading"], {}, "conventions.unjudged.reading is not a string"),
 ])
-@pytest.mark.parametrize("command", ["md", "pool"])
+@pytest.mark.parametrize("command", ["md", "pool", "gate"])
 def test_a_manifest_edited_at_a_key_a_reader_uses_is_one_error(results, tmp_path, path, value, named,
                                                                command) -> None:
     edited = _edit(results, tmp_path, path, value)
-    args = (["report", str(edited), "--format", "md", "-o", str(tmp_path / "r.md")] if command == "md"
-            else ["pool", str(edited), "--out", str(tmp_path / "pool.tsv")])
+    args = {"md": ["report", str(edited), "--format", "md", "-o", str(tmp_path / "r.md")],
+            "pool": ["pool", str(edited), "--out", str(tmp_path / "pool.tsv")],
+            "gate": ["gate", str(edited), str(results), "--metric", "ndcg@10", "--system", "bm25"]}[command]
     _refused(CliRunner().invoke(main, args), f"{edited / 'manifest.json'}: is damaged", named)
     assert not (tmp_path / "r.md").exists() and not (tmp_path / "pool.tsv").exists()
 
