@@ -1,10 +1,11 @@
 """Collection rules for the whole checkout (``--doctest-modules`` imports every module of the packages),
 and a closing summary of why tests were skipped.
 
-The modules of ``bench serve``'s web application import FastAPI and pydantic at the top, as any
-FastAPI application does; without the ``serve`` extra they cannot be imported, so their doctests are
-not collected then (the store, the dashboard and the command import without it and stay collected;
-tests/test_serve*.py skip with the reason). Likewise the compiled BM25 search loop imports numba
+The modules of the web applications (``bench serve``'s and ``bench judge``'s page, and the checks
+and server protocol they share in ``harness/web``) import FastAPI, pydantic or uvicorn at the top, as
+any FastAPI application does; without the ``serve`` extra they cannot be imported, so their doctests
+are not collected then (the store, the dashboard, the judging session and the commands import without
+it and stay collected; tests/test_serve*.py and the judging page's tests skip with the reason). Likewise the compiled BM25 search loop imports numba
 (the ``fast`` extra); tests/test_compiled_search.py skips its exactness tests without it.
 """
 
@@ -12,7 +13,11 @@ from __future__ import annotations
 
 from importlib.util import find_spec
 
-collect_ignore = [] if find_spec("fastapi") is not None else ["harness/serve/app.py", "harness/serve/schema.py"]
+#: The modules that import the ``serve`` extra's libraries at the top, by the library they need.
+_NEEDS = {"fastapi": ["harness/serve/app.py", "harness/serve/schema.py", "harness/judgments/judge_page.py",
+                      "harness/web/guards.py"],
+          "uvicorn": ["harness/web/protocol.py"]}
+collect_ignore = [module for library, modules in _NEEDS.items() if find_spec(library) is None for module in modules]
 if find_spec("numba") is None:
     collect_ignore.append("retrievers/bm25/kernel.py")
 
