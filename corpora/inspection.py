@@ -204,6 +204,8 @@ def summary_line(dataset: Dataset) -> str:
     """
     s = describe(dataset)
     empty = f" ({len(s.empty_documents):,} empty)" if s.empty_documents else ""
+    if not dataset.corpus.has_texts:  # judgments only (corpora.judgments_only): ids, no texts
+        empty = " (judged or ranked by a run; no texts)"
     line = (f"{s.name}: {counted(s.n_documents, 'document', spec=',')}{empty}, "
             f"{counted(s.n_queries, 'query', spec=',')}, "
             f"{counted(s.n_judgments, 'judgment', spec=',')} (grades {_histogram(s.grade_histogram)}); "

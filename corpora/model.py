@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 
@@ -125,6 +125,9 @@ class Corpus:
     name: str = "corpus"
     source: str = "<memory>"
     retriever_defaults: Mapping[str, Mapping[str, Any]] | None = field(default=None, compare=False)
+    #: Whether the documents' texts are known: False for a collection of judgments only
+    #: (:class:`corpora.judgments_only.TextlessCorpus`), where what reads a text is unavailable.
+    has_texts: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if len(self.ids) != len(self.texts):

@@ -19,7 +19,9 @@ Against the collection, when fitted and searched, every mismatch is said, never 
 
 * a document the corpus does not have: refused when the results naming such documents are more
   than :data:`~corpora.inspection.UNMATCHED_LIMIT` (5%) of the run's, the rule for unmatched
-  judgments; fewer are skipped (the results below them move up a rank) with a warning;
+  judgments; fewer are skipped (the results below them move up a rank) with a warning (on a
+  collection of judgments only, :mod:`corpora.judgments_only`, the runs' documents are the corpus's:
+  :meth:`RunSystem.documents` gives them before it is made, so none is unknown);
 * a query compared that the run does not rank: it scores 0 (as ``trec_eval -c`` counts it), warned
   with the count;
 * a query of the run that is not compared (the collection lacks it, or it has no relevant
@@ -180,6 +182,17 @@ class RunSystem(ScoreRetriever):
             raise RetbenchError(f"run({self.path}): the file's name {stem!r} cannot name a system ({_LABEL_CHARACTERS}). "
                                 f"Fix: name it, e.g. run({self.path}, name=mine)")
         return label
+
+    def documents(self, collection: str) -> list[str]:
+        """The ids of every document the run ranks, each once, its file read for ``collection``
+        (``{collection}`` replaced): what a collection of judgments only takes as its documents
+        (:func:`corpora.judgments_only.with_documents`)."""
+        if self.path is not None:
+            self._read(Path(self.path.replace(COLLECTION_PLACEHOLDER, collection)))
+        run = self._run
+        if run is None:
+            return []
+        return [str(d) for d in run.doc_ids[np.unique(run.doc_index)]]
 
     # ----- the seam ---------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -128,11 +129,36 @@ class _Corpora(_Once):
         return super().process_value(ctx, value)
 
 
+def _judgments_only(ctx: click.Context, qrels: Path | None, queries: Path | None) -> Dataset | None:
+    """``--qrels`` (and ``--queries``): the collection of judgments only they make; None without --qrels.
+    Refused beside an explicit --corpus, a suite, or the options of loading a corpus."""
+    if qrels is None:
+        if queries is not None:
+            raise RetbenchError("--queries is given without --qrels. Fix: add --qrels FILE (a collection's own "
+                                "queries come with --corpus)")
+        return None
+    given = [f"--{name.replace('_', '-')}" for name in ("corpus", "format", "split", "allow_unmatched_judgments")
+             if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
+    if given:
+        raise RetbenchError(f"--qrels is given with {', '.join(given)}. Fix: give --qrels (judgments only, runs "
+                            "compared) or --corpus (a collection with its documents), not both")
+    from corpora.judgments_only import load_judgments_only
+
+    return load_judgments_only(qrels, queries)
+
+
 @click.command("compare")
 @click.option("--corpus", cls=_Corpora, default="article", show_default=True,
               help="A bundled corpus name (see `bench corpora`), a corpus folder, or irds:<dataset id> (ir_datasets, "
                    "the `irds` extra). Given several times: a suite, the same systems on each collection, written as "
                    "one suite folder with a macro average (docs/suites.md).")
+@click.option("--qrels", type=PathParameter(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Instead of --corpus: a qrels file alone, a collection without document texts, on which run files "
+                   "(run(PATH)) and their fusions are compared (docs/own-runs.md); what needs the texts is said "
+                   "to be unavailable.")
+@click.option("--queries", type=PathParameter(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="With --qrels: the queries' texts and facets (JSON Lines or CSV with id and text) [default: the "
+                   "judged queries, each query's id as its text].")
 @option(Loading, "format", type=click.Choice(list(FORMATS)))
 @option(Loading, "split", default=DEFAULT_SPLIT)
 @option(Loading, "allow_unmatched_judgments", is_flag=True, default=False)
@@ -194,7 +220,8 @@ class _Corpora(_Once):
 @click.pass_context
 def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: bool, engine: str,
             scheduler: str | None, workers: int | None, timeout: float | None, quiet: bool,
-            show_failures: int | None, full: bool, reports: str, **options: Any) -> None:
+            show_failures: int | None, full: bool, reports: str, qrels: Path | None, queries: Path | None,
+            **options: Any) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
 
     The defaults compare the article's four systems on its bundled corpus. Every run writes a new
@@ -212,6 +239,7 @@ def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: b
         if options.get(key, untouched[key]) == untouched[key]:
             options[key] = value
     config = CompareConfig.from_options(options)  # each group checks its fields: a mistake names the flag
+    judged = _judgments_only(ctx, qrels, queries)  # --qrels: a collection without texts, read before any work
     ctx.meta[RESULTS_KEY] = None  # for the Ctrl-C message: nothing written yet
 
     def warn(message: str) -> None:
@@ -236,7 +264,11 @@ def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: b
             return run_suite_command(ctx, config, retrievers, metric_list, out, formats,
                                      run=RunOptions(cache, timeout, runner), quiet=quiet, full=full, stdout=stdout)
     with progress_shown(quiet) as progress, contextlib.closing(runner) if owned else contextlib.nullcontext():
-        result = compare(retrievers, config.corpus, metric_list, baseline=config.baseline, **config.groups(),
+        groups = config.groups()
+        if judged is not None:  # loaded already: the loading options of a corpus stay unset (refused if given)
+            groups["loading"] = replace(groups["loading"], split=None, allow_unmatched_judgments=None)
+        dataset = judged if judged is not None else config.corpus
+        result = compare(retrievers, dataset, metric_list, baseline=config.baseline, **groups,
                          run=RunOptions(cache, timeout, runner, loaded), progress=progress)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder

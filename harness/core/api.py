@@ -49,6 +49,7 @@ from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.readings import read_comparison
 from harness.core.retrieval_metrics import CARD_METRICS, retrieval_metrics
+from harness.core.textless import with_run_documents
 from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
@@ -131,6 +132,8 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
         if isinstance(dataset, Dataset):
             data = dataset
             check_writable_ids(data)  # loaders refuse such ids at their file and line; memory went through none
+            if not data.corpus.has_texts:  # judgments only: runs (and fusions of them), on their documents
+                data = with_run_documents(data, retrievers)
         else:
             # ids only here when the engine's workers read the folder and fit every retriever that reads texts
             keep_texts = runner.needs_texts or needs_texts_here(retrievers)

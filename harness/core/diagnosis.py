@@ -21,6 +21,12 @@ commonest failures:
   non-relevant document that does: a convincing, wrong context.
 * ``late rank`` - a relevant document is retrieved, below the fail rank: an ordering problem.
 * ``missed`` - relevant documents share query terms but none was retrieved (depth, weighting).
+
+On a collection of judgments only (no document texts, :mod:`corpora.judgments_only`) the words
+cannot be read: no near-duplicate check is made, a failure with a relevant document retrieved is
+still a ``late rank``, and one without is ``not retrieved`` (:data:`NOT_RETRIEVED`), because which
+of vocabulary gap, surface homonymy or missed it is cannot be told without the texts
+(:data:`TEXTLESS_CATEGORIES`, :data:`UNAVAILABLE_WITHOUT_TEXTS`).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from corpora import Corpus, Qrels, Queries, Run, is_relevant
+from corpora.judgments_only import NO_TEXTS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, near_duplicates
 from harness.core.options import FAIL_RANK
 
@@ -45,6 +52,26 @@ CATEGORIES = {
     LATE_RANK: "a relevant document is retrieved, below the fail rank",
     MISSED: "relevant documents share query words but were not retrieved",
 }
+NOT_RETRIEVED = "not retrieved"
+#: The categories on a collection without document texts: what the ranks alone tell.
+TEXTLESS_CATEGORIES = {
+    LATE_RANK: CATEGORIES[LATE_RANK],
+    NOT_RETRIEVED: f"no relevant document retrieved; whether {VOCABULARY_GAP}, {SURFACE_HOMONYMY} or {MISSED} "
+                   f"cannot be told without document texts",
+}
+#: What the diagnosis cannot do without document texts, as the report and the manifest state it.
+UNAVAILABLE_WITHOUT_TEXTS = (
+    f"diagnosis kinds {VOCABULARY_GAP}, {SURFACE_HOMONYMY} and {MISSED}: unavailable ({NO_TEXTS}); "
+    f"a failed query with no relevant document retrieved is '{NOT_RETRIEVED}'",
+    f"near-duplicate check ({DUPLICATE_VERSIONS}): unavailable ({NO_TEXTS})",
+    f"judging page: unavailable ({NO_TEXTS})",
+)
+
+
+def categories_of(corpus: Corpus) -> dict[str, str]:
+    """The categories a diagnosis on ``corpus`` may give: :data:`CATEGORIES`, or
+    :data:`TEXTLESS_CATEGORIES` when its texts are unknown."""
+    return CATEGORIES if corpus.has_texts else TEXTLESS_CATEGORIES
 
 
 @dataclass(frozen=True)
@@ -109,11 +136,11 @@ def diagnose(
 ) -> list[Failure]:
     """Every failed query of ``system``, in ``query_ids`` order: first relevant rank missing or >
     ``fail_rank``, or near-duplicates (shingle Jaccard >= ``duplicate_threshold``) in the top
-    ``fail_rank`` places."""
+    ``fail_rank`` places. Without the corpus's texts, by the ranks alone (:data:`TEXTLESS_CATEGORIES`)."""
     text_of = dict(zip(queries.ids, queries.texts))
     pairs: dict[str, list[DuplicatePair]] = {}
-    found = near_duplicates(run, corpus, query_ids, fail_rank, duplicate_threshold)
-    for row in found.itertuples(index=False):
+    found = near_duplicates(run, corpus, query_ids, fail_rank, duplicate_threshold) if corpus.has_texts else None
+    for row in found.itertuples(index=False) if found is not None else ():
         pairs.setdefault(row.query_id, []).append(DuplicatePair(row.doc_a, row.doc_b, int(row.rank_a),
                                                                 int(row.rank_b), float(row.jaccard)))
     failed = []
@@ -125,6 +152,9 @@ def diagnose(
         if rank is not None and rank <= fail_rank and not duplicates:
             continue
         failed.append((q, relevant, ranking[0] if ranking else None, rank, duplicates))
+    if not corpus.has_texts:
+        return [Failure(system, q, text_of.get(q, ""), LATE_RANK if rank is not None else NOT_RETRIEVED, rank, first,
+                        {}, relevant) for q, relevant, first, rank, _ in failed]
     # the texts read: each failed query's relevant documents and first result, once each, together
     # (corpus.documents_at: a corpus whose texts are elsewhere reads only these)
     position = corpus.positions_of({d for _, relevant, first, _, _ in failed for d in [*relevant, first] if d is not None})

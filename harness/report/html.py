@@ -246,7 +246,8 @@ def _first_relevant(view: ReportView) -> str:
     note = (f'<p class="note">A query fails when its first relevant document is missing or below rank {fail_rank}, '
             f"or when near-duplicate documents take two of its top {fail_rank} places; its category is the first "
             "that applies:</p>")
-    parts = [note, f"<dl>{legend}</dl>", count_table]
+    unavailable = "".join(f'<p class="note">{_e(line)}</p>' for line in view.unavailable)
+    parts = [note, unavailable, f"<dl>{legend}</dl>", count_table]
     if int(counts.to_numpy().sum()):
         parts.append(_figure(plots.categories_svg(counts), "Failed queries per system, by category."))
     parts.append(_details(summary, table, open_=view.n_queries <= OPEN_QUERIES))
@@ -302,6 +303,9 @@ def _risk_coverage(view: ReportView) -> str:
 
 def _duplicates(view: ReportView) -> str:
     frame = view.folder.duplicates
+    if "near_duplicates" not in view.manifest["diagnosis"] and view.unavailable:  # no texts to compare
+        return _section("duplicates", "".join(f'<p class="note">{_e(line)}</p>' for line in view.unavailable
+                                              if line.startswith("near-duplicate check")))
     settings = view.manifest["diagnosis"].get("near_duplicates", {})
     body = settings.get("min_body_words")  # absent in folders written before the minimum existed
     bodies = f", each with a body of at least {body} words" if body else ""

@@ -137,11 +137,13 @@ def _failures(view: ReportView, systems: Sequence[str]) -> list[str]:
     counts = view.category_counts.loc[list(systems)]
     used = [c for c in counts.columns if int(counts[c].sum())]
     fail_rank = view.manifest["diagnosis"]["fail_rank"]
+    unavailable = [f"{_md(line)}." for line in view.unavailable]
     if not used:
         return _details("Failed queries: none", [f"No query failed (first relevant document missing or below rank "
-                                                 f"{fail_rank}, or near-duplicates in the top {fail_rank})."])
+                                                 f"{fail_rank}, or near-duplicates in the top {fail_rank}).",
+                                                 *unavailable])
     body = [f"First relevant document missing or below rank {fail_rank}, or near-duplicates in the top {fail_rank}; "
-            "every failed query is in diagnosis.csv.", "",
+            "every failed query is in diagnosis.csv.", *unavailable, "",
             _row(["system", *(_md(c) for c in used), "failed"]), _row([":--", *(["--:"] * (len(used) + 1))])]
     for system in systems:
         body.append(_row([_label(system), *(str(int(counts.loc[system, c])) for c in used),

@@ -375,6 +375,12 @@ class ReportView:
         return {str(k): str(v) for k, v in self.manifest["diagnosis"]["categories"].items()}
 
     @cached_property
+    def unavailable(self) -> list[str]:
+        """What the diagnosis could not do (a collection without document texts), as the manifest
+        states it; empty when it did everything."""
+        return [str(line) for line in self.manifest["diagnosis"].get("unavailable", [])]
+
+    @cached_property
     def category_counts(self) -> pd.DataFrame:
         """Systems (index) x categories: failed queries per category."""
         frame = self.folder.diagnosis

@@ -45,7 +45,7 @@ from corpora.memory import release_freed_memory
 from corpora.trec_io import format_qrels, run_and_raw_score_pieces
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.options import REL_THRESHOLD
-from harness.core.diagnosis import CATEGORIES
+from harness.core.diagnosis import UNAVAILABLE_WITHOUT_TEXTS, categories_of
 from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
 from harness.core.power import POWER
@@ -237,7 +237,9 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         },
         "hashes": hashes,
         "hash_definitions": {
-            "documents": "SHA-256 of ids, titles and texts, in corpus order (the index cache's key)",
+            "documents": "SHA-256 of ids, titles and texts, in corpus order (the index cache's key)"
+                         if dataset.corpus.has_texts else
+                         "SHA-256 of the judged document ids, sorted (judgments only: no texts)",
             "queries": "SHA-256 of ids, texts and facets, in query order",
             "judgments": "SHA-256 of every (query id, doc id, grade), sorted by query and doc id",
             "configuration": "SHA-256 of the options, analyzer, metrics and systems with their parameters "
@@ -290,10 +292,12 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         },
         "retrieval_metrics": _retrieval_record(result),
         "diagnosis": {
-            "fail_rank": config.readings.fail_rank, "categories": CATEGORIES,
+            "fail_rank": config.readings.fail_rank, "categories": categories_of(dataset.corpus),
             "duplicates": result.duplicate_counts(),
-            "near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD,
-                                "min_body_words": MIN_BODY_WORDS},
+            # without the documents' texts (judgments only) what reads them is said to be unavailable
+            **({"near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD,
+                                    "min_body_words": MIN_BODY_WORDS}} if dataset.corpus.has_texts else
+               {"unavailable": list(UNAVAILABLE_WITHOUT_TEXTS)}),
         },
         "warnings": result.warnings,
         "notes": result.notes,
