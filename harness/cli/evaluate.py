@@ -230,8 +230,10 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
             unjudged: str) -> None:
     """Score run files against TREC or BEIR qrels (trec_eval 10's semantics, vectorised).
 
-    A RUN is a TREC run file, or a Parquet file (name ending in .parquet) with the columns qid,
-    docno, score (PyTerrier's) or query_id, doc_id, score, ranked by the same rules.
+    A RUN is a TREC run file, an MS MARCO TSV run (name ending in .tsv: qid, docid, rank; the
+    score is minus the rank), or a Parquet file (name ending in .parquet) with the columns qid,
+    docno, score (PyTerrier's) or query_id, doc_id, score, ranked by the same rules; any of them
+    gzipped with .gz after the name.
     """
     metrics = parse_metrics(metrics_text)
     _positive("rel_threshold", rel_threshold, 0)

@@ -1,8 +1,10 @@
 """``bench gate``: fail a CI job only when a candidate is worse than a stored baseline by more than a margin.
 
 A thin adapter over :func:`harness.gating.rule.gate`. Each side is a results folder (``bench compare``'s,
-with ``--system`` when it holds several) or a TREC run file scored with ``--qrels`` (read with the
-baseline folder's ``--rel-threshold`` and ``--unjudged`` unless given); or the candidate
+with ``--system`` when it holds several) or a run file scored with ``--qrels`` (read with the
+baseline folder's ``--rel-threshold`` and ``--unjudged`` unless given; TREC, MS MARCO's ``qid docid
+rank`` TSV or Parquet by its suffix, gzipped for ``.gz``, by :meth:`corpora.run.RunFile.read`, the
+reader of ``bench evaluate`` and ``run(PATH)``); or the candidate
 is run now (``--corpus`` and ``--systems``) through :func:`harness.compare` and gated against the
 stored baseline, which is refused as soon as the corpus is loaded if its hashes differ from the
 baseline's. Exit status: 0, or 1 when a metric regressed (or has a verdict named by ``--fail-on``);
@@ -19,7 +21,8 @@ from typing import Any
 import click
 
 from corpora import ANALYZERS, FORMATS as CORPUS_FORMATS, Dataset, InputFileError, RetbenchError
-from corpora.trec_io import read_qrels_file, read_run_file
+from corpora.run import RunFile
+from corpora.trec_io import read_qrels_file
 from corpora.output_files import check_output, write_output
 from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter, progress_shown, warn
 from harness.cli.declared import option, take_groups
@@ -49,13 +52,13 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
     """A results folder, or a run file scored with ``--qrels``."""
     if not path.exists():
         raise InputFileError(path, f"the {role} does not exist", fix="name a results folder of bench compare or a "
-                             "TREC run file")
+                             "run file")
     if not path.is_file():
         return GateSide.from_results(open_results(path, accept_edited=accept_edited, say=warn), system)
     if qrels is None:
         raise RetbenchError(f"{role} {path} is a run file, which needs judgments to be scored. Fix: pass --qrels "
                             f"FILE (e.g. the baseline results folder's {QRELS_FILE})")
-    run_file = read_run_file(path)
+    run_file = RunFile.read(path)  # TREC, MS MARCO TSV or Parquet by its suffix, gzipped for .gz
     judgments = read_qrels_file(qrels)
     for warning in judgments.warnings:  # a judgment repeated with the same grade counts once
         warn(warning)
@@ -80,7 +83,8 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
 @click.option("--baseline-system", default=None, help="The baseline's system (overrides --system).")
 @click.option("--candidate-system", default=None, help="The candidate's system (overrides --system).")
 @click.option("--qrels", type=PathParameter(path_type=Path, dir_okay=False), default=None,
-              help="Judgments (TREC or BEIR qrels) that score a side given as a TREC run file.")
+              help="Judgments (TREC or BEIR qrels) that score a side given as a run file (TREC, MS MARCO TSV or "
+                   "Parquet by its suffix; .gz too).")
 @click.option("--rel-threshold", type=click.IntRange(min=0), default=None,
               help="Grade from which a judgment is relevant, for a run file [default: the results folder's, else 1].")
 @click.option("--unjudged", type=click.Choice(list(UNJUDGED_READINGS)), default=None,
@@ -126,7 +130,8 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     inconclusive (with the queries it would need), improved, gained (the mirrors) or unchanged
     (equivalent within --margin).
 
-    BASELINE and CANDIDATE are results folders of bench compare or TREC run files (with --qrels);
+    BASELINE and CANDIDATE are results folders of bench compare or run files (with --qrels: TREC,
+    MS MARCO TSV or Parquet by suffix, .gz too);
     without CANDIDATE, --corpus and --systems run it now. Different documents, queries or judgments
     are refused (exit 2).
     """
