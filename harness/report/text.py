@@ -25,10 +25,9 @@ from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.facets import MIN_QUERIES
 from harness.core.options import alpha_of
 from harness.core.power import POWER
+from harness.core.risk_coverage import CONFIDENCES
 from harness.core.statistics import EXACT_UP_TO, format_p
-from harness.report.parts import text_table as _table
 from harness.report.view import ReportView
-
 
 
 __all__ = ["ABRIDGED_FAILURES", "ABRIDGED_QUERIES", "SHOWN_DOCUMENTS", "SHOWN_FAILURES", "TERMINAL_QUERIES",
@@ -57,6 +56,16 @@ def terminal_cut(n_queries: int) -> tuple[int | None, int]:
         return None, SHOWN_FAILURES
     return ABRIDGED_QUERIES, ABRIDGED_FAILURES
 
+
+def _table(header: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
+    right = right if right is not None else set(range(1, len(header)))
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
 
 
 def _means_table(view: ReportView) -> list[str]:
@@ -133,6 +142,22 @@ def _facet_lines(view: ReportView) -> list[str]:
         lines.append("")
     return lines[:-1]
 
+
+def _risk_lines(view: ReportView) -> list[str]:
+    """One line per system: AURC, the oracle's, E-AURC, the random baseline and Kendall's tau."""
+    summary = view.folder.risk_coverage_summary
+    if summary.empty:
+        return []
+    sources = sorted(set(summary["confidence"]))
+    said = "; ".join(f"{s} = {CONFIDENCES.get(s, 'its own confidence(queries)')}" for s in sources)
+    rows = [[row.system, row.confidence, f"{row.aurc:.3f}", f"{row.oracle_aurc:.3f}", f"{row.e_aurc:.3f}",
+             f"{row.random_risk:.3f}", "--" if math.isnan(row.kendall_tau) else f"{row.kendall_tau:+.3f}"]
+            for row in summary.itertuples(index=False)]
+    lines = [f"risk–coverage (risk = 1 - {summary['risk_metric'].iloc[0]}; confidence: {said}; equal confidences "
+             "enter together; lower AURC is better, E-AURC = AURC - oracle):"]
+    lines.extend("  " + line for line in _table(["system", "confidence", "AURC", "oracle", "E-AURC", "random",
+                                                  "Kendall tau"], rows, right={2, 3, 4, 5, 6}))
+    return lines
 
 
 def _rank_table(view: ReportView, show_queries: int | None = None, width: int = 38) -> list[str]:
