@@ -284,9 +284,13 @@ def test_python_api_and_the_corpus_model(collection: dict[str, Path]) -> None:
 
     dataset = load_judgments_only(collection["qrels"], collection["queries"])
     assert isinstance(dataset.corpus, TextlessCorpus) and not dataset.corpus.has_texts
-    result = harness.compare([RunSystem(str(collection["alpha"])), RunSystem(str(collection["gamma"]))], dataset,
-                             ["ndcg_cut_10"])
-    assert list(result.summary["system"]) == ["alpha", "gamma"]
+    from corpora import Run
+
+    given = RunSystem.of(Run.read(collection["beta"]), name="beta")  # a run in Python: its documents join too
+    result = harness.compare([RunSystem(str(collection["alpha"])), RunSystem(str(collection["gamma"])), given],
+                             dataset, ["ndcg_cut_10"])
+    assert list(result.summary["system"]) == ["alpha", "gamma", "beta"]
+    assert not any("does not have" in w for w in result.warnings)  # no run document is unknown
     assert {f.category for f in result.failures} <= {"late rank", NOT_RETRIEVED}
     # the corpus's hash is over the judged documents only: the same whatever runs are compared
     grown = judgments_only(Qrels({"q": {"a": 1}}), documents=["z", "a"])
