@@ -1,5 +1,7 @@
 """The run reader's array splitter against Python's own ``str.split`` and ``float``: same fields,
-same bits, and None (the careful parser's turn) for everything it does not fully understand."""
+same bits, and None (the careful parser's turn) for everything it does not fully understand or
+that is not a score of the one grammar (:mod:`corpora.number_grammar`: ``1_000`` or ``nan``, which
+Python's ``float`` takes, are refused by the careful parser)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from corpora import trec_io
 from corpora.field_columns import split_fields
+from corpora.number_grammar import read_score
 
 _ID = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC0123456789-_#:.", min_size=1, max_size=12).filter(
     lambda s: not s.startswith("#"))  # a line that starts with "#" is a comment
@@ -19,10 +22,10 @@ _SPACE = st.sampled_from([" ", "  ", "\t", " \t ", "\t\t"])
 
 
 def _python_float(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
+    """Python's ``float`` of a score of the grammar; None for a text the grammar refuses."""
+    if read_score(text) is None:
         return None
+    return float(text)
 
 
 def _score_texts() -> st.SearchStrategy[str]:
