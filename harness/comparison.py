@@ -26,6 +26,7 @@ from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.record import CompareRecord
 from harness.errors import ParameterError, RetbenchError
+import harness.readings  # noqa: F401  (registers the built-in readings: computed, stored, shown)
 
 __all__ = ["CompareResult", "compare"]
 

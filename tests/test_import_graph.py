@@ -10,12 +10,14 @@ Inside ``harness`` the sub-packages are layers, in one order (:data:`HARNESS_LAY
 4. ``comparison`` (``harness/comparison.py``: :func:`harness.compare` and the ``CompareResult`` that
    renders and stores itself), ``gating``, ``tuning`` (with its own reports) and ``judgments`` (pool,
    agreement, PPI, the judging session and page);
-5. ``report`` -- the reports of a comparison's results folder, and the charts;
-6. ``store`` -- the results folder, written and read;
-7. ``core`` -- compare computed as plain data, evaluate, metrics, the scoring conventions (condensed
+5. ``readings`` -- the built-in readings, each one module as an add-on is (its compute step, record
+   and report sections, registered in ``core``'s registry);
+6. ``report`` -- the reports of a comparison's results folder, and the charts;
+7. ``store`` -- the results folder, written and read;
+8. ``core`` -- compare computed as plain data, evaluate, metrics, the scoring conventions (condensed
    lists), statistics, readings;
-8. ``engines`` (where work runs) and ``web`` (the HTTP checks ``serve`` and the judging page share);
-9. ``errors`` -- the error family.
+9. ``engines`` (where work runs) and ``web`` (the HTTP checks ``serve`` and the judging page share);
+10. ``errors`` -- the error family.
 
 A module may import its own sub-package and those of lower layers; never one of its own layer (each
 stands on its own) nor one above. The rule holds for every import wherever it stands, as the cycle
@@ -50,6 +52,7 @@ HARNESS_LAYERS: tuple[tuple[str, ...], ...] = (
     ("serve", "harness"),
     ("suite",),
     ("comparison", "gating", "tuning", "judgments"),
+    ("readings",),
     ("report",),
     ("store",),
     ("core",),
@@ -322,8 +325,8 @@ def test_an_upward_import_fails_the_layer_rule_however_it_is_written(tmp_path: P
     graph = _layered(tmp_path, "def compare():\n    return 1\n" + _LOW_TO_HIGH[written])
     found = upward_imports(graph, HARNESS_LAYERS)
     target = "harness" if written == "the package face" else "harness.report.view"
-    assert found == [f"harness.core.api (layer 7, core) imports {target} (layer "
-                     f"{2 if target == 'harness' else 5}, above it)"]
+    assert found == [f"harness.core.api (layer 8, core) imports {target} (layer "
+                     f"{2 if target == 'harness' else 6}, above it)"]
 
 
 def test_imports_that_run_down_pass_the_layer_rule(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Risk–coverage (``harness.core.risk_coverage``): a hand-computed example with a tie, properties, and the
+"""Risk–coverage (``harness.readings.risk_coverage``): a hand-computed example with a tie, properties, and the
 bundled corpus re-computed from a written results folder's run files and per_query.csv.
 """
 
@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from corpora import RetbenchError, Run, UnknownNameError
 from harness import compare
-from harness.core.risk_coverage import (CURVE_COLUMNS, SUMMARY_COLUMNS, aurc, oracle_aurc, query_confidence, risk_coverage,
+from harness.core.confidence import query_confidence
+from harness.readings.risk_coverage import (CURVE_COLUMNS, SUMMARY_COLUMNS, aurc, oracle_aurc, risk_coverage,
                                    risk_coverage_curve, summarise)
 from harness.core.options import Statistics
 

@@ -37,7 +37,7 @@ from harness.core.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.report.text import ABRIDGED_FAILURES, ABRIDGED_QUERIES, SHOWN_FAILURES, TERMINAL_QUERIES, terminal_cut
 from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.store.folder import check_out
-from harness.core.risk_coverage import CONFIDENCES
+from harness.core.confidence import CONFIDENCES
 from harness.core.options import FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.

@@ -49,7 +49,7 @@ def help_values() -> dict[str, object]:
     declarations."""
     from harness.core.facets import MAX_VALUES, MIN_QUERIES
     from harness.core.options import FAMILIES
-    from harness.core.risk_coverage import CONFIDENCES
+    from harness.core.confidence import CONFIDENCES
     from harness.core.statistics import EXACT_UP_TO
 
     return {"families": "; ".join(f"{name} = {means}" for name, means in FAMILIES.items()),

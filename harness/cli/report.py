@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+import harness.readings  # noqa: F401  (registers the built-in readings a folder's reports show)
 from corpora.output_files import check_output, write_output
 from harness.cli import ACCEPT_EDITED_HELP, OutputPath, PathParameter, warn
 from harness.report.formats import REPORT_FORMATS, check_formats, format_for_path, render_report

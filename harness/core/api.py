@@ -263,7 +263,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     release_freed_memory()  # the diagnosis's texts, before the result is reported and written
     return CompareRecord(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
                          read.comparisons, failures, analyzer, read.leaderboard, read.power, read.facets,
-                         read.risk_coverage, read.risk_coverage_summary, warnings, notes, card)
+                         read.tables, warnings, notes, card)
 
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],

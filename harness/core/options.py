@@ -164,7 +164,7 @@ def _metric_name(value: object, name: str, default: object) -> None:
 
 
 def _confidence_from(value: object, name: str, default: object) -> None:
-    from harness.core.risk_coverage import CONFIDENCES
+    from harness.core.confidence import CONFIDENCES
 
     if not isinstance(value, str) or value not in CONFIDENCES:
         raise UnknownNameError(f"confidence (`{name}`)", str(value), list(CONFIDENCES))
@@ -311,7 +311,7 @@ class Readings:
     comma-separated string; ``[]`` none; None every numeric facet and every other with at most 20
     distinct values); risk–coverage reads risk as 1 - ``risk_metric`` (None: the first metric; it
     must be one of the metrics) against a confidence read off each run by ``confidence_from``
-    (:data:`harness.core.risk_coverage.CONFIDENCES`) unless the retriever has a ``confidence(queries)``
+    (:data:`harness.core.confidence.CONFIDENCES`) unless the retriever has a ``confidence(queries)``
     method; ``retrieval_k`` is the cutoff of the metrics card's ``recallAtK``, ``precisionAtK`` and
     ``hitAtK`` (:mod:`harness.core.retrieval_metrics`). Checked when made: ``fail_rank`` and
     ``retrieval_k`` ints >= 1, ``facets`` names, ``risk_metric`` a name, ``confidence_from`` a key."""

@@ -1,25 +1,27 @@
 """What a comparison reads beyond its means: the paired comparisons, the leaderboard, effect sizes and
-power, the facet rollup and risk–coverage, gathered for :func:`harness.compare` from its per-query
-values and runs as its configuration's option groups say (:func:`read_comparison`). Each reading is
-computed by its own module (:mod:`harness.core.statistics`, :mod:`harness.core.leaderboard`,
-:mod:`harness.core.power`, :mod:`harness.core.facets`, :mod:`harness.core.risk_coverage`); this one
-decides what they are given:
+power, the facet rollup and every reading of the registry with a compute step, gathered for
+:func:`harness.compare` from its per-query values and runs as its configuration's option groups say
+(:func:`read_comparison`). Each reading is computed by its own module (:mod:`harness.core.statistics`,
+:mod:`harness.core.leaderboard`, :mod:`harness.core.power`, :mod:`harness.core.facets`, and the
+``compute`` of each registered reading, :data:`Compute`); this one decides what they are given:
 
 * the leaderboard's tie groups read the run's comparisons and nothing else (the same tests, Holm
   family and verdicts as ``comparisons.csv``): with a ``baseline`` only the pairs with it are
   compared, and the pairs without it are not separated (:mod:`harness.core.leaderboard`). Its ranks use
   the comparisons' resamples (the same index stream, drawn once for every metric).
-* a system's confidence per query (risk–coverage) is the retriever's own, when it defines a
-  ``confidence(queries)`` method (:data:`OWN_CONFIDENCE`), else the one ``confidence_from`` reads off
-  its run (a key of :data:`harness.core.risk_coverage.CONFIDENCES`).
+* a registered reading's compute step is given the comparison as far as it is computed
+  (:class:`ReadingInputs`: the configuration, the systems with their runs, the queries, the per-query
+  values and the comparisons).
 
 The registry (:data:`READINGS`) declares every reading a results folder stores once: its name, its
-CSV file, the columns read back as text or integers, what the rows hold, the table it is from a
-finished comparison and, for a reading the reports show by the registry, a renderer per report
-format. The writer (:mod:`harness.store.write`), the folder reader (:mod:`harness.store.read`,
-whose :data:`~harness.store.read.TABLES` it is), the reports and the server iterate over it, and
-the manifest hashes each file it lists. A new reading is one module that calls :func:`register`
-(docs/adding-a-reading.md).
+CSV file, the columns read back as text or integers, what the rows hold, how it is computed (or the
+table it is from a finished comparison), its record in the manifest and its section of each report.
+The writer (:mod:`harness.store.write`), the folder reader (:mod:`harness.store.read`, whose
+:data:`~harness.store.read.TABLES` it is), the reports and the server iterate over it, and the
+manifest hashes each file it lists. A reading is one module that calls :func:`register`
+(docs/adding-a-reading.md); the built-in ones are such modules too (:mod:`harness.readings`), which
+the layers that compute, store or show a comparison import, so the registry is whole wherever a
+comparison is made or read.
 """
 
 from __future__ import annotations
@@ -32,64 +34,50 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from corpora import Queries, RetbenchError
+from corpora import Queries
 from corpora.progress import Progress
-from corpora.wording import counted
 from harness.engines.parallel import ChunkMapper
 from harness.core.facets import facet_rollup
 from harness.core.leaderboard import leaderboards
 from harness.core.power import POWER_COLUMNS, power_table
-from harness.core.risk_coverage import query_confidence, risk_coverage
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
-from retrievers import Retriever, RetrieverFailed
 
 if TYPE_CHECKING:
     from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
-__all__ = ["DIAGNOSIS_COLUMNS", "OWN_CONFIDENCE", "PER_QUERY", "READINGS", "Reading", "Readings", "Render",
-           "read_comparison", "reading_frames", "register", "rendered", "system_confidence"]
-
-#: The summary's ``confidence`` when a retriever's own ``confidence(queries)`` gave it.
-OWN_CONFIDENCE = "retriever"
+__all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "Reading", "ReadingInputs", "Readings", "Record",
+           "Render", "manifest_records", "read_comparison", "reading_frames", "register", "rendered"]
 
 
 @dataclass(frozen=True)
 class Readings:
-    """The readings of one comparison; see :class:`harness.comparison.CompareResult` for each."""
+    """The readings of one comparison; see :class:`harness.comparison.CompareResult` for each.
+    ``tables``: reading name -> its table, from the compute step of each registered reading that has one."""
 
     comparisons: list[Comparison]
     leaderboard: pd.DataFrame
     power: pd.DataFrame
     facets: pd.DataFrame
-    risk_coverage: pd.DataFrame
-    risk_coverage_summary: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
 
 
-def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries: Queries,
-                      kind: str) -> tuple[np.ndarray, str]:
-    """(one confidence per query, where it came from): the retriever's own ``confidence(queries)``
-    when it defines one (checked: one finite-or-infinite number per query, in the order given), else
-    ``run_confidence`` (read off its run as ``kind``)."""
-    try:
-        given = retriever.confidence(queries)  # the default (retrievers.protocols): None, none of its own
-    except RetbenchError:
-        raise
-    except (Exception, SystemExit) as exc:  # the retriever's mistake (sys.exit too): named like one in fit or search
-        raise RetrieverFailed(retriever.label, "confidence", exc) from exc
-    if given is None:
-        return run_confidence, kind
-    try:
-        values = np.asarray(given, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned a "
-                            f"{type(given).__name__} that is not numbers. Fix: return one float per query, in the "
-                            "order of queries.ids") from None
-    if values.shape != (len(queries),):
-        raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned shape {values.shape} for "
-                            f"{counted(len(queries), 'query')}. Fix: return one float per query, in the order of "
-                            "queries.ids")
-    return values, OWN_CONFIDENCE
+@dataclass(frozen=True)
+class ReadingInputs:
+    """What a registered reading's compute step (:data:`Compute`) is given: the comparison as far as
+    it is computed. ``config``: its configuration (the option groups); ``systems``: each system's
+    label, retriever and run; ``queries``: the evaluated queries, in evaluation order, with their
+    facets; ``per_query``: their values (``system``, ``query_id``, one column per metric of
+    ``config.metrics``); ``comparisons``: the paired comparisons; ``progress``: where a long step
+    reports (``progress.task(name)``); ``mapper``: where chunks of work run (None: here)."""
+
+    config: CompareConfig
+    systems: Sequence[SystemResult]
+    queries: Queries
+    per_query: pd.DataFrame
+    comparisons: list[Comparison]
+    progress: Progress
+    mapper: ChunkMapper | None = None
 
 
 def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], queries: Queries,
@@ -107,7 +95,7 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
     """
     tasks = progress if progress is not None else Progress()
     statistics, readings = config.statistics, config.readings
-    names, labels, query_ids = list(config.metrics), [s.label for s in systems], list(queries.ids)
+    names, labels = list(config.metrics), [s.label for s in systems]
     if config.baseline is not None:
         pairs = [(label, config.baseline) for label in labels if label != config.baseline]
     else:
@@ -127,14 +115,12 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
                                    names=list(readings.facets) if readings.facets is not None else None,
                                    n_samples=statistics.bootstrap_samples, seed=statistics.seed,
                                    confidence=statistics.confidence)
-    confidences: dict[str, np.ndarray] = {}
-    kinds: dict[str, str] = {}
-    kind = readings.confidence_from
-    for system in systems:
-        confidences[system.label], kinds[system.label] = system_confidence(
-            system.retriever, query_confidence(system.run, query_ids, kind), queries, kind)
-    curve, summary = risk_coverage(per_query, readings.risk_metric or names[0], confidences, kinds)
-    return Readings(comparisons, board, power, facet_frame, curve, summary)
+    inputs = ReadingInputs(config, systems, queries, per_query, comparisons, tasks, mapper)
+    tables: dict[str, pd.DataFrame] = {}
+    for reading in READINGS.values():
+        if reading.compute is not None:
+            tables.update(reading.compute(inputs))
+    return Readings(comparisons, board, power, facet_frame, tables)
 
 
 # ----- the registry: every reading a results folder stores, declared once ------------------------
@@ -142,6 +128,12 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
 #: Renders one reading's section of a report: (its frame, the report's view) -> text; the view is
 #: :class:`harness.report.view.ReportView` for every format (``text``, ``html``, ``md``, ``latex``).
 Render = Callable[[pd.DataFrame, Any], str]
+#: A reading's compute step: what the comparison has computed so far -> reading name -> its table,
+#: for the reading and any other registered reading it computes with it (risk–coverage's curve and
+#: summary come from one pass). The tables are the record's (``result.table(name)``) and the files'.
+Compute = Callable[[ReadingInputs], Mapping[str, pd.DataFrame]]
+#: A reading's entries in ``manifest.json`` (how it was made): finished comparison -> key -> JSON value.
+Record = Callable[["CompareRecord"], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -154,11 +146,17 @@ class Reading:
     by; ``file``: its CSV file inside a results folder; ``text``: the columns read back as strings,
     ``integers``: those read back as nullable integers (every other column is a float; both must be
     present); ``columns``: what each row holds, in words (the writer's file list says it);
+    ``compute``: the step that computes it while the comparison runs (:data:`Compute`), or None;
     ``frame``: the table from a finished comparison (:class:`~harness.core.record.CompareRecord`),
-    or None when that comparison has none (the metrics card when it is off), so no file is written;
+    or None when that comparison has none (the metrics card when it is off), so no file is written
+    (default: the table its compute step gave, when it has one); ``record``: its entries in the
+    manifest (:data:`Record`), or None;
     ``render``: report format (``text``, ``html``, ``md``, ``latex``) -> the renderer of its section
-    (:data:`Render`), for a reading the reports show by the registry (the built-in readings have their
-    own places in each report and declare none), under the heading ``title`` (default: ``name``)."""
+    (:data:`Render`), placed under the heading ``title`` (default: ``name``); ``sections``: format ->
+    the renderer of its whole section, heading included, for a section whose heading reads the table
+    (an empty text leaves it out); ``anchor``: the id of its HTML section (default ``reading-`` and
+    the name, dashed); ``order``: where it stands among the readings (a folder's list, the reports'
+    sections; the built-in ones stand at 10 to 92, a reading that sets none after them)."""
 
     name: str
     file: str
@@ -168,6 +166,16 @@ class Reading:
     frame: Callable[[CompareRecord], pd.DataFrame | None] | None = field(default=None, repr=False, compare=False)
     render: Mapping[str, Render] = field(default_factory=dict, repr=False, compare=False)
     title: str = ""
+    compute: Compute | None = field(default=None, repr=False, compare=False)
+    record: Record | None = field(default=None, repr=False, compare=False)
+    sections: Mapping[str, Render] = field(default_factory=dict, repr=False, compare=False)
+    anchor: str = ""
+    order: float = 100
+
+    @property
+    def html_id(self) -> str:
+        """The id of its section in the HTML report: ``anchor``, else ``reading-`` and its name, dashed."""
+        return self.anchor or "reading-" + self.name.replace("_", "-")
 
     @property
     def heading(self) -> str:
@@ -197,22 +205,31 @@ def register(reading: Reading) -> Reading:
     if reading.name in READINGS and READINGS[reading.name] != reading:
         raise ValueError(f"a reading named {reading.name!r} is already registered")
     READINGS[reading.name] = reading
+    ordered = sorted(READINGS.values(), key=lambda r: r.order)  # stable: equal orders keep registration order
+    READINGS.clear()
+    READINGS.update((r.name, r) for r in ordered)
     return reading
 
 
 def rendered(format: str) -> list[Reading]:
-    """The registered readings with a renderer for report ``format``, in registry order."""
-    return [reading for reading in READINGS.values() if format in reading.render]
+    """The registered readings with a renderer or a section for report ``format``, in registry order."""
+    return [reading for reading in READINGS.values() if format in reading.render or format in reading.sections]
 
 
 def reading_frames(record: CompareRecord) -> dict[str, pd.DataFrame]:
     """Reading name -> its table from ``record``, for every registered reading the record has."""
     frames = {}
     for reading in READINGS.values():
-        frame = reading.frame(record) if reading.frame is not None else None
+        frame = reading.frame(record) if reading.frame is not None else record.tables.get(reading.name)
         if frame is not None:
             frames[reading.name] = frame
     return frames
+
+
+def manifest_records(record: CompareRecord) -> dict[str, Any]:
+    """The manifest's entries of every registered reading with a record, in registry order."""
+    return {key: value for reading in READINGS.values() if reading.record is not None
+            for key, value in reading.record(record).items()}
 
 
 DIAGNOSIS_COLUMNS = ["system", "query_id", "category", "rank", "first_result", "shared_words"]
@@ -248,38 +265,33 @@ def _card(part: str) -> Callable[[CompareRecord], pd.DataFrame | None]:
 
 for _reading in (
     Reading("summary", "summary.csv", ("system",), columns="system, one column per metric as requested",
-            frame=lambda record: record.summary),
+            frame=lambda record: record.summary, order=10),
     Reading(PER_QUERY, "per_query.csv", ("system", "query_id"), ("first_relevant_rank",),
             columns="system, query_id, one column per metric, first_relevant_rank (empty when none)",
-            frame=lambda record: record.per_query),
+            frame=lambda record: record.per_query, order=20),
     Reading("comparisons", "comparisons.csv", ("system_a", "system_b", "metric", "test", "verdict"),
             ("n_queries", "n_differing", "wins", "ties", "losses", "queries_needed"),
             columns="system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, "
                     "n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, "
-                    "queries_needed", frame=_comparisons_frame),
+                    "queries_needed", frame=_comparisons_frame, order=30),
     Reading("leaderboard", "leaderboard.csv", ("metric", "group", "system"),
             columns="metric, group (letters), system, mean, rank, mean_rank, rank_ci_low, rank_ci_high",
-            frame=lambda record: record.leaderboard),
+            frame=lambda record: record.leaderboard, order=40),
     Reading("facets", "facets.csv", ("system", "facet", "value", "note"), ("n_queries",),
             columns="system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, note",
-            frame=lambda record: record.facets),
-    Reading("risk_coverage", "risk_coverage.csv", ("system",), columns="system, coverage, risk, threshold",
-            frame=lambda record: record.risk_coverage),
-    Reading("risk_coverage_summary", "risk_coverage_summary.csv", ("system", "confidence", "risk_metric"),
-            ("n_queries",), columns="system, confidence, risk_metric, n_queries, aurc, oracle_aurc, e_aurc, "
-                                    "random_risk, kendall_tau", frame=lambda record: record.risk_coverage_summary),
+            frame=lambda record: record.facets, order=50),
     Reading("diagnosis", "diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
-            ("rank",), columns=", ".join(DIAGNOSIS_COLUMNS), frame=_diagnosis_frame),
+            ("rank",), columns=", ".join(DIAGNOSIS_COLUMNS), frame=_diagnosis_frame, order=70),
     Reading("duplicates", "duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b"),
-            columns="system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard", frame=lambda record: record.duplicates),
+            columns="system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard", frame=lambda record: record.duplicates, order=80),
     # the metrics card's stored rollups (harness.core.retrieval_metrics), which bench serve answers from
     Reading("retrieval_metrics_summary", ROLLUP_FILE, ("system",), ("n_queries",),
             columns="per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high",
-            frame=_card("rollup")),
+            frame=_card("rollup"), order=90),
     Reading("retrieval_metrics_facets", FACETS_FILE, ("system", "facet", "value", "note"), ("n_queries",),
-            columns="facets.csv's layout over the five card names", frame=_card("facets")),
+            columns="facets.csv's layout over the five card names", frame=_card("facets"), order=91),
     Reading("query_facets", QUERY_FACETS_FILE, ("query_id", "facet", "value"),
             columns="query_id, facet, value: the cell of each evaluated query in each rolled-up facet",
-            frame=_card("query_facets")),
+            frame=_card("query_facets"), order=92),
 ):
     register(_reading)

@@ -118,8 +118,9 @@ class CompareRecord:
     (:data:`harness.core.leaderboard.LEADERBOARD_COLUMNS`), ``power`` (``system_a``, ``system_b``,
     ``metric`` and :data:`harness.core.power.POWER_COLUMNS`, one row per comparison, in order; joined to
     the comparisons in ``comparisons.csv``), ``facets`` (:func:`harness.core.facets.facet_columns`),
-    ``risk_coverage`` and ``risk_coverage_summary`` (:data:`harness.core.risk_coverage.CURVE_COLUMNS`,
-    :data:`~harness.core.risk_coverage.SUMMARY_COLUMNS`); :attr:`duplicates` lists the near-duplicate
+    and ``tables``: reading name -> its table, for each registered reading with a compute step
+    (:mod:`harness.readings`), each also an attribute of the record by its name (``record.<name>``,
+    or :meth:`table`); :attr:`duplicates` lists the near-duplicate
     pairs behind the ``duplicate versions`` failures; the leaderboard's tie groups rest on
     ``comparisons`` alone. ``retrieval`` holds the metrics card's five numbers per system
     and query (:mod:`harness.core.retrieval_metrics`), whatever ``metrics`` are, with their rollups.
@@ -139,14 +140,27 @@ class CompareRecord:
     leaderboard: pd.DataFrame
     power: pd.DataFrame
     facets: pd.DataFrame
-    risk_coverage: pd.DataFrame
-    risk_coverage_summary: pd.DataFrame
+    tables: dict[str, pd.DataFrame]  # reading name -> its table, from the registry's compute steps
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
     #: the metrics card's retrievalMetrics per (system, query) at ``config.retrieval_k``, and its rollups
     retrieval: RetrievalMetrics | None = None
     #: where the work ran (:meth:`harness.engines.EngineRecord.describe`): the manifest's ``engine``
     engine: dict[str, Any] = field(default_factory=lambda: {"name": "local"})
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The table of the registered reading ``name`` that the comparison computed (a ``KeyError``
+        names those it has)."""
+        if name not in self.tables:
+            raise KeyError(f"no computed reading {name!r}; this comparison has {', '.join(self.tables) or 'none'}")
+        return self.tables[name]
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        # a computed reading by its name (result.<name>); only called when no attribute of that name exists
+        tables = self.__dict__.get("tables")
+        if tables is not None and name in tables:
+            return tables[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def duplicates(self) -> pd.DataFrame:

@@ -13,7 +13,9 @@ style sheet is fetched). Sections, in order (each an ``<h2>`` with an id, linked
 5. ``first-relevant`` - the rank of the first relevant document per query and system, each failure
    with its diagnosis category; failures counted by category, and a chart of them;
 6. ``facets`` - per facet, a table and bars of each value's means and intervals;
-7. ``risk-coverage`` - the curves, AURC in the legend, and the table of the summary;
+7. each registered reading with an HTML renderer (:mod:`harness.readings`), in registry order, under
+   its own id: ``risk-coverage`` (the curves, AURC in the legend, and the table of the summary), then
+   any reading added;
 8. ``duplicates`` - near-duplicate documents found in the top places;
 9. ``provenance`` - the run, versions, hashes, metric definitions, conventions, statistics
    settings, systems and their parameters, the command line and the re-scoring command.
@@ -45,9 +47,10 @@ from harness.report.parts import (html_hashes, html_metric_definitions, html_pag
                                   run_facts)
 from corpora.wording import counted
 from harness.report.view import ComparisonRow, ReportView, number
+from harness.core.readings import Reading
 from harness.core.statistics import format_p
 
-__all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "SECTIONS", "render_html"]
+__all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "READINGS_AFTER", "SECTIONS", "render_html"]
 
 #: The first-relevant-rank table is open up to this many queries, folded beyond.
 OPEN_QUERIES = 50
@@ -63,15 +66,23 @@ SECTIONS = {
     "differences": "Per-query differences",
     "first-relevant": "First relevant document and diagnosis",
     "facets": "Facets",
-    "risk-coverage": "Risk–coverage",
     "duplicates": "Duplicate versions",
     "provenance": "Provenance",
 }
+#: The registered readings' sections (and links) follow this section's.
+READINGS_AFTER = "facets"
 _UP, _DOWN = "▲", "▼"
 
 
 def _section(key: str, body: str) -> str:
     return html_section(key, SECTIONS[key], body)
+
+
+def _reading_section(reading: Reading, frame: pd.DataFrame, view: ReportView) -> str:
+    """A registered reading's section: its own, else its renderer's body under its heading."""
+    if "html" in reading.sections:
+        return reading.sections["html"](frame, view)
+    return html_section(reading.html_id, reading.heading, reading.render["html"](frame, view))
 
 
 # ----- sections ---------------------------------------------------------------------------------
@@ -280,26 +291,6 @@ def _facets(view: ReportView) -> str:
     return _section("facets", "\n".join(parts))
 
 
-def _risk_coverage(view: ReportView) -> str:
-    summary = view.folder.risk_coverage_summary
-    if summary.empty:
-        return _section("risk-coverage", '<p class="note">No risk–coverage was computed.</p>')
-    setting = view.manifest["risk_coverage"]
-    sources = setting.get("confidences", {})
-    said = "; ".join(f"{_e(name)} = {_e(sources.get(name, name))}" for name in dict.fromkeys(summary["confidence"]))
-    note = (f'<p class="note">Risk = {_e(setting["risk"])}; confidence: {said}. Queries are admitted most confident '
-            f"first ({_e(setting.get('ties', ''))}); lower AURC is better, E-AURC = AURC − oracle AURC, random = the "
-            "mean risk (a confidence unrelated to risk).</p>")
-    chart = _figure(plots.risk_coverage_svg(view.folder.risk_coverage, summary))
-    rows = ["<tr>" + "".join([
-        _cell(r.system), _cell(r.confidence), _cell(number(r.aurc), numeric=True, system=r.system, field="aurc"),
-        _cell(number(r.oracle_aurc), numeric=True), _cell(number(r.e_aurc), numeric=True),
-        _cell(number(r.random_risk), numeric=True), _cell(number(r.kendall_tau, sign=True), numeric=True)]) + "</tr>"
-        for r in summary.itertuples(index=False)]
-    table = _table(["system", "confidence", "AURC", "oracle", "E-AURC", "random", "Kendall tau"], rows,
-                   numeric_from=2, id="risk-coverage-table")
-    return _section("risk-coverage", note + chart + table)
-
 
 def _duplicates(view: ReportView) -> str:
     frame = view.folder.duplicates
@@ -375,15 +366,18 @@ def render_html(view: ReportView) -> str:
     warnings = view.manifest.get("warnings", [])
     if warnings:
         lead += "<ul>" + "".join(f'<li class="down">warning: {_e(w)}</li>' for w in warnings) + "</ul>"
-    registered = view.registered("html")  # readings added to the registry, before the provenance
-    keys = {reading.name: "reading-" + reading.name.replace("_", "-") for reading, _ in registered}
-    headings = {**{k: v for k, v in SECTIONS.items() if k != "provenance"},
-                **{keys[reading.name]: reading.heading for reading, _ in registered}, "provenance": SECTIONS["provenance"]}
+    registered = view.registered("html")  # the registered readings, in registry order, after the facets
+    readings = {reading.html_id: reading.heading for reading, _ in registered}
+    headings = {}
+    for key, heading in SECTIONS.items():
+        headings[key] = heading
+        if key == READINGS_AFTER:
+            headings.update(readings)
     nav = "".join(f'<a href="#{key}">{_e(name)}</a>' for key, name in headings.items())
     sections = [section(view) for section in (_leaderboard, _means, _comparisons, _differences, _first_relevant,
-                                              _facets, _risk_coverage, _duplicates)]
-    sections += [html_section(keys[reading.name], reading.heading, reading.render["html"](frame, view))
-                 for reading, frame in registered]
+                                              _facets)]
+    sections += [_reading_section(reading, frame, view) for reading, frame in registered]
+    sections.append(_duplicates(view))
     body = "\n".join([*sections, _provenance(view)])
     version = view.manifest.get("versions", {}).get("retbench", "")
     return html_page(title=title, lead=lead, nav=nav, body=body, version=str(version))

@@ -11,6 +11,8 @@ shares: :func:`run_facts` (run id, time, command line, corpus, analyzer, depth, 
 :func:`html_hashes`, :func:`html_metric_definitions` and :func:`html_remarks`.
 
 Markdown: :func:`md_text` (Markdown's punctuation escaped), :func:`md_row` and :func:`md_details`.
+
+Text: :func:`text_table` (columns padded to their widest cell).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from harness.report import plots
 
 __all__ = ["PAGE_STYLE", "html_attributes", "html_cell", "html_definitions", "html_details", "html_escape",
            "html_figure", "html_hashes", "html_metric_definitions", "html_page", "html_remarks", "html_section",
-           "html_table", "md_details", "md_row", "md_text", "run_facts"]
+           "html_table", "md_details", "md_row", "md_text", "run_facts", "text_table"]
 
 #: The style sheet of every HTML report, inline in its ``<style>`` element.
 PAGE_STYLE = """
@@ -212,3 +214,16 @@ def md_row(cells: Sequence[str]) -> str:
 def md_details(summary: str, body: list[str]) -> list[str]:
     """A folded block: ``summary`` (plain text) shown, the ``body`` lines inside."""
     return ["", f"<details><summary>{escape(summary)}</summary>", "", *body, "", "</details>"]
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[object]], right: set[int] | None = None) -> list[str]:
+    """A plain-text table, one line per row after the ``header``: each column as wide as its widest
+    cell, the columns ``right`` (default: every column but the first) right-aligned, two spaces between."""
+    right = right if right is not None else set(range(1, len(header)))
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: Sequence[object]) -> str:
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]

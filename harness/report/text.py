@@ -5,7 +5,8 @@ results folder keeps it as ``report.txt``; ``bench report --format text`` makes 
 result's, :meth:`harness.comparison.CompareResult.report`, reads the folder it would write from
 memory): the dataset's summary line, the systems, the leaderboard, the means, the rank of the first
 relevant document, the comparisons, effect size and power for the first metric, one table per facet,
-risk–coverage, the diagnosis and the registered readings with a text renderer. What it shows that no
+the section of each registered reading with a text renderer (:mod:`harness.readings`: risk–coverage
+and any added), in registry order, and the diagnosis. What it shows that no
 table holds (that line, the queries' texts) the manifest's ``corpus`` records. With
 ``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
 system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
@@ -25,8 +26,9 @@ from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.facets import MIN_QUERIES
 from harness.core.options import alpha_of
 from harness.core.power import POWER
-from harness.core.risk_coverage import CONFIDENCES
+from harness.core.readings import Reading
 from harness.core.statistics import EXACT_UP_TO, format_p
+from harness.report.parts import text_table as _table
 from harness.report.view import ReportView
 
 
@@ -56,16 +58,6 @@ def terminal_cut(n_queries: int) -> tuple[int | None, int]:
         return None, SHOWN_FAILURES
     return ABRIDGED_QUERIES, ABRIDGED_FAILURES
 
-
-def _table(header: list[str], rows: list[list[str]], right: set[int] | None = None) -> list[str]:
-    right = right if right is not None else set(range(1, len(header)))
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return [line(header), *(line(r) for r in rows)]
 
 
 def _means_table(view: ReportView) -> list[str]:
@@ -142,22 +134,6 @@ def _facet_lines(view: ReportView) -> list[str]:
         lines.append("")
     return lines[:-1]
 
-
-def _risk_lines(view: ReportView) -> list[str]:
-    """One line per system: AURC, the oracle's, E-AURC, the random baseline and Kendall's tau."""
-    summary = view.folder.risk_coverage_summary
-    if summary.empty:
-        return []
-    sources = sorted(set(summary["confidence"]))
-    said = "; ".join(f"{s} = {CONFIDENCES.get(s, 'its own confidence(queries)')}" for s in sources)
-    rows = [[row.system, row.confidence, f"{row.aurc:.3f}", f"{row.oracle_aurc:.3f}", f"{row.e_aurc:.3f}",
-             f"{row.random_risk:.3f}", "--" if math.isnan(row.kendall_tau) else f"{row.kendall_tau:+.3f}"]
-            for row in summary.itertuples(index=False)]
-    lines = [f"risk–coverage (risk = 1 - {summary['risk_metric'].iloc[0]}; confidence: {said}; equal confidences "
-             "enter together; lower AURC is better, E-AURC = AURC - oracle):"]
-    lines.extend("  " + line for line in _table(["system", "confidence", "AURC", "oracle", "E-AURC", "random",
-                                                  "Kendall tau"], rows, right={2, 3, 4, 5, 6}))
-    return lines
 
 
 def _rank_table(view: ReportView, show_queries: int | None = None, width: int = 38) -> list[str]:
@@ -267,8 +243,8 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
     if not view.folder.facets.empty:
         out.append("")
         out.extend(_facet_lines(view))
-    out.append("")
-    out.extend(_risk_lines(view))
+    for reading, frame in view.registered("text"):  # the registered readings' sections, in registry order
+        out += ["", *_reading_lines(reading, frame, view)]
     out.append("")
     fail_rank = view.fail_rank
     out.append(f"diagnosis (first relevant document missing or below rank {fail_rank}, or near-duplicate documents "
@@ -288,6 +264,13 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
             out.extend(failure_lines(f, documents))
         if len(shown) < len(failures):
             out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
-    for reading, frame in view.registered("text"):  # readings added to the registry with a text renderer
-        out += ["", f"{reading.heading}:", reading.render["text"](frame, view).rstrip("\n")]
     return "\n".join(out)
+
+
+def _reading_lines(reading: Reading, frame: pd.DataFrame, view: ReportView) -> list[str]:
+    """A registered reading's section: its own (heading included; nothing when empty), else its
+    renderer's text under ``heading:``."""
+    if "text" in reading.sections:
+        text = reading.sections["text"](frame, view)
+        return text.split("\n") if text else []
+    return [f"{reading.heading}:", reading.render["text"](frame, view).rstrip("\n")]

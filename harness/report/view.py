@@ -425,9 +425,6 @@ class ReportView:
         return [(reading, self.folder.table(reading.name)) for reading in rendered(format)
                 if self.folder.holds(reading.file)]
 
-    def risk_metric(self) -> str | None:
-        summary = self.folder.risk_coverage_summary
-        return None if summary.empty else str(summary["risk_metric"].iloc[0])
 
 
 def _shared_words(text: str, judged: dict[str, int]) -> dict[str, list[str]] | None:

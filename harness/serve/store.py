@@ -47,6 +47,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+import harness.readings  # noqa: F401  (registers the built-in readings a folder holds)
 from corpora import InputFileError
 from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
 from harness.core.readings import PER_QUERY, READINGS

@@ -448,15 +448,11 @@ class ResultsFolder:
         """``facets.csv``: per system, facet and value, each metric's mean and interval."""
         return self.table("facets")
 
-    @property
-    def risk_coverage(self) -> pd.DataFrame:
-        """``risk_coverage.csv``: the risk–coverage curve of each system."""
-        return self.table("risk_coverage")
-
-    @property
-    def risk_coverage_summary(self) -> pd.DataFrame:
-        """``risk_coverage_summary.csv``: each system's AURC, oracle, E-AURC, random risk and Kendall tau."""
-        return self.table("risk_coverage_summary")
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        # any other registered reading by its name (folder.risk_coverage): only called when no attribute has it
+        if name.startswith("_") or name not in TABLES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.table(name)
 
     @property
     def diagnosis(self) -> pd.DataFrame:

@@ -52,9 +52,9 @@ from harness.core.power import POWER
 from harness.core.record import CompareRecord
 from harness.store.folder import (Derived, Identified, Pieces, Say, csv_text, file_text_hash, manifest_text,
                                   package_version, safe_file_name, warn_on_stderr, write_folder)
-from harness.core.readings import READINGS, reading_frames
+from harness.core.readings import READINGS, manifest_records, reading_frames
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
-from harness.core.risk_coverage import CONFIDENCES
+
 from harness.core.trec_eval import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
@@ -283,13 +283,7 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "default": f"every numeric facet and every other with at most {MAX_VALUES} distinct values",
             "quantile_buckets": QUANTILE_BUCKETS, "min_queries_for_an_interval": MIN_QUERIES,
         },
-        "risk_coverage": {
-            "risk": f"1 - {config.readings.risk_metric}",
-            "confidence": dict(zip(result.risk_coverage_summary["system"], result.risk_coverage_summary["confidence"])),
-            "confidences": {**CONFIDENCES, "retriever": "the retriever's own confidence(queries)"},
-            "ties": "queries of equal confidence enter together; AURC counts each with its group's mean risk "
-                    "(the expectation over the orders of the tied queries)",
-        },
+        **manifest_records(result),  # each registered reading's record of how it was made (harness.readings)
         "retrieval_metrics": _retrieval_record(result),
         "diagnosis": {
             "fail_rank": config.readings.fail_rank, "categories": categories_of(dataset.corpus),

@@ -1,10 +1,8 @@
 """Risk–coverage: does a retriever know when it fails? Selective risk as queries are admitted by confidence.
 
-Confidence of a query (:data:`CONFIDENCES`, :func:`query_confidence`)
-    ``score``: the top result's score (the default); ``margin``: the top score minus the second's.
-    A retriever may instead give its own confidences, one number per query (an array). A query with
-    no result has confidence ``-inf`` (so does one with fewer than two results under ``margin``:
-    there is no margin to measure), so it is admitted last. NaN is an error.
+Confidence of a query (:mod:`harness.core.confidence`)
+    read off the run (``score``, the default, or ``margin``) or the retriever's own
+    ``confidence(queries)``; ``-inf`` when there is none, so the query is admitted last. NaN is an error.
 Risk of a query
     ``1 - value`` of the chosen metric (every retbench metric lies in [0, 1]).
 The curve (:func:`risk_coverage_curve`)
@@ -29,60 +27,42 @@ Oracle AURC (:func:`oracle_aurc`), E-AURC, random baseline, Kendall's tau
     selective risk at full coverage). ``kendall_tau`` is Kendall's tau-b between confidence and the
     metric value (:func:`kendall_tau_b`, equal to :func:`scipy.stats.kendalltau`): positive when
     confident queries score higher; NaN when either is constant.
+
+The reading (one file, registered like any other: docs/adding-a-reading.md)
+    :func:`compute` gives ``risk_coverage.csv`` (the curves) and ``risk_coverage_summary.csv`` (the
+    summaries) from a comparison's per-query values and runs, as the ``Readings`` option group's
+    ``risk_metric`` and ``confidence_from`` say; :func:`manifest_entries` is the manifest's record of
+    how; :func:`text_section` and :func:`html_section` its sections of the reports.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from corpora import Run
 from corpora.wording import counted
-from harness.errors import RetbenchError, UnknownNameError
+from harness.core.confidence import CONFIDENCES, OWN_CONFIDENCE, query_confidence, system_confidence
+from harness.core.readings import Reading, ReadingInputs, register
+from harness.errors import RetbenchError
 
-__all__ = ["CONFIDENCES", "CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "kendall_tau_b", "oracle_aurc",
-           "query_confidence", "risk_coverage", "risk_coverage_curve", "summarise"]
+# The reports' helpers are imported where a section is rendered, so that computing a comparison loads none.
+if TYPE_CHECKING:
+    from harness.core.record import CompareRecord
+    from harness.report.view import ReportView
 
-#: Confidences read off a run (``--confidence-from``-style choices read this registry).
-CONFIDENCES = {
-    "score": "the top result's score",
-    "margin": "the top result's score minus the second's",
-}
+__all__ = ["CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "compute", "kendall_tau_b", "oracle_aurc",
+           "risk_coverage", "risk_coverage_curve", "summarise"]
+
 #: Columns of the curve (``risk_coverage.csv``).
 CURVE_COLUMNS = ["system", "coverage", "risk", "threshold"]
 #: Columns of the per-system summary.
 SUMMARY_COLUMNS = ["system", "confidence", "risk_metric", "n_queries", "aurc", "oracle_aurc", "e_aurc",
                    "random_risk", "kendall_tau"]
-
-
-def query_confidence(run: Run, query_ids: Sequence[str], kind: str = "score") -> np.ndarray:
-    """One confidence per query of ``query_ids`` (see :data:`CONFIDENCES`); ``-inf`` when there is none.
-
-    >>> run = Run.from_mapping({"q1": [("a", 3.0), ("b", 2.5)], "q2": [("c", 1.0)], "q3": []})
-    >>> query_confidence(run, ["q1", "q2", "q3", "q4"]).tolist()
-    [3.0, 1.0, -inf, -inf]
-    >>> query_confidence(run, ["q1", "q2"], "margin").tolist()
-    [0.5, -inf]
-    """
-    if kind not in CONFIDENCES:
-        raise UnknownNameError("confidence", kind, list(CONFIDENCES))
-    needed = 1 if kind == "score" else 2
-    position = {q: j for j, q in enumerate(run.query_ids)}
-    rows = np.array([position.get(q, -1) for q in query_ids], dtype=np.int64)
-    confidence = np.full(len(query_ids), -np.inf)
-    if not len(run.query_ids):
-        return confidence
-    held = rows >= 0
-    starts = np.where(held, run.offsets[np.maximum(rows, 0)], 0)
-    lengths = np.where(held, run.offsets[np.maximum(rows, 0) + 1] - starts, 0)
-    answered = lengths >= needed
-    top = run.scores[starts[answered]]
-    confidence[answered] = top if kind == "score" else top - run.scores[starts[answered] + 1]
-    return confidence
 
 
 def _checked(confidence: np.ndarray, risk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,3 +238,90 @@ def risk_coverage(per_query: pd.DataFrame, metric: str, confidences: Mapping[str
                           **asdict(summarise(confidence, values))})
     curve_frame = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(columns=CURVE_COLUMNS)
     return curve_frame[CURVE_COLUMNS], pd.DataFrame(summaries, columns=SUMMARY_COLUMNS)
+
+
+# ----- the reading: computed, recorded, shown -------------------------------------------------------
+
+
+def compute(inputs: ReadingInputs) -> dict[str, pd.DataFrame]:
+    """The curves and summaries of a comparison's systems: risk = 1 - the ``Readings`` group's
+    ``risk_metric`` (None: the first metric), each system's confidence its retriever's own when it
+    defines ``confidence(queries)``, else the one ``confidence_from`` reads off its run."""
+    readings = inputs.config.readings
+    kind, query_ids = readings.confidence_from, list(inputs.queries.ids)
+    confidences: dict[str, np.ndarray] = {}
+    kinds: dict[str, str] = {}
+    for system in inputs.systems:
+        confidences[system.label], kinds[system.label] = system_confidence(
+            system.retriever, query_confidence(system.run, query_ids, kind), inputs.queries, kind)
+    curve, summary = risk_coverage(inputs.per_query, readings.risk_metric or list(inputs.config.metrics)[0],
+                                   confidences, kinds)
+    return {"risk_coverage": curve, "risk_coverage_summary": summary}
+
+
+def manifest_entries(record: CompareRecord) -> dict[str, Any]:
+    """The manifest's ``risk_coverage``: the risk, each system's confidence and what each kind means, the ties."""
+    summary = record.table("risk_coverage_summary")
+    return {"risk_coverage": {
+        "risk": f"1 - {record.config.readings.risk_metric}",
+        "confidence": dict(zip(summary["system"], summary["confidence"])),
+        "confidences": {**CONFIDENCES, OWN_CONFIDENCE: "the retriever's own confidence(queries)"},
+        "ties": "queries of equal confidence enter together; AURC counts each with its group's mean risk "
+                "(the expectation over the orders of the tied queries)",
+    }}
+
+
+def text_section(summary: pd.DataFrame, view: ReportView) -> str:
+    """The text report's section, heading included: one line per system (AURC, the oracle's, E-AURC,
+    the random baseline and Kendall's tau); nothing when no system has a curve."""
+    from harness.report.parts import text_table
+
+    if summary.empty:
+        return ""
+    sources = sorted(set(summary["confidence"]))
+    said = "; ".join(f"{s} = {CONFIDENCES.get(s, 'its own confidence(queries)')}" for s in sources)
+    rows = [[row.system, row.confidence, f"{row.aurc:.3f}", f"{row.oracle_aurc:.3f}", f"{row.e_aurc:.3f}",
+             f"{row.random_risk:.3f}", "--" if math.isnan(row.kendall_tau) else f"{row.kendall_tau:+.3f}"]
+            for row in summary.itertuples(index=False)]
+    lines = [f"risk–coverage (risk = 1 - {summary['risk_metric'].iloc[0]}; confidence: {said}; equal confidences "
+             "enter together; lower AURC is better, E-AURC = AURC - oracle):"]
+    lines.extend("  " + line for line in text_table(["system", "confidence", "AURC", "oracle", "E-AURC", "random",
+                                                      "Kendall tau"], rows, right={2, 3, 4, 5, 6}))
+    return "\n".join(lines)
+
+
+def html_body(summary: pd.DataFrame, view: ReportView) -> str:
+    """The HTML report's section: how the risk and the confidence were read, the curves with each
+    system's AURC in the legend, and the table of the summary."""
+    from harness.report import plots
+    from harness.report.parts import html_cell, html_escape, html_figure, html_table
+    from harness.report.view import number
+
+    if summary.empty:
+        return '<p class="note">No risk–coverage was computed.</p>'
+    setting = view.manifest["risk_coverage"]
+    sources = setting.get("confidences", {})
+    said = "; ".join(f"{html_escape(name)} = {html_escape(sources.get(name, name))}"
+                     for name in dict.fromkeys(summary["confidence"]))
+    note = (f'<p class="note">Risk = {html_escape(setting["risk"])}; confidence: {said}. Queries are admitted most '
+            f"confident first ({html_escape(setting.get('ties', ''))}); lower AURC is better, E-AURC = AURC − oracle "
+            "AURC, random = the mean risk (a confidence unrelated to risk).</p>")
+    chart = html_figure(plots.risk_coverage_svg(view.folder.table("risk_coverage"), summary))
+    rows = ["<tr>" + "".join([
+        html_cell(r.system), html_cell(r.confidence),
+        html_cell(number(r.aurc), numeric=True, system=r.system, field="aurc"),
+        html_cell(number(r.oracle_aurc), numeric=True), html_cell(number(r.e_aurc), numeric=True),
+        html_cell(number(r.random_risk), numeric=True), html_cell(number(r.kendall_tau, sign=True), numeric=True)])
+        + "</tr>" for r in summary.itertuples(index=False)]
+    table = html_table(["system", "confidence", "AURC", "oracle", "E-AURC", "random", "Kendall tau"], rows,
+                       numeric_from=2, id="risk-coverage-table")
+    return note + chart + table
+
+
+register(Reading("risk_coverage", "risk_coverage.csv", ("system",), columns="system, coverage, risk, threshold",
+                 compute=compute, order=60))
+register(Reading("risk_coverage_summary", "risk_coverage_summary.csv", ("system", "confidence", "risk_metric"),
+                 ("n_queries",), columns="system, confidence, risk_metric, n_queries, aurc, oracle_aurc, e_aurc, "
+                                         "random_risk, kendall_tau",
+                 record=manifest_entries, sections={"text": text_section}, render={"html": html_body},
+                 title="Risk–coverage", anchor="risk-coverage", order=61))

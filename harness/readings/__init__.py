@@ -1,0 +1,16 @@
+"""The built-in readings, each one module written as an add-on is (docs/adding-a-reading.md): its
+compute step, its record in the manifest and its sections of the reports, registered in
+:data:`harness.core.readings.READINGS` when the module is imported.
+
+A layer above the reports (a reading's sections use :mod:`harness.report.parts` and
+:mod:`harness.report.plots`) and below what computes, stores or shows a comparison
+(:mod:`harness.comparison`, the suites, gating, tuning, the server and the CLI), which import this
+package so that the registry is whole wherever a comparison is made or read; the core reads the
+registry as data (``tests/test_import_graph.py``, docs/development.md).
+"""
+
+from __future__ import annotations
+
+from harness.readings import risk_coverage  # noqa: F401  (registers risk_coverage and risk_coverage_summary)
+
+__all__: list[str] = []
