@@ -23,15 +23,16 @@ check and the judging page have nothing to show, and a retriever that reads text
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from corpora.errors import InputFileError, RetbenchError
 from corpora.model import HASH_CHUNK, Corpus, Dataset, Qrels, Queries, hash_chunk
+from corpora.outline import UnreadableTexts
 from corpora.wording import counted
 
 __all__ = ["IDS_AS_TEXTS", "NO_TEXTS", "TextlessCorpus", "judgments_only", "load_judgments_only", "with_documents"]
@@ -43,25 +44,10 @@ IDS_AS_TEXTS = "no queries file: each query's text is its id (give --queries FIL
 _HASH_PREFIX = b"retbench-textless-corpus-1"
 
 
-class _UnknownTexts(Sequence[str]):
+def _unknown_texts(length: int, source: str) -> UnreadableTexts:
     """The ``texts`` of a :class:`TextlessCorpus`: as long as the corpus, and an error to read."""
-
-    def __init__(self, length: int, source: str):
-        self._length = length
-        self._source = source
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __getitem__(self, index: Any) -> Any:
-        raise RetbenchError(f"corpus {self._source}: judgments only, {NO_TEXTS}. Fix: compare on a corpus "
-                            "that holds the documents (--corpus) for what reads their texts")
-
-    def __iter__(self) -> Iterator[str]:
-        return self.__getitem__(0)
-
-    def __repr__(self) -> str:
-        return f"<{self._length:,} texts unknown>"
+    return UnreadableTexts(length, source, f"judgments only, {NO_TEXTS}", "compare on a corpus that holds the "
+                           "documents (--corpus) for what reads their texts", "unknown")
 
 
 @dataclass(frozen=True)
@@ -78,7 +64,7 @@ class TextlessCorpus(Corpus):
         first = list(dict.fromkeys(str(d) for d in judged))
         known = set(first)
         unique = first + [d for d in dict.fromkeys(str(d) for d in others) if d not in known]
-        return cls(unique, _UnknownTexts(len(unique), source), name=name, source=source,  # type: ignore[arg-type]
+        return cls(unique, _unknown_texts(len(unique), source), name=name, source=source,  # type: ignore[arg-type]
                    judged=len(first))
 
     def __post_init__(self) -> None:  # of_ids made the ids unique

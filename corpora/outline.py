@@ -35,32 +35,39 @@ from corpora.model import (CORPUS_HASH_PREFIX, HASH_CHUNK, Corpus, document_fing
 from corpora.readers import (UniqueIds, check_id, document_metadata, json_object, read_jsonl, require_id,
                              stream_text_lines, text_field)
 
-__all__ = ["CorpusOutline", "NotHeldTexts", "read_jsonl_documents", "read_outline_jsonl"]
+__all__ = ["CorpusOutline", "UnreadableTexts", "not_held_texts", "read_jsonl_documents", "read_outline_jsonl"]
 
 #: reader(positions) -> (titles, bodies) of the documents at those positions, in that order.
 Reader = Callable[[Sequence[int]], tuple[list[str], list[str]]]
 
 
-class NotHeldTexts(Sequence[str]):
-    """The ``texts`` of a :class:`CorpusOutline`: as long as the corpus, and an error to read."""
+class UnreadableTexts(Sequence[str]):
+    """The ``texts`` of a corpus that holds ids without their texts: as long as the corpus, and an
+    error to read, which says why the texts are not there (``problem``) and what to do (``fix``)."""
 
-    def __init__(self, length: int, source: str):
+    def __init__(self, length: int, source: str, problem: str, fix: str, shown: str):
         self._length = length
-        self._source = source
+        self._message = f"corpus {source}: {problem}. Fix: {fix}"
+        self._shown = shown
 
     def __len__(self) -> int:
         return self._length
 
     def __getitem__(self, index: Any) -> Any:
-        raise RetbenchError(f"corpus {self._source}: its texts are not held in this process (the engine's workers "
-                            "read them from the corpus folder). Fix: read a few documents with "
-                            "corpus.documents_at(positions), or load the dataset with keep_texts=True")
+        raise RetbenchError(self._message)
 
     def __iter__(self) -> Iterator[str]:
         return self.__getitem__(0)
 
     def __repr__(self) -> str:
-        return f"<{self._length:,} texts not held>"
+        return f"<{self._length:,} texts {self._shown}>"
+
+
+def not_held_texts(length: int, source: str) -> UnreadableTexts:
+    """The ``texts`` of a :class:`CorpusOutline`: the workers of an engine read them from the folder."""
+    return UnreadableTexts(length, source, "its texts are not held in this process (the engine's workers read them "
+                           "from the corpus folder)", "read a few documents with corpus.documents_at(positions), or "
+                           "load the dataset with keep_texts=True", "not held")
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ class CorpusOutline(Corpus):
 
     @property
     def full_texts(self) -> list[str]:
-        return self.texts  # type: ignore[return-value]  # NotHeldTexts: reading them says why not
+        return self.texts  # type: ignore[return-value]  # UnreadableTexts: reading them says why not
 
     def documents_at(self, positions: Sequence[int]) -> tuple[list[str], list[str]]:
         wanted = [int(j) for j in positions]
@@ -171,7 +178,7 @@ def read_outline_jsonl(path: Path, name: str) -> CorpusOutline:
     if _stamp(path) != stamp:
         raise InputFileError(path, "changed while it was read", fix="leave the corpus unchanged while it is read")
     release_freed_memory()  # the records read: the heap keeps their pages otherwise, and they are most of the peak
-    return CorpusOutline(ids, NotHeldTexts(len(ids), str(path)), None, None, name=name,  # type: ignore[arg-type]
+    return CorpusOutline(ids, not_held_texts(len(ids), str(path)), None, None, name=name,  # type: ignore[arg-type]
                          source=str(path), fingerprint_array=np.concatenate(fingerprints),
                          reader=lambda positions: read_jsonl_documents(path, positions), hash=digest.hexdigest(),
                          blank=tuple(blank))
