@@ -13,6 +13,7 @@ import pytest
 
 from corpora import RetbenchError
 from harness.report import plots
+from harness.readings.risk_coverage import risk_coverage_svg
 
 
 def test_without_matplotlib_a_chart_says_how_to_install_it(monkeypatch) -> None:
@@ -75,7 +76,7 @@ def test_the_risk_coverage_chart_names_each_system_with_its_aurc() -> None:
     summary = pd.DataFrame({"system": ["bm25", "rrf"], "confidence": "score", "risk_metric": "ndcg@10",
                             "n_queries": 5000, "aurc": [0.151, 0.1], "oracle_aurc": 0.05, "e_aurc": [0.101, 0.05],
                             "random_risk": 0.2, "kendall_tau": 0.1})
-    svg = plots.risk_coverage_svg(curve, summary)
+    svg = risk_coverage_svg(curve, summary)
     assert "bm25 (AURC 0.151, E-AURC 0.101)" in svg and "rrf (AURC 0.100, E-AURC 0.050)" in svg
     assert "risk = 1 − ndcg@10" in svg
     assert len(svg) < 60_000  # 2 x 5,000 points drawn through 2 x MAX_POINTS

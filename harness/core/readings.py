@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
 __all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "Reading", "ReadingInputs", "Readings", "Record",
-           "Render", "manifest_records", "read_comparison", "reading_frames", "register", "rendered"]
+           "Render", "ServeView", "manifest_records", "read_comparison", "reading_frames", "register", "rendered",
+           "served"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,27 @@ Record = Callable[["CompareRecord"], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
+class ServeView:
+    """A reading's part of ``bench serve``: its entry in each system of ``/metrics``
+    (:mod:`harness.serve.store`), that entry's schema (:mod:`harness.serve.schema`) and its section of
+    a run's dashboard page (:mod:`harness.serve.dashboard`).
+
+    ``key``: the entry's key (camelCase, as every key of the API); ``value``: (results folder, system
+    label) -> the entry, or None when the system has none; the server makes it JSON (keys camelCase,
+    NaN null, infinities ``"inf"``/``"-inf"``, numpy scalars Python ones); ``model``: () -> the
+    pydantic model of the entry (called where the server's schema is built, so pydantic loads with the
+    server only); ``page``: (the ``/metrics`` answer, the dashboard's number format, a chart maker)
+    -> the dashboard's section (HTML; empty for none); the chart maker takes a function that draws
+    an SVG (:mod:`harness.report.plots`) and gives it inline, or says how to install matplotlib."""
+
+    key: str
+    value: Callable[[Any, str], Any] = field(repr=False, compare=False)
+    model: Callable[[], type] = field(repr=False, compare=False)
+    page: Callable[[Mapping[str, Any], Callable[[Any], str], Callable[[Callable[[], str]], str]], str] | None = \
+        field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class Reading:
     """One reading as a results folder stores it, declared once for the writer
     (:mod:`harness.store.write`), the folder reader (:mod:`harness.store.read`), the reports
@@ -156,7 +178,10 @@ class Reading:
     the renderer of its whole section, heading included, for a section whose heading reads the table
     (an empty text leaves it out); ``anchor``: the id of its HTML section (default ``reading-`` and
     the name, dashed); ``order``: where it stands among the readings (a folder's list, the reports'
-    sections; the built-in ones stand at 10 to 92, a reading that sets none after them)."""
+    sections; the built-in ones stand at 10 to 92, a reading that sets none after them); ``serve``: its
+    part of ``bench serve``'s metrics and dashboard (:class:`ServeView`), or None; ``record_shape``:
+    () -> the shape of its manifest entries, checked when a folder is opened (key -> shape, as
+    :data:`harness.store.read.MANIFEST_SHAPES` declares one; called there, so computing loads no store)."""
 
     name: str
     file: str
@@ -171,6 +196,8 @@ class Reading:
     sections: Mapping[str, Render] = field(default_factory=dict, repr=False, compare=False)
     anchor: str = ""
     order: float = 100
+    serve: ServeView | None = field(default=None, repr=False, compare=False)
+    record_shape: Callable[[], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def html_id(self) -> str:
@@ -214,6 +241,11 @@ def register(reading: Reading) -> Reading:
 def rendered(format: str) -> list[Reading]:
     """The registered readings with a renderer or a section for report ``format``, in registry order."""
     return [reading for reading in READINGS.values() if format in reading.render or format in reading.sections]
+
+
+def served() -> list[Reading]:
+    """The registered readings with a part in ``bench serve``'s metrics (:class:`ServeView`), in registry order."""
+    return [reading for reading in READINGS.values() if reading.serve is not None]
 
 
 def reading_frames(record: CompareRecord) -> dict[str, pd.DataFrame]:
@@ -283,7 +315,8 @@ for _reading in (
     Reading("diagnosis", "diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
             ("rank",), columns=", ".join(DIAGNOSIS_COLUMNS), frame=_diagnosis_frame, order=70),
     Reading("duplicates", "duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b"),
-            columns="system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard", frame=lambda record: record.duplicates, order=80),
+            columns="system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard", frame=lambda record: record.duplicates,
+            order=80),
     # the metrics card's stored rollups (harness.core.retrieval_metrics), which bench serve answers from
     Reading("retrieval_metrics_summary", ROLLUP_FILE, ("system",), ("n_queries",),
             columns="per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high",

@@ -32,14 +32,18 @@ The reading (one file, registered like any other: docs/adding-a-reading.md)
     :func:`compute` gives ``risk_coverage.csv`` (the curves) and ``risk_coverage_summary.csv`` (the
     summaries) from a comparison's per-query values and runs, as the ``Readings`` option group's
     ``risk_metric`` and ``confidence_from`` say; :func:`manifest_entries` is the manifest's record of
-    how; :func:`text_section` and :func:`html_section` its sections of the reports.
+    how; :func:`text_section` and :func:`html_body` its sections of the reports; :func:`served`,
+    :func:`served_model` and :func:`dashboard_section` its part of ``bench serve`` (``riskCoverage``
+    in each system of ``/metrics``, and the dashboard's chart and table).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from functools import cache
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,16 +51,18 @@ import pandas as pd
 
 from corpora.wording import counted
 from harness.core.confidence import CONFIDENCES, OWN_CONFIDENCE, query_confidence, system_confidence
-from harness.core.readings import Reading, ReadingInputs, register
+from harness.core.readings import Reading, ReadingInputs, ServeView, register
 from harness.errors import RetbenchError
 
-# The reports' helpers are imported where a section is rendered, so that computing a comparison loads none.
+# The reports' and the store's helpers are imported where a section is rendered or a folder checked, so
+# that computing a comparison loads none.
 if TYPE_CHECKING:
     from harness.core.record import CompareRecord
     from harness.report.view import ReportView
 
-__all__ = ["CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "compute", "kendall_tau_b", "oracle_aurc",
-           "risk_coverage", "risk_coverage_curve", "summarise"]
+__all__ = ["CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "compute", "dashboard_section", "html_body",
+           "kendall_tau_b", "manifest_entries", "manifest_shape", "oracle_aurc", "risk_coverage", "risk_coverage_curve",
+           "risk_coverage_svg", "served", "served_model", "summarise", "text_section"]
 
 #: Columns of the curve (``risk_coverage.csv``).
 CURVE_COLUMNS = ["system", "coverage", "risk", "threshold"]
@@ -271,6 +277,13 @@ def manifest_entries(record: CompareRecord) -> dict[str, Any]:
     }}
 
 
+def manifest_shape() -> dict[str, Any]:
+    """The shape :func:`manifest_entries` has, checked when a folder is opened: an object, or absent."""
+    from harness.store.read import Maybe
+
+    return {"risk_coverage": Maybe(dict)}
+
+
 def text_section(summary: pd.DataFrame, view: ReportView) -> str:
     """The text report's section, heading included: one line per system (AURC, the oracle's, E-AURC,
     the random baseline and Kendall's tau); nothing when no system has a curve."""
@@ -290,10 +303,44 @@ def text_section(summary: pd.DataFrame, view: ReportView) -> str:
     return "\n".join(lines)
 
 
+def risk_coverage_svg(curve: pd.DataFrame, summary: pd.DataFrame, *, key: str = "risk-coverage") -> str:
+    """The curve of each system (``risk_coverage.csv``): the mean risk of the queries admitted, most
+    confident first, against the share admitted; one line per system, its AURC
+    (``risk_coverage_summary.csv``) in the legend, and the random baseline (the mean risk) dotted.
+    A standalone SVG document, drawn as every chart of the reports is (:mod:`harness.report.plots`)."""
+    from harness.report import plots
+
+    def draw() -> str:
+        systems = [str(s) for s in summary["system"]]
+        colors = plots.system_colors(systems)
+        figure = plots.new_figure(plots.CHART_WIDTH, 3.2)
+        ax = figure.add_subplot()
+        for row in summary.itertuples(index=False):
+            mine = curve[curve["system"] == row.system]
+            x, y = plots.sampled(mine["coverage"].to_numpy(dtype=float), mine["risk"].to_numpy(dtype=float))
+            # a point per group of equal confidence, joined: nothing is drawn below the first group's coverage
+            ax.plot(x, y, color=colors[str(row.system)], linewidth=1.4, marker="o" if len(x) <= 30 else None,
+                    markersize=3,
+                    label=f"{plots.short_label(str(row.system))} (AURC {row.aurc:.3f}, E-AURC {row.e_aurc:.3f})")
+        if not summary.empty:
+            ax.axhline(float(summary["random_risk"].iloc[0]), color=plots.REFERENCE_GREY, linewidth=0.8,
+                       linestyle=":", label="random (mean risk)")
+            metric = str(summary["risk_metric"].iloc[0])
+            ax.set_ylabel(f"risk = 1 − {metric}")
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(bottom=0.0)
+        ax.set_xlabel("coverage (share of the queries admitted, most confident first)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        ax.grid(color="#e5e5e5", linewidth=0.6)
+        ax.set_axisbelow(True)
+        return plots.figure_svg(figure, key)
+
+    return plots.styled(draw)()
+
+
 def html_body(summary: pd.DataFrame, view: ReportView) -> str:
     """The HTML report's section: how the risk and the confidence were read, the curves with each
     system's AURC in the legend, and the table of the summary."""
-    from harness.report import plots
     from harness.report.parts import html_cell, html_escape, html_figure, html_table
     from harness.report.view import number
 
@@ -306,7 +353,7 @@ def html_body(summary: pd.DataFrame, view: ReportView) -> str:
     note = (f'<p class="note">Risk = {html_escape(setting["risk"])}; confidence: {said}. Queries are admitted most '
             f"confident first ({html_escape(setting.get('ties', ''))}); lower AURC is better, E-AURC = AURC − oracle "
             "AURC, random = the mean risk (a confidence unrelated to risk).</p>")
-    chart = html_figure(plots.risk_coverage_svg(view.folder.table("risk_coverage"), summary))
+    chart = html_figure(risk_coverage_svg(view.folder.table("risk_coverage"), summary))
     rows = ["<tr>" + "".join([
         html_cell(r.system), html_cell(r.confidence),
         html_cell(number(r.aurc), numeric=True, system=r.system, field="aurc"),
@@ -318,10 +365,79 @@ def html_body(summary: pd.DataFrame, view: ReportView) -> str:
     return note + chart + table
 
 
+def served(folder: Any, system: str) -> dict[str, Any] | None:
+    """``/metrics``'s ``riskCoverage`` of ``system``: its summary's numbers and its curve (columns), or
+    None when it has none."""
+    summary = folder.table("risk_coverage_summary")
+    mine = summary[summary["system"] == system]
+    if not len(mine):
+        return None
+    curve = folder.table("risk_coverage")
+    points = curve[curve["system"] == system]
+    (numbers,) = mine.drop(columns=["system"]).to_dict("records")
+    return {**numbers, "curve": {c: list(points[c]) for c in ("coverage", "risk", "threshold")}}
+
+
+@cache
+def served_model() -> type:
+    """The pydantic model of ``riskCoverage`` (what ``/openapi.json`` documents)."""
+    from pydantic import BaseModel, Field
+
+    number = float | str | None  # a stored number: null when empty, "inf" / "-inf" when infinite
+
+    class Curve(BaseModel):
+        """The risk–coverage curve, one point per distinct confidence, highest first (columns)."""
+
+        coverage: list[float]
+        risk: list[float]
+        threshold: list[number] = Field(description='the confidence; "-inf" for queries with no result')
+
+    class RiskCoverage(BaseModel):
+        confidence: str
+        riskMetric: str
+        nQueries: int
+        aurc: float
+        oracleAurc: float
+        eAurc: float
+        randomRisk: float
+        kendallTau: number
+        curve: Curve
+
+    return RiskCoverage
+
+
+def dashboard_section(metrics: Mapping[str, Any], number: Callable[[Any], str],
+                      chart: Callable[[Callable[[], str]], str]) -> str:
+    """The dashboard's section from the ``/metrics`` answer: the curves with AURC and E-AURC, and the table."""
+    systems = [s for s in metrics["systems"] if s["riskCoverage"] is not None]
+    if not systems:
+        return ""
+    curve = pd.concat([pd.DataFrame({"system": s["system"], **{c: s["riskCoverage"]["curve"][c]
+                                                               for c in ("coverage", "risk")}}) for s in systems])
+    summary = pd.DataFrame([{"system": s["system"], "risk_metric": s["riskCoverage"]["riskMetric"],
+                             "aurc": s["riskCoverage"]["aurc"], "e_aurc": s["riskCoverage"]["eAurc"],
+                             "random_risk": s["riskCoverage"]["randomRisk"]} for s in systems])
+
+    def draw() -> str:
+        return risk_coverage_svg(curve, summary)
+
+    rows = "".join(
+        f'<tr><td>{escape(s["system"])}</td><td>{escape(s["riskCoverage"]["confidence"])}</td>'
+        + "".join(f'<td class="n">{number(s["riskCoverage"][k])}</td>'
+                  for k in ("aurc", "oracleAurc", "eAurc", "randomRisk", "kendallTau")) + "</tr>"
+        for s in systems)
+    metric = escape(systems[0]["riskCoverage"]["riskMetric"])
+    return (f'<h2 id="risk-coverage">Risk–coverage (risk = 1 − {metric})</h2>{chart(draw)}'
+            '<table><thead><tr><th>system</th><th>confidence</th><th class="n">AURC</th><th class="n">oracle</th>'
+            '<th class="n">E-AURC</th><th class="n">random</th><th class="n">Kendall tau</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
+
+
 register(Reading("risk_coverage", "risk_coverage.csv", ("system",), columns="system, coverage, risk, threshold",
                  compute=compute, order=60))
 register(Reading("risk_coverage_summary", "risk_coverage_summary.csv", ("system", "confidence", "risk_metric"),
                  ("n_queries",), columns="system, confidence, risk_metric, n_queries, aurc, oracle_aurc, e_aurc, "
                                          "random_risk, kendall_tau",
                  record=manifest_entries, sections={"text": text_section}, render={"html": html_body},
-                 title="Risk–coverage", anchor="risk-coverage", order=61))
+                 record_shape=manifest_shape, title="Risk–coverage", anchor="risk-coverage", order=61,
+                 serve=ServeView("riskCoverage", served, served_model, dashboard_section)))

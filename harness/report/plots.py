@@ -10,7 +10,6 @@ Each ``*_svg`` function takes plain data (a results folder's tables, as
 * :func:`differences_svg` - one comparison's per-query differences ``a - b``, sorted, with the mean
   difference and its interval as a band;
 * :func:`facet_bars_svg` - one facet: per value, each system's mean per metric, with its interval;
-* :func:`risk_coverage_svg` - the risk–coverage curve of every system, its AURC in the legend;
 * :func:`categories_svg` - the failed queries of each system by diagnosis category;
 * :func:`forest_svg` - a suite's macro comparisons: each pair's macro mean difference with its
   interval stratified by collection, and each collection's own difference beside it;
@@ -22,7 +21,11 @@ The output is a pure function of the data: the SVG ids are salted with the chart
 (``svg.hashsalt``), so the same data gives the same bytes and two charts of one page never share an
 id; no date is written; text stays text (``svg.fonttype`` ``none``: smaller, and no font is
 embedded or fetched). Large inputs are aggregated, not drawn point by point: a sorted difference
-curve or a risk–coverage curve is drawn through at most :data:`MAX_POINTS` points.
+curve (or a reading's curve, :func:`sampled`) is drawn through at most :data:`MAX_POINTS` points.
+
+A registered reading (:mod:`harness.readings`) draws its own chart with the same house style:
+:func:`styled`, :func:`new_figure`, :func:`figure_svg`, :func:`sampled`, :func:`short_label`,
+:func:`system_colors`, :data:`CHART_WIDTH` and :data:`REFERENCE_GREY`.
 
 matplotlib is the optional ``report`` extra; it is imported when a chart is first drawn, and its
 absence is a :class:`~corpora.RetbenchError` saying how to install it (:func:`require_matplotlib`).
@@ -50,9 +53,9 @@ if TYPE_CHECKING:
     from matplotlib.collections import QuadMesh
     from matplotlib.figure import Figure
 
-__all__ = ["ANNOTATED_CELLS", "GridAxes", "INSTALL_HINT", "MAX_PANELS", "MAX_POINTS", "categories_svg", "differences_svg",
-           "facet_bars_svg", "forest_svg", "inline_svg", "means_svg", "require_matplotlib", "risk_coverage_svg",
-           "system_colors", "tune_grid_svg"]
+__all__ = ["ANNOTATED_CELLS", "CHART_WIDTH", "GridAxes", "INSTALL_HINT", "MAX_PANELS", "MAX_POINTS", "REFERENCE_GREY",
+           "categories_svg", "differences_svg", "facet_bars_svg", "figure_svg", "forest_svg", "inline_svg", "means_svg",
+           "new_figure", "require_matplotlib", "sampled", "short_label", "styled", "system_colors", "tune_grid_svg"]
 
 INSTALL_HINT = "pip install 'retbench[report]'"
 #: Points a curve is drawn through at most; beyond, it is sampled at evenly spaced positions.
@@ -253,35 +256,6 @@ def facet_bars_svg(facets: pd.DataFrame, facet: str, metrics: Sequence[str], sys
     axes[0][0].set_title(f"facet {_short(facet, 40)}: mean per value, {level} interval (none under the minimum "
                          "queries)", loc="left")
     axes[0][0].legend(loc="lower left", bbox_to_anchor=(1.0, 0.0), frameon=False)
-    return _svg(figure, key)
-
-
-@_style
-def risk_coverage_svg(curve: pd.DataFrame, summary: pd.DataFrame, *, key: str = "risk-coverage") -> str:
-    """The risk–coverage curve of each system (``risk_coverage.csv``): the mean risk of the queries
-    admitted, most confident first, against the share admitted; one line per system, its AURC
-    (``risk_coverage_summary.csv``) in the legend, and the random baseline (the mean risk) dotted."""
-    systems = [str(s) for s in summary["system"]]
-    colors = system_colors(systems)
-    figure = _figure(_WIDTH, 3.2)
-    ax = figure.add_subplot()
-    for row in summary.itertuples(index=False):
-        mine = curve[curve["system"] == row.system]
-        x, y = _sampled(mine["coverage"].to_numpy(dtype=float), mine["risk"].to_numpy(dtype=float))
-        # a point per group of equal confidence, joined: nothing is drawn below the first group's coverage
-        ax.plot(x, y, color=colors[str(row.system)], linewidth=1.4, marker="o" if len(x) <= 30 else None,
-                markersize=3, label=f"{_short(str(row.system))} (AURC {row.aurc:.3f}, E-AURC {row.e_aurc:.3f})")
-    if not summary.empty:
-        ax.axhline(float(summary["random_risk"].iloc[0]), color=_GREY, linewidth=0.8, linestyle=":",
-                   label="random (mean risk)")
-        metric = str(summary["risk_metric"].iloc[0])
-        ax.set_ylabel(f"risk = 1 − {metric}")
-    ax.set_xlim(0.0, 1.0)
-    ax.set_ylim(bottom=0.0)
-    ax.set_xlabel("coverage (share of the queries admitted, most confident first)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    ax.grid(color="#e5e5e5", linewidth=0.6)
-    ax.set_axisbelow(True)
     return _svg(figure, key)
 
 
@@ -638,3 +612,21 @@ def tune_grid_svg(tune_frame: pd.DataFrame, axes: GridAxes, metric: str, *,
     mapped = panels <= MAX_PANELS
     _marks_legend(figure, labels["chosen"], labels.get("default"), bool(fold_choices) and mapped, mapped)
     return _svg(figure, key)
+
+
+# ----- what the chart of a registered reading (harness.readings) is drawn with ----------------------
+
+#: The width of a chart across the report's column (inches).
+CHART_WIDTH = _WIDTH
+#: The colour of a reference line (a random baseline, a zero).
+REFERENCE_GREY = _GREY
+#: Draw under the report's rc settings: ``styled(draw)(...)`` (see :func:`_style`).
+styled = _style
+#: A figure of a size in inches (see :func:`_figure`).
+new_figure = _figure
+#: A figure as a standalone SVG document, its ids salted with a key (see :func:`_svg`).
+figure_svg = _svg
+#: At most :data:`MAX_POINTS` points of a curve (see :func:`_sampled`).
+sampled = _sampled
+#: A label cut to a length, with an ellipsis (see :func:`_short`).
+short_label = _short

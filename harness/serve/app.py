@@ -14,7 +14,8 @@ Endpoints (``{id}`` is a run id, a results folder's name)
     ``GET /api/v1/evals/runs`` runs, newest first, paged (``offset``, ``limit``);
     ``GET /api/v1/evals/runs/{id}`` the manifest;
     ``GET /api/v1/evals/runs/{id}/metrics`` per system the card's means with intervals, the facet
-    rollups and risk–coverage, and ``defaultRetrievalK``;
+    rollups and the entry of each registered reading with a part in it (:mod:`harness.readings`:
+    ``riskCoverage``), and ``defaultRetrievalK``;
     ``GET /api/v1/evals/runs/{id}/results`` the per-result objects, paged, filtered by ``system``,
     ``query`` and ``facet`` (``NAME:VALUE``);
     ``GET /api/v1/evals/runs/{id}/comparisons`` the paired comparisons with their verdicts;
@@ -32,6 +33,7 @@ from typing import Any
 from fastapi import FastAPI, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from harness.core.readings import served
 from harness.serve import dashboard
 from harness.serve.schema import (ComparisonsResponse, Message, MetricsResponse, ReadingResponse, ReadingsResponse,
                                   ResultsPage, RunsPage)
@@ -133,7 +135,8 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
         return _json(store.manifest(run_id))
 
     @app.get(f"{API}/runs/{{run_id}}/metrics", response_model=MetricsResponse, responses=_NOT_FOUND,
-             summary="Per system: the card's retrievalMetrics with intervals, byFacet, risk–coverage")
+             summary=", ".join(["Per system: the card's retrievalMetrics with intervals", "byFacet",
+                                *(reading.heading.lower() for reading in served())]))
     def metrics(run_id: str) -> Response:
         return _json(store.metrics_json(run_id))
 

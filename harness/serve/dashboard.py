@@ -2,8 +2,9 @@
 JavaScript, with no external asset (styles inline, the chart an inline SVG).
 
 ``/`` lists the runs (newest first, 50 a page); ``/runs/{id}`` shows one: the retrieval-metrics
-panel (a card per system: the card's five means with their intervals), the risk–coverage chart with
-AURC and E-AURC, the facet rollups, the comparisons with their verdicts, and the per-query table with
+panel (a card per system: the card's five means with their intervals), the section of each registered
+reading with a dashboard part (:mod:`harness.readings`: the risk–coverage chart with AURC and E-AURC),
+the facet rollups, the comparisons with their verdicts, and the per-query table with
 each failure's diagnosis (100 rows a page, filtered by system). Every number comes from
 :class:`~harness.serve.store.RunStore`, the answers of ``/api/v1/evals``; each card's number also
 carries the stored value in ``data-value``, so a reader (or a test) can match it to the API exactly.
@@ -11,15 +12,16 @@ carries the stored value in ``data-value``, so a reader (or a test) can match it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import pandas as pd
 
 from corpora.wording import counted
+from harness.core.readings import served
 from harness.core.retrieval_metrics import CARD_METRICS
-from harness.serve.charts import INSTALL_HINT, risk_coverage_chart
+from harness.serve.charts import INSTALL_HINT, inline_chart
 from harness.serve.store import RunStore
 
 __all__ = ["RUNS_PER_PAGE", "ROWS_PER_PAGE", "missing_page", "run_page", "runs_page"]
@@ -128,28 +130,18 @@ def _cards(metrics: dict[str, Any]) -> str:
             f'<div class="cards">{"".join(cards)}</div>')
 
 
-def _risk_coverage(metrics: dict[str, Any]) -> str:
-    systems = [s for s in metrics["systems"] if s["riskCoverage"] is not None]
-    if not systems:
-        return ""
-    curve = pd.concat([pd.DataFrame({"system": s["system"], **{c: s["riskCoverage"]["curve"][c]
-                                                               for c in ("coverage", "risk")}}) for s in systems])
-    summary = pd.DataFrame([{"system": s["system"], "risk_metric": s["riskCoverage"]["riskMetric"],
-                             "aurc": s["riskCoverage"]["aurc"], "e_aurc": s["riskCoverage"]["eAurc"],
-                             "random_risk": s["riskCoverage"]["randomRisk"]} for s in systems])
-    chart = risk_coverage_chart(curve, summary)
-    drawn = (f'<div class="chart">{chart}</div>' if chart is not None
-             else f'<p class="muted">The chart needs matplotlib: {escape(INSTALL_HINT)}</p>')
-    rows = "".join(
-        f'<tr><td>{escape(s["system"])}</td><td>{escape(s["riskCoverage"]["confidence"])}</td>'
-        + "".join(f'<td class="n">{_number(s["riskCoverage"][k])}</td>'
-                  for k in ("aurc", "oracleAurc", "eAurc", "randomRisk", "kendallTau")) + "</tr>"
-        for s in systems)
-    metric = escape(systems[0]["riskCoverage"]["riskMetric"])
-    return (f'<h2 id="risk-coverage">Risk–coverage (risk = 1 − {metric})</h2>{drawn}'
-            '<table><thead><tr><th>system</th><th>confidence</th><th class="n">AURC</th><th class="n">oracle</th>'
-            '<th class="n">E-AURC</th><th class="n">random</th><th class="n">Kendall tau</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table>")
+def _chart(draw: Callable[[], str]) -> str:
+    """A chart that ``draw`` makes (an SVG document of :mod:`harness.report.plots`) inline, or how to
+    install matplotlib (:func:`harness.serve.charts.inline_chart`)."""
+    chart = inline_chart(draw)
+    return (f'<div class="chart">{chart}</div>' if chart is not None
+            else f'<p class="muted">The chart needs matplotlib: {escape(INSTALL_HINT)}</p>')
+
+
+def _readings(metrics: dict[str, Any]) -> str:
+    """The section of each registered reading with a dashboard part (:mod:`harness.readings`), in registry order."""
+    return "".join(reading.serve.page(metrics, _number, _chart) for reading in served()
+                   if reading.serve is not None and reading.serve.page is not None)
 
 
 def _facets(metrics: dict[str, Any]) -> str:
@@ -207,7 +199,8 @@ def _per_query(items: list[dict[str, Any]], run_id: str, offset: int, system: st
 
 
 def run_page(store: RunStore, run_id: str, offset: int = 0, system: str | None = None) -> str:
-    """One run: the retrieval-metrics panel, risk–coverage, facets, comparisons and the per-query table."""
+    """One run: the retrieval-metrics panel, the registered readings' sections, facets, comparisons and
+    the per-query table."""
     summary = store.summary(run_id)  # the manifest's entries, checked for their shape
     metrics = store.metrics(run_id)
     systems = [s["system"] for s in metrics["systems"]]
@@ -217,6 +210,6 @@ def run_page(store: RunStore, run_id: str, offset: int = 0, system: str | None =
             f"<h1>{escape(run_id)}</h1><p class=\"muted\">{escape(str(summary['corpus'] or ''))}: "
             f"{escape(str(summary['queries'] or ''))} queries evaluated; {escape(str(summary['time'] or ''))}; "
             f"systems {escape(', '.join(systems))}</p>"
-            + _cards(metrics) + _risk_coverage(metrics) + _facets(metrics) + _comparisons(store.comparisons(run_id))
+            + _cards(metrics) + _readings(metrics) + _facets(metrics) + _comparisons(store.comparisons(run_id))
             + _per_query(store.results(run_id), run_id, offset, system, systems))
     return _document(f"{run_id} - retbench evals", body)

@@ -7,7 +7,10 @@ check every answer against them through schemathesis.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+
+import harness.readings  # noqa: F401  (registers the built-in readings, whose entries the schema lists)
+from harness.core.readings import served
 
 __all__ = ["ComparisonsResponse", "Message", "MetricsResponse", "ReadingEntry", "ReadingResponse", "ReadingsResponse", "Result", "ResultsPage", "RunsPage"]
 
@@ -49,33 +52,18 @@ class FacetRollup(BaseModel):
     note: str | None
 
 
-class Curve(BaseModel):
-    """The risk–coverage curve, one point per distinct confidence, highest first (columns)."""
-
-    coverage: list[float]
-    risk: list[float]
-    threshold: list[Number] = Field(description='the confidence; "-inf" for queries with no result')
-
-
-class RiskCoverage(BaseModel):
-    confidence: str
-    riskMetric: str
-    nQueries: int
-    aurc: float
-    oracleAurc: float
-    eAurc: float
-    randomRisk: float
-    kendallTau: Number
-    curve: Curve
-
-
-class SystemMetrics(BaseModel):
+class _SystemCard(BaseModel):
     system: str
     nQueries: int
     retrievalMetrics: RetrievalMetricsObject
     intervals: CardIntervals | None
     byFacet: list[FacetRollup]
-    riskCoverage: RiskCoverage | None
+
+
+#: A system's entry of ``/metrics``: the card, then each registered reading's entry (its
+#: :class:`~harness.core.readings.ServeView`'s model, null when the system has none), in registry order.
+SystemMetrics = create_model("SystemMetrics", __base__=_SystemCard,
+                             **{reading.serve.key: (reading.serve.model() | None, ...) for reading in served()})
 
 
 class IntervalSettings(BaseModel):

@@ -39,7 +39,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -50,7 +50,7 @@ import pandas as pd
 import harness.readings  # noqa: F401  (registers the built-in readings a folder holds)
 from corpora import InputFileError
 from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
-from harness.core.readings import PER_QUERY, READINGS
+from harness.core.readings import PER_QUERY, READINGS, served
 from harness.core.retrieval_metrics import CARD_METRICS, RESULTS_FILE
 from harness.suite.report import render_suite_report
 from harness.suite.view import CollectionEntry
@@ -109,6 +109,15 @@ def json_value(value: Any) -> Any:
     if value is pd.NA:
         return None
     return value
+
+
+def _json(value: Any) -> Any:
+    """A reading's served entry as JSON: each key camelCase (:func:`camel`), each cell :func:`json_value`."""
+    if isinstance(value, Mapping):
+        return {camel(str(k)): _json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    return json_value(value)
 
 
 def _records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -409,26 +418,18 @@ def _metrics(folder: ResultsFolder, run_id: str) -> dict[str, Any]:
     statistics = folder.manifest.get("statistics", {})
     rollup = folder.table("retrieval_metrics_summary")
     facets = folder.table("retrieval_metrics_facets")
-    curve = folder.table("risk_coverage")
-    risk = folder.table("risk_coverage_summary")
     systems = []
     for _, row in rollup.iterrows():
         system = row["system"]
         cells = facets[facets["system"] == system]
-        points = curve[curve["system"] == system]
-        summary = risk[risk["system"] == system]
-        risk_coverage = None
-        if len(summary):
-            (numbers,) = _records(summary.drop(columns=["system"]))
-            risk_coverage = {**numbers, "curve": {c: [json_value(v) for v in points[c]]
-                                                  for c in ("coverage", "risk", "threshold")}}
         systems.append({
             "system": system, "nQueries": int(row["n_queries"]), "retrievalMetrics": _card(row),
             "intervals": _intervals(row),
             "byFacet": [{"facet": cell["facet"], "value": cell["value"], "nQueries": int(cell["n_queries"]),
                          "retrievalMetrics": _card(cell), "intervals": _intervals(cell),
                          "note": cell["note"] or None} for _, cell in cells.iterrows()],
-            "riskCoverage": risk_coverage,
+            # each registered reading's entry (harness.readings), in registry order
+            **{reading.serve.key: _json(reading.serve.value(folder, system)) for reading in served()},
         })
     return {
         "runId": run_id,

@@ -110,7 +110,7 @@ MANIFEST_SHAPES: dict[str, dict[str, Any]] = {
                        "baseline": Maybe(str), "randomisation_test": {"permutations": _Integer}},
         "corpus": {"queries_excluded": Omissible(list)}, "analyzer": Maybe(str), "depth": _Integer,
         "diagnosis": {"fail_rank": _Integer, "categories": Each(str)}, "facets": Maybe(dict),
-        "risk_coverage": Maybe(dict), "retrieval_metrics": Maybe(dict),
+        "retrieval_metrics": Maybe(dict),
         "conventions": Omissible({"unjudged": Omissible({"reading": str})}),
         "warnings": Maybe([str]), "notes": Maybe([str]), "versions": Omissible(dict),
         "command_line": Omissible(list), "rescore": Maybe(dict),
@@ -561,7 +561,9 @@ def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:
     if not isinstance(kind, str):
         raise InputFileError(manifest_path, "is damaged: its entry kind is not a string", fix=_RESTORE)
     if kind in MANIFEST_SHAPES:
-        check_shape(manifest_path, manifest, MANIFEST_SHAPES[kind])
+        readings = ({k: v for r in READINGS.values() if r.record_shape is not None for k, v in r.record_shape().items()}
+                    if kind == "compare" else {})
+        check_shape(manifest_path, manifest, {**MANIFEST_SHAPES[kind], **readings})  # with the readings' records
     if kind == "compare":
         _check_systems_complete(manifest_path, manifest)
     return ResultsFolder(folder, manifest, accept_edited, say)
