@@ -40,14 +40,14 @@ __all__ = ["IDS_AS_TEXTS", "NO_TEXTS", "TextlessCorpus", "judgments_only", "load
 #: Why a document's text cannot be read on a judgments-only collection (every "unavailable" says it).
 NO_TEXTS = "no document texts"
 #: The warning of a judgments-only collection read without a queries file.
-IDS_AS_TEXTS = "no queries file: each query's text is its id (give --queries FILE for the texts)"
+IDS_AS_TEXTS = "no queries file: each query's text is its id (give a queries file for the texts)"
 _HASH_PREFIX = b"retbench-textless-corpus-1"
 
 
 def _unknown_texts(length: int, source: str) -> UnreadableTexts:
     """The ``texts`` of a :class:`TextlessCorpus`: as long as the corpus, and an error to read."""
     return UnreadableTexts(length, source, f"judgments only, {NO_TEXTS}", "compare on a corpus that holds the "
-                           "documents (--corpus) for what reads their texts", "unknown")
+                           "documents' texts for what reads them", "unknown")
 
 
 @dataclass(frozen=True)
