@@ -58,7 +58,7 @@ def groups_contradicting_verdicts(folder: Path) -> list[str]:
     when they agree; both files are read as text, the verdicts as written."""
     import pandas as pd
 
-    from harness.core.leaderboard import group_letters
+    from harness.readings.leaderboard import group_letters
 
     board = pd.read_csv(folder / "leaderboard.csv", dtype=str, keep_default_na=False)
     comparisons = pd.read_csv(folder / "comparisons.csv", dtype=str, keep_default_na=False)

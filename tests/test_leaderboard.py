@@ -1,4 +1,5 @@
-"""Leaderboard (``harness.core.leaderboard``): bootstrap ranks, rank intervals and tie groups (a compact letter display)."""
+"""Leaderboard (``harness.readings.leaderboard``): bootstrap ranks, rank intervals and tie groups (a compact
+letter display)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import compare
-from harness.core.leaderboard import (LEADERBOARD_COLUMNS, bootstrap_ranks, group_letters, leaderboard, letter_sets,
+from harness.readings.leaderboard import (LEADERBOARD_COLUMNS, bootstrap_ranks, group_letters, leaderboard, letter_sets,
                                  tie_groups)
 from harness.core.statistics import Comparison, compare_systems
 from harness.core.options import Statistics

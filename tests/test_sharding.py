@@ -25,7 +25,7 @@ from harness import compare
 from harness.cli import main
 from harness.engines import ENGINES, DatasetOrigin, Engine, EngineRecord, EngineRun, resolve_engine
 from harness.core.evaluation import evaluate, evaluate_in_partitions
-from harness.core.leaderboard import leaderboards
+from harness.readings.leaderboard import leaderboards
 from harness.core.metrics import parse_metrics
 from harness.core.statistics import bootstrap_means, randomisation_p_values
 from retrievers import BM25, LSA, RRF, Retriever, RunContext, Weighted, fit_retriever, search_retriever

@@ -1,14 +1,11 @@
-"""What a comparison reads beyond its means: the paired comparisons, the leaderboard, effect sizes and
-power, the facet rollup and every reading of the registry with a compute step, gathered for
+"""What a comparison reads beyond its means: the paired comparisons, effect sizes and power, the
+facet rollup and every reading of the registry with a compute step, gathered for
 :func:`harness.compare` from its per-query values and runs as its configuration's option groups say
 (:func:`read_comparison`). Each reading is computed by its own module (:mod:`harness.core.statistics`,
-:mod:`harness.core.leaderboard`, :mod:`harness.core.power`, :mod:`harness.core.facets`, and the
-``compute`` of each registered reading, :data:`Compute`); this one decides what they are given:
+:mod:`harness.core.power`, :mod:`harness.core.facets`, and the ``compute`` of each registered
+reading, :data:`Compute`); this one decides what they are given:
 
-* the leaderboard's tie groups read the run's comparisons and nothing else (the same tests, Holm
-  family and verdicts as ``comparisons.csv``): with a ``baseline`` only the pairs with it are
-  compared, and the pairs without it are not separated (:mod:`harness.core.leaderboard`). Its ranks use
-  the comparisons' resamples (the same index stream, drawn once for every metric).
+* the comparisons are of the pairs with the ``baseline`` when there is one, else of every pair;
 * a registered reading's compute step is given the comparison as far as it is computed
   (:class:`ReadingInputs`: the configuration, the systems with their runs, the queries, the per-query
   values and the comparisons).
@@ -38,7 +35,6 @@ from corpora import Queries
 from corpora.progress import Progress
 from harness.engines.parallel import ChunkMapper
 from harness.core.facets import facet_rollup
-from harness.core.leaderboard import leaderboards
 from harness.core.power import POWER_COLUMNS, power_table
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
@@ -57,7 +53,6 @@ class Readings:
     ``tables``: reading name -> its table, from the compute step of each registered reading that has one."""
 
     comparisons: list[Comparison]
-    leaderboard: pd.DataFrame
     power: pd.DataFrame
     facets: pd.DataFrame
     tables: dict[str, pd.DataFrame]
@@ -107,21 +102,21 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
         comparisons = compare_systems(values, pairs, names, statistics.bootstrap_samples, statistics.seed,
                                       statistics.confidence, task.update, statistics.permutations,
                                       statistics.family, mapper)
-    with tasks.task("leaderboard"):
-        board = leaderboards(per_query, names, comparisons, statistics.bootstrap_samples, statistics.seed,
-                             statistics.confidence, mapper)
+    inputs = ReadingInputs(config, systems, queries, per_query, comparisons, tasks, mapper)
+    tables: dict[str, pd.DataFrame] = {}
+    computed = [reading for reading in READINGS.values() if reading.compute is not None]
+    facets_at = READINGS["facets"].order  # the compute steps run in registry order, the facet rollup where it stands
+    for reading in (r for r in computed if r.order < facets_at):
+        tables.update(reading.compute(inputs))
     power = power_table(per_query, comparisons)
     with tasks.task("facets"):
         facet_frame = facet_rollup(per_query, queries, names,
                                    names=list(readings.facets) if readings.facets is not None else None,
                                    n_samples=statistics.bootstrap_samples, seed=statistics.seed,
                                    confidence=statistics.confidence)
-    inputs = ReadingInputs(config, systems, queries, per_query, comparisons, tasks, mapper)
-    tables: dict[str, pd.DataFrame] = {}
-    for reading in READINGS.values():
-        if reading.compute is not None:
-            tables.update(reading.compute(inputs))
-    return Readings(comparisons, board, power, facet_frame, tables)
+    for reading in (r for r in computed if r.order >= facets_at):
+        tables.update(reading.compute(inputs))
+    return Readings(comparisons, power, facet_frame, tables)
 
 
 # ----- the registry: every reading a results folder stores, declared once ------------------------
@@ -181,7 +176,9 @@ class Reading:
     sections; the built-in ones stand at 10 to 92, a reading that sets none after them); ``serve``: its
     part of ``bench serve``'s metrics and dashboard (:class:`ServeView`), or None; ``record_shape``:
     () -> the shape of its manifest entries, checked when a folder is opened (key -> shape, as
-    :data:`harness.store.read.MANIFEST_SHAPES` declares one; called there, so computing loads no store)."""
+    :data:`harness.store.read.MANIFEST_SHAPES` declares one; called there, so computing loads no store);
+    ``record_in``: the manifest entry its record goes in (empty: the top level; ``statistics``: beside
+    the comparisons' settings)."""
 
     name: str
     file: str
@@ -198,6 +195,7 @@ class Reading:
     order: float = 100
     serve: ServeView | None = field(default=None, repr=False, compare=False)
     record_shape: Callable[[], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)
+    record_in: str = ""
 
     @property
     def html_id(self) -> str:
@@ -258,9 +256,10 @@ def reading_frames(record: CompareRecord) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def manifest_records(record: CompareRecord) -> dict[str, Any]:
-    """The manifest's entries of every registered reading with a record, in registry order."""
-    return {key: value for reading in READINGS.values() if reading.record is not None
+def manifest_records(record: CompareRecord, within: str = "") -> dict[str, Any]:
+    """The manifest's entries of every registered reading whose record goes in the entry ``within``
+    (empty: the top level), in registry order."""
+    return {key: value for reading in READINGS.values() if reading.record is not None and reading.record_in == within
             for key, value in reading.record(record).items()}
 
 
@@ -306,9 +305,6 @@ for _reading in (
             columns="system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, "
                     "n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, "
                     "queries_needed", frame=_comparisons_frame, order=30),
-    Reading("leaderboard", "leaderboard.csv", ("metric", "group", "system"),
-            columns="metric, group (letters), system, mean, rank, mean_rank, rank_ci_low, rank_ci_high",
-            frame=lambda record: record.leaderboard, order=40),
     Reading("facets", "facets.csv", ("system", "facet", "value", "note"), ("n_queries",),
             columns="system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, note",
             frame=lambda record: record.facets, order=50),

@@ -114,15 +114,14 @@ class CompareRecord:
     means over ``query_ids``). ``comparisons`` are :class:`~harness.core.statistics.Comparison`,
     ``failures`` :class:`~harness.core.diagnosis.Failure`.
 
-    The readings beyond the means, each a DataFrame with the columns of its file: ``leaderboard``
-    (:data:`harness.core.leaderboard.LEADERBOARD_COLUMNS`), ``power`` (``system_a``, ``system_b``,
-    ``metric`` and :data:`harness.core.power.POWER_COLUMNS`, one row per comparison, in order; joined to
-    the comparisons in ``comparisons.csv``), ``facets`` (:func:`harness.core.facets.facet_columns`),
-    and ``tables``: reading name -> its table, for each registered reading with a compute step
-    (:mod:`harness.readings`), each also an attribute of the record by its name (``record.<name>``,
-    or :meth:`table`); :attr:`duplicates` lists the near-duplicate
-    pairs behind the ``duplicate versions`` failures; the leaderboard's tie groups rest on
-    ``comparisons`` alone. ``retrieval`` holds the metrics card's five numbers per system
+    The readings beyond the means, each a DataFrame with the columns of its file: ``power``
+    (``system_a``, ``system_b``, ``metric`` and :data:`harness.core.power.POWER_COLUMNS`, one row per
+    comparison, in order; joined to the comparisons in ``comparisons.csv``), ``facets``
+    (:func:`harness.core.facets.facet_columns`), and ``tables``: reading name -> its table, for each
+    registered reading with a compute step (:mod:`harness.readings`: the leaderboard, risk–coverage),
+    each also an attribute of the record by its name (``record.leaderboard``, or :meth:`table`);
+    :attr:`duplicates` lists the near-duplicate pairs behind the ``duplicate versions`` failures.
+    ``retrieval`` holds the metrics card's five numbers per system
     and query (:mod:`harness.core.retrieval_metrics`), whatever ``metrics`` are, with their rollups.
     """
 
@@ -137,7 +136,6 @@ class CompareRecord:
     comparisons: list[Comparison]
     failures: list[Failure]
     analyzer: str
-    leaderboard: pd.DataFrame
     power: pd.DataFrame
     facets: pd.DataFrame
     tables: dict[str, pd.DataFrame]  # reading name -> its table, from the registry's compute steps

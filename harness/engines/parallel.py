@@ -1,6 +1,6 @@
 """Where the chunks of a computation run: here, or on the workers of an engine (:mod:`harness.engines`).
 
-The statistics resample in chunks (:mod:`harness.core.statistics`, :mod:`harness.core.leaderboard`) and the
+The statistics resample in chunks (:mod:`harness.core.statistics`, :mod:`harness.readings.leaderboard`) and the
 evaluation can go query partition by partition (:func:`harness.core.evaluation.evaluate_in_partitions`);
 each chunk is a pure function ``function(shared, item)`` of data shared by every chunk and of its
 own item. Those functions take a ``mapper`` argument: None runs the chunks here, in order; an

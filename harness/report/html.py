@@ -4,7 +4,8 @@ Everything is inside the file: the style sheet in a ``<style>`` element, every c
 drawn by :mod:`harness.report.plots`, and no reference to anything outside it (no script, font, image or
 style sheet is fetched). Sections, in order (each an ``<h2>`` with an id, linked from the top):
 
-1. ``leaderboard`` - per metric, the systems by mean with their group letters, mean rank and rank interval;
+1. ``leaderboard`` - per metric, the systems by mean with their group letters, mean rank and rank
+   interval (a registered reading, :mod:`harness.readings.leaderboard`);
 2. ``means`` - each system's mean per metric with its bootstrap interval, the best in bold, a
    marker against the reference (the baseline, or the best), and a chart of the intervals;
 3. ``comparisons`` - each paired comparison: mean difference, interval, p, Holm p, test, effect
@@ -13,11 +14,11 @@ style sheet is fetched). Sections, in order (each an ``<h2>`` with an id, linked
 5. ``first-relevant`` - the rank of the first relevant document per query and system, each failure
    with its diagnosis category; failures counted by category, and a chart of them;
 6. ``facets`` - per facet, a table and bars of each value's means and intervals;
-7. each registered reading with an HTML renderer (:mod:`harness.readings`), in registry order, under
-   its own id: ``risk-coverage`` (the curves, AURC in the legend, and the table of the summary), then
-   any reading added;
+7. ``risk-coverage`` - the curves, AURC in the legend, and the table of the summary (a registered
+   reading, :mod:`harness.readings.risk_coverage`);
 8. ``duplicates`` - near-duplicate documents found in the top places;
-9. ``provenance`` - the run, versions, hashes, metric definitions, conventions, statistics
+9. each reading added to the registry with an HTML renderer, under its own id;
+10. ``provenance`` - the run, versions, hashes, metric definitions, conventions, statistics
    settings, systems and their parameters, the command line and the re-scoring command.
 
 At 1,000 queries and more it stays usable: the charts aggregate (:data:`harness.report.plots.MAX_POINTS`),
@@ -50,7 +51,7 @@ from harness.report.view import ComparisonRow, ReportView, number
 from harness.core.readings import Reading
 from harness.core.statistics import format_p
 
-__all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "READINGS_AFTER", "SECTIONS", "render_html"]
+__all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "PLACES", "SECTIONS", "render_html"]
 
 #: The first-relevant-rank table is open up to this many queries, folded beyond.
 OPEN_QUERIES = 50
@@ -60,7 +61,6 @@ OPEN_COMPARISONS = 30
 PARAMETER_CHARS = 400
 #: Section id -> its heading, in the order of the page.
 SECTIONS = {
-    "leaderboard": "Leaderboard",
     "means": "Means",
     "comparisons": "Comparisons",
     "differences": "Per-query differences",
@@ -69,8 +69,12 @@ SECTIONS = {
     "duplicates": "Duplicate versions",
     "provenance": "Provenance",
 }
-#: The registered readings' sections (and links) follow this section's.
-READINGS_AFTER = "facets"
+#: Where each of the page's own sections stands among the registered readings (their ``order``,
+#: :class:`harness.core.readings.Reading`): a reading's section (and link) comes before the first own
+#: section of a higher order (the leaderboard first, risk–coverage after the facets, one added at 100
+#: before the provenance).
+PLACES = {"means": 41, "comparisons": 42, "differences": 43, "first-relevant": 44, "facets": 50, "duplicates": 80,
+          "provenance": 1000}
 _UP, _DOWN = "▲", "▼"
 
 
@@ -86,31 +90,6 @@ def _reading_section(reading: Reading, frame: pd.DataFrame, view: ReportView) ->
 
 
 # ----- sections ---------------------------------------------------------------------------------
-
-
-def _leaderboard(view: ReportView) -> str:
-    board = view.folder.leaderboard
-    samples = view.statistics["bootstrap_samples"]
-    rows = []
-    metrics = list(dict.fromkeys(board["metric"]))
-    for row in board.itertuples(index=False):
-        shade = "group-odd" if metrics.index(row.metric) % 2 else "group-even"  # one shade per metric's block
-        rows.append(f'<tr class="{shade}">' + "".join([
-            _cell(row.metric), _cell(str(row.group), system=row.system, metric=row.metric, field="group"),
-            _cell(row.system),
-            _cell(number(row.mean), numeric=True, system=row.system, metric=row.metric),
-            _cell(f"{row.rank:g}", numeric=True), _cell(f"{row.mean_rank:.2f}", numeric=True),
-            _cell(f"[{row.rank_ci_low:g}, {row.rank_ci_high:g}]", numeric=True)]) + "</tr>")
-    untested = ("" if view.baseline is None else
-                f" Only the comparisons with {_e(view.baseline)} were made; the other pairs are "
-                "not separated.")
-    note = (f'<p class="note">Per metric, the systems by mean. Group letters: two systems share a letter exactly '
-            f"when their comparison does not call one better (Holm p &le; {view.alpha:g} and the {view.level} "
-            f"interval excludes 0 call it), as the verdicts below.{untested} Mean rank and the {view.level} rank "
-            f"interval over {samples} bootstrap resamples of the queries.</p>")
-    table = _table(["metric", "group", "system", "mean", "rank", "mean rank", f"{view.level} rank interval"], rows,
-                   numeric_from=3, id="leaderboard-table")
-    return _section("leaderboard", note + table)
 
 
 def _marker(view: ReportView, system: str, metric: str) -> str:
@@ -366,18 +345,15 @@ def render_html(view: ReportView) -> str:
     warnings = view.manifest.get("warnings", [])
     if warnings:
         lead += "<ul>" + "".join(f'<li class="down">warning: {_e(w)}</li>' for w in warnings) + "</ul>"
-    registered = view.registered("html")  # the registered readings, in registry order, after the facets
-    readings = {reading.html_id: reading.heading for reading, _ in registered}
-    headings = {}
-    for key, heading in SECTIONS.items():
-        headings[key] = heading
-        if key == READINGS_AFTER:
-            headings.update(readings)
-    nav = "".join(f'<a href="#{key}">{_e(name)}</a>' for key, name in headings.items())
-    sections = [section(view) for section in (_leaderboard, _means, _comparisons, _differences, _first_relevant,
-                                              _facets)]
-    sections += [_reading_section(reading, frame, view) for reading, frame in registered]
-    sections.append(_duplicates(view))
-    body = "\n".join([*sections, _provenance(view)])
+    own = {"means": _means, "comparisons": _comparisons, "differences": _differences,
+           "first-relevant": _first_relevant, "facets": _facets, "duplicates": _duplicates, "provenance": _provenance}
+    # (order, own sections first at equal order, key, heading, section): the page's and the readings', merged
+    parts = [(PLACES[key], 0, key, heading, lambda key=key: own[key](view)) for key, heading in SECTIONS.items()]
+    parts += [(reading.order, 1, reading.html_id, reading.heading,
+               lambda reading=reading, frame=frame: _reading_section(reading, frame, view))
+              for reading, frame in view.registered("html")]
+    parts.sort(key=lambda part: part[:2])  # stable: readings of one order keep the registry's
+    nav = "".join(f'<a href="#{key}">{_e(heading)}</a>' for _, _, key, heading, _ in parts)
+    body = "\n".join(section() for *_, section in parts)
     version = view.manifest.get("versions", {}).get("retbench", "")
     return html_page(title=title, lead=lead, nav=nav, body=body, version=str(version))

@@ -3,10 +3,11 @@
 :func:`render_text` gives the whole report of a :class:`~harness.report.view.ReportView` (the
 results folder keeps it as ``report.txt``; ``bench report --format text`` makes it again; a fresh
 result's, :meth:`harness.comparison.CompareResult.report`, reads the folder it would write from
-memory): the dataset's summary line, the systems, the leaderboard, the means, the rank of the first
-relevant document, the comparisons, effect size and power for the first metric, one table per facet,
-the section of each registered reading with a text renderer (:mod:`harness.readings`: risk–coverage
-and any added), in registry order, and the diagnosis. What it shows that no
+memory): the dataset's summary line, the systems, the means, the rank of the first
+relevant document, the comparisons, effect size and power for the first metric, one table per facet
+and the diagnosis, and the section of each registered reading with a text renderer
+(:mod:`harness.readings`) where its order places it among them (:data:`PLACES`): the leaderboard
+first, risk–coverage before the diagnosis, a reading added last. What it shows that no
 table holds (that line, the queries' texts) the manifest's ``corpus`` records. With
 ``show_failures`` it abridges the diagnosis for a terminal: at most that many failed queries per
 system, and at most :data:`SHOWN_DOCUMENTS` relevant documents per failed query, each cut counted
@@ -32,10 +33,13 @@ from harness.report.parts import text_table as _table
 from harness.report.view import ReportView
 
 
-__all__ = ["ABRIDGED_FAILURES", "ABRIDGED_QUERIES", "SHOWN_DOCUMENTS", "SHOWN_FAILURES", "TERMINAL_QUERIES",
+__all__ = ["ABRIDGED_FAILURES", "ABRIDGED_QUERIES", "PLACES", "SHOWN_DOCUMENTS", "SHOWN_FAILURES", "TERMINAL_QUERIES",
            "failure_lines", "render_text", "terminal_cut"]
 
-_RANK_DECIMALS = 2  # mean ranks and rank bounds (bounds are whole or half ranks; ties share the average)
+#: Where the report's own sections stand among the registered readings (their ``order``,
+#: :class:`harness.core.readings.Reading`): a reading's section comes before the first own section
+#: of a higher order (the means, then the diagnosis; one added, at 100, ends the report).
+PLACES = {"means": 41, "diagnosis": 70}
 
 #: Relevant documents listed under a failed query in the abridged report (the rest are counted).
 SHOWN_DOCUMENTS = 3
@@ -63,29 +67,6 @@ def terminal_cut(n_queries: int) -> tuple[int | None, int]:
 def _means_table(view: ReportView) -> list[str]:
     rows = [[row["system"], *(f"{row[n]:.3f}" for n in view.metrics)] for _, row in view.summary.iterrows()]
     return _table(["system", *view.metrics], rows)
-
-
-def _number(value: float) -> str:
-    """A rank bound as written: ``2`` or ``2.5``."""
-    return f"{value:g}"
-
-
-def _leaderboard_lines(view: ReportView) -> list[str]:
-    """Per metric, the systems by mean with their letters (tie groups), mean rank over the resamples, rank interval."""
-    level = round(view.confidence * 100)
-    rows = []
-    previous = None
-    for row in view.folder.leaderboard.itertuples(index=False):
-        interval = f"[{_number(row.rank_ci_low)}, {_number(row.rank_ci_high)}]"
-        rows.append([row.metric if row.metric != previous else "", str(row.group), row.system, f"{row.mean:.3f}",
-                     f"{row.mean_rank:.{_RANK_DECIMALS}f}", interval])
-        previous = row.metric
-    pairs = "" if view.baseline is None else f"; only pairs with {view.baseline} were compared"
-    lines = [f"leaderboard (mean rank over {view.statistics['bootstrap_samples']} bootstrap resamples; systems sharing "
-             f"a group letter: no comparison calls one better{pairs}):"]
-    lines.extend("  " + line for line in _table(["metric", "group", "system", "mean", "mean rank",
-                                                  f"{level}% rank interval"], rows, right={3, 4, 5}))
-    return lines
 
 
 def _power_lines(view: ReportView) -> list[str]:
@@ -226,8 +207,8 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
     systems = ", ".join(label if spec == label else f"{label} [{spec}]" for label, spec in view.systems_as_run)
     out.append(f"systems: {systems}; analyzer {view.analyzer}; depth {view.depth}{pools}")
     out.append("")
-    out.extend(_leaderboard_lines(view))
-    out.append("")
+    for reading, frame in _readings(view, below=PLACES["means"]):
+        out += [*_reading_lines(reading, frame, view), ""]
     out.extend(_means_table(view))
     out.append("")
     out.append("rank of the first relevant document (-- = not found):")
@@ -243,7 +224,7 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
     if not view.folder.facets.empty:
         out.append("")
         out.extend(_facet_lines(view))
-    for reading, frame in view.registered("text"):  # the registered readings' sections, in registry order
+    for reading, frame in _readings(view, PLACES["means"], PLACES["diagnosis"]):
         out += ["", *_reading_lines(reading, frame, view)]
     out.append("")
     fail_rank = view.fail_rank
@@ -264,7 +245,14 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
             out.extend(failure_lines(f, documents))
         if len(shown) < len(failures):
             out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
+    for reading, frame in _readings(view, PLACES["diagnosis"]):
+        out += ["", *_reading_lines(reading, frame, view)]
     return "\n".join(out)
+
+
+def _readings(view: ReportView, low: float = -math.inf, below: float = math.inf) -> list[tuple[Reading, pd.DataFrame]]:
+    """The registered readings with a text section whose order is in [``low``, ``below``), in registry order."""
+    return [(reading, frame) for reading, frame in view.registered("text") if low <= reading.order < below]
 
 
 def _reading_lines(reading: Reading, frame: pd.DataFrame, view: ReportView) -> list[str]:

@@ -438,12 +438,6 @@ class ResultsFolder:
         return self.table("comparisons")
 
     @property
-    def leaderboard(self) -> pd.DataFrame:
-        """``leaderboard.csv``: per metric, the systems by mean; ``group`` their letters (text, such as
-        ``ab``; :func:`harness.core.leaderboard.group_letters` splits one)."""
-        return self.table("leaderboard")
-
-    @property
     def facets(self) -> pd.DataFrame:
         """``facets.csv``: per system, facet and value, each metric's mean and interval."""
         return self.table("facets")

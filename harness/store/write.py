@@ -276,7 +276,7 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "command": _rescore_command(result, systems),
             "note": "run inside this folder; it prints per_query.csv's values and, on the `all` rows, summary.csv's",
         },
-        "statistics": {**result.statistics_record(), **_readings_record(result)},
+        "statistics": {**result.statistics_record(), **manifest_records(result, "statistics"), **_power_record()},
         "facets": {
             "file": config.loading.facets_file, "rolled_up": list(dict.fromkeys(result.facets["facet"])),
             "asked": list(config.readings.facets) if config.readings.facets is not None else None,
@@ -299,20 +299,9 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
     }
 
 
-def _readings_record(result: CompareRecord) -> dict[str, object]:
-    """The manifest's record of how the leaderboard and the power figures were made."""
-    config = result.config
-    pairs = ("the run's comparisons (all pairs)" if config.baseline is None else
-             "the run's comparisons (those with the baseline; the other pairs are not separated)")
+def _power_record() -> dict[str, object]:
+    """The manifest's record of how the power figures were made."""
     return {
-        "leaderboard": {
-            "ranks": "each system's rank in each bootstrap resample (the comparisons' resamples; 1 = highest mean, "
-                     "equal means share the average rank); rank interval: percentile of the sorted ranks",
-            "tie_groups": "compact letter display (Piepho 2004, insert-and-absorb): a letter is a largest set of "
-                          "systems no two of which comparisons.csv calls one better (Holm p <= alpha and the "
-                          "interval excludes 0); letters named by their best system, highest mean first",
-            "comparisons": pairs,
-        },
         "power": {"power": POWER, "test": "two-sided paired t-test at alpha",
                   "queries_needed": "Sakai (2016) topic set size design: the smallest n with that power for the "
                                     "observed mean difference and standard deviation"},

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from corpora.wording import counted
-from harness.core.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
+from harness.readings.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
 from harness.core.options import Statistics
 from harness.core.statistics import (Comparison, _resampled_means, holm_in_families, over_stream,
                                      percentile_interval, sign_flip_tests)
@@ -89,7 +89,7 @@ def _mean(column: np.ndarray) -> float:
 class SuiteStatistics:
     """The macro readings of a suite: ``comparisons`` (one :class:`Comparison` per pair and metric,
     the macro difference a - b over all the collections' queries) and ``leaderboard``
-    (:data:`~harness.core.leaderboard.LEADERBOARD_COLUMNS`, ``mean`` the macro mean)."""
+    (:data:`~harness.readings.leaderboard.LEADERBOARD_COLUMNS`, ``mean`` the macro mean)."""
 
     comparisons: list[Comparison]
     leaderboard: pd.DataFrame

@@ -39,12 +39,19 @@ Tie groups (:func:`tie_groups`): a compact letter display
     higher comes first (then its next, and so on). A cell lists its letters in that order (``ab``);
     after ``z`` come ``A`` to ``Z``, and beyond 52 letters names such as ``a1``, the cell's names then
     separated by spaces (:func:`group_letters` reads a cell back).
+
+The reading (one module, registered as an add-on is: docs/adding-a-reading.md)
+    :func:`compute` gives ``leaderboard.csv`` from a comparison's per-query values and its
+    comparisons (the tie groups read them and nothing else: with a ``baseline`` only the pairs with it
+    are compared, and the pairs without it are not separated), its ranks over the comparisons'
+    resamples (the same index stream, drawn once for every metric).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -52,9 +59,15 @@ import pandas as pd
 from harness.engines.parallel import ChunkMapper
 from harness.core.statistics import Comparison, over_resamples, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
+from harness.core.readings import Reading, ReadingInputs, register
 
-__all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "group_letters", "leaderboard", "leaderboards", "letter_sets",
-           "tie_groups"]
+# The reports' helpers are imported where a section is rendered, so that computing a comparison loads none.
+if TYPE_CHECKING:
+    from harness.core.record import CompareRecord
+    from harness.report.view import ReportView
+
+__all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "compute", "group_letters", "leaderboard", "leaderboards",
+           "html_body", "letter_sets", "manifest_entries", "text_section", "tie_groups"]
 
 #: Columns of the leaderboard (``leaderboard.csv``), one row per (metric, system).
 LEADERBOARD_COLUMNS = ["metric", "group", "system", "mean", "rank", "mean_rank", "rank_ci_low", "rank_ci_high"]
@@ -224,3 +237,85 @@ def leaderboards(per_query: pd.DataFrame, metrics: Sequence[str], comparisons: S
     if not frames:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
     return pd.concat(frames, ignore_index=True)[LEADERBOARD_COLUMNS]
+
+
+def manifest_entries(record: CompareRecord) -> dict[str, Any]:
+    """The manifest's ``statistics.leaderboard``: how the ranks and the tie groups were made."""
+    pairs = ("the run's comparisons (all pairs)" if record.config.baseline is None else
+             "the run's comparisons (those with the baseline; the other pairs are not separated)")
+    return {"leaderboard": {
+        "ranks": "each system's rank in each bootstrap resample (the comparisons' resamples; 1 = highest mean, "
+                 "equal means share the average rank); rank interval: percentile of the sorted ranks",
+        "tie_groups": "compact letter display (Piepho 2004, insert-and-absorb): a letter is a largest set of "
+                      "systems no two of which comparisons.csv calls one better (Holm p <= alpha and the "
+                      "interval excludes 0); letters named by their best system, highest mean first",
+        "comparisons": pairs,
+    }}
+
+
+def compute(inputs: ReadingInputs) -> dict[str, pd.DataFrame]:
+    """The leaderboard of every metric of the comparison, as its ``statistics`` group says (resamples,
+    seed, confidence), its tie groups from the comparisons."""
+    statistics = inputs.config.statistics
+    with inputs.progress.task("leaderboard"):
+        board = leaderboards(inputs.per_query, list(inputs.config.metrics), inputs.comparisons,
+                             statistics.bootstrap_samples, statistics.seed, statistics.confidence, inputs.mapper)
+    return {"leaderboard": board}
+
+
+_RANK_DECIMALS = 2  # mean ranks in the text report (rank bounds are whole or half ranks; ties share the average)
+
+
+def text_section(board: pd.DataFrame, view: ReportView) -> str:
+    """The text report's section, heading included: per metric, the systems by mean with their
+    letters (tie groups), mean rank over the resamples, rank interval."""
+    from harness.report.parts import text_table
+
+    level = round(view.confidence * 100)
+    rows = []
+    previous = None
+    for row in board.itertuples(index=False):
+        interval = f"[{row.rank_ci_low:g}, {row.rank_ci_high:g}]"
+        rows.append([row.metric if row.metric != previous else "", str(row.group), row.system, f"{row.mean:.3f}",
+                     f"{row.mean_rank:.{_RANK_DECIMALS}f}", interval])
+        previous = row.metric
+    pairs = "" if view.baseline is None else f"; only pairs with {view.baseline} were compared"
+    lines = [f"leaderboard (mean rank over {view.statistics['bootstrap_samples']} bootstrap resamples; systems sharing "
+             f"a group letter: no comparison calls one better{pairs}):"]
+    lines.extend("  " + line for line in text_table(["metric", "group", "system", "mean", "mean rank",
+                                                      f"{level}% rank interval"], rows, right={3, 4, 5}))
+    return "\n".join(lines)
+
+
+def html_body(board: pd.DataFrame, view: ReportView) -> str:
+    """The HTML report's section: the table, one shade per metric's block, and how to read the letters."""
+    from harness.report.parts import html_cell, html_escape, html_table
+    from harness.report.view import number
+
+    samples = view.statistics["bootstrap_samples"]
+    rows = []
+    metrics = list(dict.fromkeys(board["metric"]))
+    for row in board.itertuples(index=False):
+        shade = "group-odd" if metrics.index(row.metric) % 2 else "group-even"  # one shade per metric's block
+        rows.append(f'<tr class="{shade}">' + "".join([
+            html_cell(row.metric), html_cell(str(row.group), system=row.system, metric=row.metric, field="group"),
+            html_cell(row.system),
+            html_cell(number(row.mean), numeric=True, system=row.system, metric=row.metric),
+            html_cell(f"{row.rank:g}", numeric=True), html_cell(f"{row.mean_rank:.2f}", numeric=True),
+            html_cell(f"[{row.rank_ci_low:g}, {row.rank_ci_high:g}]", numeric=True)]) + "</tr>")
+    untested = ("" if view.baseline is None else
+                f" Only the comparisons with {html_escape(view.baseline)} were made; the other pairs are "
+                "not separated.")
+    note = (f'<p class="note">Per metric, the systems by mean. Group letters: two systems share a letter exactly '
+            f"when their comparison does not call one better (Holm p &le; {view.alpha:g} and the {view.level} "
+            f"interval excludes 0 call it), as the verdicts below.{untested} Mean rank and the {view.level} rank "
+            f"interval over {samples} bootstrap resamples of the queries.</p>")
+    table = html_table(["metric", "group", "system", "mean", "rank", "mean rank", f"{view.level} rank interval"],
+                       rows, numeric_from=3, id="leaderboard-table")
+    return note + table
+
+
+register(Reading("leaderboard", "leaderboard.csv", ("metric", "group", "system"),
+                 columns="metric, group (letters), system, mean, rank, mean_rank, rank_ci_low, rank_ci_high",
+                 compute=compute, record=manifest_entries, record_in="statistics", sections={"text": text_section},
+                 render={"html": html_body}, title="Leaderboard", anchor="leaderboard", order=40))
