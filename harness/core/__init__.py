@@ -1,8 +1,9 @@
 """The core: a comparison computed over objects (:func:`~harness.core.api.compute_comparison`, what
 :func:`harness.compare` runs) and :func:`~harness.core.api.evaluate`, the metrics (one table), the
 scoring conventions (:mod:`~harness.core.condensed`: how an unjudged document counts), the
-statistics, and the readings a comparison computes (leaderboard, facets, risk–coverage, diagnosis,
-near-duplicates, power, the metrics card).
+statistics, the readings a comparison computes here (facets, diagnosis, near-duplicates, power, the
+metrics card) and the registry of every reading (:mod:`~harness.core.readings`), which the built-in
+ones of :mod:`harness.readings` (the leaderboard, risk–coverage) join as an add-on does.
 
 A low layer: nothing here imports the results store, a report, the suites, gating, tuning,
 judgments, the server or the CLI, not even inside a function (``tests/test_import_graph.py``
