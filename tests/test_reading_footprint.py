@@ -43,17 +43,18 @@ IDENTIFIERS: dict[str, tuple[str, ...]] = {
                r"byFacet", r"(?:core|readings)[./]facets\b"),
     "near_duplicates": (r"near[_\-]?duplicates?", r"duplicates\.csv", r"duplicate_counts", r"DUPLICATE_COLUMNS",
                         r"^duplicates$"),
-    "retrieval_metrics": (r"retrieval_metrics", r"RetrievalMetrics", r"retrievalMetrics", r"CARD_METRICS",
-                          r"ROLLUP_FILE", r"\bFACETS_FILE"),
+    # its constants in capitals only: the corpora's facets_file (a side file of query facets) is not the card's
+    "retrieval_metrics": (r"retrieval_metrics", r"RetrievalMetrics", r"retrievalMetrics", r"(?-i:CARD_METRICS)",
+                          r"(?-i:ROLLUP_FILE)", r"(?-i:\bFACETS_FILE)"),
 }
 
 #: The readings not moved to the registry yet -> the most files that may name them (their count when
 #: this test was written; lower it as files stop naming them, and remove the entry when it moves).
 NOT_MOVED_YET: dict[str, int] = {
     "leaderboard": 12,
-    "facets": 13,
+    "facets": 12,
     "near_duplicates": 12,
-    "retrieval_metrics": 16,
+    "retrieval_metrics": 11,
 }
 
 

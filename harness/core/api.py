@@ -262,7 +262,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
                                  analyze, query_ids, readings.fail_rank, scoring.rel_threshold))
     release_freed_memory()  # the diagnosis's texts, before the result is reported and written
     return CompareRecord(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
-                         read.comparisons, failures, analyzer, read.power, read.facets,
+                         read.comparisons, failures, analyzer, read.power,
                          read.tables, warnings, notes, card)
 
 

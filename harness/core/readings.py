@@ -1,9 +1,8 @@
-"""What a comparison reads beyond its means: the paired comparisons, effect sizes and power, the
-facet rollup and every reading of the registry with a compute step, gathered for
+"""What a comparison reads beyond its means: the paired comparisons, effect sizes and power, and
+every reading of the registry with a compute step, gathered for
 :func:`harness.compare` from its per-query values and runs as its configuration's option groups say
 (:func:`read_comparison`). Each reading is computed by its own module (:mod:`harness.core.statistics`,
-:mod:`harness.core.power`, :mod:`harness.core.facets`, and the ``compute`` of each registered
-reading, :data:`Compute`); this one decides what they are given:
+:mod:`harness.core.power`, and the ``compute`` of each registered reading, :data:`Compute`); this one decides what they are given:
 
 * the comparisons are of the pairs with the ``baseline`` when there is one, else of every pair;
 * a registered reading's compute step is given the comparison as far as it is computed
@@ -34,7 +33,6 @@ import pandas as pd
 from corpora import Queries
 from corpora.progress import Progress
 from harness.engines.parallel import ChunkMapper
-from harness.core.facets import facet_rollup
 from harness.core.power import POWER_COLUMNS, power_table
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
@@ -54,7 +52,6 @@ class Readings:
 
     comparisons: list[Comparison]
     power: pd.DataFrame
-    facets: pd.DataFrame
     tables: dict[str, pd.DataFrame]
 
 
@@ -81,8 +78,9 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
                     mapper: ChunkMapper | None = None) -> Readings:
     """Every reading of one comparison (see the module docstring for what each is given), as
     ``config``'s groups say: its ``statistics`` (the resamples, seed, confidence, permutations and
-    Holm family of the comparisons and of every interval), its ``readings`` (the facets, the risk
-    metric, the confidence) and its ``baseline`` (the pairs compared).
+    Holm family of the comparisons and of every interval), its ``readings`` (what each registered
+    reading's compute step reads of it: the facets, the risk metric, the confidence) and its
+    ``baseline`` (the pairs compared).
 
     ``systems``: each system's label, retriever and run; ``queries``: the evaluated queries, in
     evaluation order, with their facets (what the retrievers searched); ``per_query``: their values
@@ -90,7 +88,7 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
     chunks of the bootstrap run (None: here).
     """
     tasks = progress if progress is not None else Progress()
-    statistics, readings = config.statistics, config.readings
+    statistics = config.statistics
     names, labels = list(config.metrics), [s.label for s in systems]
     if config.baseline is not None:
         pairs = [(label, config.baseline) for label in labels if label != config.baseline]
@@ -102,21 +100,13 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
         comparisons = compare_systems(values, pairs, names, statistics.bootstrap_samples, statistics.seed,
                                       statistics.confidence, task.update, statistics.permutations,
                                       statistics.family, mapper)
+    power = power_table(per_query, comparisons)
     inputs = ReadingInputs(config, systems, queries, per_query, comparisons, tasks, mapper)
     tables: dict[str, pd.DataFrame] = {}
-    computed = [reading for reading in READINGS.values() if reading.compute is not None]
-    facets_at = READINGS["facets"].order  # the compute steps run in registry order, the facet rollup where it stands
-    for reading in (r for r in computed if r.order < facets_at):
-        tables.update(reading.compute(inputs))
-    power = power_table(per_query, comparisons)
-    with tasks.task("facets"):
-        facet_frame = facet_rollup(per_query, queries, names,
-                                   names=list(readings.facets) if readings.facets is not None else None,
-                                   n_samples=statistics.bootstrap_samples, seed=statistics.seed,
-                                   confidence=statistics.confidence)
-    for reading in (r for r in computed if r.order >= facets_at):
-        tables.update(reading.compute(inputs))
-    return Readings(comparisons, power, facet_frame, tables)
+    for reading in READINGS.values():  # in registry order: the leaderboard, the facets, risk–coverage, ...
+        if reading.compute is not None:
+            tables.update(reading.compute(inputs))
+    return Readings(comparisons, power, tables)
 
 
 # ----- the registry: every reading a results folder stores, declared once ------------------------
@@ -305,9 +295,6 @@ for _reading in (
             columns="system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, "
                     "n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, "
                     "queries_needed", frame=_comparisons_frame, order=30),
-    Reading("facets", "facets.csv", ("system", "facet", "value", "note"), ("n_queries",),
-            columns="system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, note",
-            frame=lambda record: record.facets, order=50),
     Reading("diagnosis", "diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
             ("rank",), columns=", ".join(DIAGNOSIS_COLUMNS), frame=_diagnosis_frame, order=70),
     Reading("duplicates", "duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b"),

@@ -116,9 +116,9 @@ class CompareRecord:
 
     The readings beyond the means, each a DataFrame with the columns of its file: ``power``
     (``system_a``, ``system_b``, ``metric`` and :data:`harness.core.power.POWER_COLUMNS`, one row per
-    comparison, in order; joined to the comparisons in ``comparisons.csv``), ``facets``
-    (:func:`harness.core.facets.facet_columns`), and ``tables``: reading name -> its table, for each
-    registered reading with a compute step (:mod:`harness.readings`: the leaderboard, risk–coverage),
+    comparison, in order; joined to the comparisons in ``comparisons.csv``), and ``tables``: reading
+    name -> its table, for each registered reading with a compute step (:mod:`harness.readings`: the
+    leaderboard, the facet rollup, risk–coverage),
     each also an attribute of the record by its name (``record.leaderboard``, or :meth:`table`);
     :attr:`duplicates` lists the near-duplicate pairs behind the ``duplicate versions`` failures.
     ``retrieval`` holds the metrics card's five numbers per system
@@ -137,7 +137,6 @@ class CompareRecord:
     failures: list[Failure]
     analyzer: str
     power: pd.DataFrame
-    facets: pd.DataFrame
     tables: dict[str, pd.DataFrame]  # reading name -> its table, from the registry's compute steps
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning

@@ -11,6 +11,7 @@ registry as data (``tests/test_import_graph.py``, docs/development.md).
 
 from __future__ import annotations
 
+from harness.readings import facets  # noqa: F401  (registers facets)
 from harness.readings import leaderboard  # noqa: F401  (registers leaderboard)
 from harness.readings import risk_coverage  # noqa: F401  (registers risk_coverage and risk_coverage_summary)
 

@@ -13,7 +13,8 @@ style sheet is fetched). Sections, in order (each an ``<h2>`` with an id, linked
 4. ``differences`` - per comparison, its per-query differences sorted, the interval as a band;
 5. ``first-relevant`` - the rank of the first relevant document per query and system, each failure
    with its diagnosis category; failures counted by category, and a chart of them;
-6. ``facets`` - per facet, a table and bars of each value's means and intervals;
+6. ``facets`` - per facet, a table and bars of each value's means and intervals (a registered
+   reading, :mod:`harness.readings.facets`);
 7. ``risk-coverage`` - the curves, AURC in the legend, and the table of the summary (a registered
    reading, :mod:`harness.readings.risk_coverage`);
 8. ``duplicates`` - near-duplicate documents found in the top places;
@@ -65,16 +66,14 @@ SECTIONS = {
     "comparisons": "Comparisons",
     "differences": "Per-query differences",
     "first-relevant": "First relevant document and diagnosis",
-    "facets": "Facets",
     "duplicates": "Duplicate versions",
     "provenance": "Provenance",
 }
 #: Where each of the page's own sections stands among the registered readings (their ``order``,
 #: :class:`harness.core.readings.Reading`): a reading's section (and link) comes before the first own
-#: section of a higher order (the leaderboard first, risk–coverage after the facets, one added at 100
-#: before the provenance).
-PLACES = {"means": 41, "comparisons": 42, "differences": 43, "first-relevant": 44, "facets": 50, "duplicates": 80,
-          "provenance": 1000}
+#: section of a higher order (the leaderboard first, the facets and risk–coverage after the
+#: first-relevant section, one added at 100 before the provenance).
+PLACES = {"means": 41, "comparisons": 42, "differences": 43, "first-relevant": 44, "duplicates": 80, "provenance": 1000}
 _UP, _DOWN = "▲", "▼"
 
 
@@ -244,33 +243,6 @@ def _first_relevant(view: ReportView) -> str:
     return _section("first-relevant", "\n".join(parts))
 
 
-def _facets(view: ReportView) -> str:
-    frame = view.folder.facets
-    if frame.empty:
-        return _section("facets", '<p class="note">No facet was rolled up (the queries carry none, or --facets '
-                                  "named none; --facets-file adds facets from a side file).</p>")
-    minimum = view.manifest["facets"].get("min_queries_for_an_interval", 5)
-    parts = [f'<p class="note">Per facet value, each system\'s mean over the value\'s queries and its {view.level} '
-             f"paired bootstrap interval (none under {minimum} queries).</p>"]
-    for k, facet in enumerate(dict.fromkeys(str(f) for f in frame["facet"])):
-        rows = []
-        for row in frame[frame["facet"] == facet].to_dict("records"):
-            cells = [_cell(str(row["value"])), _cell(str(row["n_queries"]), numeric=True), _cell(str(row["system"]))]
-            for metric in view.metrics:
-                low, high = row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
-                bounds = "" if pd.isna(low) else f" [{number(low)}, {number(high)}]"
-                cells.append(_cell(f"{number(row[metric])}{bounds}", numeric=True, system=row["system"],
-                                   metric=metric, facet=facet, value=row["value"]))
-            rows.append("<tr>" + "".join(cells) + "</tr>")
-        table = _table(["value", "queries", "system", *view.metrics], rows, numeric_from=3, class_="facet",
-                       data_facet=facet)
-        chart = _figure(plots.facet_bars_svg(frame, facet, view.metrics, view.systems, level=view.level,
-                                             key=f"facet-{k}"))
-        parts.append(f"<h3>{_e(facet)}</h3>\n{table}\n{chart}")
-    return _section("facets", "\n".join(parts))
-
-
-
 def _duplicates(view: ReportView) -> str:
     frame = view.folder.duplicates
     if "near_duplicates" not in view.manifest["diagnosis"] and view.unavailable:  # no texts to compare
@@ -346,7 +318,7 @@ def render_html(view: ReportView) -> str:
     if warnings:
         lead += "<ul>" + "".join(f'<li class="down">warning: {_e(w)}</li>' for w in warnings) + "</ul>"
     own = {"means": _means, "comparisons": _comparisons, "differences": _differences,
-           "first-relevant": _first_relevant, "facets": _facets, "duplicates": _duplicates, "provenance": _provenance}
+           "first-relevant": _first_relevant, "duplicates": _duplicates, "provenance": _provenance}
     # (order, own sections first at equal order, key, heading, section): the page's and the readings', merged
     parts = [(PLACES[key], 0, key, heading, lambda key=key: own[key](view)) for key, heading in SECTIONS.items()]
     parts += [(reading.order, 1, reading.html_id, reading.heading,

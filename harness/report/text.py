@@ -24,7 +24,6 @@ import pandas as pd
 
 from corpora.wording import counted
 from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
-from harness.core.facets import MIN_QUERIES
 from harness.core.options import alpha_of
 from harness.core.power import POWER
 from harness.core.readings import Reading
@@ -63,7 +62,6 @@ def terminal_cut(n_queries: int) -> tuple[int | None, int]:
     return ABRIDGED_QUERIES, ABRIDGED_FAILURES
 
 
-
 def _means_table(view: ReportView) -> list[str]:
     rows = [[row["system"], *(f"{row[n]:.3f}" for n in view.metrics)] for _, row in view.summary.iterrows()]
     return _table(["system", *view.metrics], rows)
@@ -88,33 +86,6 @@ def _power_lines(view: ReportView) -> list[str]:
     lines.extend("  " + line for line in _table(["comparison", "wins/ties/losses", "d_z", "detectable diff",
                                                   "queries needed"], rows))
     return lines
-
-
-def _facet_lines(view: ReportView) -> list[str]:
-    """One table per facet: each value's queries, then per system each metric's mean and interval."""
-    frame = view.folder.facets
-    names = view.metrics
-    level = round(view.confidence * 100)
-    lines: list[str] = []
-    for facet in dict.fromkeys(frame["facet"]):
-        rows = []
-        previous = None
-        for row in frame[frame["facet"] == facet].to_dict("records"):
-            cells = []
-            for name in names:
-                low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
-                bounds = "(too few queries)" if pd.isna(low) else f"[{low:.3f}, {high:.3f}]"
-                cells.append(f"{row[name]:.3f} {bounds}")
-            first = row["value"] != previous  # the value and its query count once, above its systems
-            rows.append([str(row["value"]) if first else "", str(row["n_queries"]) if first else "", row["system"],
-                         *cells])
-            previous = row["value"]
-        lines.append(f"facet {facet}: mean [{level}% paired bootstrap interval] per value; under "
-                     f"{MIN_QUERIES} queries, no interval:")
-        lines.extend("  " + line for line in _table(["value", "queries", "system", *names], rows, right={1}))
-        lines.append("")
-    return lines[:-1]
-
 
 
 def _rank_table(view: ReportView, show_queries: int | None = None, width: int = 38) -> list[str]:
@@ -207,8 +178,8 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
     systems = ", ".join(label if spec == label else f"{label} [{spec}]" for label, spec in view.systems_as_run)
     out.append(f"systems: {systems}; analyzer {view.analyzer}; depth {view.depth}{pools}")
     out.append("")
-    for reading, frame in _readings(view, below=PLACES["means"]):
-        out += [*_reading_lines(reading, frame, view), ""]
+    for lines in _sections(view, below=PLACES["means"]):
+        out += [*lines, ""]
     out.extend(_means_table(view))
     out.append("")
     out.append("rank of the first relevant document (-- = not found):")
@@ -221,11 +192,8 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
         out.extend("  " + line for line in _comparison_lines(view))
         out.append("")
         out.extend(_power_lines(view))
-    if not view.folder.facets.empty:
-        out.append("")
-        out.extend(_facet_lines(view))
-    for reading, frame in _readings(view, PLACES["means"], PLACES["diagnosis"]):
-        out += ["", *_reading_lines(reading, frame, view)]
+    for lines in _sections(view, PLACES["means"], PLACES["diagnosis"]):
+        out += ["", *lines]
     out.append("")
     fail_rank = view.fail_rank
     out.append(f"diagnosis (first relevant document missing or below rank {fail_rank}, or near-duplicate documents "
@@ -245,14 +213,17 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
             out.extend(failure_lines(f, documents))
         if len(shown) < len(failures):
             out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
-    for reading, frame in _readings(view, PLACES["diagnosis"]):
-        out += ["", *_reading_lines(reading, frame, view)]
+    for lines in _sections(view, PLACES["diagnosis"]):
+        out += ["", *lines]
     return "\n".join(out)
 
 
-def _readings(view: ReportView, low: float = -math.inf, below: float = math.inf) -> list[tuple[Reading, pd.DataFrame]]:
-    """The registered readings with a text section whose order is in [``low``, ``below``), in registry order."""
-    return [(reading, frame) for reading, frame in view.registered("text") if low <= reading.order < below]
+def _sections(view: ReportView, low: float = -math.inf, below: float = math.inf) -> list[list[str]]:
+    """The lines of each registered reading's text section whose order is in [``low``, ``below``), in
+    registry order; an empty section (the facets when none was rolled up) is left out."""
+    sections = (_reading_lines(reading, frame, view) for reading, frame in view.registered("text")
+                if low <= reading.order < below)
+    return [lines for lines in sections if lines]
 
 
 def _reading_lines(reading: Reading, frame: pd.DataFrame, view: ReportView) -> list[str]:

@@ -109,7 +109,7 @@ MANIFEST_SHAPES: dict[str, dict[str, Any]] = {
         "statistics": {"alpha": _Number, "confidence": _Number, "bootstrap_samples": _Integer, "seed": _Integer,
                        "baseline": Maybe(str), "randomisation_test": {"permutations": _Integer}},
         "corpus": {"queries_excluded": Omissible(list)}, "analyzer": Maybe(str), "depth": _Integer,
-        "diagnosis": {"fail_rank": _Integer, "categories": Each(str)}, "facets": Maybe(dict),
+        "diagnosis": {"fail_rank": _Integer, "categories": Each(str)},
         "retrieval_metrics": Maybe(dict),
         "conventions": Omissible({"unjudged": Omissible({"reading": str})}),
         "warnings": Maybe([str]), "notes": Maybe([str]), "versions": Omissible(dict),
@@ -436,11 +436,6 @@ class ResultsFolder:
     def comparisons(self) -> pd.DataFrame:
         """``comparisons.csv``: the paired comparisons with their verdicts, effect sizes and power."""
         return self.table("comparisons")
-
-    @property
-    def facets(self) -> pd.DataFrame:
-        """``facets.csv``: per system, facet and value, each metric's mean and interval."""
-        return self.table("facets")
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         # any other registered reading by its name (folder.risk_coverage): only called when no attribute has it

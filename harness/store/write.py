@@ -46,7 +46,6 @@ from corpora.trec_io import format_qrels, run_and_raw_score_pieces
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.options import REL_THRESHOLD
 from harness.core.diagnosis import UNAVAILABLE_WITHOUT_TEXTS, categories_of
-from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS
 from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
 from harness.core.power import POWER
 from harness.core.record import CompareRecord
@@ -277,12 +276,6 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             "note": "run inside this folder; it prints per_query.csv's values and, on the `all` rows, summary.csv's",
         },
         "statistics": {**result.statistics_record(), **manifest_records(result, "statistics"), **_power_record()},
-        "facets": {
-            "file": config.loading.facets_file, "rolled_up": list(dict.fromkeys(result.facets["facet"])),
-            "asked": list(config.readings.facets) if config.readings.facets is not None else None,
-            "default": f"every numeric facet and every other with at most {MAX_VALUES} distinct values",
-            "quantile_buckets": QUANTILE_BUCKETS, "min_queries_for_an_interval": MIN_QUERIES,
-        },
         **manifest_records(result),  # each registered reading's record of how it was made (harness.readings)
         "retrieval_metrics": _retrieval_record(result),
         "diagnosis": {
