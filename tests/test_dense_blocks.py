@@ -137,5 +137,5 @@ def test_the_shard_s_queries_are_vectors_encoded_once_on_the_client(fake) -> Non
 def test_the_embedding_cache_key_names_the_block_size(fake) -> None:
     data = load_dataset("article")
     key = Dense(model="fake-model", cache=False).fit(data.corpus).cache_key()
-    assert key["block_docs"] == Dense.block_docs and key["format"] == dense.CACHE_FORMAT == 2
+    assert key["block_docs"] == Dense.block_docs and key["format"] == dense.CACHE_FORMAT == 3
     assert SmallBlocks(model="fake-model", cache=False).fit(data.corpus).cache_key()["block_docs"] == 4
