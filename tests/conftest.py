@@ -9,6 +9,7 @@ reason, which names the folder it looked in.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -229,3 +230,20 @@ def _same_results(first: Path, second: Path) -> None:
 def assert_same_results():
     """``assert_same_results(folder_a, folder_b)``: see :func:`_same_results`."""
     return _same_results
+
+
+def start_judge(pool: Path, out: Path) -> tuple[subprocess.Popen, str]:
+    """``bench judge POOL --corpus article --out OUT`` in a child process on a free port, and the
+    page's address (its first line on stdout); skips without the serve extra. The caller kills it."""
+    pytest.importorskip("fastapi", reason="bench judge needs the serve extra")
+    pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
+    process = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "judge", str(pool),
+                                "--corpus", "article", "--out", str(out), "--port", "0"], cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    line = process.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:\d+/", line)
+    if match is None:
+        process.kill()
+        raise AssertionError(f"no address in {line!r}: {process.stderr.read()}")
+    return process, match.group(0)

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
 import shutil
 import signal
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
@@ -21,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from tests.conftest import start_judge
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -33,17 +31,6 @@ def _needs_the_serve_extra() -> None:
     pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
 
 
-def _start(pool: Path, out: Path) -> tuple[subprocess.Popen, str]:
-    _needs_the_serve_extra()
-    process = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "judge", str(pool), "--corpus", "article",
-                                "--out", str(out), "--port", "0"], cwd=REPO, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
-    line = process.stdout.readline()
-    match = re.search(r"http://127\.0\.0\.1:\d+/", line)
-    if match is None:
-        process.kill()
-        raise AssertionError(f"no address in {line!r}: {process.stderr.read()}")
-    return process, match.group(0)
 
 
 @pytest.fixture
@@ -64,7 +51,7 @@ def _post(url: str, body: dict, headers: dict[str, str]) -> int:
 
 def test_no_cross_site_request_can_write(pool_file, tmp_path):
     out = tmp_path / "judged.txt"
-    process, url = _start(pool_file, out)
+    process, url = start_judge(pool_file, out)
     try:
         with urllib.request.urlopen(url, timeout=10) as answer:
             token = re.search(r'name="judge-token" content="([^"]+)"', answer.read().decode()).group(1)
@@ -114,7 +101,7 @@ def test_judging_in_a_browser_keys_buttons_undo_kill_and_resume(pool_file, tmp_p
     if not CHROMIUM.exists() and shutil.which("chromium") is None:
         pytest.skip("no chromium at /usr/bin/chromium (Debian's chromium package)")
     out = tmp_path / "judged.txt"
-    process, url = _start(pool_file, out)
+    process, url = start_judge(pool_file, out)
     try:
         with sync_api.sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
@@ -143,7 +130,7 @@ def test_judging_in_a_browser_keys_buttons_undo_kill_and_resume(pool_file, tmp_p
             process.send_signal(signal.SIGKILL)  # kill -9: nothing judged may be lost
             process.wait()
             assert out.read_text() == "q01 0 sso1 3\nq03 0 misc3 0\n"
-            process, url = _start(pool_file, out)
+            process, url = start_judge(pool_file, out)
             page.goto(url)
             sync_api.expect(progress).to_have_text("2 of 3 judged")  # resumed at the first unjudged pair
             sync_api.expect(page.locator("#query-id")).to_have_text("q01")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from corpora import DEFAULT_ANALYZER, RetbenchError, get_analyzer, load_dataset
 from harness.cli import main
 from harness.judgments.judge_app import JudgingSession, read_pool
 from harness.judgments.writer_lock import lock_path
+from tests.conftest import start_judge
 
 REPO = Path(__file__).resolve().parents[1]
 # the bundled article corpus: its queries q01.. and documents (ids from corpora/bundled/article)
@@ -82,19 +82,6 @@ def served(article, web_server) -> Iterator:
         one.session.close()
 
 
-def _start_cli(pool: Path, out: Path) -> tuple[subprocess.Popen, str]:
-    pytest.importorskip("fastapi", reason="bench judge needs the serve extra")
-    pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
-    process = subprocess.Popen([sys.executable, "-c", "from harness.cli import main; main()", "judge", str(pool),
-                                "--corpus", "article", "--out", str(out), "--port", "0"], cwd=REPO,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "PYTHONPATH": str(REPO)})
-    line = process.stdout.readline()
-    match = re.search(r"http://127\.0\.0\.1:\d+/", line)
-    if match is None:
-        process.kill()
-        raise AssertionError(f"no address in {line!r}: {process.stderr.read()}")
-    return process, match.group(0)
 
 
 # ----- one writer per file ---------------------------------------------------------------------------
@@ -142,7 +129,7 @@ def test_a_stale_lock_file_does_not_block(article, tmp_path):
 
 def test_a_kill_9_server_never_blocks_the_next(pool_file, tmp_path):
     out = tmp_path / "judged.txt"
-    process, url = _start_cli(pool_file, out)
+    process, url = start_judge(pool_file, out)
     try:
         refused = subprocess.run([sys.executable, "-c", "from harness.cli import main; main()", "judge",
                                   str(pool_file), "--corpus", "article", "--out", str(out), "--port", "0"],
@@ -154,7 +141,7 @@ def test_a_kill_9_server_never_blocks_the_next(pool_file, tmp_path):
         process.send_signal(signal.SIGKILL)
         process.wait(30)
         assert lock_path(out).exists()  # left behind by kill -9 ...
-        process, again = _start_cli(pool_file, out)  # ... and blocking nothing
+        process, again = start_judge(pool_file, out)  # ... and blocking nothing
         assert again.startswith("http://127.0.0.1:")
     finally:
         process.kill()
