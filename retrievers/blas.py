@@ -15,6 +15,7 @@ torch loaded. ``dense`` encodes inside :func:`one_torch_thread`.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,9 +32,12 @@ def one_blas_thread() -> Any:
 
 @contextlib.contextmanager
 def one_torch_thread() -> Iterator[None]:
-    """torch on one intra-op thread inside the ``with`` block; the process's count is restored after."""
-    import torch
-
+    """torch on one intra-op thread inside the ``with`` block; the process's count is restored after.
+    Nothing to pin where torch is not loaded (an encoder that does not use it)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
