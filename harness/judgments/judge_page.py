@@ -123,10 +123,11 @@ def create_app(session: JudgingSession) -> FastAPI:
     app.add_middleware(NoStore)
     app.add_middleware(BodyLimit, limit=MAX_BODY)
     app.add_middleware(HostCheck, hosts=AllowedHosts(), explain=_not_answered)  # added last: runs first
+    judging_html = page(session.token)  # the session's token never changes: the page is made once
 
     @app.api_route("/", methods=["GET", "HEAD"], response_class=HTMLResponse)
     def judging_page() -> HTMLResponse:
-        return HTMLResponse(page(session.token))
+        return HTMLResponse(judging_html)
 
     @app.api_route("/api/state", methods=["GET", "HEAD"])
     def state() -> JSONResponse:
