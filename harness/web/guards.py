@@ -134,6 +134,8 @@ def write_guard(token: str) -> Callable[[Request], None]:
     """The FastAPI dependency of a write route: it raises :class:`~fastapi.HTTPException` (415 or
     403, its ``detail`` saying why) unless the request may write (see the module docstring)."""
 
+    expected = token.encode("utf-8")
+
     def check(request: Request) -> None:
         content_type = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
         if content_type != "application/json":
@@ -152,7 +154,7 @@ def write_guard(token: str) -> Callable[[Request], None]:
             if parts.hostname is None or not is_loopback(parts.hostname) or port != server[1]:
                 raise HTTPException(403, f"write from another origin refused ({origin})")
         sent = (request.headers.get(TOKEN_HEADER) or "").encode("latin-1")  # as the header came
-        if not secrets.compare_digest(sent, token.encode("utf-8")):
+        if not secrets.compare_digest(sent, expected):
             raise HTTPException(403, "a write must carry this session's token (reload the page)")
 
     return check
