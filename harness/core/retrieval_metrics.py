@@ -37,7 +37,6 @@ import numpy as np
 import pandas as pd
 
 from corpora import Qrels, Queries, Run
-from harness.errors import RetbenchError
 from harness.core.evaluation import evaluate, mean_over_queries
 from harness.core.facets import facet_rollup, select_facets
 from harness.core.metrics import Metric, parse_metric

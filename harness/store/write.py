@@ -53,7 +53,6 @@ from harness.store.folder import (Derived, Identified, Pieces, Say, csv_text, fi
                                   package_version, safe_file_name, warn_on_stderr, write_folder)
 from harness.core.readings import READINGS, manifest_records, reading_frames
 from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
-
 from harness.core.trec_eval import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
