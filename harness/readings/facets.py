@@ -95,7 +95,7 @@ def html_body(frame: pd.DataFrame, view: ReportView) -> str:
     if frame.empty:
         return ('<p class="note">No facet was rolled up (the queries carry none, or --facets '
                 "named none; --facets-file adds facets from a side file).</p>")
-    minimum = view.manifest["facets"].get("min_queries_for_an_interval", 5)
+    minimum = view.manifest["facets"].get("min_queries_for_an_interval", MIN_QUERIES)
     parts = [f'<p class="note">Per facet value, each system\'s mean over the value\'s queries and its {view.level} '
              f"paired bootstrap interval (none under {minimum} queries).</p>"]
     for k, facet in enumerate(dict.fromkeys(str(f) for f in frame["facet"])):
