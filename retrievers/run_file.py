@@ -207,9 +207,10 @@ class RunSystem(ScoreRetriever):
         run = self._run
         if run is None or not len(run.doc_index):
             raise RetbenchError(f"{self._owner()} holds no results. Fix: give the run at least one ranked document")
-        import pandas as pd  # its hash join: a run file's doc ids are one per line, millions of them
+        import pandas as pd  # its hash join: a run names millions of documents
 
-        positions = pd.Index(corpus.id_array()).get_indexer(run.doc_ids[run.doc_index].astype(object))
+        # Each distinct doc id is looked up once, then spread to the results (a document recurs across queries).
+        positions = pd.Index(corpus.id_array()).get_indexer(run.doc_ids.astype(object))[run.doc_index]
         unknown = positions < 0
         if unknown.any():
             missing = list(dict.fromkeys(str(d) for d in run.doc_ids[run.doc_index[unknown]]))
