@@ -221,19 +221,28 @@ def _probe(place: dict[str, Path], entry: str, case_id: str) -> tuple[str, str, 
 # ----- harness.compare ------------------------------------------------------------------------------
 
 
-def _compared(tmp: Path, **groups: object) -> Callable[[], object]:
+def _written(tmp: Path, make: Callable[[], Any]) -> Callable[[], object]:
+    """A call of ``make`` whose result is written to a new folder under ``tmp``: that folder's snapshot."""
     def run() -> object:
         out = tmp / f"out-{len(list(tmp.glob('out-*')))}"
-        result = compare(SYSTEMS, "article", METRICS, **groups)
-        return folder_snapshot(result.write(out, command_line=[]))
+        return folder_snapshot(make().write(out, command_line=[]))
     return run
+
+
+def _did(run: Callable[[], object]) -> tuple[str, object]:
+    """The outcome of ``run`` with the defaults, which must be done (it is what every value is held against)."""
+    done = outcome(run)
+    assert done[0] == "did", done
+    return done
+
+
+def _compared(tmp: Path, **groups: object) -> Callable[[], object]:
+    return _written(tmp, lambda: compare(SYSTEMS, "article", METRICS, **groups))
 
 
 @pytest.fixture(scope="module")
 def compared_by_default(tmp_path_factory) -> tuple[str, object]:
-    done = outcome(_compared(tmp_path_factory.mktemp("compare-default")))
-    assert done[0] == "did", done
-    return done
+    return _did(_compared(tmp_path_factory.mktemp("compare-default")))
 
 
 @pytest.mark.parametrize("case_id", CASE_IDS)
@@ -248,20 +257,13 @@ def test_compare_honours_or_refuses_every_field(case_id, place, compared_by_defa
 
 
 def _suite(place: dict[str, Path], tmp: Path, **groups: object) -> Callable[[], object]:
-    def run() -> object:
-        out = tmp / f"out-{len(list(tmp.glob('out-*')))}"
-        result = compare_suite(SYSTEMS, [str(place["one"]), str(place["two"])], METRICS, **groups)
-        folder = result.write(out, command_line=[])
-        # the suite's own files apart: its macro statistics must follow the group too
-        return folder_snapshot(folder)
-    return run
+    # the suite's own files apart: its macro statistics must follow the group too
+    return _written(tmp, lambda: compare_suite(SYSTEMS, [str(place["one"]), str(place["two"])], METRICS, **groups))
 
 
 @pytest.fixture(scope="module")
 def suite_by_default(place, tmp_path_factory) -> tuple[str, object]:
-    done = outcome(_suite(place, tmp_path_factory.mktemp("suite-default")))
-    assert done[0] == "did", done
-    return done
+    return _did(_suite(place, tmp_path_factory.mktemp("suite-default")))
 
 
 @pytest.mark.parametrize("case_id", CASE_IDS)
@@ -282,18 +284,12 @@ def test_compare_suite_honours_or_refuses_every_field(case_id, place, suite_by_d
 
 
 def _tuned(tmp: Path, dataset: str = "article", **keywords: object) -> Callable[[], object]:
-    def run() -> object:
-        out = tmp / f"out-{len(list(tmp.glob('out-*')))}"
-        result = tune("bm25(k1=0.9|1.2)", dataset, "ndcg@5", folds=2, **keywords)
-        return folder_snapshot(result.write(out, command_line=[]))
-    return run
+    return _written(tmp, lambda: tune("bm25(k1=0.9|1.2)", dataset, "ndcg@5", folds=2, **keywords))
 
 
 @pytest.fixture(scope="module")
 def tuned_by_default(tmp_path_factory) -> tuple[str, object]:
-    done = outcome(_tuned(tmp_path_factory.mktemp("tune-default")))
-    assert done[0] == "did", done
-    return done
+    return _did(_tuned(tmp_path_factory.mktemp("tune-default")))
 
 
 @pytest.mark.parametrize("case_id", TUNE_IDS)
