@@ -198,13 +198,12 @@ class JudgingSession:
 
     def current(self) -> tuple[str, str] | None:
         """The first pair of the pool the judgments file does not judge (None: all are judged)."""
-        judged = self._judged()
-        return next((pair for pair in self.pool if pair not in judged), None)
+        return _first_unjudged(self.pool, self._judged())
 
     def state(self) -> dict[str, Any]:
         judged = self._judged()
         done = sum(pair in judged for pair in self.pool)
-        pair = self.current()
+        pair = _first_unjudged(self.pool, judged)
         shown = None
         if pair is not None:
             query_text = self._queries[pair[0]]
@@ -282,6 +281,10 @@ class JudgingSession:
             self._appended.pop()
             self._lines.pop()
             return self.state()
+
+
+def _first_unjudged(pool: list[tuple[str, str]], judged: set[tuple[str, str]]) -> tuple[str, str] | None:
+    return next((pair for pair in pool if pair not in judged), None)
 
 
 def _fsync_folder(path: Path) -> None:
