@@ -150,13 +150,13 @@ class JudgingSession:
     def __post_init__(self) -> None:
         self._queries = dict(zip(self.dataset.queries.ids, self.dataset.queries.texts))
         self._docs = self.dataset.corpus.index_of()
-        for number, (query, doc) in enumerate(self.pool, start=2):
+        for number, (query, doc) in enumerate(self.pool, start=1):
             if query not in self._queries:
-                raise RetbenchError(f"pool pair {number - 1} (query {query!r}) names a query the corpus "
+                raise RetbenchError(f"pool pair {number} (query {query!r}) names a query the corpus "
                                     f"{self.dataset.name!r} does not hold. Fix: give the `corpus` the pool was made "
                                     "from")
             if doc not in self._docs:
-                raise RetbenchError(f"pool pair {number - 1} (document {doc!r}) names a document the corpus "
+                raise RetbenchError(f"pool pair {number} (document {doc!r}) names a document the corpus "
                                     f"{self.dataset.name!r} does not hold. Fix: give the `corpus` the pool was made "
                                     "from")
         folder = self.out.parent if str(self.out.parent) else Path(".")
@@ -172,7 +172,6 @@ class JudgingSession:
         except BaseException:
             self._writer.close()
             raise
-        self._earlier = len(self._lines)  # the file's judgments from before this session
         self._appended: list[_Appended] = []  # this session's lines still in the file, oldest first
 
     def close(self) -> None:
@@ -259,7 +258,8 @@ class JudgingSession:
         with self._lock:
             self._check_open()
             if not self._appended:
-                kept = f"the {self._earlier} judgment(s) the file held before are kept; " if self._earlier else ""
+                # nothing appended: every line read is one the file held before the session
+                kept = f"the {len(self._lines)} judgment(s) the file held before are kept; " if self._lines else ""
                 raise LookupError(f"nothing to undo: this session has judged nothing yet ({kept}edit "
                                   f"{self.out.name} to change an earlier judgment)")
             last = self._appended[-1]
