@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
@@ -133,19 +134,15 @@ def create_app(session: JudgingSession) -> FastAPI:
     def state() -> JSONResponse:
         return JSONResponse({"state": session.state()})
 
-    async def write(request: Request, action: str) -> JSONResponse:
+    async def write(request: Request, action: Callable[[dict[str, Any]], dict[str, Any]]) -> JSONResponse:
         try:
             document = json.loads(await request.body() or b"{}")
             if not isinstance(document, dict):
                 raise ValueError("not an object")
         except ValueError:
             return JSONResponse({"detail": "the body is not a JSON object"}, status_code=400)
-        try:
-            if action == "judge":  # a judgment is fsynced before it is answered: in a worker thread
-                answer = await run_in_threadpool(session.judge, str(document.get("query_id")),
-                                                 str(document.get("doc_id")), _grade(document))
-            else:
-                answer = await run_in_threadpool(session.undo)
+        try:  # a write is fsynced before it is answered: in a worker thread
+            answer = await run_in_threadpool(action, document)
         except ValueError as exc:
             return JSONResponse({"detail": str(exc), "state": session.state()}, status_code=400)
         except LookupError as exc:
@@ -159,10 +156,11 @@ def create_app(session: JudgingSession) -> FastAPI:
 
     @app.post("/api/judge", dependencies=guard)
     async def judge(request: Request) -> JSONResponse:
-        return await write(request, "judge")
+        return await write(request, lambda document: session.judge(
+            str(document.get("query_id")), str(document.get("doc_id")), _grade(document)))
 
     @app.post("/api/undo", dependencies=guard)
     async def undo(request: Request) -> JSONResponse:
-        return await write(request, "undo")
+        return await write(request, lambda _: session.undo())
 
     return app
