@@ -43,6 +43,7 @@ def _lines(text: str) -> list[str]:
 
 
 def test_the_table_names_every_run_file_suffix_and_the_page_every_source() -> None:
+    assert {"trec", "tsv", "parquet"} <= set(RUN_FILE_FORMATS) and SOURCES  # the loops below check something
     for fmt in RUN_FILE_FORMATS.values():
         for suffix in fmt.suffixes:
             assert f"`{suffix}`" in RUNS_SECTION, suffix
