@@ -63,6 +63,7 @@ def registered():
     register(Reading(NAME, "top_hits.csv", ("system",), ("metrics", "comparisons", "at_rank_1"),
                      columns="system, metrics, comparisons, at_rank_1", compute=compute,
                      record=lambda record: {NAME: {"systems": len(record.systems)}}, record_in="statistics",
+                     record_shape=lambda: {NAME: {"systems": int}},
                      sections={"text": text_section}, render={"html": lambda frame, view: "<p>top hits</p>"},
                      title="Top hits", serve=ServeView("topHits", served, served_model, page), order=30))
     yield
@@ -126,3 +127,17 @@ def test_its_serve_part_is_in_the_metrics_in_registry_order_and_on_the_run_page(
     assert list(systems[0])[-2:] == ["topHits", "riskCoverage"]  # the readings' entries, in registry order
     assert '<h2 id="top-hits">Top hits</h2>' in run_page(store, folder.name)
     assert NAME in [entry["name"] for entry in store.readings(folder.name)]
+
+
+def test_its_record_shape_is_checked_where_its_record_stands(result, tmp_path) -> None:
+    """A record beside the statistics (``record_in``) has its shape checked there, not at the top level."""
+    from corpora import InputFileError
+
+    folder = result.write(tmp_path, command_line=["bench", "compare"])
+    assert open_results(folder).manifest["statistics"][NAME] == {"systems": 2}
+    manifest_file = folder / "manifest.json"
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    manifest["statistics"][NAME]["systems"] = "two"
+    manifest_file.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(InputFileError, match=f"statistics.{NAME}.systems is not an integer"):
+        open_results(folder)

@@ -165,8 +165,9 @@ class Reading:
     the name, dashed); ``order``: where it stands among the readings (a folder's list, the reports'
     sections; the built-in ones stand at 10 to 92, a reading that sets none after them); ``serve``: its
     part of ``bench serve``'s metrics and dashboard (:class:`ServeView`), or None; ``record_shape``:
-    () -> the shape of its manifest entries, checked when a folder is opened (key -> shape, as
-    :data:`harness.store.read.MANIFEST_SHAPES` declares one; called there, so computing loads no store);
+    () -> the shape of its manifest entries, checked where ``record_in`` puts them when a folder is
+    opened (key -> shape, as :data:`harness.store.read.MANIFEST_SHAPES` declares one; called there, so
+    computing loads no store);
     ``record_in``: the manifest entry its record goes in (empty: the top level; ``statistics``: beside
     the comparisons' settings)."""
 

@@ -550,12 +550,24 @@ def _open(folder: Path, accept_edited: bool, say: Say) -> ResultsFolder:
     if not isinstance(kind, str):
         raise InputFileError(manifest_path, "is damaged: its entry kind is not a string", fix=_RESTORE)
     if kind in MANIFEST_SHAPES:
-        readings = ({k: v for r in READINGS.values() if r.record_shape is not None for k, v in r.record_shape().items()}
-                    if kind == "compare" else {})
-        check_shape(manifest_path, manifest, {**MANIFEST_SHAPES[kind], **readings})  # with the readings' records
+        check_shape(manifest_path, manifest, _compare_shape() if kind == "compare" else MANIFEST_SHAPES[kind])
     if kind == "compare":
         _check_systems_complete(manifest_path, manifest)
     return ResultsFolder(folder, manifest, accept_edited, say)
+
+
+def _compare_shape() -> dict[str, Any]:
+    """A compare manifest's shape with each registered reading's record (its ``record_shape``) where
+    the writer puts it: at the top level, or inside the entry its ``record_in`` names."""
+    shape = dict(MANIFEST_SHAPES["compare"])
+    for reading in READINGS.values():
+        if reading.record_shape is None:
+            continue
+        if reading.record_in:
+            shape[reading.record_in] = {**shape.get(reading.record_in, {}), **reading.record_shape()}
+        else:
+            shape.update(reading.record_shape())
+    return shape
 
 
 def _check_systems_complete(path: Path, manifest: dict[str, Any]) -> None:
