@@ -70,6 +70,12 @@ def _leaderboard(view: SuiteView) -> str:
         numeric_from=3, id="leaderboard-table"))
 
 
+def _significant(verdict: object) -> bool:
+    """Whether a stored macro comparison is significant: its verdict says "A is better" exactly when
+    the Holm p is at most alpha and the interval excludes 0."""
+    return str(verdict).endswith(" is better")
+
+
 def _differences(view: SuiteView) -> str:
     if view.comparisons.empty:
         return _section("differences", '<p class="note">One system: nothing to compare.</p>')
@@ -81,7 +87,7 @@ def _differences(view: SuiteView) -> str:
         return _section("differences", note + '<p class="note">The forest plot needs matplotlib, which is not '
                                               f"installed: {_e(plots.INSTALL_HINT)}; the tables below hold "
                                               "its numbers.</p>")
-    macro = view.comparisons.assign(significant=[str(v).endswith(" is better") for v in view.comparisons["verdict"]])
+    macro = view.comparisons.assign(significant=[_significant(v) for v in view.comparisons["verdict"]])
     svg = plots.forest_svg(macro, collection_differences(view), view.metrics, level=view.level, key="forest")
     return _section("differences", note + html_figure(svg, "Macro differences and each collection's difference."))
 
@@ -125,8 +131,7 @@ def _comparisons(view: SuiteView) -> str:
         rows = []
         for r in view.comparisons[view.comparisons["metric"] == metric].itertuples(index=False):
             keys = {"system_a": r.system_a, "system_b": r.system_b, "metric": metric}
-            significant = str(r.verdict).endswith(" is better")
-            rows.append(f'<tr class="{"significant" if significant else "plain"}">' + "".join([
+            rows.append(f'<tr class="{"significant" if _significant(r.verdict) else "plain"}">' + "".join([
                 html_cell(f"{r.system_a} − {r.system_b}"),
                 html_cell(f"{r.mean_diff:+.4f}", numeric=True, field="mean_diff", **keys),
                 html_cell(f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]", numeric=True),
