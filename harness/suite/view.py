@@ -56,8 +56,7 @@ def report_links(base: str = "") -> ReportLinks:
     """Links to each collection's report in its folder, relative to the suite folder, or through
     ``base`` (the suite folder's path from where the report is read, POSIX separators)."""
     def link(entry: CollectionEntry, format: str) -> str:
-        return posixpath.join(base, entry.folder, entry.report_file(format)) if base else \
-            f"{entry.folder}/{entry.report_file(format)}"
+        return posixpath.join(base, entry.folder, entry.report_file(format))  # base "": relative to the suite folder
 
     return link
 
