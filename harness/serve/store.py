@@ -170,9 +170,13 @@ class RunStore:
 
     def _locate(self, run_id: str) -> Path:
         """The folder of ``run_id``: a name the directory lists, never a path built from the request."""
-        for listed_id, folder, _ in self._listed():
+        return self._find(run_id)[0]
+
+    def _find(self, run_id: str) -> tuple[Path, tuple[str, str] | None]:
+        """:meth:`_listed`'s folder of ``run_id`` and (suite id, collection name) or None."""
+        for listed_id, folder, in_suite in self._listed():
             if listed_id == run_id:
-                return folder
+                return folder, in_suite
         raise UnknownRun(run_id)
 
     def _listed(self) -> list[tuple[str, Path, tuple[str, str] | None]]:
@@ -255,10 +259,7 @@ class RunStore:
 
     def summary(self, run_id: str) -> dict[str, Any]:
         """The run's entry in :meth:`runs` (a manifest without that shape: :class:`NotStored`)."""
-        for listed_id, folder, in_suite in self._listed():
-            if listed_id == run_id:
-                return self._summary(run_id, folder, in_suite)
-        raise UnknownRun(run_id)
+        return self._summary(run_id, *self._find(run_id))
 
     def _summary(self, run_id: str, folder: Path, in_suite: tuple[str, str] | None) -> dict[str, Any]:
         summary = self._cached(folder, "summary", _run_summary, run_id=run_id)
