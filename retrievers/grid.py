@@ -40,6 +40,7 @@ from decimal import Decimal, InvalidOperation
 
 from corpora import RetbenchError
 from retrievers.registry import get_class
+from retrievers.run_file import RunSystem
 from retrievers.spec import Spec, SpecError, _describe, build, parse
 
 __all__ = ["MAX_POINTS", "Axis", "Grid", "read_grid", "spec_text"]
@@ -49,8 +50,6 @@ MAX_POINTS = 10_000
 #: How close, in steps, the last point of a range must come to its stop for stop to be a point.
 RANGE_TOLERANCE = Decimal("1e-9")
 _SPECIAL = set("(),=|:'\" \t")
-#: The target of a run file in a spec (:class:`~retrievers.run_file.RunSystem`), which no grid may hold.
-RUN_TARGET = "run"
 
 
 @dataclass(frozen=True)
@@ -249,8 +248,8 @@ def read_grid(grid: str | Spec | Mapping[str, Mapping[str, Sequence[object]]], *
 
 def _refuse_runs(spec: Spec, text: str) -> None:
     """A run file (``run(PATH)``) anywhere in the grid is refused: it is a fixed ranking, with nothing to tune."""
-    if any(node.target == RUN_TARGET for node, _, _ in _walk(spec)):
-        raise SpecError(f"grid {_shown(text)!r} holds a run file, {RUN_TARGET}(...), a fixed ranking with no parameter "
+    if any(node.target == RunSystem.name for node, _, _ in _walk(spec)):
+        raise SpecError(f"grid {_shown(text)!r} holds a run file, {RunSystem.name}(...), a fixed ranking with no parameter "
                         "to tune. Fix: tune the system that wrote it, or compare the run with bench compare")
 
 
