@@ -173,6 +173,9 @@ class JudgingSession:
             self._writer.close()
             raise
         self._appended: list[_Appended] = []  # this session's lines still in the file, oldest first
+        # the pairs the file judges, kept as lines are appended and undone (a line this session appends
+        # judges a pair no earlier line judges: only the shown, unjudged pair is judged)
+        self._judged = {(line.query_id, line.doc_id) for line in self._lines}
 
     def close(self) -> None:
         """Let the judgments file go (its lock); the session writes no more. Again: nothing."""
@@ -192,17 +195,13 @@ class JudgingSession:
 
     # ----- state ---------------------------------------------------------------------------------
 
-    def _judged(self) -> set[tuple[str, str]]:
-        return {(line.query_id, line.doc_id) for line in self._lines}
-
     def current(self) -> tuple[str, str] | None:
         """The first pair of the pool the judgments file does not judge (None: all are judged)."""
-        return _first_unjudged(self.pool, self._judged())
+        return next((pair for pair in self.pool if pair not in self._judged), None)
 
     def state(self) -> dict[str, Any]:
-        judged = self._judged()
-        done = sum(pair in judged for pair in self.pool)
-        pair = _first_unjudged(self.pool, judged)
+        done = sum(pair in self._judged for pair in self.pool)
+        pair = self.current()
         shown = None
         if pair is not None:
             query_text = self._queries[pair[0]]
@@ -249,6 +248,7 @@ class JudgingSession:
             start = size + (1 if line.startswith(b"\n") else 0)
             self._appended.append(_Appended(start, line[start - size:]))
             self._lines.append(_Line(query_id, doc_id, grade))
+            self._judged.add((query_id, doc_id))
             return self.state()
 
     def undo(self) -> dict[str, Any]:
@@ -279,12 +279,9 @@ class JudgingSession:
                 handle.flush()
                 os.fsync(handle.fileno())
             self._appended.pop()
-            self._lines.pop()
+            undone = self._lines.pop()
+            self._judged.discard((undone.query_id, undone.doc_id))
             return self.state()
-
-
-def _first_unjudged(pool: list[tuple[str, str]], judged: set[tuple[str, str]]) -> tuple[str, str] | None:
-    return next((pair for pair in pool if pair not in judged), None)
 
 
 def _fsync_folder(path: Path) -> None:
