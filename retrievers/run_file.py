@@ -2,7 +2,7 @@
 
 ``run(es.trec)`` stands wherever a retriever does (``--systems bm25,run(es.trec)``,
 ``rrf(bm25,run(dense.parquet))``, ``weighted(bm25,run(es.trec),alpha=0.3)``); ``run(es.trec, name=prod)``
-names it. The file is read by :meth:`corpora.RunFile.read` in the format its suffix names (TREC,
+names it. The file is read by :meth:`corpora.run.RunFile.read` in the format its suffix names (TREC,
 MS MARCO's ``qid docid rank`` TSV, Parquet; gzipped for ``.gz``), ranked as trec_eval 10 reads it
 (``order="trec"``: score descending, scores compared as doubles, ties by doc id descending;
 ``"trec9"``: scores compared as floats; ``"file"``: the order of the lines). The path may hold
