@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from harness.core.options import declared
+from harness.core.options import FAMILIES, declared
 
 __all__ = ["LIBRARY_NAMES", "as_flags", "flags_of", "help_values", "option", "take_groups"]
 
@@ -48,7 +48,6 @@ def help_values() -> dict[str, object]:
     """The values the declared help texts name (``{families}``, ``{exact_up_to}``, ...), from their own
     declarations."""
     from harness.core.facets import MAX_VALUES, MIN_QUERIES
-    from harness.core.options import FAMILIES
     from harness.core.confidence import CONFIDENCES
     from harness.core.statistics import EXACT_UP_TO
 
