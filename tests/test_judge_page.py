@@ -20,7 +20,6 @@ import pytest
 from harness.cli import main
 from tests.conftest import start_judge
 
-REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 # the bundled article corpus: its queries q01.. and documents (ids from corpora/bundled/article)
 POOL = "query_id\tdoc_id\tn_systems\tbest_rank\nq01\tsso1\t4\t1\nq03\tmisc3\t4\t2\nq01\tmisc3\t1\t3\n"
@@ -29,8 +28,6 @@ POOL = "query_id\tdoc_id\tn_systems\tbest_rank\nq01\tsso1\t4\t1\nq03\tmisc3\t4\t
 def _needs_the_serve_extra() -> None:
     pytest.importorskip("fastapi", reason="bench judge needs the serve extra")
     pytest.importorskip("uvicorn", reason="bench judge needs the serve extra")
-
-
 
 
 @pytest.fixture

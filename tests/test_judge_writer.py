@@ -82,8 +82,6 @@ def served(article, web_server) -> Iterator:
         one.session.close()
 
 
-
-
 # ----- one writer per file ---------------------------------------------------------------------------
 
 
