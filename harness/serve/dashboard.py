@@ -17,7 +17,6 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-
 from corpora.wording import counted
 from harness.core.readings import served
 from harness.core.retrieval_metrics import CARD_METRICS
@@ -141,7 +140,7 @@ def _chart(draw: Callable[[], str]) -> str:
 def _readings(metrics: dict[str, Any]) -> str:
     """The section of each registered reading with a dashboard part (:mod:`harness.readings`), in registry order."""
     return "".join(reading.serve.page(metrics, _number, _chart) for reading in served()
-                   if reading.serve is not None and reading.serve.page is not None)
+                   if reading.serve.page is not None)
 
 
 def _facets(metrics: dict[str, Any]) -> str:
