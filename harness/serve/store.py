@@ -319,8 +319,8 @@ class RunStore:
     def suite_html(self, suite_id: str) -> str:
         """The suite's HTML report, as ``bench report SUITE --format html`` makes it, but for its links:
         each collection links to its run page here."""
-        def page(folder: ResultsFolder) -> str:  # each collection links to its run page here
-            def link(entry: CollectionEntry, format: str) -> str:
+        def page(folder: ResultsFolder) -> str:
+            def link(entry: CollectionEntry, _format: str) -> str:  # the same link whatever the format
                 run_id = SUITE_RUN.format(suite=folder.path.name, collection=entry.folder.split("/")[-1])
                 return "/runs/" + quote(run_id)
 
