@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import harness.readings  # noqa: F401 - the built-in readings, registered before a fixture copies the registry
 from corpora import InputFileError, RetbenchError
 from harness.core.readings import READINGS, Reading, register
 from harness.report.formats import render_report
