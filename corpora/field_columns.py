@@ -10,7 +10,7 @@ where the bytes change between separator and not, the fields of a column become 
 other than tab, line feed and carriage return, every non-blank line holding exactly ``n_fields``
 fields. Anything else is None, and the caller's careful parser (which names the file and line of a
 problem) reads the file instead. The same holds for :meth:`FieldColumns.decimals`: a value it cannot
-parse exactly is left to :func:`~corpora.number_grammar.read_score`, and a value that is not a score
+parse exactly is left to :func:`~corpora.number_grammar.read_scores`, and a value that is not a score
 of that grammar is None.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corpora.number_grammar import read_score
+from corpora.number_grammar import read_scores
 
 #: The only control bytes this path accepts (tab, LF, CR): Python's ``str.split()`` treats some
 #: others as whitespace, and a careful parser should look at a file holding any. DEL is refused too.
@@ -110,7 +110,8 @@ class FieldColumns:
         value (and Python's ``float``); None where one is not a score of that grammar. ``[+-]digits[.digits]`` with up to 18 digits, at most 22 after the point, is
         parsed here: the integer of its digits divided by an exact power of ten, one correctly
         rounded operation as ``float`` does it (in extended precision from 2**53 on, where numpy
-        has it); anything else (exponents, ``inf``, longer values) goes through ``read_score``."""
+        has it); anything else (exponents, ``inf``, longer values) goes through
+        :func:`~corpora.number_grammar.read_scores`."""
         values = np.empty(len(self), dtype=np.float64)
         for first in range(0, len(self), _ROWS_AT_A_TIME):
             rows = slice(first, min(first + _ROWS_AT_A_TIME, len(self)))
@@ -156,11 +157,10 @@ class FieldColumns:
         hard = np.flatnonzero(~simple)
         if len(hard):
             spans = zip(self.starts[rows, column][hard].tolist(), self.ends[rows, column][hard].tolist())
-            for row, (start, end) in zip(hard.tolist(), spans):
-                value = read_score(bytes(self.data[start:end]).decode("ascii"))
-                if value is None:
-                    return False
-                out[row] = value
+            values = read_scores([bytes(self.data[start:end]).decode("ascii") for start, end in spans])
+            if values is None:
+                return False
+            out[hard] = values
         return True
 
 

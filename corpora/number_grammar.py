@@ -43,7 +43,7 @@ import numpy as np
 from corpora.errors import InputFileError
 
 __all__ = ["GRADE_MAX", "GRADE_MIN", "check_grade", "grade_array", "looks_like_number", "parse_grade",
-           "parse_score", "read_score", "score_array", "trec_eval_grade", "trec_eval_score"]
+           "parse_score", "read_score", "read_scores", "score_array", "trec_eval_grade", "trec_eval_score"]
 
 GRADE_MIN, GRADE_MAX = -(2**63), 2**63 - 1
 _GRADE_DIGITS = 19  # 2**63 has 19 digits: a longer integer (zeros stripped) is outside the range
@@ -110,6 +110,30 @@ def read_score(text: str) -> float | None:
     return float(text) if _SCORE.fullmatch(text) else None
 
 
+#: A character no decimal score holds; ``,`` joins the fields that :func:`read_scores` searches at once.
+_NOT_DECIMAL = re.compile(r"[^0-9.eE+\-,]")
+
+
+def read_scores(texts: Sequence[str]) -> list[float] | None:
+    """Many score fields, each as :func:`read_score` reads it; None where one is not a score.
+
+    Fields of nothing but ASCII digits, points, signs and exponent letters are read by ``float``
+    alone: on those characters, ``float`` takes exactly the grammar's decimals (no underscore,
+    space, ``inf`` or ``nan`` can be in them), so one search over all the fields replaces a regular
+    expression per field. Any other field sends them all through :func:`read_score`.
+
+    >>> read_scores(["2.5", "1e-05", ".5"]), read_scores(["1", "1_000"]), read_scores(["1", "inf"])
+    ([2.5, 1e-05, 0.5], None, [1.0, inf])
+    """
+    if _NOT_DECIMAL.search(",".join(texts)) is None:
+        try:
+            return [float(text) for text in texts]
+        except ValueError:  # e.g. "1e", "1.2.3", "", or two fields joined by a comma
+            return None
+    values = [read_score(text) for text in texts]
+    return None if any(value is None for value in values) else values  # type: ignore[return-value]
+
+
 def parse_score(path: Path | str, line: int | None, text: str) -> float:
     """The score written as ``text`` (see the module docstring); anything else is an
     :class:`~corpora.InputFileError` at ``path:line`` that says what trec_eval would read instead.
@@ -169,40 +193,30 @@ def looks_like_number(text: str) -> bool:
     return any(char.isdigit() for char in text) or _C_DOUBLE.fullmatch(text) is not None
 
 
-def _plain(texts: Sequence[str] | np.ndarray, allowed_inside: str) -> tuple[np.ndarray, np.ndarray]:
-    """(the fields as a ``numpy.str_`` array, per field whether it is ``[+-]?`` then digits and the
-    characters of ``allowed_inside``, with at least one digit and at most one point)."""
+def _plain_integers(texts: Sequence[str] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the fields as a ``numpy.str_`` array, per field whether it is ``[+-]?`` then ASCII digits
+    only, at least one)."""
     text = np.asarray(texts, dtype=str)
     if not len(text) or text.dtype.itemsize == 0:
         return text, np.zeros(len(text), dtype=bool)
     codes = text.view(np.uint32).reshape(len(text), -1)  # a shorter field is padded with 0 (no NUL is read)
     digit = (codes >= ord("0")) & (codes <= ord("9"))
     fine = digit | (codes == 0)
-    for char in allowed_inside:
-        fine |= codes == ord(char)
     fine[:, 0] |= (codes[:, 0] == ord("+")) | (codes[:, 0] == ord("-"))
-    return text, fine.all(axis=1) & digit.any(axis=1) & ((codes == ord(".")).sum(axis=1) <= 1)
+    return text, fine.all(axis=1) & digit.any(axis=1)
 
 
 def score_array(texts: Sequence[str] | np.ndarray) -> np.ndarray | None:
     """Many score fields as float64, each as :func:`read_score` reads it; None when one is not a
-    score (the caller's careful parser then names its line). Plain decimals are converted at once,
-    the rest (exponents, ``inf``) one at a time."""
-    text, plain = _plain(texts, ".")
-    values = np.empty(len(text), dtype=np.float64)
-    values[plain] = text[plain].astype(np.float64)
-    for row in np.flatnonzero(~plain).tolist():
-        value = read_score(str(text[row]))
-        if value is None:
-            return None
-        values[row] = value
-    return values
+    score (the caller's careful parser then names its line). Read by :func:`read_scores`."""
+    values = read_scores(np.asarray(texts, dtype=object).tolist())
+    return None if values is None else np.array(values, dtype=np.float64)
 
 
 def grade_array(texts: Sequence[str] | np.ndarray) -> np.ndarray | None:
     """Many grade fields as int64, each as :func:`parse_grade` reads it; None when one is not a plain
     integer of at most 18 digits (the caller's careful parser then reads, or names, that line)."""
-    text, plain = _plain(texts, "")
+    text, plain = _plain_integers(texts)
     if not plain.all() or (len(text) and text.dtype.itemsize // 4 > 18):
         return None
     return text.astype(np.int64) if len(text) else np.empty(0, dtype=np.int64)

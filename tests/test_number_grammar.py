@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from corpora import InputFileError, load_dataset, read_qrels, read_run
-from corpora.number_grammar import SCORE_FIX, parse_grade, parse_score, trec_eval_grade, trec_eval_score
+from corpora.number_grammar import (SCORE_FIX, parse_grade, parse_score, read_score, read_scores, score_array,
+                                    trec_eval_grade, trec_eval_score)
 from corpora.trec_io import QrelsBuilder, read_qrels_file
 from harness.cli import main
 from harness.judgments.ppi import ppi
@@ -195,6 +196,22 @@ def test_every_float_written_by_repr_or_printf_is_read_back_exactly(value: float
         assert read == float(text) == trec_eval_score(text)
         if text in (repr(value), "%.17g" % value):
             assert read == value and math.copysign(1, read) == math.copysign(1, value)
+
+
+FIELD = st.text(alphabet="0123456789.eE+-_ ,\n\tinfaINFAx١", max_size=8)
+
+
+@given(st.lists(FIELD, max_size=6))
+@example(["1", "1_0"])
+@example(["1e5", " 1"])
+@example(["2\n"])
+@example(["1,2"])
+@example(["1.5", "inf", "1e-05"])
+def test_many_fields_are_read_as_each_alone(texts: list[str]) -> None:
+    alone = [read_score(text) for text in texts]
+    assert read_scores(texts) == (None if None in alone else alone)
+    array = score_array(texts)
+    assert (array is None) if None in alone else (array is not None and array.tolist() == alone)
 
 
 @settings(max_examples=25, deadline=None)
