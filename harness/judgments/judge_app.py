@@ -159,7 +159,7 @@ class JudgingSession:
                 raise RetbenchError(f"pool pair {number} (document {doc!r}) names a document the corpus "
                                     f"{self.dataset.name!r} does not hold. Fix: give the `corpus` the pool was made "
                                     "from")
-        folder = self.out.parent if str(self.out.parent) else Path(".")
+        folder = self.out.parent  # "." for a bare file name
         if not folder.is_dir():
             raise RetbenchError(f"`out` {self.out}: its folder {folder} does not exist. Fix: create it, or name a "
                                 "file in an existing folder")
@@ -287,7 +287,7 @@ class JudgingSession:
 def _fsync_folder(path: Path) -> None:
     """Make a new file's name durable too (its folder's entry)."""
     try:
-        descriptor = os.open(path.parent if str(path.parent) else ".", os.O_RDONLY)
+        descriptor = os.open(path.parent, os.O_RDONLY)
     except OSError:
         return
     try:
