@@ -3,10 +3,12 @@ compute step, its record in the manifest and its sections of the reports, regist
 :data:`harness.core.readings.READINGS` when the module is imported.
 
 A layer above the reports (a reading's sections use :mod:`harness.report.parts` and
-:mod:`harness.report.plots`) and below what computes, stores or shows a comparison
-(:mod:`harness.comparison`, the suites, gating, tuning, the server and the CLI), which import this
-package so that the registry is whole wherever a comparison is made or read; the core reads the
-registry as data (``tests/test_import_graph.py``, docs/development.md).
+:mod:`harness.report.plots`) and below what computes, stores or shows a comparison, which imports
+this package so that the registry is whole wherever a comparison is made or read:
+:mod:`harness.comparison` (and through it the suites), ``bench report`` and ``bench serve``'s store
+and schema. The core reads the registry as data (``tests/test_import_graph.py``,
+docs/development.md); a script that opens a folder through :mod:`harness.store.read` alone imports
+this package first to read the built-in readings' tables.
 """
 
 from __future__ import annotations
