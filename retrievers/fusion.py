@@ -45,7 +45,7 @@ from retrievers.base import Retriever, ScoreRetriever, fit_retriever, score_retr
 from retrievers.defaults import choose
 from retrievers.output import as_run
 from retrievers.ranking import doc_id_order, rank_sparse_rows
-from retrievers.run_file import as_system
+from retrievers.run_file import RunSystem, as_system
 from retrievers.validation import check_float, check_int
 
 DEFAULT_CHILDREN = ("bm25", "lsa")
@@ -65,6 +65,18 @@ def _default_children(children: tuple[object, ...], owner: str) -> tuple[Retriev
     from retrievers.spec import build
 
     return tuple(build(name) for name in DEFAULT_CHILDREN)
+
+
+def _scored_runs(fusion: Weighted) -> list[RunSystem]:
+    """The run files whose scores ``fusion`` reads through ``score()``: its children, and theirs
+    down a chain of ``weighted`` (a nested weighted's own search is not called)."""
+    found = []
+    for child in fusion.children:
+        if isinstance(child, RunSystem):
+            found.append(child)
+        elif isinstance(child, Weighted):
+            found.extend(_scored_runs(child))
+    return found
 
 
 class Fusion(Retriever):
@@ -171,6 +183,10 @@ class Weighted(Fusion, ScoreRetriever):
         return fused
 
     def search(self, queries: Queries, k: int) -> Run:
+        # The scores are read a batch of queries at a time (ScoreRetriever.search): a run file read
+        # through score() is checked against the whole comparison's queries once, here.
+        for run in _scored_runs(self):
+            run.check_queries(queries)
         return ScoreRetriever.search(self, queries, min(k, self.depth_for(self.corpus, k)))
 
 

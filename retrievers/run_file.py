@@ -225,31 +225,22 @@ class RunSystem(ScoreRetriever):
             self.run_context.say(f"{self._owner()}: skipped {share} naming {documents} ({quote_ids(missing)}); "
                                  "the results below them move up a rank")
         self._positions = positions
+        self._where = {q: j for j, q in enumerate(run.query_ids)}  # query id -> its ranking in the run
         return self
 
-    def _rankings(self, queries: Queries, k: int | None) -> Run:
-        """The run on the corpus for ``queries``, each ranking cut to ``k`` (None: whole), every
-        mismatch said (and a run that ranks nothing for them refused)."""
+    def _lookup(self, queries: Queries, k: int | None) -> tuple[Run, list[str], int, int]:
+        """The run on the corpus for ``queries``, each ranking cut to ``k`` (None: whole); and the
+        queries it ranks nothing for, how many rankings were cut and the longest of them. Says nothing."""
         run, corpus = self._run, self.corpus
         if run is None:
             raise RetbenchError(f"{self._owner()} is searched before it is fitted. Fix: fit it on the corpus first")
-        asked = set(queries.ids)
-        not_asked = [q for q in run.query_ids if q not in asked]
-        if not_asked:
-            self.run_context.say(
-                f"{self._owner()}: {counted(len(not_asked), 'query', spec=',')} of the run "
-                f"{'is' if len(not_asked) == 1 else 'are'} not among the {counted(len(queries), 'query', spec=',')} "
-                f"compared (the collection lacks {'it' if len(not_asked) == 1 else 'them'}, or "
-                f"{'it has' if len(not_asked) == 1 else 'they have'} no relevant judgment), ignored: "
-                f"{quote_ids(not_asked)}")
         offsets = [0]
         pieces: list[np.ndarray] = []
         score_pieces: list[np.ndarray] = []
         unranked: list[str] = []
         cut, longest = 0, 0
-        where = {q: j for j, q in enumerate(run.query_ids)}
         for q in queries.ids:
-            j = where.get(q)
+            j = self._where.get(q)
             if j is not None:
                 entries = slice(int(run.offsets[j]), int(run.offsets[j + 1]))
                 found = self._positions[entries]
@@ -265,6 +256,23 @@ class RunSystem(ScoreRetriever):
             pieces.append(found)
             score_pieces.append(values)
             offsets.append(offsets[-1] + len(found))
+        ranked = Run(queries.ids, corpus.id_array(), np.array(offsets), np.concatenate(pieces),
+                     np.concatenate(score_pieces))
+        return ranked, unranked, cut, longest
+
+    def _rankings(self, queries: Queries, k: int | None) -> Run:
+        """:meth:`_lookup`, with every mismatch with the compared ``queries`` said (and a run that
+        ranks nothing for them refused): the whole comparison's queries, never a batch of them."""
+        run, (ranked, unranked, cut, longest) = self._run, self._lookup(queries, k)
+        asked = set(queries.ids)
+        not_asked = [q for q in run.query_ids if q not in asked]
+        if not_asked:
+            self.run_context.say(
+                f"{self._owner()}: {counted(len(not_asked), 'query', spec=',')} of the run "
+                f"{'is' if len(not_asked) == 1 else 'are'} not among the {counted(len(queries), 'query', spec=',')} "
+                f"compared (the collection lacks {'it' if len(not_asked) == 1 else 'them'}, or "
+                f"{'it has' if len(not_asked) == 1 else 'they have'} no relevant judgment), ignored: "
+                f"{quote_ids(not_asked)}")
         if len(unranked) == len(queries):
             raise RetbenchError(f"{self._owner()} ranks no document of the corpus for any of the "
                                 f"{counted(len(queries), 'query', spec=',')} compared ({quote_ids(list(queries.ids))}). "
@@ -277,17 +285,23 @@ class RunSystem(ScoreRetriever):
             self.run_context.say(f"{self._owner()} ranks more than the depth of {k} results in "
                                  f"{counted(cut, 'query', spec=',')} (up to {longest:,}); each ranking was cut to "
                                  f"its first {k}")
-        return Run(queries.ids, corpus.id_array(), np.array(offsets), np.concatenate(pieces),
-                   np.concatenate(score_pieces))
+        return ranked
 
     def search(self, queries: Queries, k: int) -> Run:
         """The run's rankings of ``queries`` on the corpus, in the run's order, cut to ``k``."""
         return self._rankings(queries, k)
 
+    def check_queries(self, queries: Queries) -> None:
+        """Say (or refuse) how the run meets the compared ``queries``, as :meth:`search` does, for a
+        fusion that reads its scores: ``weighted`` scores a batch of the queries at a time, and a
+        batch is not the comparison's queries (:meth:`score` says nothing)."""
+        self._rankings(queries, None)
+
     def score(self, queries: Queries) -> np.ndarray:
         """The run's scores of the documents it ranks for each query (its whole ranking), ``-inf``
-        (unscored) for every other document of the corpus: what ``weighted`` normalises."""
-        run = self._rankings(queries, None)
+        (unscored) for every other document of the corpus: what ``weighted`` normalises. Says
+        nothing: :meth:`check_queries` says it once for the whole comparison."""
+        run = self._lookup(queries, None)[0]
         matrix = np.full((len(queries), len(self.corpus)), -np.inf)
         rows = np.repeat(np.arange(len(queries)), run.lengths())
         matrix[rows, run.doc_index] = run.scores

@@ -435,3 +435,57 @@ def test_one_spec_reads_a_run_per_collection_in_a_suite(tmp_path: Path) -> None:
                           statistics=Statistics(bootstrap_samples=200, permutations=200))
     means = {collection.name: float(collection.summary["mrr"].iloc[0]) for collection in suite.collections}
     assert means == {"tiny": 1.0, "other": 0.5}
+
+
+def test_runs_in_weighted_are_checked_once_against_the_whole_comparison_not_per_batch() -> None:
+    # weighted reads its children's scores a batch of queries at a time; a run's checks must read the
+    # comparison's queries: a batch whose queries the run lacks is not "ranks nothing", and a query of
+    # another batch is not "not among the queries compared".
+    corpus = Corpus([f"d{i}" for i in range(10)], ["text"] * 10, name="x")
+    queries = Queries(["q1", "q2", "q3", "q4"], ["a", "b", "c", "d"])
+    a = RunSystem.of(Run.from_mapping({"q1": [("d1", 3.0), ("d2", 1.0)], "q9": [("d1", 1.0)]}), name="a")
+    b = RunSystem.of(Run.from_mapping({q: [("d3", 2.0), (f"d{4 + i}", 1.0)] for i, q in enumerate(queries.ids)}),
+                     name="b")
+    fused = Weighted(a, b)
+    fused.batch_cells = 10  # one query per batch
+    fused.fit(corpus)
+    with pytest.warns(UserWarning) as said:
+        run = fused.search(queries, 10)
+    messages = [str(w.message) for w in said]
+    assert messages == [
+        "run 'a': 1 query of the run is not among the 4 queries compared (the collection lacks it, or it has no "
+        "relevant judgment), ignored: 'q9'",
+        "run 'a' ranks no document for 3 queries of the 4 compared, which score 0 (as trec_eval -c counts them): "
+        "'q2', 'q3', 'q4'"]
+    assert run.to_mapping()["q1"][0][0] == "d1"
+
+
+@pytest.mark.parametrize("text", [
+    "q1\td4\t3\nq1\td2\t1\nq2\td3\t1\n", "q1\td4\t3\nq1\td2\t1", "q1\td1\t1\n\n\nq2\td1\t+2\n", "q1\td1\t01\n",
+    "\tq1\td1\t1\n", "q1\td1\t1\t\n", "q1\td1\t1\nq1\t\td2\t2\n", "q1\td1\t1\r\nq1\td2\t2\r\n", "q1\td1\t1\n\t\n",
+    "q1\td1\t1\n#c\nq1\td2\t2\n", "q1\td1\t1\nq1\td1\t2\n", "q1\td1\t0\n", "q1\td 1\t1\n", "q1\td1\t1\x0b\n", "",
+])
+def test_a_tsv_run_reads_the_same_on_the_array_path_as_line_by_line(tmp_path: Path, text: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import corpora.tsv_run as tsv_run
+
+    path = tmp_path / "run.tsv"
+    path.write_bytes(text.encode("utf-8"))
+
+    def outcome() -> object:
+        try:
+            run = Run.read(path)
+        except InputFileError as error:
+            return str(error)
+        return {query: run.items(query) for query in run.query_ids}
+
+    fast = outcome()
+    monkeypatch.setattr(tsv_run, "_columns", lambda raw: None)
+    assert fast == outcome()
+
+
+def test_a_plain_tsv_run_takes_the_array_path() -> None:
+    from corpora.tsv_run import _columns
+
+    columns = _columns(b"q1\td4\t3\nq1\td2\t1")
+    assert columns is not None and [list(column) for column in columns] == [["q1", "q1"], ["d4", "d2"], ["3", "1"]]
