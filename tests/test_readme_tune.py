@@ -24,6 +24,7 @@ def blocks(language: str) -> list[str]:
 def test_the_commands_table_lists_bench_tune() -> None:
     commands = REPO.joinpath("docs", "commands.md").read_text(encoding="utf-8").split("\n## Commands\n")[1].split("\n## ")[0]
     assert "| `bench tune GRID" in commands
+    assert main.get_command(None, "tune") is not None  # the table lists a command bench has
 
 
 def test_the_python_example_prints_what_the_page_shows(tmp_path: Path) -> None:
