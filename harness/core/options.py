@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ALPHA", "BOOTSTRAP_SAMPLES", "CONFIDENCE", "CONFIDENCE_FROM", "DEPTH", "FAIL_RANK", "FAMILIES", "FAMILY",
            "PERMUTATIONS", "REL_THRESHOLD", "RETRIEVAL_K", "SEED", "Loading", "Readings", "RunOptions", "Scoring",
-           "Statistics", "alpha_of", "check_retrieval_k", "declared"]
+           "Statistics", "alpha_of", "check_retrieval_k", "declared", "level_text"]
 
 #: The defaults, one declaration each (the dataclasses below, the CLI and every function with such
 #: a parameter take them from here).
@@ -85,6 +85,11 @@ def alpha_of(confidence: float) -> float:
 
 #: The tests' level at the default confidence (0.05, as ``1 - 0.95`` computes it).
 ALPHA = alpha_of(CONFIDENCE)
+
+
+def level_text(confidence: float) -> str:
+    """An interval's level as the reports write it: ``0.95`` -> ``95%``."""
+    return f"{confidence * 100:g}%"
 
 #: A field's constraint: (its value, its name, its default) -> None, or a RetbenchError naming it.
 Check = Callable[[Any, str, Any], None]

@@ -42,6 +42,7 @@ import pandas as pd
 from corpora import InputFileError
 from corpora.wording import counted
 from harness.core.diagnosis import DuplicatePair, Failure
+from harness.core.options import level_text
 from harness.core.power import PowerAnalysis
 from harness.core.readings import Reading, rendered
 from harness.store.read import MANIFEST_FILE, PER_QUERY_FILE, TABLES, ResultsFolder, open_record
@@ -169,7 +170,7 @@ class ReportView:
     @property
     def level(self) -> str:
         """The interval's level as written: ``95%``."""
-        return f"{self.confidence * 100:g}%"
+        return level_text(self.confidence)
 
     @property
     def baseline(self) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.core.options import level_text
 from harness.report.formats import REPORT_FORMATS, TEXT
 from harness.suite.statistics import MACRO, MICRO
 
@@ -85,7 +86,7 @@ class SuiteView:
     @property
     def level(self) -> str:
         """The intervals' level as written: ``95%``."""
-        return f"{self.confidence * 100:g}%"
+        return level_text(self.confidence)
 
 
 def view_of_result(result: Any) -> SuiteView:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from corpora import InputFileError
 from corpora.wording import counted
+from harness.core.options import level_text
 from harness.store.read import MANIFEST_FILE, ResultsFolder, Table, read_table
 from harness.tuning.results import TUNE_FILE, TUNE_KIND
 
@@ -94,7 +95,7 @@ class TuneView:
     @property
     def level(self) -> str:
         """The intervals' level as written: ``95%``."""
-        return f"{float(self.statistics['confidence']) * 100:g}%"
+        return level_text(float(self.statistics["confidence"]))
 
     @property
     def n_queries(self) -> int:
