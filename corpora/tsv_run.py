@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from corpora.errors import InputFileError
+from corpora.field_columns import split_fields
 from corpora.input_files import MAX_JUDGMENT_LINE, decode_utf8, read_input_bytes, refuse_nul_bytes
 from corpora.number_grammar import grade_array
 from corpora.output_files import write_output
@@ -39,11 +40,35 @@ __all__ = ["read_tsv_run", "write_tsv_run"]
 _FIELDS = "qid<TAB>docid<TAB>rank"
 
 
-def _lines(path: Path) -> tuple[list[int], list[str], list[str], list[str]]:
-    """Line numbers, query ids, doc ids and rank texts of every result line."""
+#: Bytes whose presence sends a file to :func:`_lines`: :func:`~corpora.field_columns.split_fields`
+#: splits on any whitespace, so the array path takes only single tabs between non-empty fields (no
+#: space, carriage return or tab at a line's edge; it refuses a line starting with ``#`` itself).
+_NOT_PLAIN = (b" ", b"\r", b"\t\t", b"\n\t", b"\t\n")
+#: The array path's fixed-width id columns may take up to 4x the file's size plus this (one very
+#: long id makes every row as wide), else :func:`_lines` reads the file.
+_FIXED_WIDTH_SLACK = 64 << 20
+
+
+def _read(path: Path) -> bytes:
     raw = read_input_bytes(path, max_line=MAX_JUDGMENT_LINE, what="a run file",
                            gzipped=path.suffix.lower() == GZIP_SUFFIX)
     refuse_nul_bytes(path, raw)
+    return raw
+
+
+def _columns(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Query ids, doc ids and rank texts of a plain file (see :data:`_NOT_PLAIN`) split with array
+    operations, or None when :func:`_lines` must read it (and name the line of any problem)."""
+    if raw.startswith(b"\t") or raw.endswith(b"\t") or any(odd in raw for odd in _NOT_PLAIN):
+        return None
+    fields = split_fields(raw, 3, keep=(0, 1, 2))
+    if fields is None or 4 * len(fields) * (fields.width(0) + fields.width(1)) > 4 * len(raw) + _FIXED_WIDTH_SLACK:
+        return None
+    return fields.text(0), fields.text(1), fields.text(2)
+
+
+def _lines(path: Path, raw: bytes) -> tuple[list[int], list[str], list[str], list[str]]:
+    """Line numbers, query ids, doc ids and rank texts of every result line."""
     numbers: list[int] = []
     qids: list[str] = []
     docs: list[str] = []
@@ -70,7 +95,17 @@ def read_tsv_run(path: Path, order: RunOrder = "trec", trailing_fields: Trailing
     path = Path(path)
     if order not in RUN_ORDERS:
         raise ValueError(f"order must be one of {RUN_ORDERS}, not {order!r}")
-    numbers, qid_list, doc_list, rank_list = _lines(path)
+    raw = _read(path)
+    columns = _columns(raw)
+    if columns is not None:  # a well-formed file; anything odd is read again, line by line, to be named
+        qids, docs, rank_texts = columns
+        ranks = grade_array(rank_texts)
+        if ranks is not None and (ranks >= 1).all():
+            scores = -ranks.astype(np.float64)
+            ordered = order_columns(qids, docs, scores, order)
+            if not isinstance(ordered, int):
+                return RunFile(Run.from_ordered(docs, scores, ordered), run_file_name(path))
+    numbers, qid_list, doc_list, rank_list = _lines(path, raw)
     if not numbers:
         raise InputFileError(path, "the run holds no results (the file is empty or only comments)",
                              fix=f"write one result per line as `{_FIELDS}`")

@@ -463,7 +463,8 @@ def test_runs_in_weighted_are_checked_once_against_the_whole_comparison_not_per_
 @pytest.mark.parametrize("text", [
     "q1\td4\t3\nq1\td2\t1\nq2\td3\t1\n", "q1\td4\t3\nq1\td2\t1", "q1\td1\t1\n\n\nq2\td1\t+2\n", "q1\td1\t01\n",
     "\tq1\td1\t1\n", "q1\td1\t1\t\n", "q1\td1\t1\nq1\t\td2\t2\n", "q1\td1\t1\r\nq1\td2\t2\r\n", "q1\td1\t1\n\t\n",
-    "q1\td1\t1\n#c\nq1\td2\t2\n", "q1\td1\t1\nq1\td1\t2\n", "q1\td1\t0\n", "q1\td 1\t1\n", "q1\td1\t1\x0b\n", "",
+    "q1\td1\t1\n#c\nq1\td2\t2\n", "q1\td1\t1\n#\tx\t1\n", "#\tx\t1\nq1\td1\t1\n", "q1\td1\t1\n\tq1\td2\t2\n",
+    "q1\td1\r\t1\n", "q1\td1\t1\nq1\td1\t2\n", "q1\td1\t0\n", "q1\td 1\t1\n", "q1\td1\t1\x0b\n", "",
 ])
 def test_a_tsv_run_reads_the_same_on_the_array_path_as_line_by_line(tmp_path: Path, text: str,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
