@@ -37,6 +37,9 @@ _TENS = np.array([float(10**k) for k in range(23)])  # exact doubles: 10**k for 
 #: file, lines at a time, and rows of a column at a time.
 _BYTES_AT_A_TIME = 1 << 21
 _ROWS_AT_A_TIME = 1 << 15
+#: :meth:`FieldColumns.text` columns may take up to 4x the file's size plus this before a reader
+#: prefers Python strings (UTF-32 takes 4 bytes a character; ids of one width take about that).
+_FIXED_WIDTH_SLACK = 64 << 20
 
 #: The same powers in extended precision, where numpy's longdouble has a 64-bit or wider significand
 #: (x86's 80-bit, or quad): an 18-digit integer is exact there. None elsewhere (then ``float`` does it).
@@ -89,6 +92,11 @@ class FieldColumns:
         """The longest value of ``field``: :meth:`text` takes 4 bytes per row and character of it."""
         column = self.fields.index(field)
         return int((self.ends[:, column] - self.starts[:, column]).max()) if len(self) else 0
+
+    def text_fits(self, *fields: int) -> bool:
+        """Whether :meth:`text` of ``fields`` takes at most 4x the file's size plus a slack: one very
+        long value makes every row as wide, and Python strings then cost less."""
+        return 4 * len(self) * sum(self.width(field) for field in fields) <= 4 * len(self.data) + _FIXED_WIDTH_SLACK
 
     def text(self, field: int) -> np.ndarray:
         """``field`` as a fixed-width ``numpy.str_`` array (ASCII: a byte is its code point)."""

@@ -85,9 +85,6 @@ _RUN_FIELDS = "qid Q0 docid rank score tag"
 _QRELS_FIELDS = "qid iter docid grade"
 _BEIR_FIELDS = "query-id<TAB>corpus-id<TAB>score"
 _BEIR_HEADER_FIRST = ("query-id", "query_id", "qid")
-#: Fixed-width id columns may take up to 4x the run file's size plus this before the run reader
-#: prefers Python strings (UTF-32 takes 4 bytes a character; ids of one width take about that).
-_FIXED_WIDTH_SLACK = 64 << 20
 _PADDED_FIELD = re.compile(rb"(?m)^[ ]|[ ]\r?$|[ ]\t|\t[ ]")
 
 
@@ -219,7 +216,7 @@ def _fast_run(raw: bytes, trailing_fields: TrailingFields, order: RunOrder) -> R
     if fields is None:  # comments or a byte order mark are rare: look for them only now
         stripped = _without_comments(raw)
         fields = None if stripped is raw else split_fields(stripped, 6, keep=(0, 2, 4, 5))
-    if fields is not None and 4 * len(fields) * (fields.width(0) + fields.width(2)) > 4 * len(raw) + _FIXED_WIDTH_SLACK:
+    if fields is not None and not fields.text_fits(0, 2):
         fields = None  # one very long id would make every row as wide: pandas' strings cost less
     if fields is not None:
         scores = fields.decimals(4)

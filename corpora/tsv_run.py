@@ -44,9 +44,6 @@ _FIELDS = "qid<TAB>docid<TAB>rank"
 #: splits on any whitespace, so the array path takes only single tabs between non-empty fields (no
 #: space, carriage return or tab at a line's edge; it refuses a line starting with ``#`` itself).
 _NOT_PLAIN = (b" ", b"\r", b"\t\t", b"\n\t", b"\t\n")
-#: The array path's fixed-width id columns may take up to 4x the file's size plus this (one very
-#: long id makes every row as wide), else :func:`_lines` reads the file.
-_FIXED_WIDTH_SLACK = 64 << 20
 
 
 def _read(path: Path) -> bytes:
@@ -62,7 +59,7 @@ def _columns(raw: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     if raw.startswith(b"\t") or raw.endswith(b"\t") or any(odd in raw for odd in _NOT_PLAIN):
         return None
     fields = split_fields(raw, 3, keep=(0, 1, 2))
-    if fields is None or 4 * len(fields) * (fields.width(0) + fields.width(1)) > 4 * len(raw) + _FIXED_WIDTH_SLACK:
+    if fields is None or not fields.text_fits(0, 1):  # one very long id: the lines' strings cost less
         return None
     return fields.text(0), fields.text(1), fields.text(2)
 

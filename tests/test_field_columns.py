@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpora import trec_io
+from corpora import field_columns, trec_io
 from corpora.field_columns import split_fields
 from corpora.number_grammar import read_score
 
@@ -176,7 +176,7 @@ def test_shortest_reprs_of_many_doubles_read_back_exactly(scale: float) -> None:
 
 def test_one_very_long_id_sends_the_run_to_python_strings(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fixed width means every row as wide as the longest id: past 4x the file, pandas reads it."""
-    monkeypatch.setattr(trec_io, "_FIXED_WIDTH_SLACK", 0)
+    monkeypatch.setattr(field_columns, "_FIXED_WIDTH_SLACK", 0)
     text = "".join(f"q Q0 d{i} 1 {i}.5 t\n" for i in range(200)) + f"q Q0 {'x' * 400} 1 0.25 t\n"
     taken = []
     original = trec_io._fast_table
