@@ -220,7 +220,7 @@ def _fast_run(raw: bytes, trailing_fields: TrailingFields, order: RunOrder) -> R
         fields = None  # one very long id would make every row as wide: pandas' strings cost less
     if fields is not None:
         scores = fields.decimals(4)
-        if scores is None or np.isnan(scores).any():
+        if scores is None:  # the grammar refuses NaN, so a NaN score is None here too
             return None
         run = _run_or_duplicate(fields.text(0), fields.text(2), scores, order)
         return None if isinstance(run, int) else RunFile(run, fields.last(5))
