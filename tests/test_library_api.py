@@ -252,7 +252,7 @@ def test_the_same_object_twice_is_refused() -> None:
         (["ndcg@10"], lambda: {"scoring": Scoring(depth=5)}, "a metric cuts at 10 but `depth` is 5"),
         (["mrr"], lambda: {"statistics": Statistics(seed=-1)}, "`seed` must be an int >= 0"),
         (["mrr"], lambda: {"statistics": Statistics(confidence=1.5)}, "`confidence` must be a number strictly between 0.5 and 1"),
-        (["mrr"], lambda: {"statistics": Statistics(family="pairs")}, "unknown Holm family (`family`) 'pairs'"),
+        (["mrr"], lambda: {"statistics": Statistics(family="pairs")}, "unknown multiple-comparison family (`family`) 'pairs'"),
         (["mrr"], lambda: {"scoring": Scoring(rel_threshold=0.5)}, "`rel_threshold` must be an int >= 0 (a grade). Got 0.5"),
         (["mrr"], lambda: {"baseline": "bm25"}, "`baseline` 'bm25' is not among the systems (Overlap)"),
         (["mrr"], lambda: {"loading": Loading(split="dev")}, "split load a dataset given by name or folder, but dataset 'tiny'"),

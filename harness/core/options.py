@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from retrievers.cache import IndexCache
 
 __all__ = ["ALPHA", "BOOTSTRAP_SAMPLES", "CONFIDENCE", "CONFIDENCE_FROM", "DEPTH", "FAIL_RANK", "FAMILIES", "FAMILY",
-           "PERMUTATIONS", "REL_THRESHOLD", "RETRIEVAL_K", "SEED", "Loading", "Readings", "RunOptions", "Scoring",
+           "PERMUTATIONS", "REL_THRESHOLD", "RETRIEVAL_K", "SEED", "TUKEY", "Loading", "Readings", "RunOptions", "Scoring",
            "Statistics", "alpha_of", "check_retrieval_k", "declared", "level_text"]
 
 #: The defaults, one declaration each (the dataclasses below, the CLI and every function with such
@@ -71,11 +71,18 @@ FAIL_RANK = 3
 CONFIDENCE_FROM = "score"
 RETRIEVAL_K = 10
 
-#: Holm families: which comparisons are adjusted together (:func:`harness.core.statistics.holm_in_families`).
+#: Multiple-comparison families: which comparisons are adjusted together, and how
+#: (:func:`harness.core.statistics.adjust_in_families`): Holm's step-down within one metric or across the run,
+#: or the randomised Tukey HSD over the systems of one metric (:mod:`harness.core.tukey`).
 FAMILIES = {
     "metric": "the comparisons of one metric",
     "all": "every comparison of the run",
+    "tukey": "the comparisons of one metric, adjusted at once by the randomised Tukey HSD over their systems "
+             "(the largest difference of means when each query's scores are permuted across the systems) "
+             "instead of Holm",
 }
+#: The family that is not Holm's: its adjusted p is the randomised Tukey HSD's.
+TUKEY = "tukey"
 
 
 def alpha_of(confidence: float) -> float:
@@ -139,7 +146,7 @@ def _confidence(value: object, name: str, default: float) -> None:
 
 def _family(value: object, name: str, default: object) -> None:
     if not isinstance(value, str) or value not in FAMILIES:
-        raise UnknownNameError(f"Holm family (`{name}`)", str(value), list(FAMILIES))
+        raise UnknownNameError(f"multiple-comparison family (`{name}`)", str(value), list(FAMILIES))
 
 
 def _unjudged(value: object, name: str, default: object) -> None:
@@ -242,7 +249,7 @@ def _hook(value: object, name: str, default: object) -> None:
 
 #: Help texts that name values declared where they are used fill these from
 #: :func:`harness.cli.declared.help_values` (an import from here would be a cycle).
-_FAMILIES_HELP = "Holm family: {families}."
+_FAMILIES_HELP = "Multiple-comparison family (Holm's, unless tukey): {families}."
 _PERMUTATIONS_HELP = ("Random sign flips of the randomisation test when more than {exact_up_to} queries differ "
                       "(up to that, all sign patterns are enumerated exactly).")
 _FACETS_HELP = ("Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
@@ -289,8 +296,9 @@ class Scoring:
 class Statistics:
     """The paired bootstrap interval (``bootstrap_samples`` resamples drawn from ``seed``, at
     ``confidence``; every test runs at alpha = 1 - confidence, :func:`alpha_of`), the randomisation
-    test (``permutations`` Monte Carlo sign flips, exact when few queries differ) and Holm's ``family``
-    (:data:`FAMILIES`). Checked when made: counts >= 1, ``seed`` >= 0, ``confidence`` strictly
+    test (``permutations`` Monte Carlo sign flips, exact when few queries differ; as many permutations
+    for the Tukey HSD) and the multiple-comparison ``family`` (:data:`FAMILIES`: Holm's within a metric
+    or across the run, or ``"tukey"``, the randomised Tukey HSD within a metric). Checked when made: counts >= 1, ``seed`` >= 0, ``confidence`` strictly
     between 0.5 and 1, ``family`` a name of :data:`FAMILIES`."""
 
     bootstrap_samples: int = _option(BOOTSTRAP_SAMPLES, "Resamples of the paired bootstrap interval.", _count)

@@ -7,8 +7,9 @@ and makes the output a pure function of (inputs, seed). Vectorised in bounded ch
 
 The randomisation test is exact (every sign pattern) when at most :data:`EXACT_UP_TO` queries
 differ, else Monte Carlo with its own number of flips and its own random stream, so the bootstrap's
-size never moves a p-value. Holm adjusts within a declared family (:data:`FAMILIES`); alpha is
-1 - confidence; a comparison whose most extreme outcome could not reach alpha after Holm says
+size never moves a p-value. Holm adjusts within a declared family (:data:`FAMILIES`), or the
+randomised Tukey HSD over the systems of each metric (``family="tukey"``, :mod:`harness.core.tukey`);
+alpha is 1 - confidence; a comparison whose most extreme outcome could not reach alpha after Holm says
 "too few ... to tell" (:func:`smallest_adjusted_p`).
 
 One module (over 400 lines): the bootstrap, the two tests and Holm are the steps of one paired
@@ -25,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from harness.engines.parallel import ChunkMapper
-from harness.core.options import (ALPHA, BOOTSTRAP_SAMPLES, CONFIDENCE, FAMILIES, FAMILY, PERMUTATIONS, SEED, Statistics,
-                                  alpha_of)
+from harness.core.options import (ALPHA, BOOTSTRAP_SAMPLES, CONFIDENCE, FAMILIES, FAMILY, PERMUTATIONS, SEED, TUKEY,
+                                  Statistics, alpha_of)
+from harness.core.tukey import TUKEY_STREAM, tukey_hsd_p_values
 
 _CHUNK_CELLS = 1 << 20  # resample x query cells drawn at once; bounds peak memory
 _SLICE = 1 << 16  # resample x query cells averaged at once (the temporaries fit a core's cache)
@@ -385,9 +387,10 @@ class Comparison:
     """One paired comparison ``system_a - system_b`` on one metric over the same queries.
 
     ``p_value`` comes from the randomisation test named by ``test`` (a key of :data:`TESTS`);
-    ``p_adjusted`` is Holm's over the comparison's family; ``smallest_p_adjusted`` is the adjusted
-    p its most extreme sign pattern would have reached (:func:`smallest_adjusted_p`); ``alpha`` is
-    1 - the interval's confidence.
+    ``p_adjusted`` is Holm's over the comparison's family, or the randomised Tukey HSD's when
+    ``correction`` is ``"tukey"``; ``smallest_p_adjusted`` is the adjusted p its most extreme sign
+    pattern would have reached (:func:`smallest_adjusted_p`; for the Tukey HSD, 1 / (1 +
+    permutations)); ``alpha`` is 1 - the interval's confidence.
     """
 
     system_a: str
@@ -404,6 +407,12 @@ class Comparison:
     alpha: float = ALPHA
     smallest_p_adjusted: float = 0.0
     permutations: int = PERMUTATIONS
+    correction: str = "holm"
+
+    @property
+    def adjusted_name(self) -> str:
+        """How the verdicts name the adjusted p: ``Holm`` or ``Tukey HSD``."""
+        return "Tukey HSD" if self.correction == TUKEY else "Holm"
 
     @property
     def interval_excludes_zero(self) -> bool:
@@ -411,7 +420,7 @@ class Comparison:
 
     @property
     def significant(self) -> bool:
-        """The Holm-adjusted p is at most alpha and the interval excludes zero."""
+        """The adjusted p (Holm's or the Tukey HSD's) is at most alpha and the interval excludes zero."""
         return self.p_adjusted <= self.alpha and self.interval_excludes_zero
 
     @property
@@ -421,17 +430,18 @@ class Comparison:
         * ``identical on every query``: no query differs;
         * ``too few differing queries to tell (m of n)``: even the most extreme sign pattern of the m
           differing queries would not bring the Holm-adjusted p to alpha in this family (with the
-          Monte Carlo test, ``too few permutations`` when 1 / (1 + permutations) is what stops it);
+          Monte Carlo test or the Tukey HSD, ``too few permutations`` when 1 / (1 + permutations) is what
+          stops it);
           ``too few queries to tell (all n differ)`` when every query differs, so what is short is
           the collection itself;
-        * ``A is better``: Holm p <= alpha and the interval excludes 0;
+        * ``A is better``: Holm p (or Tukey HSD p) <= alpha and the interval excludes 0;
         * ``no clear difference``, saying which of the two disagrees when only one of them would
           call the difference real.
         """
         if self.n_differing == 0:
             return "identical on every query"
         if self.smallest_p_adjusted > self.alpha:
-            if self.test == "monte-carlo":
+            if self.test == "monte-carlo" or self.correction == TUKEY:
                 return f"too few permutations to tell (p >= 1/{self.permutations + 1})"
             if self.n_differing == self.n_queries:  # more queries, not other systems, would tell
                 return f"too few queries to tell (all {self.n_queries} differ)"
@@ -439,10 +449,12 @@ class Comparison:
         if self.significant:
             return f"{self.system_a if self.mean_diff > 0 else self.system_b} is better"
         if self.interval_excludes_zero:
-            return (f"no clear difference: the interval excludes 0 but the {self.test} test does not reject "
-                    f"(Holm p {format_p(self.p_adjusted, self.alpha)} > {self.alpha:g})")
+            rejecting = "the Tukey HSD" if self.correction == TUKEY else f"the {self.test} test"
+            return (f"no clear difference: the interval excludes 0 but {rejecting} does not reject "
+                    f"({self.adjusted_name} p {format_p(self.p_adjusted, self.alpha)} > {self.alpha:g})")
         if self.p_adjusted <= self.alpha:
-            return (f"no clear difference: Holm p {format_p(self.p_adjusted, self.alpha)} <= {self.alpha:g} but the "
+            return (f"no clear difference: {self.adjusted_name} p {format_p(self.p_adjusted, self.alpha)} <= "
+                    f"{self.alpha:g} but the "
                     "interval includes 0")
         return "no clear difference"
 
@@ -483,6 +495,28 @@ def format_p(p: float, alpha: float | None = None) -> str:
     return repr(p)
 
 
+def adjusted_label(family: str | None) -> str:
+    """The name of a run's adjusted p in the reports' tables: ``Holm p``, or ``Tukey HSD p``.
+
+    >>> adjusted_label("metric"), adjusted_label("tukey")
+    ('Holm p', 'Tukey HSD p')
+    """
+    return "Tukey HSD p" if family == TUKEY else "Holm p"
+
+
+def correction_words(family: str | None) -> str:
+    """How the reports say what adjusted the p-values of a run made with ``family``.
+
+    >>> correction_words("all")
+    'Holm over every comparison of the run'
+    >>> correction_words("tukey")
+    'the randomised Tukey HSD over the systems of each metric (Carterette 2012)'
+    """
+    if family == TUKEY:
+        return "the randomised Tukey HSD over the systems of each metric (Carterette 2012)"
+    return f"Holm over {FAMILIES.get(str(family), FAMILIES[FAMILY])}"
+
+
 #: The columns of ``comparisons.csv``: each is an attribute of :class:`Comparison`.
 COMPARISON_COLUMNS = ["system_a", "system_b", "metric", "mean_diff", "ci_low", "ci_high", "p_value",
                       "p_adjusted", "n_queries", "n_differing", "test", "verdict"]
@@ -505,6 +539,36 @@ def holm_in_families(p_values: np.ndarray, tests: Sequence[str], differing: np.n
     return adjusted, best_adjusted
 
 
+def tukey_in_metrics(levels: dict[str, dict[str, np.ndarray]], differing: np.ndarray, permutations: int,
+                     columns: Sequence[tuple[str, str, str]], metrics: Sequence[str],
+                     seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The randomised Tukey HSD's adjusted p of each (a, b, metric) column, one family per metric over
+    the systems its columns name (:func:`harness.core.tukey.tukey_hsd_p_values` on
+    ``levels[system][metric]``, the per-query scores), and the smallest p each could reach:
+    1 / (1 + permutations), or 1 when no query differs."""
+    adjusted = np.ones(len(columns))
+    for metric in metrics:
+        where = [i for i, c in enumerate(columns) if c[2] == metric]
+        systems = list(dict.fromkeys(s for i in where for s in columns[i][:2]))
+        position = {s: k for k, s in enumerate(systems)}
+        scores = np.column_stack([levels[s][metric] for s in systems])
+        pairs = [(position[columns[i][0]], position[columns[i][1]]) for i in where]
+        adjusted[where] = tukey_hsd_p_values(scores, pairs, permutations, seed)
+    best = np.where(np.asarray(differing) > 0, 1.0 / (1.0 + permutations), 1.0)
+    return adjusted, best
+
+
+def adjust_in_families(p_values: np.ndarray, tests: Sequence[str], differing: np.ndarray, permutations: int,
+                       columns: Sequence[tuple[str, str, str]], metrics: Sequence[str], family: str,
+                       levels: dict[str, dict[str, np.ndarray]], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The adjusted p of each column and the smallest it could reach, as ``family`` says: Holm's
+    (:func:`holm_in_families`) or, for ``"tukey"``, the randomised Tukey HSD's (:func:`tukey_in_metrics`,
+    which reads the systems' per-query ``levels``)."""
+    if family == TUKEY:
+        return tukey_in_metrics(levels, differing, permutations, columns, metrics, seed)
+    return holm_in_families(p_values, tests, differing, permutations, columns, metrics, family)
+
+
 def compare_systems(
     per_query: dict[str, dict[str, np.ndarray]],
     pairs: Sequence[tuple[str, str]],
@@ -522,7 +586,8 @@ def compare_systems(
     ``per_query[system][metric]`` holds per-query values aligned on the same queries. The bootstrap
     draws ``n_samples`` resamples; the randomisation test is exact up to :data:`EXACT_UP_TO`
     differing queries, else ``permutations`` Monte Carlo flips (a stream of its own). Holm runs
-    across each ``family`` (a key of :data:`FAMILIES`); alpha = 1 - ``confidence``.
+    across each ``family`` (a key of :data:`FAMILIES`), or for ``"tukey"`` the randomised Tukey HSD
+    over each metric's systems (``permutations`` permutations, a stream of their own); alpha = 1 - ``confidence``.
     ``progress(done, total)`` follows the bootstrap; ``mapper``: where its chunks run
     (:mod:`harness.engines.parallel`; None: here).
     """
@@ -537,13 +602,15 @@ def compare_systems(
     low, high = percentile_interval(sorted_means, confidence)
     p_values, tests = sign_flip_tests(differences, permutations, seed, mapper=mapper)
     differing = np.count_nonzero(differences, axis=0)
-    adjusted, best_adjusted = holm_in_families(p_values, tests, differing, permutations, columns, metrics, family)
+    adjusted, best_adjusted = adjust_in_families(p_values, tests, differing, permutations, columns, metrics, family,
+                                                 per_query, seed)
+    correction = TUKEY if family == TUKEY else "holm"
     means = differences.mean(axis=0)
     alpha = alpha_of(confidence)
     return [
         Comparison(a, b, m, float(means[i]), float(low[i]), float(high[i]), float(p_values[i]),
                    float(adjusted[i]), n_queries, int(differing[i]), tests[i], alpha, float(best_adjusted[i]),
-                   permutations)
+                   permutations, correction)
         for i, (a, b, m) in enumerate(columns)
     ]
 
@@ -564,4 +631,7 @@ def describe_settings(statistics: Statistics, comparisons: Sequence[Comparison])
             "comparisons_by_test": used,
         },
         "holm_family": statistics.family, "holm_family_means": FAMILIES[statistics.family],
+        **({"tukey_hsd": {"permutations": statistics.permutations, "permutation_stream": TUKEY_STREAM,
+                          "reference": "Carterette (2012), ACM TOIS 30(1): randomised Tukey HSD over the range "
+                                       "of the systems' means"}} if statistics.family == TUKEY else {}),
     }

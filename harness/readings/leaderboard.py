@@ -15,7 +15,8 @@ Ranks over the resamples (:func:`bootstrap_ranks`)
 Tie groups (:func:`tie_groups`): a compact letter display
     The groups rest on the comparisons written to ``comparisons.csv`` (the run's own: same tests, same
     Holm family) and on nothing else. Two systems are *separated* on a metric when their comparison
-    on it is significant (:attr:`harness.core.statistics.Comparison.significant`: Holm-adjusted p <= alpha
+    on it is significant (:attr:`harness.core.statistics.Comparison.significant`: adjusted p (Holm's, or
+    the randomised Tukey HSD's with ``family="tukey"``) <= alpha
     *and* the bootstrap interval excludes 0, exactly when its verdict says "A is better"). A letter
     is a largest set of systems no two of which are separated; a system carries every letter whose
     set holds it (one or several). So two systems share a letter exactly when their comparison does
@@ -247,7 +248,7 @@ def manifest_entries(record: CompareRecord) -> dict[str, Any]:
         "ranks": "each system's rank in each bootstrap resample (the comparisons' resamples; 1 = highest mean, "
                  "equal means share the average rank); rank interval: percentile of the sorted ranks",
         "tie_groups": "compact letter display (Piepho 2004, insert-and-absorb): a letter is a largest set of "
-                      "systems no two of which comparisons.csv calls one better (Holm p <= alpha and the "
+                      "systems no two of which comparisons.csv calls one better (adjusted p <= alpha and the "
                       "interval excludes 0); letters named by their best system, highest mean first",
         "comparisons": pairs,
     }}

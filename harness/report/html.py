@@ -50,7 +50,7 @@ from harness.report.parts import (html_hashes, html_metric_definitions, html_pag
 from corpora.wording import counted
 from harness.report.view import ComparisonRow, ReportView, number
 from harness.core.readings import Reading
-from harness.core.statistics import format_p
+from harness.core.statistics import adjusted_label, correction_words, format_p
 
 __all__ = ["OPEN_COMPARISONS", "OPEN_QUERIES", "PARAMETER_CHARS", "PLACES", "SECTIONS", "render_html"]
 
@@ -163,11 +163,11 @@ def _comparisons(view: ReportView) -> str:
             'paired '
             f"bootstrap interval ({stats['bootstrap_samples']} resamples, seed {stats['seed']}); p from the paired "
             f"sign-flip randomisation test (exact up to {test['exact_up_to']} differing queries, else "
-            f"{test['permutations']} random flips), Holm-adjusted over {_e(stats['holm_family_means'])}; "
+            f"{test['permutations']} random flips), adjusted by {_e(correction_words(stats['holm_family']))}; "
             f"d<sub>z</sub> = mean / sd of the differences; detectable difference and queries needed: "
             f"{_e(power.get('test', 'paired t-test'))} at {power.get('power', 0.8):.0%} power. Shaded rows are "
             f"significant (Holm p &le; {view.alpha:g} and the interval excludes 0).</p>")
-    header = ["comparison", "mean diff", f"{view.level} interval", "p", "Holm p", "test", "d_z", "wins/ties/losses",
+    header = ["comparison", "mean diff", f"{view.level} interval", "p", adjusted_label(stats["holm_family"]), "test", "d_z", "wins/ties/losses",
               "detectable", "queries needed", "verdict"]
     open_all = len(view.comparison_rows) <= OPEN_COMPARISONS
     parts = [note]
@@ -289,7 +289,7 @@ def _provenance(view: ReportView) -> str:
         ("test", _e(f"paired sign-flip randomisation: exact up to {test.get('exact_up_to')} differing queries "
                     f"({test.get('exact')}), else Monte Carlo with {test.get('permutations')} flips; "
                     f"comparisons by test: {test.get('comparisons_by_test')}")),
-        ("correction", _e(f"Holm over {stats.get('holm_family_means')} (--family {stats.get('holm_family')}); "
+        ("correction", _e(f"{correction_words(stats.get('holm_family'))} (--family {stats.get('holm_family')}); "
                           f"alpha {stats.get('alpha')}")),
         ("pairs", _e(f"{stats.get('pairs')}" + (f" (baseline {stats['baseline']})" if stats.get("baseline") else ""))),
     ])

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 
 from corpora.wording import counted
+from harness.core.options import TUKEY
+from harness.core.statistics import correction_words
 from harness.report.view import ReportView, number, short_label
 
 __all__ = ["letter", "render_latex", "tex"]
@@ -93,8 +95,10 @@ def _caption(view: ReportView) -> str:
         "Bold: the best value of each column.",
         f"Superscript letters: the systems this one is significantly better than, by a paired sign-flip "
         f"randomisation test (exact up to {test.get('exact_up_to')} differing queries, else "
-        f"{test.get('permutations'):,} random flips) with Holm's correction over "
-        f"{stats.get('holm_family_means', 'the comparisons of each metric')} at p ≤ {view.alpha:g}, whose "
+        + (f"{test.get('permutations'):,} random flips) with Holm's correction over "
+           f"{stats.get('holm_family_means', 'the comparisons of each metric')}" if stats.get("holm_family") != TUKEY
+           else f"{test.get('permutations'):,} random flips), adjusted by {correction_words(TUKEY)},")
+        + f" at p ≤ {view.alpha:g}, whose "
         f"{view.level} paired bootstrap interval of the difference ({stats.get('bootstrap_samples'):,} resamples, "
         f"seed {stats.get('seed')}) also excludes 0. {compared}",
     ]

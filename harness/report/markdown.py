@@ -31,7 +31,7 @@ from harness.report.parts import md_row as _row
 from harness.report.parts import md_text as _md
 from corpora.wording import counted
 from harness.report.view import ReportView, number, short_label
-from harness.core.statistics import format_p
+from harness.core.statistics import correction_words, format_p
 
 __all__ = ["MAX_CHARACTERS", "render_markdown"]
 
@@ -178,8 +178,8 @@ def _conventions(view: ReportView) -> list[str]:
                 f"{_md(conventions.get('queries', ''))}.")
     body.append(f"- Statistics: paired bootstrap over queries, {stats.get('bootstrap_samples'):,} resamples, seed "
                 f"{stats.get('seed')}, {view.level} percentile interval; paired sign-flip randomisation test, exact up "
-                f"to {test.get('exact_up_to')} differing queries, else {test.get('permutations'):,} random flips; Holm "
-                f"over {_md(stats.get('holm_family_means', ''))}; {_md(stats.get('pairs', ''))}.")
+                f"to {test.get('exact_up_to')} differing queries, else {test.get('permutations'):,} random flips; "
+                f"{_md(correction_words(stats.get('holm_family')))}; {_md(stats.get('pairs', ''))}.")
     command = shlex.join(str(w) for w in m.get("command_line", []))
     body.append(f"- Made by `{command.replace('`', chr(39))}` (retbench {_md(m.get('versions', {}).get('retbench'))}); "
                 "the results folder holds every number, the runs and the judgments.")

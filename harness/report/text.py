@@ -27,7 +27,7 @@ from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.options import alpha_of
 from harness.core.power import POWER
 from harness.core.readings import Reading
-from harness.core.statistics import EXACT_UP_TO, format_p
+from harness.core.statistics import EXACT_UP_TO, adjusted_label, correction_words, format_p
 from harness.report.parts import text_table as _table
 from harness.report.view import ReportView
 
@@ -120,7 +120,8 @@ def _comparison_lines(view: ReportView) -> list[str]:
     rows = [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.3f}",
              f"[{c.ci_low:+.3f}, {c.ci_high:+.3f}]", format_p(c.p_value, alpha), format_p(c.p_adjusted, alpha),
              row.verdict] for c, row in zip(compared, view.comparison_rows)]
-    lines = _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", "Holm p", "verdict"],
+    family = view.statistics["holm_family"]
+    lines = _table(["comparison", "metric", "mean diff", f"{level}% interval", "p", adjusted_label(family), "verdict"],
                    rows, right={2, 3, 4, 5})
     if not compared:
         return lines
@@ -128,7 +129,6 @@ def _comparison_lines(view: ReportView) -> list[str]:
     def comparisons(n: int) -> str:
         return counted(n, "comparison")
 
-    family = view.statistics["holm_family"]
     said = (f"the {comparisons(per_metric)} of each metric" if family == "metric"
             else f"all {comparisons(len(compared))}")
     exact = sum(c.test == "exact" for c in compared)
@@ -140,7 +140,10 @@ def _comparison_lines(view: ReportView) -> list[str]:
         tests.append(f"Monte Carlo, {view.statistics['randomisation_test']['permutations']} random sign flips, seed "
                      f"{view.statistics['seed']} ({comparisons(sampled)} with more than {EXACT_UP_TO} differing "
                      "queries)")
-    lines.append(f"alpha {alpha_of(view.confidence):.2g} (= 1 - confidence); Holm family (--family {family}): {said}")
+    family_line = (f"Holm family (--family {family}): {said}" if family != "tukey" else
+                   f"adjusted by {correction_words(family)} (--family {family}), {view.statistics['randomisation_test']['permutations']} "
+                   f"permutations, seed {view.statistics['seed']}")
+    lines.append(f"alpha {alpha_of(view.confidence):.2g} (= 1 - confidence); {family_line}")
     lines.append(f"p: {'; '.join(tests)}")
     return lines
 

@@ -24,7 +24,7 @@ import shlex
 from importlib.util import find_spec
 
 from corpora.wording import counted
-from harness.core.statistics import format_p
+from harness.core.statistics import correction_words, format_p
 from harness.report import plots
 from harness.report.parts import (html_attributes, html_cell, html_definitions, html_escape, html_figure,
                                   html_page, html_section, html_table)
@@ -167,8 +167,8 @@ def _provenance(view: SuiteView) -> str:
         ("command line", f"<code>{_e(shlex.join(str(w) for w in m.get('command_line', [])))}</code>"),
         ("versions", _e(", ".join(f"{k} {v}" for k, v in m.get("versions", {}).items()))),
         ("statistics", _e(f"{stats.get('bootstrap_samples')} resamples, seed {stats.get('seed')}, confidence "
-                          f"{stats.get('confidence')}, {stats.get('permutations')} permutations, Holm over "
-                          f"{stats.get('holm_family')}" + (f", baseline {stats['baseline']}" if stats.get("baseline")
+                          f"{stats.get('confidence')}, {stats.get('permutations')} permutations, "
+                          f"{correction_words(stats.get('holm_family'))}" + (f", baseline {stats['baseline']}" if stats.get("baseline")
                                                            else ""))),
         *((name, _e(stats[name])) for name in ("macro", "micro", "interval", "randomisation_test", "leaderboard",
                                                "tally") if name in stats),

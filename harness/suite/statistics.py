@@ -19,7 +19,9 @@ weighted differences ``w_cq d_cq`` (their sum is the macro difference). Under th
 difference is symmetric about 0, so flipping each query's sign independently is a flip within its
 collection: the test is stratified as the bootstrap is. Exact up to
 :data:`~harness.core.statistics.EXACT_UP_TO` differing queries, else Monte Carlo. Holm adjusts within
-``family`` as in ``bench compare``; the verdicts are :attr:`harness.core.statistics.Comparison.verdict`'s.
+``family`` as in ``bench compare``; with ``family="tukey"`` the randomised Tukey HSD permutes each
+query's weighted scores ``w_cq x_cq`` across the systems (so within its collection) and reads the range
+of their sums, the macro means. The verdicts are :attr:`harness.core.statistics.Comparison.verdict`'s.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import pandas as pd
 from corpora.wording import counted
 from harness.readings.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
 from harness.core.options import Statistics
-from harness.core.statistics import (Comparison, _resampled_means, holm_in_families, over_stream,
+from harness.core.options import TUKEY
+from harness.core.statistics import (Comparison, _resampled_means, adjust_in_families, over_stream,
                                      percentile_interval, sign_flip_tests)
 
 __all__ = ["MACRO", "MICRO", "SuiteStatistics", "WINS_COLUMNS", "collection_stream", "macro_statistics",
@@ -102,7 +105,7 @@ def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], s
 
     ``values[k][system][metric]``: collection k's per-query values, every system on the same queries
     in the same order. ``pairs``: the (a, b) compared, a - b. ``statistics``: the resamples, seed,
-    confidence, permutations and Holm family, as for each collection's comparison.
+    confidence, permutations and multiple-comparison family, as for each collection's comparison.
     """
     n_samples, seed, confidence = statistics.bootstrap_samples, statistics.seed, statistics.confidence
     permutations, family = statistics.permutations, statistics.family
@@ -110,12 +113,16 @@ def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], s
     columns = [(a, b, m) for m in metrics for a, b in pairs]
     tables = []
     weighted = []
+    scaled: dict[str, dict[str, list[np.ndarray]]] = {s: {m: [] for m in metrics} for s in systems}
     for collection in values:
         differences = [collection[a][m] - collection[b][m] for a, b, m in columns]
         levels = [collection[s][m] for m in metrics for s in systems]
         table = np.column_stack([*differences, *levels]).astype(np.float64)
         tables.append(table)
         weighted.append(table[:, :len(columns)] / (n_collections * table.shape[0]))
+        for s in systems:
+            for m in metrics:
+                scaled[s][m].append(np.asarray(collection[s][m], dtype=np.float64) / (n_collections * table.shape[0]))
     resampled = stratified_resamples(tables, n_samples, seed)
     observed = np.array([math.fsum(_mean(t[:, i]) for t in tables) / n_collections for i in range(tables[0].shape[1])])
 
@@ -126,12 +133,15 @@ def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], s
         flips = np.concatenate(weighted)
         p_values, tests = sign_flip_tests(flips, permutations, seed)
         differing = np.count_nonzero(flips, axis=0)
-        adjusted, best = holm_in_families(p_values, tests, differing, permutations, columns, metrics, family)
+        joined = {s: {m: np.concatenate(parts) for m, parts in by_metric.items()} for s, by_metric in scaled.items()}
+        adjusted, best = adjust_in_families(p_values, tests, differing, permutations, columns, metrics, family,
+                                            joined, seed)
         alpha = statistics.alpha
         n_queries = flips.shape[0]
         comparisons = [
             Comparison(a, b, m, float(observed[i]), float(low[i]), float(high[i]), float(p_values[i]),
-                       float(adjusted[i]), n_queries, int(differing[i]), tests[i], alpha, float(best[i]), permutations)
+                       float(adjusted[i]), n_queries, int(differing[i]), tests[i], alpha, float(best[i]), permutations,
+                       TUKEY if family == TUKEY else "holm")
             for i, (a, b, m) in enumerate(columns)]
 
     frames = []

@@ -1,0 +1,99 @@
+"""Randomised Tukey HSD against Holm over all pairs: family-wise error and power by simulation.
+
+Each experiment draws ``--systems`` systems on ``--queries`` queries: a query's difficulty ``t_q``
+(uniform on 0.2..0.8), a system's true effect ``e_s`` and noise, ``x_qs = clip(t_q + e_s + N(0, sd))``
+to [0, 1]. Under the *null* every ``e_s`` is 0; under the *alternative* the effects are spread evenly
+from 0 to ``--spread``. Every pair is compared; a pair is called different when its adjusted p <=
+0.05: Holm over every pair (the sign-flip randomisation test, ``harness.core.statistics``, Monte
+Carlo with ``--permutations`` flips) or the randomised Tukey HSD (``harness.core.tukey``, as many
+permutations). Reported: the family-wise error (experiments under the null with any pair called
+different), and under the alternative (where every pair truly differs) the share of pairs called
+different (power) and of experiments with any pair called. The bootstrap interval that the verdicts
+also ask for is left out: it is the same for both corrections.
+
+    python benchmarks/tukey_power.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import record_results  # noqa: E402
+from harness.core.statistics import holm, sign_flip_tests  # noqa: E402
+from harness.core.tukey import tukey_hsd_p_values  # noqa: E402
+
+ALPHA = 0.05
+
+
+def draw(rng: np.random.Generator, n_queries: int, effects: np.ndarray, sd: float) -> np.ndarray:
+    difficulty = rng.uniform(0.2, 0.8, size=(n_queries, 1))
+    return np.clip(difficulty + effects[None, :] + rng.normal(0.0, sd, size=(n_queries, len(effects))), 0.0, 1.0)
+
+
+def called(scores: np.ndarray, permutations: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair (a < b, row-major): called different by Holm over all pairs, by the Tukey HSD."""
+    k = scores.shape[1]
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    differences = np.column_stack([scores[:, a] - scores[:, b] for a, b in pairs])
+    raw, _ = sign_flip_tests(differences, permutations, seed)
+    return holm(raw) <= ALPHA, tukey_hsd_p_values(scores, pairs, permutations, seed) <= ALPHA
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--systems", type=int, default=10)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--experiments", type=int, default=1000)
+    parser.add_argument("--permutations", type=int, default=1000)
+    parser.add_argument("--sd", type=float, default=0.15, help="per-cell noise")
+    parser.add_argument("--spread", type=float, default=0.15, help="largest true effect under the alternative")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-record", action="store_true", help="print only; leave RESULTS.md as it is")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    started = time.perf_counter()
+    k = args.systems
+    null_effects = np.zeros(k)
+    alternative = np.linspace(0.0, args.spread, k)
+    fwer = {"Holm": 0, "Tukey HSD": 0}
+    found = {"Holm": 0, "Tukey HSD": 0}
+    any_found = {"Holm": 0, "Tukey HSD": 0}
+    n_pairs = k * (k - 1) // 2
+    for experiment in range(args.experiments):
+        holm_null, tukey_null = called(draw(rng, args.queries, null_effects, args.sd), args.permutations, experiment)
+        fwer["Holm"] += bool(holm_null.any())
+        fwer["Tukey HSD"] += bool(tukey_null.any())
+        holm_alt, tukey_alt = called(draw(rng, args.queries, alternative, args.sd), args.permutations, experiment)
+        found["Holm"] += int(holm_alt.sum())
+        found["Tukey HSD"] += int(tukey_alt.sum())
+        any_found["Holm"] += bool(holm_alt.any())
+        any_found["Tukey HSD"] += bool(tukey_alt.any())
+    seconds = time.perf_counter() - started
+
+    rows = ["| correction | family-wise error under the null | power: pairs called different (all truly differ) "
+            "| experiments with any pair called |", "|---|---|---|---|"]
+    for name in ("Holm", "Tukey HSD"):
+        rows.append(f"| {name} | {fwer[name] / args.experiments:.3f} | "
+                    f"{found[name] / (n_pairs * args.experiments):.3f} | {any_found[name] / args.experiments:.3f} |")
+    table = "\n".join(rows)
+    note = (f"{k} systems ({n_pairs} pairs), {args.queries} queries, {args.experiments} experiments under the null "
+            f"and as many under the alternative (true effects evenly 0 to {args.spread}, noise sd {args.sd}), "
+            f"{args.permutations} permutations for both, alpha {ALPHA}; Holm over every pair of the sign-flip test's "
+            f"p; {seconds:.0f} s in all")
+    print(table)
+    print(note)
+    if not args.no_record:
+        record_results("tukey_power", table, note)
+
+
+if __name__ == "__main__":
+    main()
