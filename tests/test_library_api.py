@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError, Run, load_dataset, read_qrels, summary_line
 from harness import CompareResult, compare, evaluate, parse_metric
 from harness.cli import main
-from harness.core.retrieval_metrics import RESULTS_FILE
+from harness.readings.retrieval_metrics import RESULTS_FILE
 from retrievers import BM25, LSA, RRF, FixedRun, ScoreRetriever, Weighted
 from harness.core.options import Loading, RunOptions, Scoring, Statistics
 

@@ -14,7 +14,7 @@ import pytest
 from corpora import Corpus, Dataset, Qrels, Queries
 from harness import compare
 from harness.cli import main
-from harness.core.retrieval_metrics import (CARD_METRICS, FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE,
+from harness.readings.retrieval_metrics import (CARD_METRICS, FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE,
                                        result_id)
 from harness.core.statistics import bootstrap_means, percentile_interval
 from retrievers import FixedRun
@@ -38,7 +38,7 @@ def test_the_cards_worked_example_gives_the_cards_numbers(tmp_path: Path) -> Non
     # ranking B, X, A, C at the card's k = 4
     result = compare({"fixed": FixedRun({"q1": ["B", "X", "A", "C"]})}, card_dataset(), ["ndcg_exp@4"],
                      readings=Readings(retrieval_k=4), statistics=Statistics(bootstrap_samples=50))
-    row = result.retrieval.per_query.iloc[0]
+    row = result.retrieval_metrics.iloc[0]  # the card's per-query values, a table of the comparison
     assert round(row["ndcgAt10"], 3) == 0.738  # 6.931 / 9.393: the card's nDCG@4, also nDCG@10 (4 results)
     assert row["ndcgAt10"] == result.per_query["ndcg_exp@4"].iloc[0]
     assert (round(row["recallAtK"], 2), round(row["precisionAtK"], 2), row["hitAtK"], round(row["mrr"], 2)) == \
@@ -88,10 +88,9 @@ def test_the_rollup_interval_is_the_paired_bootstrap_of_the_queries() -> None:
     rankings = {f"q{i}": ["B", "X", "A", "C"][i % 4:] + ["B", "X", "A", "C"][:i % 4] for i in range(8)}
     result = compare({"fixed": FixedRun(rankings)}, Dataset("eight", corpus, queries, qrels, "<memory>"), ["mrr"],
                      readings=Readings(retrieval_k=2), statistics=Statistics(bootstrap_samples=400, seed=3))
-    card = result.retrieval
-    values = card.per_query["recallAtK"].to_numpy()
+    values = result.retrieval_metrics["recallAtK"].to_numpy()
     low, high = percentile_interval(bootstrap_means(values, 400, 3), 0.95)
-    row = card.rollup.iloc[0]
+    row = result.retrieval_metrics_summary.iloc[0]
     assert row["recallAtK"] == math.fsum(values.tolist()) / 8
     assert (row["recallAtK_ci_low"], row["recallAtK_ci_high"]) == pytest.approx((low[0], high[0]), abs=1e-12)
     assert row["recallAtK_ci_low"] < row["recallAtK_ci_high"]  # the queries differ: a real interval

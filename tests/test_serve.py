@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from corpora import Corpus, Dataset, Qrels, Queries  # noqa: E402
 from harness import compare  # noqa: E402
 from harness.cli import main  # noqa: E402
-from harness.core.retrieval_metrics import CARD_METRICS  # noqa: E402
+from harness.readings.retrieval_metrics import CARD_METRICS  # noqa: E402
 from harness.serve.app import create_app  # noqa: E402
 from retrievers import FixedRun  # noqa: E402
 from harness.core.options import Readings, Statistics

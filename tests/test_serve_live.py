@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.core.retrieval_metrics import CARD_METRICS
+from harness.readings.retrieval_metrics import CARD_METRICS
 
 pytest.importorskip("fastapi", reason="bench serve needs the serve extra: pip install 'retbench[serve]'")
 pytest.importorskip("uvicorn", reason="bench serve needs the serve extra: pip install 'retbench[serve]'")

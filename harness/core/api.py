@@ -41,14 +41,12 @@ from harness.engines.base import needs_texts_here
 from harness.engines.parallel import ChunkMapper
 from harness.core.evaluation import FIRST_RELEVANT_RANK, evaluate_in_partitions, mean_over_queries, trec_eval_queries
 from harness.core.evaluation import evaluate as _evaluate
-from harness.core.facets import select_facets
 from harness.core.inputs import (Systems, check_bootstrap_fits, check_dataset_argument, check_depth, check_facets_file,
                                  check_groups, check_writable_ids, fusion_depth_messages, index_cache,
                                  resolve_facet_names, resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
-from harness.core.readings import read_comparison
-from harness.core.retrieval_metrics import CARD_METRICS, retrieval_metrics
+from harness.core.readings import check_readings, read_comparison, resampled_columns
 from harness.core.textless import with_run_documents
 from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from retrievers import Retriever, as_run
@@ -143,8 +141,7 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
                                     progress=tasks, keep_texts=keep_texts)
         if facet_values is not None:
             data = _with_facets_file(data, facet_values, Path(loading.facets_file))  # type: ignore[arg-type]
-        if facet_names:  # an unknown facet is an error before anything is fitted or printed
-            select_facets(data.queries, data.queries.ids, facet_names)
+        check_readings(config, data)  # what a reading reads (a facet named) is an error before anything is fitted
         if on_loaded is not None:
             on_loaded(data)
         # after loading: a fusion's depth may be the corpus's own (retrievers.defaults)
@@ -164,10 +161,12 @@ def bootstrap_columns(n_systems: int, n_metrics: int) -> int:
     :func:`~harness.core.statistics.bootstrap_memory`'s columns (16 bytes per resample each): the paired
     differences of every pair on every metric (the leaderboard compares all pairs, whatever the
     baseline), the leaderboard's ranks (every metric's, plus one metric's joined and sorted copies:
-    8 bytes each), the facets' means and the metrics card's rollup (every system on every card name)."""
+    8 bytes each), the facets' means, and what each registered reading's compute step keeps
+    (:func:`~harness.core.readings.resampled_columns`: the metrics card's rollup, every system on every
+    card name)."""
     pairs = n_systems * (n_systems - 1) // 2
     return max(pairs * n_metrics, -(-n_systems * (n_metrics + 2) // 2), n_systems * n_metrics,
-               n_systems * len(CARD_METRICS))
+               resampled_columns(n_systems, n_metrics))
 
 
 def check_bootstrap_memory(bootstrap_samples: int, n_systems: int, n_metrics: int,
@@ -207,7 +206,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     the evaluation and the statistics through the engine's ``mapper``; None: here), as ``config``'s
     groups say."""
     tasks = context.progress
-    scoring, statistics, readings = config.scoring, config.statistics, config.readings
+    scoring, readings = config.scoring, config.readings
     query_ids = queries_that_count(dataset.qrels, scoring.rel_threshold, dataset.queries.ids)
     if not query_ids:
         raise RetbenchError(f"corpus {dataset.name!r}: no query has a relevant judgment (grade >= "
@@ -246,13 +245,8 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     # exactly rounded means, so that `bench evaluate` on the written runs prints the same bits
     summary = per_query.groupby("system", sort=False)[names].agg(mean_over_queries).reset_index()
 
-    read = read_comparison(config, systems, queries, per_query, progress=tasks, mapper=mapper)
-    facet_names = list(readings.facets) if readings.facets is not None else None
-    with tasks.task("retrieval metrics"):
-        card = retrieval_metrics({s.label: s.run for s in systems}, dataset.qrels, query_ids, dataset.queries,
-                                 retrieval_k=readings.retrieval_k, rel_threshold=scoring.rel_threshold,
-                                 facets=facet_names, n_samples=statistics.bootstrap_samples, seed=statistics.seed,
-                                 confidence=statistics.confidence, mapper=mapper)
+    read = read_comparison(config, systems, replace(dataset, queries=queries), per_query, progress=tasks,
+                           mapper=mapper)
     release_freed_memory()  # the readings' temporaries, before the diagnosis reads its documents' texts
     failures: list[Failure] = []
     analyzer = scoring.analyzer or DEFAULT_ANALYZER
@@ -263,7 +257,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     release_freed_memory()  # the diagnosis's texts, before the result is reported and written
     return CompareRecord(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
                          read.comparisons, failures, analyzer, read.power,
-                         read.tables, warnings, notes, card)
+                         read.tables, warnings, notes)
 
 
 def evaluate(run: Run | Mapping[str, Iterable[tuple[str, float]]], qrels: Qrels | Mapping[str, Mapping[str, int]],

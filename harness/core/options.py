@@ -326,7 +326,7 @@ class Readings:
     must be one of the metrics) against a confidence read off each run by ``confidence_from``
     (:data:`harness.core.confidence.CONFIDENCES`) unless the retriever has a ``confidence(queries)``
     method; ``retrieval_k`` is the cutoff of the metrics card's ``recallAtK``, ``precisionAtK`` and
-    ``hitAtK`` (:mod:`harness.core.retrieval_metrics`). Checked when made: ``fail_rank`` and
+    ``hitAtK`` (:mod:`harness.readings.retrieval_metrics`). Checked when made: ``fail_rank`` and
     ``retrieval_k`` ints >= 1, ``facets`` names, ``risk_metric`` a name, ``confidence_from`` a key."""
 
     fail_rank: int = _option(FAIL_RANK, "Diagnose queries whose first relevant document is missing or below this "

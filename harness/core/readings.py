@@ -30,19 +30,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from corpora import Queries
+from corpora import Dataset, Qrels, Queries
 from corpora.progress import Progress
 from harness.engines.parallel import ChunkMapper
 from harness.core.power import POWER_COLUMNS, power_table
-from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, ROLLUP_FILE
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
 
 if TYPE_CHECKING:
     from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
 __all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "Reading", "ReadingInputs", "Readings", "Record",
-           "Render", "ServeView", "manifest_records", "read_comparison", "reading_frames", "register", "rendered",
-           "served"]
+           "Render", "ServeResults", "ServeView", "check_readings", "identified_files", "manifest_records",
+           "read_comparison", "reading_frames", "register", "rendered", "resampled_columns", "served"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,9 @@ class ReadingInputs:
     label, retriever and run; ``queries``: the evaluated queries, in evaluation order, with their
     facets; ``per_query``: their values (``system``, ``query_id``, one column per metric of
     ``config.metrics``); ``comparisons``: the paired comparisons; ``progress``: where a long step
-    reports (``progress.task(name)``); ``mapper``: where chunks of work run (None: here)."""
+    reports (``progress.task(name)``); ``mapper``: where chunks of work run (None: here);
+    ``qrels``: the judgments (what a reading that scores the runs itself reads, as the metrics card
+    does; None only for inputs made by hand without them)."""
 
     config: CompareConfig
     systems: Sequence[SystemResult]
@@ -71,9 +72,10 @@ class ReadingInputs:
     comparisons: list[Comparison]
     progress: Progress
     mapper: ChunkMapper | None = None
+    qrels: Qrels | None = None
 
 
-def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], queries: Queries,
+def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], dataset: Dataset,
                     per_query: pd.DataFrame, *, progress: Progress | None = None,
                     mapper: ChunkMapper | None = None) -> Readings:
     """Every reading of one comparison (see the module docstring for what each is given), as
@@ -82,8 +84,9 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
     reading's compute step reads of it: the facets, the risk metric, the confidence) and its
     ``baseline`` (the pairs compared).
 
-    ``systems``: each system's label, retriever and run; ``queries``: the evaluated queries, in
-    evaluation order, with their facets (what the retrievers searched); ``per_query``: their values
+    ``systems``: each system's label, retriever and run; ``dataset``: the collection, its queries
+    the evaluated ones, in evaluation order, with their facets (what the retrievers searched), and
+    its judgments; ``per_query``: their values
     (``system``, ``query_id``, one column per metric of ``config.metrics``). ``mapper``: where the
     chunks of the bootstrap run (None: here).
     """
@@ -101,9 +104,9 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], quer
                                       statistics.confidence, task.update, statistics.permutations,
                                       statistics.family, mapper)
     power = power_table(per_query, comparisons)
-    inputs = ReadingInputs(config, systems, queries, per_query, comparisons, tasks, mapper)
+    inputs = ReadingInputs(config, systems, dataset.queries, per_query, comparisons, tasks, mapper, dataset.qrels)
     tables: dict[str, pd.DataFrame] = {}
-    for reading in READINGS.values():  # in registry order: the leaderboard, the facets, risk–coverage, ...
+    for reading in READINGS.values():  # in registry order: the leaderboard, the facets, risk–coverage, the card...
         if reading.compute is not None:
             tables.update(reading.compute(inputs))
     return Readings(comparisons, power, tables)
@@ -123,24 +126,59 @@ Record = Callable[["CompareRecord"], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
-class ServeView:
-    """A reading's part of ``bench serve``: its entry in each system of ``/metrics``
-    (:mod:`harness.serve.store`), that entry's schema (:mod:`harness.serve.schema`) and its section of
-    a run's dashboard page (:mod:`harness.serve.dashboard`).
+class ServeResults:
+    """A reading's per-result objects in ``bench serve`` (``/results`` and the dashboard's per-query
+    table), for a reading that stores one object per (system, query), as the metrics card does.
 
-    ``key``: the entry's key (camelCase, as every key of the API); ``value``: (results folder, system
+    ``items``: (results folder, ``annotate``) -> the objects (JSON-ready, keys camelCase, each with
+    ``system``, ``queryId`` and ``facets``, query facet -> cell, which ``/results`` filters by), in
+    the order served; ``annotate(system, query id)`` gives the run's own entries for one result
+    (``firstRelevantRank`` and ``diagnosis``), which the reading places among its entries;
+    ``model``: () -> the pydantic model of one object; ``columns``: the per-query table's number
+    columns, in order; ``cells``: an object -> its value of each column."""
+
+    items: Callable[[Any, Callable[[str, str], Mapping[str, Any]]], list[dict[str, Any]]] = field(repr=False)
+    model: Callable[[], type] = field(repr=False)
+    columns: tuple[str, ...] = ()
+    cells: Callable[[Mapping[str, Any]], Mapping[str, Any]] = field(default=lambda item: {}, repr=False)
+
+
+@dataclass(frozen=True)
+class ServeView:
+    """A reading's part of ``bench serve``: its entries in each system of ``/metrics``
+    (:mod:`harness.serve.store`), their schema (:mod:`harness.serve.schema`) and its section of a
+    run's dashboard page (:mod:`harness.serve.dashboard`).
+
+    ``key``: the entry's key (camelCase, as every key of the API), or empty when ``value`` gives
+    several entries (a mapping whose keys join the system's own); ``value``: (results folder, system
     label) -> the entry, or None when the system has none; the server makes it JSON (keys camelCase,
     NaN null, infinities ``"inf"``/``"-inf"``, numpy scalars Python ones); ``model``: () -> the
-    pydantic model of the entry (called where the server's schema is built, so pydantic loads with the
-    server only); ``page``: (the ``/metrics`` answer, the dashboard's number format, a chart maker)
-    -> the dashboard's section (HTML; empty for none); the chart maker takes a function that draws
-    an SVG (:mod:`harness.report.plots`) and gives it inline, or says how to install matplotlib."""
+    pydantic model of the entry (of the entries, field by field, when ``key`` is empty; called where
+    the server's schema is built, so pydantic loads with the server only); ``page``: (the ``/metrics``
+    answer, the dashboard's number format, a chart maker) -> the dashboard's section (HTML; empty for
+    none); the chart maker takes a function that draws an SVG (:mod:`harness.report.plots`) and gives
+    it inline, or says how to install matplotlib.
+
+    ``run``: results folder -> the run's entries of ``/metrics`` beside ``systems`` (JSON as given;
+    a folder without what it needs raises :class:`~harness.errors.InputFileError`), and ``run_model``
+    their pydantic model, field by field; ``listing``: the manifest -> the run's entries in the list
+    of runs (``/runs``), and ``listing_model`` their model; ``results``: its per-result objects
+    (:class:`ServeResults`), or None; ``describe``: its words in ``/metrics``' summary (default its
+    heading); ``order``: where its entries stand among the served readings' (default the reading's
+    ``order``)."""
 
     key: str
     value: Callable[[Any, str], Any] = field(repr=False, compare=False)
     model: Callable[[], type] = field(repr=False, compare=False)
     page: Callable[[Mapping[str, Any], Callable[[Any], str], Callable[[Callable[[], str]], str]], str] | None = \
         field(default=None, repr=False, compare=False)
+    run: Callable[[Any], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)
+    run_model: Callable[[], type] | None = field(default=None, repr=False, compare=False)
+    listing: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)
+    listing_model: Callable[[], type] | None = field(default=None, repr=False, compare=False)
+    results: ServeResults | None = field(default=None, repr=False, compare=False)
+    describe: str = ""
+    order: float | None = None
 
 
 @dataclass(frozen=True)
@@ -169,7 +207,14 @@ class Reading:
     opened (key -> shape, as :data:`harness.store.read.MANIFEST_SHAPES` declares one; called there, so
     computing loads no store);
     ``record_in``: the manifest entry its record goes in (empty: the top level; ``statistics``: beside
-    the comparisons' settings)."""
+    the comparisons' settings); ``check``: (the configuration, the loaded dataset) -> None, checks
+    what the reading reads of the dataset before anything is fitted (a
+    :class:`~harness.errors.RetbenchError` when it cannot be read: a facet named that the queries
+    lack), or None; ``files``: (finished comparison, run id, the manifest's ``hashes``) -> file name
+    -> text, the files beside its CSV that hold the run id (the card's ``.jsonl``), written when the
+    run id is claimed and hashed in the manifest, or None; ``resampled``: (systems, metrics) -> the
+    columns of resampled values its compute step keeps at once (16 bytes per resample each:
+    :func:`resampled_columns`, what a bootstrap too large for memory is refused by), or None."""
 
     name: str
     file: str
@@ -187,6 +232,10 @@ class Reading:
     serve: ServeView | None = field(default=None, repr=False, compare=False)
     record_shape: Callable[[], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)
     record_in: str = ""
+    check: Callable[[CompareConfig, Dataset], None] | None = field(default=None, repr=False, compare=False)
+    files: Callable[[CompareRecord, str, Mapping[str, str]], Mapping[str, str]] | None = \
+        field(default=None, repr=False, compare=False)
+    resampled: Callable[[int, int], int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def html_id(self) -> str:
@@ -233,8 +282,32 @@ def rendered(format: str) -> list[Reading]:
 
 
 def served() -> list[Reading]:
-    """The registered readings with a part in ``bench serve``'s metrics (:class:`ServeView`), in registry order."""
-    return [reading for reading in READINGS.values() if reading.serve is not None]
+    """The registered readings with a part in ``bench serve``'s metrics (:class:`ServeView`), in the
+    order of their entries (each view's ``order``, else the reading's; equal ones in registry order)."""
+    views = [reading for reading in READINGS.values() if reading.serve is not None]
+    return sorted(views, key=lambda r: r.serve.order if r.serve.order is not None else r.order)  # type: ignore[union-attr]
+
+
+def check_readings(config: CompareConfig, dataset: Dataset) -> None:
+    """Each registered reading's check of the loaded ``dataset`` (:attr:`Reading.check`), in registry order."""
+    for reading in READINGS.values():
+        if reading.check is not None:
+            reading.check(config, dataset)
+
+
+def identified_files(record: CompareRecord, run_id: str, hashes: Mapping[str, str]) -> dict[str, str]:
+    """File name -> text of every registered reading's files that hold the run id (:attr:`Reading.files`)."""
+    files: dict[str, str] = {}
+    for reading in READINGS.values():
+        if reading.files is not None:
+            files.update(reading.files(record, run_id, hashes))
+    return files
+
+
+def resampled_columns(n_systems: int, n_metrics: int) -> int:
+    """The most columns of resampled values a registered reading's compute step keeps at once for
+    ``n_systems`` on ``n_metrics`` (:attr:`Reading.resampled`; 0 when none says)."""
+    return max([r.resampled(n_systems, n_metrics) for r in READINGS.values() if r.resampled is not None], default=0)
 
 
 def reading_frames(record: CompareRecord) -> dict[str, pd.DataFrame]:
@@ -280,11 +353,6 @@ def _diagnosis_frame(record: CompareRecord) -> pd.DataFrame:
     return frame
 
 
-def _card(part: str) -> Callable[[CompareRecord], pd.DataFrame | None]:
-    """The metrics card's table ``part`` (``rollup``, ``facets``, ``query_facets``), None when the card is off."""
-    return lambda record: None if record.retrieval is None else getattr(record.retrieval, part)
-
-
 for _reading in (
     Reading("summary", "summary.csv", ("system",), columns="system, one column per metric as requested",
             frame=lambda record: record.summary, order=10),
@@ -301,14 +369,5 @@ for _reading in (
     Reading("duplicates", "duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b"),
             columns="system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard", frame=lambda record: record.duplicates,
             order=80),
-    # the metrics card's stored rollups (harness.core.retrieval_metrics), which bench serve answers from
-    Reading("retrieval_metrics_summary", ROLLUP_FILE, ("system",), ("n_queries",),
-            columns="per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high",
-            frame=_card("rollup"), order=90),
-    Reading("retrieval_metrics_facets", FACETS_FILE, ("system", "facet", "value", "note"), ("n_queries",),
-            columns="facets.csv's layout over the five card names", frame=_card("facets"), order=91),
-    Reading("query_facets", QUERY_FACETS_FILE, ("query_id", "facet", "value"),
-            columns="query_id, facet, value: the cell of each evaluated query in each rolled-up facet",
-            frame=_card("query_facets"), order=92),
 ):
     register(_reading)

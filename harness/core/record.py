@@ -20,7 +20,6 @@ from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
 from harness.core.metrics import Metric
 from harness.core.near_duplicates import DUPLICATE_COLUMNS
 from harness.core.options import Loading, Readings, Scoring, Statistics
-from harness.core.retrieval_metrics import RetrievalMetrics
 from harness.core.statistics import Comparison, describe_settings
 from retrievers import Retriever
 
@@ -118,11 +117,9 @@ class CompareRecord:
     (``system_a``, ``system_b``, ``metric`` and :data:`harness.core.power.POWER_COLUMNS`, one row per
     comparison, in order; joined to the comparisons in ``comparisons.csv``), and ``tables``: reading
     name -> its table, for each registered reading with a compute step (:mod:`harness.readings`: the
-    leaderboard, the facet rollup, risk–coverage),
+    leaderboard, the facet rollup, risk–coverage, the metrics card's rollups and its per-query values),
     each also an attribute of the record by its name (``record.leaderboard``, or :meth:`table`);
     :attr:`duplicates` lists the near-duplicate pairs behind the ``duplicate versions`` failures.
-    ``retrieval`` holds the metrics card's five numbers per system
-    and query (:mod:`harness.core.retrieval_metrics`), whatever ``metrics`` are, with their rollups.
     """
 
     config: CompareConfig
@@ -140,8 +137,6 @@ class CompareRecord:
     tables: dict[str, pd.DataFrame]  # reading name -> its table, from the registry's compute steps
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
-    #: the metrics card's retrievalMetrics per (system, query) at ``config.retrieval_k``, and its rollups
-    retrieval: RetrievalMetrics | None = None
     #: where the work ran (:meth:`harness.engines.EngineRecord.describe`): the manifest's ``engine``
     engine: dict[str, Any] = field(default_factory=lambda: {"name": "local"})
 

@@ -15,16 +15,24 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS, facet_rollup
+from harness.core.facets import MAX_VALUES, MIN_QUERIES, QUANTILE_BUCKETS, facet_rollup, select_facets
 from harness.core.readings import Reading, ReadingInputs, register
 
 # The reports' and the store's helpers are imported where a section is rendered or a folder checked, so
 # that computing a comparison loads none.
 if TYPE_CHECKING:
-    from harness.core.record import CompareRecord
+    from corpora import Dataset
+    from harness.core.record import CompareConfig, CompareRecord
     from harness.report.view import ReportView
 
-__all__ = ["compute", "html_body", "manifest_entries", "manifest_shape", "text_section"]
+__all__ = ["check", "compute", "html_body", "manifest_entries", "manifest_shape", "text_section"]
+
+
+def check(config: CompareConfig, dataset: Dataset) -> None:
+    """A facet the ``Readings`` group names that the loaded queries lack is an error before anything is fitted."""
+    facets = config.readings.facets
+    if facets:
+        select_facets(dataset.queries, dataset.queries.ids, list(facets))
 
 
 def compute(inputs: ReadingInputs) -> dict[str, pd.DataFrame]:
@@ -120,6 +128,6 @@ def html_body(frame: pd.DataFrame, view: ReportView) -> str:
 register(Reading("facets", "facets.csv", ("system", "facet", "value", "note"), ("n_queries",),
                  columns="system, facet, value, n_queries, per metric its mean, <metric>_ci_low, <metric>_ci_high, "
                          "note",
-                 compute=compute, record=manifest_entries, record_shape=manifest_shape,
+                 compute=compute, check=check, record=manifest_entries, record_shape=manifest_shape,
                  sections={"text": text_section}, render={"html": html_body}, title="Facets", anchor="facets",
                  order=50))

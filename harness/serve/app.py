@@ -113,8 +113,9 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
     hosts = AllowedHosts(allowed_hosts)
     store = RunStore(results, accept_edited=accept_edited, explain=explain)
     app = FastAPI(title="retbench evals API", version=_version(), docs_url=None, redoc_url=None,
-                  description="The metrics card's retrievalMetrics, rolled up per run and per query facet, "
-                              "read-only over bench compare's results folders. Numbers are served as stored.")
+                  description="The metrics card's numbers, rolled up per run and per query facet, and every "
+                              "served reading, read-only over bench compare's results folders. Numbers are served "
+                              "as stored.")
     app.add_middleware(ReadOnly)
     # added last, so it runs first: before ReadOnly's 405
     app.add_middleware(HostCheck, hosts=hosts, explain=_not_answered)
@@ -135,8 +136,8 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
         return _json(store.manifest(run_id))
 
     @app.get(f"{API}/runs/{{run_id}}/metrics", response_model=MetricsResponse, responses=_NOT_FOUND,
-             summary=", ".join(["Per system: the card's retrievalMetrics with intervals", "byFacet",
-                                *(reading.heading.lower() for reading in served())]))
+             summary=", ".join((reading.serve.describe if reading.serve is not None else "") or reading.heading.lower()
+                               for reading in served()))
     def metrics(run_id: str) -> Response:
         return _json(store.metrics_json(run_id))
 

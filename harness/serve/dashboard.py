@@ -1,11 +1,12 @@
 """The evals dashboard: HTML rendered on the server from the API's own answers, readable without
 JavaScript, with no external asset (styles inline, the chart an inline SVG).
 
-``/`` lists the runs (newest first, 50 a page); ``/runs/{id}`` shows one: the retrieval-metrics
-panel (a card per system: the card's five means with their intervals), the section of each registered
-reading with a dashboard part (:mod:`harness.readings`: the risk–coverage chart with AURC and E-AURC),
-the facet rollups, the comparisons with their verdicts, and the per-query table with
-each failure's diagnosis (100 rows a page, filtered by system). Every number comes from
+``/`` lists the runs (newest first, 50 a page); ``/runs/{id}`` shows one: the section of each
+registered reading with a dashboard part, in the served order (:mod:`harness.readings`: the
+metrics card's panel, a card per system with the five means and their intervals, and its facet
+rollups; the risk–coverage chart with AURC and E-AURC), the comparisons with their verdicts, and
+the per-query table of the served per-result objects with each failure's diagnosis (100 rows a
+page, filtered by system). Every number comes from
 :class:`~harness.serve.store.RunStore`, the answers of ``/api/v1/evals``; each card's number also
 carries the stored value in ``data-value``, so a reader (or a test) can match it to the API exactly.
 """
@@ -17,11 +18,9 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from corpora.wording import counted
 from harness.core.readings import served
-from harness.core.retrieval_metrics import CARD_METRICS
 from harness.serve.charts import INSTALL_HINT, inline_chart
-from harness.serve.store import RunStore
+from harness.serve.store import RunStore, result_view
 
 __all__ = ["RUNS_PER_PAGE", "ROWS_PER_PAGE", "missing_page", "run_page", "runs_page"]
 
@@ -104,31 +103,6 @@ def missing_page(message: str) -> str:
     return _document("not found", f'<h1>Not found</h1><p>{escape(message)}</p><p><a href="/">all runs</a></p>')
 
 
-def _interval(bounds: dict[str, Any] | None, name: str) -> str:
-    if bounds is None or bounds[name]["low"] is None:
-        return ""
-    low, high = bounds[name]["low"], bounds[name]["high"]
-    return f'<span class="ci" data-low="{low!r}" data-high="{high!r}">[{_number(low)}, {_number(high)}]</span>'
-
-
-def _cards(metrics: dict[str, Any]) -> str:
-    cards = []
-    for system in metrics["systems"]:
-        values = system["retrievalMetrics"]
-        rows = "".join(
-            f'<dt>{name}</dt><dd data-metric="{name}" data-value="{values[name]!r}">{_number(values[name])} '
-            f'{_interval(system["intervals"], name)}</dd>' for name in CARD_METRICS)
-        cards.append(f'<section class="card" data-system="{escape(system["system"])}"><h3>{escape(system["system"])}'
-                     f'</h3><dl>{rows}</dl><p class="muted">{counted(system["nQueries"], "query")}</p></section>')
-    names = ", ".join(f"{card} = {escape(metric)}" for card, metric in metrics["metricNames"].items())
-    interval = metrics["interval"]
-    level = f"{interval['confidence']:.0%}" if isinstance(interval.get("confidence"), float) else "the"
-    return (f'<h2 id="retrieval-metrics">Retrieval metrics (k = {metrics["defaultRetrievalK"]})</h2>'
-            f'<p class="muted">Mean over the queries; {level} paired bootstrap interval in brackets '
-            f'({interval.get("bootstrapSamples")} resamples, seed {interval.get("seed")}). {names}.</p>'
-            f'<div class="cards">{"".join(cards)}</div>')
-
-
 def _chart(draw: Callable[[], str]) -> str:
     """A chart that ``draw`` makes (an SVG document of :mod:`harness.report.plots`) inline, or how to
     install matplotlib (:func:`harness.serve.charts.inline_chart`)."""
@@ -138,28 +112,9 @@ def _chart(draw: Callable[[], str]) -> str:
 
 
 def _readings(metrics: dict[str, Any]) -> str:
-    """The section of each registered reading with a dashboard part (:mod:`harness.readings`), in registry order."""
+    """The section of each registered reading with a dashboard part (:mod:`harness.readings`), in the served order."""
     return "".join(reading.serve.page(metrics, _number, _chart) for reading in served()
                    if reading.serve.page is not None)
-
-
-def _facets(metrics: dict[str, Any]) -> str:
-    rows = []
-    for system in metrics["systems"]:
-        for cell in system["byFacet"]:
-            values = cell["retrievalMetrics"]
-            rows.append((cell["facet"], cell["value"], system["system"], cell["nQueries"], "".join(
-                f'<td class="n">{_number(values[n])} {_interval(cell["intervals"], n)}</td>' for n in CARD_METRICS),
-                cell["note"] or ""))
-    if not rows:
-        return ('<h2 id="facets">Facet rollups</h2><p class="muted">No facet was rolled up (the queries carry none, '
-                "or <code>--facets ''</code>).</p>")
-    rows.sort(key=lambda r: (r[0], r[1]))  # facet, value; systems keep the run's order (a stable sort)
-    head = "".join(f'<th class="n">{n}</th>' for n in CARD_METRICS)
-    body = "".join(f"<tr><td>{escape(f)}</td><td>{escape(v)}</td><td>{escape(s)}</td><td class=\"n\">{n}</td>{cells}"
-                   f'<td class="muted">{escape(note)}</td></tr>' for f, v, s, n, cells, note in rows)
-    return (f'<h2 id="facets">Facet rollups</h2><table><thead><tr><th>facet</th><th>value</th><th>system</th>'
-            f'<th class="n">queries</th>{head}<th>note</th></tr></thead><tbody>{body}</tbody></table>')
 
 
 def _comparisons(comparisons: list[dict[str, Any]]) -> str:
@@ -179,16 +134,18 @@ def _per_query(items: list[dict[str, Any]], run_id: str, offset: int, system: st
     base = f"/runs/{quote(run_id, safe='')}"
     filters = " ".join([f'<a href="{base}#per-query">all</a>'] + [
         f'<a href="{base}?{urlencode({"system": s})}#per-query">{escape(s)}</a>' for s in systems])
-    head = "".join(f'<th class="n">{n}</th>' for n in CARD_METRICS)
+    view = result_view()
+    columns = view.columns if view is not None else ()
+    head = "".join(f'<th class="n">{n}</th>' for n in columns)
     rows = []
     for item in shown[offset:offset + ROWS_PER_PAGE]:
-        values = item["retrievalMetrics"]
+        values = view.cells(item) if view is not None else {}
         diagnosis = item["diagnosis"]
         why = "" if diagnosis is None else (f'{escape(diagnosis["category"])}'
                                              f'{" (first result " + escape(diagnosis["firstResult"]) + ")" if diagnosis["firstResult"] else ""}')
         rank = item["firstRelevantRank"]
         rows.append(f'<tr><td>{escape(item["system"])}</td><td>{escape(item["queryId"])}</td>'
-                    + "".join(f'<td class="n">{_number(values[n])}</td>' for n in CARD_METRICS)
+                    + "".join(f'<td class="n">{_number(values[n])}</td>' for n in columns)
                     + f'<td class="n">{rank if rank is not None else "--"}</td><td>{why}</td></tr>')
     extra = {"system": system} if system is not None else {}
     return (f'<h2 id="per-query">Per query</h2><p class="nav muted">system: {filters}</p>'
@@ -198,8 +155,8 @@ def _per_query(items: list[dict[str, Any]], run_id: str, offset: int, system: st
 
 
 def run_page(store: RunStore, run_id: str, offset: int = 0, system: str | None = None) -> str:
-    """One run: the retrieval-metrics panel, the registered readings' sections, facets, comparisons and
-    the per-query table."""
+    """One run: the registered readings' sections (the metrics card's panel and facet rollups first),
+    the comparisons and the per-query table."""
     summary = store.summary(run_id)  # the manifest's entries, checked for their shape
     metrics = store.metrics(run_id)
     systems = [s["system"] for s in metrics["systems"]]
@@ -209,6 +166,6 @@ def run_page(store: RunStore, run_id: str, offset: int = 0, system: str | None =
             f"<h1>{escape(run_id)}</h1><p class=\"muted\">{escape(str(summary['corpus'] or ''))}: "
             f"{escape(str(summary['queries'] or ''))} queries evaluated; {escape(str(summary['time'] or ''))}; "
             f"systems {escape(', '.join(systems))}</p>"
-            + _cards(metrics) + _readings(metrics) + _facets(metrics) + _comparisons(store.comparisons(run_id))
+            + _readings(metrics) + _comparisons(store.comparisons(run_id))
             + _per_query(store.results(run_id), run_id, offset, system, systems))
     return _document(f"{run_id} - retbench evals", body)

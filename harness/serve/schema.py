@@ -7,6 +7,8 @@ check every answer against them through schemathesis.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field, create_model
 
 import harness.readings  # noqa: F401  (registers the built-in readings, whose entries the schema lists)
@@ -18,111 +20,82 @@ __all__ = ["ComparisonsResponse", "Message", "MetricsResponse", "ReadingEntry", 
 Number = float | str | None
 
 
-class RetrievalMetricsObject(BaseModel):
-    """The metrics card's object (a mean over queries in a rollup; hitAtK is 0 or 1 per result)."""
-
-    recallAtK: float
-    precisionAtK: float
-    ndcgAt10: float = Field(description="nDCG@10 with exponential gain 2^grade - 1 (the registry's ndcg_exp@10)")
-    mrr: float
-    hitAtK: float
+def _fields(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's fields, in order, as :func:`pydantic.create_model` takes them (to join another model's)."""
+    return {name: (info.annotation, info) for name, info in model.model_fields.items()}
 
 
-class Interval(BaseModel):
-    low: float | None
-    high: float | None
+def _entries() -> dict[str, Any]:
+    """A system's entries of ``/metrics`` from each served reading: a view with a key is one entry
+    (its model, null when the system has none); one without gives its model's fields."""
+    fields: dict[str, Any] = {}
+    for reading in served():
+        view = reading.serve
+        if view is None:  # served() lists only readings with a view
+            continue
+        if view.key:
+            fields[view.key] = (view.model() | None, ...)
+        else:
+            fields.update(_fields(view.model()))
+    return fields
 
 
-class CardIntervals(BaseModel):
-    """Paired bootstrap percentile interval of each of the five means."""
-
-    recallAtK: Interval
-    precisionAtK: Interval
-    ndcgAt10: Interval
-    mrr: Interval
-    hitAtK: Interval
-
-
-class FacetRollup(BaseModel):
-    facet: str
-    value: str
-    nQueries: int
-    retrievalMetrics: RetrievalMetricsObject
-    intervals: CardIntervals | None = Field(description="null under the minimum queries of a cell (see note)")
-    note: str | None
+def _run_fields(which: str) -> dict[str, Any]:
+    """The run's entries of each served reading: ``run`` (of ``/metrics``) or ``listing`` (of ``/runs``)."""
+    fields: dict[str, Any] = {}
+    for reading in served():
+        model = getattr(reading.serve, f"{which}_model")
+        if model is not None:
+            fields.update(_fields(model()))
+    return fields
 
 
-class _SystemCard(BaseModel):
-    system: str
-    nQueries: int
-    retrievalMetrics: RetrievalMetricsObject
-    intervals: CardIntervals | None
-    byFacet: list[FacetRollup]
+#: A system's entry of ``/metrics``: its label, then each served reading's entries (its
+#: :class:`~harness.core.readings.ServeView`'s model), in the served order.
+SystemMetrics = create_model("SystemMetrics", system=(str, ...), **_entries())
+
+#: ``/metrics``: the run id, each served reading's run entries, and each system's entries.
+MetricsResponse = create_model("MetricsResponse", runId=(str, ...), **_run_fields("run"),
+                               systems=(list[SystemMetrics], ...))  # type: ignore[valid-type]
 
 
-#: A system's entry of ``/metrics``: the card, then each registered reading's entry (its
-#: :class:`~harness.core.readings.ServeView`'s model, null when the system has none), in registry order.
-SystemMetrics = create_model("SystemMetrics", __base__=_SystemCard,
-                             **{reading.serve.key: (reading.serve.model() | None, ...) for reading in served()})
-
-
-class IntervalSettings(BaseModel):
-    confidence: float | None
-    bootstrapSamples: int | None
-    seed: int | None
-    method: str | None
-
-
-class MetricsResponse(BaseModel):
-    runId: str
-    defaultRetrievalK: int
-    metricNames: dict[str, str] = Field(description="card name -> the registry metric it is (recallAtK -> recall@10)")
-    interval: IntervalSettings
-    systems: list[SystemMetrics]
-
-
-class RunSummary(BaseModel):
+class _RunBase(BaseModel):
     id: str
     time: str | None
     corpus: str | None
     queries: int | None
     systems: list[str]
     metrics: list[str]
-    defaultRetrievalK: int | None
-    suite: str | None = Field(None, description="a collection of a suite: the suite's id (absent for a single run)")
-    collection: str | None = Field(None, description="a collection of a suite: the collection's name in the suite")
+
+
+#: A run in the list of runs: its own entries, each served reading's (the card's cutoff), and its suite's.
+RunSummary = create_model(
+    "RunSummary", **_fields(_RunBase), **_run_fields("listing"),
+    suite=(str | None, Field(None, description="a collection of a suite: the suite's id (absent for a single run)")),
+    collection=(str | None, Field(None, description="a collection of a suite: the collection's name in the suite")))
 
 
 class RunsPage(BaseModel):
     total: int
     offset: int
     limit: int
-    items: list[RunSummary]
+    items: list[RunSummary]  # type: ignore[valid-type]
 
 
-class Diagnosis(BaseModel):
-    category: str
-    rank: int | None
-    firstResult: str | None
-    sharedWords: str | None
+def _result_model() -> Any:
+    view = next((r.serve.results for r in served() if r.serve is not None and r.serve.results is not None), None)
+    return view.model() if view is not None else dict[str, Any]
 
 
-class Result(BaseModel):
-    resultId: str
-    runId: str
-    system: str
-    queryId: str
-    retrievalMetrics: RetrievalMetricsObject
-    firstRelevantRank: int | None
-    diagnosis: Diagnosis | None
-    facets: dict[str, str]
+#: One per-result object of ``/results``: the model of the served reading that gives them (the metrics card's).
+Result = _result_model()
 
 
 class ResultsPage(BaseModel):
     total: int
     offset: int
     limit: int
-    items: list[Result]
+    items: list[Result]  # type: ignore[valid-type]
 
 
 class ComparisonsResponse(BaseModel):

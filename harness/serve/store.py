@@ -16,9 +16,10 @@ Nothing outside ``root``
     and its id answers what was found and how to fix it. A link that stays inside ``root`` is read.
 What is read
     Only files ``bench compare`` wrote, with :mod:`harness.store.read` (which refuses a file
-    edited since, unless ``accept_edited``): the manifest, the card's
-    ``retrieval_metrics.jsonl`` and its rollups, ``risk_coverage*.csv``, ``comparisons.csv``,
-    ``per_query.csv`` and ``diagnosis.csv``, and the rows of any reading of the registry
+    edited since, unless ``accept_edited``): the manifest, what each registered reading with a part
+    in ``bench serve`` reads (:class:`~harness.core.readings.ServeView`: the metrics card's per-result
+    lines and rollups, risk–coverage's tables), ``comparisons.csv``, ``per_query.csv`` and
+    ``diagnosis.csv``, and the rows of any reading of the registry
     (:data:`harness.core.readings.READINGS`) the folder holds (:meth:`RunStore.readings`,
     :meth:`RunStore.reading`). Nothing is re-computed: a number served is a number stored.
 Cache
@@ -50,13 +51,13 @@ import pandas as pd
 import harness.readings  # noqa: F401  (registers the built-in readings a folder holds)
 from corpora import InputFileError
 from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
-from harness.core.readings import PER_QUERY, READINGS, served
-from harness.core.retrieval_metrics import CARD_METRICS, RESULTS_FILE
+from harness.core.readings import PER_QUERY, READINGS, ServeResults, served
 from harness.suite.report import render_suite_report
 from harness.suite.view import CollectionEntry
 from harness.suite.store import COLLECTIONS_FOLDER, SUITE_KIND, open_suite
 
-__all__ = ["SUITE_RUN", "NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
+__all__ = ["SUITE_RUN", "NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value",
+           "result_view"]
 
 #: The id of a suite's collection as a run: the suite's id and the collection's folder name, joined by a
 #: character that a URL path carries as it is and that a collection's folder name never holds.
@@ -124,17 +125,6 @@ def _records(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> list[
     columns = list(columns) if columns is not None else list(frame.columns)
     return [{camel(c): json_value(v) for c, v in zip(columns, row)}
             for row in frame[columns].itertuples(index=False, name=None)]
-
-
-def _card(row: pd.Series) -> dict[str, Any]:
-    return {name: (int(row[name]) if name == "hitAtK" and float(row[name]).is_integer() else json_value(row[name]))
-            for name in CARD_METRICS}
-
-
-def _intervals(row: pd.Series) -> dict[str, dict[str, Any]] | None:
-    bounds = {name: {"low": json_value(row[f"{name}_ci_low"]), "high": json_value(row[f"{name}_ci_high"])}
-              for name in CARD_METRICS}
-    return None if all(b["low"] is None for b in bounds.values()) else bounds
 
 
 class RunStore:
@@ -271,7 +261,8 @@ class RunStore:
         return self._answer(run_id, "manifest", lambda folder: folder.manifest)
 
     def metrics(self, run_id: str) -> dict[str, Any]:
-        """Per system: the card's rolled-up numbers with intervals, the facet rollups and risk–coverage."""
+        """The run's entries of each served reading, then per system the entries of each (the metrics
+        card's rolled-up numbers with intervals and facet rollups, risk–coverage)."""
         return self._answer(run_id, "metrics", lambda folder: _metrics(folder, run_id))
 
     def metrics_json(self, run_id: str) -> bytes:
@@ -279,7 +270,8 @@ class RunStore:
         return self._answer(run_id, "metrics.json", lambda folder: dumps(_metrics(folder, run_id)))
 
     def results(self, run_id: str) -> list[dict[str, Any]]:
-        """Every stored result of the run (system by system, queries in evaluation order)."""
+        """Every stored result of the run (system by system, queries in evaluation order), as the served
+        reading with per-result objects (:class:`~harness.core.readings.ServeResults`) gives them."""
         return self._answer(run_id, "results", _results)
 
     def comparisons(self, run_id: str) -> list[dict[str, Any]]:
@@ -394,68 +386,48 @@ def dumps(answer: Any) -> bytes:
 
 def _run_summary(folder: ResultsFolder) -> dict[str, Any]:
     manifest = folder.manifest
-    card = manifest.get("retrieval_metrics") or {}
     corpus = manifest.get("corpus") or {}
-    return {
+    summary = {
         "id": folder.path.name, "time": manifest.get("time"), "corpus": corpus.get("name"),
         "queries": corpus.get("queries_evaluated"),
         "systems": [str(s.get("label")) for s in manifest.get("systems", [])],
         "metrics": [str(m.get("name")) for m in manifest.get("metrics", [])],
-        "defaultRetrievalK": card.get("default_retrieval_k"),
     }
-
-
-def _settings(folder: ResultsFolder) -> dict[str, Any]:
-    card = folder.manifest.get("retrieval_metrics")
-    if not card:
-        raise InputFileError(folder.path / MANIFEST_FILE, "has no retrieval_metrics entry: the run was made by a "
-                             "bench compare before the metrics card was stored",
-                             fix="run bench compare again to store the card's numbers")
-    return card
+    for reading in served():  # each served reading's entries (the metrics card's cutoff)
+        if reading.serve.listing is not None:  # type: ignore[union-attr]
+            summary.update(reading.serve.listing(manifest))  # type: ignore[union-attr]
+    return summary
 
 
 def _metrics(folder: ResultsFolder, run_id: str) -> dict[str, Any]:
-    card = _settings(folder)
-    statistics = folder.manifest.get("statistics", {})
-    rollup = folder.table("retrieval_metrics_summary")
-    facets = folder.table("retrieval_metrics_facets")
+    views = [reading.serve for reading in served() if reading.serve is not None]
+    answer: dict[str, Any] = {"runId": run_id}
+    for view in views:  # the run's entries of each (the card's cutoff, metric names, interval settings)
+        if view.run is not None:
+            answer.update(view.run(folder))
     systems = []
-    for _, row in rollup.iterrows():
-        system = row["system"]
-        cells = facets[facets["system"] == system]
-        systems.append({
-            "system": system, "nQueries": int(row["n_queries"]), "retrievalMetrics": _card(row),
-            "intervals": _intervals(row),
-            "byFacet": [{"facet": cell["facet"], "value": cell["value"], "nQueries": int(cell["n_queries"]),
-                         "retrievalMetrics": _card(cell), "intervals": _intervals(cell),
-                         "note": cell["note"] or None} for _, cell in cells.iterrows()],
-            # each registered reading's entry (harness.readings), in registry order
-            **{reading.serve.key: _json(reading.serve.value(folder, system)) for reading in served()},
-        })
-    return {
-        "runId": run_id,
-        "defaultRetrievalK": card["default_retrieval_k"],
-        "metricNames": card["metrics"],
-        "interval": {"confidence": statistics.get("confidence"), "bootstrapSamples": statistics.get("bootstrap_samples"),
-                     "seed": statistics.get("seed"), "method": card.get("intervals")},
-        "systems": systems,
-    }
+    for label in (str(s["label"]) for s in folder.manifest["systems"]):
+        system: dict[str, Any] = {"system": label}
+        for view in views:  # each registered reading's entry (harness.readings), in the served order
+            value = view.value(folder, label)
+            if view.key:
+                system[view.key] = _json(value)
+            else:
+                system.update(_json(value))
+        systems.append(system)
+    return {**answer, "systems": systems}
+
+
+def result_view() -> ServeResults | None:
+    """The per-result objects of the first served reading that has them (the metrics card's), or None."""
+    return next((r.serve.results for r in served() if r.serve is not None and r.serve.results is not None), None)
 
 
 def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
-    _settings(folder)
-    path = folder.verified(RESULTS_FILE)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputFileError(path, "file not found", fix="run bench compare again to store the card's numbers") from None
-    items = []
-    for number, line in enumerate(lines, 1):
-        try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise InputFileError(path, f"is not JSON lines ({exc.msg})", line=number,
-                                 fix="restore the file bench compare wrote") from None
+    view = result_view()
+    if view is None:
+        raise InputFileError(folder.path / MANIFEST_FILE, "holds no reading with per-result objects",
+                             fix="register a reading whose ServeView has results")
     ranks = folder.per_query_values
     first = {(s, q): json_value(r) for s, q, r in zip(ranks["system"], ranks["query_id"], ranks["first_relevant_rank"])}
     failures = folder.table("diagnosis")
@@ -463,17 +435,12 @@ def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
                                                 "firstResult": f["first_result"] or None,
                                                 "sharedWords": f["shared_words"] or None}
                  for f in failures.to_dict("records")}
-    cells = folder.table("query_facets")
-    facets: dict[str, dict[str, str]] = {}
-    for query_id, facet, value in cells.itertuples(index=False, name=None):
-        facets.setdefault(query_id, {})[facet] = value
-    for item in items:
-        key = (item["system"], item["queryId"])
-        rank = first.get(key)
-        item["firstRelevantRank"] = _whole(rank)
-        item["diagnosis"] = diagnosis.get(key)
-        item["facets"] = facets.get(item["queryId"], {})
-    return items
+
+    def annotate(system: str, query_id: str) -> dict[str, Any]:
+        key = (system, query_id)
+        return {"firstRelevantRank": _whole(first.get(key)), "diagnosis": diagnosis.get(key)}
+
+    return view.items(folder, annotate)
 
 
 def facet_filter(text: str) -> tuple[str, str]:

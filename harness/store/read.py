@@ -110,7 +110,6 @@ MANIFEST_SHAPES: dict[str, dict[str, Any]] = {
                        "baseline": Maybe(str), "randomisation_test": {"permutations": _Integer}},
         "corpus": {"queries_excluded": Omissible(list)}, "analyzer": Maybe(str), "depth": _Integer,
         "diagnosis": {"fail_rank": _Integer, "categories": Each(str)},
-        "retrieval_metrics": Maybe(dict),
         "conventions": Omissible({"unjudged": Omissible({"reading": str})}),
         "warnings": Maybe([str]), "notes": Maybe([str]), "versions": Omissible(dict),
         "command_line": Omissible(list), "rescore": Maybe(dict),

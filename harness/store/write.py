@@ -22,9 +22,9 @@ Everything but the manifest's times is a pure function of the inputs and the see
 | retrieval_metrics.jsonl | the metrics card's object per system and query: resultId, runId, system, queryId, retrievalMetrics {recallAtK, precisionAtK, ndcgAt10, mrr, hitAtK} |
 | report.html, report.md, report.tex | the reports asked for (``bench compare --report``), made from the files above |
 
-The card's files (:mod:`harness.core.retrieval_metrics`) are what ``bench serve`` answers from, so it
+The card's files (:mod:`harness.readings.retrieval_metrics`) are what ``bench serve`` answers from, so it
 never re-computes: ``retrieval_metrics.jsonl`` holds the run id, so it is written when the run id is
-claimed, beside the manifest.
+claimed, beside the manifest (a registered reading's ``files``).
 """
 
 from __future__ import annotations
@@ -51,8 +51,7 @@ from harness.core.power import POWER
 from harness.core.record import CompareRecord
 from harness.store.folder import (Derived, Identified, Pieces, Say, csv_text, file_text_hash, manifest_text,
                                   package_version, safe_file_name, warn_on_stderr, write_folder)
-from harness.core.readings import READINGS, manifest_records, reading_frames
-from harness.core.retrieval_metrics import FACETS_FILE, QUERY_FACETS_FILE, RESULTS_FILE, ROLLUP_FILE, result_lines
+from harness.core.readings import READINGS, identified_files, manifest_records, reading_frames
 from harness.core.trec_eval import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
@@ -105,12 +104,10 @@ def _folder_parts(result: CompareRecord, command_line: list[str] | None, report:
                 yield entry["raw_scores_file"], raw
 
     def identified(run_id: str) -> tuple[dict, dict[str, str]]:
-        """What holds the run id: the manifest, and the card's per-result lines."""
+        """What holds the run id: the manifest, and each registered reading's files that do (the card's
+        per-result lines)."""
         document = _manifest(result, run_id, command_line or sys.argv, started, systems)
-        named = {}
-        if result.retrieval is not None:
-            named[RESULTS_FILE] = result_lines(result.retrieval, run_id, document["hashes"])
-        return document, named
+        return document, identified_files(result, run_id, document["hashes"])
 
     return files, identified, run_pieces() if runs else iter(())
 
@@ -276,7 +273,6 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         },
         "statistics": {**result.statistics_record(), **manifest_records(result, "statistics"), **_power_record()},
         **manifest_records(result),  # each registered reading's record of how it was made (harness.readings)
-        "retrieval_metrics": _retrieval_record(result),
         "diagnosis": {
             "fail_rank": config.readings.fail_rank, "categories": categories_of(dataset.corpus),
             "duplicates": result.duplicate_counts(),
@@ -310,23 +306,6 @@ def _jsonable(value):
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return repr(value)
-
-
-def _retrieval_record(result: CompareRecord) -> dict | None:
-    """The manifest's ``retrieval_metrics``: the card's cutoff, each card name's metric, the files."""
-    card = result.retrieval
-    if card is None:
-        return None
-    return {
-        "default_retrieval_k": card.retrieval_k,
-        "metrics": {name: metric.name for name, metric in card.metrics.items()},
-        "result_id": "first 32 hex digits of SHA-256 over JSON [hashes.documents, hashes.queries, hashes.judgments, "
-                     "hashes.configuration, system, query id]: the same on every rerun of the same inputs",
-        "intervals": "paired bootstrap percentile interval over the queries (the comparison's resamples, seed and "
-                     "confidence), every system and card name on the same resampled queries",
-        "files": {"results": RESULTS_FILE, "rollup": ROLLUP_FILE, "facets": FACETS_FILE,
-                  "query_facets": QUERY_FACETS_FILE},
-    }
 
 
 def _new_run_id(result: CompareRecord, started: datetime) -> str:
