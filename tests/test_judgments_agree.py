@@ -95,7 +95,8 @@ def test_ppi_is_the_formula_on_hand_made_values():
     machine_all = np.array([0.2, 0.4, 0.6, 0.8, 1.0, 0.0])  # N = 6
     human = np.array([0.3, 0.7, 0.5])  # n = 3: the first three queries
     machine_on_human = machine_all[:3]
-    result = ppi(machine_all, human, machine_on_human)
+    result = ppi(machine_all, human, machine_on_human, method="ppi")
+    assert result.lambdas == (("", 1.0),)
     # mean_N(M_B) = 0.5; M_A - M_B = (0.1, 0.3, -0.1), mean 0.1 -> theta = 0.6
     assert result.ppi.mean == pytest.approx(0.6, abs=1e-12)
     var_b = sum((v - 0.5) ** 2 for v in machine_all) / 5  # 0.14
@@ -128,7 +129,7 @@ def test_agree_cli_json_has_kappa_and_tau_and_ppi_per_system(tmp_path, runner, s
     (tmp_path / "a.txt").write_text("\n".join(human) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(machine) + "\n")
     done = runner.invoke(main, ["agree", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "--results", str(folder),
-                                "--ppi", "--format", "json"])
+                                "--ppi", "--ppi-method", "ppi", "--format", "json"])
     assert done.exit_code == 0, done.output
     document = json.loads(done.output)
     assert isinstance(document["cohen_kappa"], float) and isinstance(document["kendall_tau"], float)

@@ -1,7 +1,8 @@
 """``bench agree``: how far two judgment sets agree (Cohen's kappa, Krippendorff's alpha, the
 confusion matrix), how far the systems of a results folder move between them (Kendall's tau,
 tau_AP), and with ``--ppi`` the prediction-powered estimate of each system's mean from a machine
-set corrected by a human subset."""
+set corrected by a human subset (PPI++ unless ``--ppi-method ppi``; stratified by a facet with
+``--stratify``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from corpora.wording import counted
 from harness.cli import ACCEPT_EDITED_HELP, PathParameter, warn
 from harness.core.inputs import resolve_metrics
 from harness.judgments.agreement import agreement
-from harness.judgments.ppi import Z_95
+from harness.judgments.ppi import METHODS, PPI_PLUS, Z_95
 from harness.judgments.systems import ppi_by_system, systems_under_two
 from harness.store.read import one_comparison, open_results
 
@@ -28,6 +29,17 @@ def _number(value: float) -> float | None:
 
 def _shown(value: float) -> str:
     return "undefined" if math.isnan(value) else f"{value:.4f}"
+
+
+def _facet_values(folder: object, facet: str) -> tuple[str, dict[str, str]]:
+    """(facet, query id -> its cell) from the results folder's ``query_facets.csv``."""
+    cells = folder.table("query_facets")  # type: ignore[attr-defined]
+    chosen = cells[cells["facet"] == facet]
+    if chosen.empty:
+        known = sorted(set(cells["facet"]))
+        raise RetbenchError(f"the results folder has no query facet {facet!r} (it has: {', '.join(known) or 'none'}). "
+                            "Fix: name one of them, or run bench compare with --facets-file to add facets")
+    return facet, dict(zip(chosen["query_id"], chosen["value"].astype(str)))
 
 
 @click.command("agree")
@@ -42,20 +54,26 @@ def _shown(value: float) -> str:
               help="A is the human (gold) set on a subset of the queries, B the machine set (a query B does not "
                    "judge scores 0 under it): per system, the prediction-powered estimate of the metric's mean over "
                    "the folder's queries and its 95% interval (needs --results).")
+@click.option("--ppi-method", type=click.Choice(list(METHODS)), default=PPI_PLUS, show_default=True,
+              help="With --ppi: " + "; ".join(f"{name} = {means}" for name, means in METHODS.items()) + ".")
+@click.option("--stratify", "stratify_by", default=None, metavar="FACET",
+              help="With --ppi: estimate within each value of this query facet of the results folder "
+                   "(query_facets.csv), each with its own λ, and combine them by their shares of the queries.")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: a report; json: cohen_kappa, krippendorff_alpha, the confusion matrix, kendall_tau, tau_ap, "
                    "per-system values and PPI entries.")
 @click.option("--accept-edited", is_flag=True, help=ACCEPT_EDITED_HELP)
 def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel_threshold: int | None,
-            with_ppi: bool, output_format: str, accept_edited: bool) -> None:
+            with_ppi: bool, ppi_method: str, stratify_by: str | None, output_format: str, accept_edited: bool) -> None:
     """How far the judgment sets QRELS_A and QRELS_B agree, on the pairs both judge: Cohen's kappa
     on relevance, Krippendorff's alpha (ordinal) on the grades, the confusion matrix.
 
     With --results, each system's metric under A and under B on the queries both judge, and
     Kendall's tau and tau_AP between the two orders of the systems. With --ppi, per system the
-    prediction-powered estimate of the metric's mean over the folder's N queries: mean of M_B over
-    N + mean of (M_A - M_B) over the n queries A judges, with its 95% interval, beside the
-    human-only and machine-only estimates. A query without a relevant judgment scores 0.
+    prediction-powered estimate of the metric's mean over the folder's N queries: PPI++, λ times the
+    mean of M_B over N + the mean of (M_A - λ M_B) over the n queries A judges, λ chosen from the
+    data and printed (--ppi-method ppi: λ = 1), with its 95% interval, beside the human-only and
+    machine-only estimates. A query without a relevant judgment scores 0.
     """
     if with_ppi and results is None:
         raise RetbenchError("--ppi estimates each system's metric, so it needs the systems. Fix: add --results FOLDER")
@@ -73,7 +91,11 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
     threshold = rel_threshold if rel_threshold is not None else (folder.rel_threshold if folder else 1)
     found = agreement(a, b, threshold)
     under = systems_under_two(folder, a, b, metric_object, threshold) if folder is not None else None
-    estimated = ppi_by_system(folder, a, b, metric_object, threshold) if with_ppi and folder is not None else None
+    if stratify_by is not None and not with_ppi:
+        raise RetbenchError("--stratify stratifies the PPI estimate. Fix: add --ppi, or leave --stratify out")
+    strata = _facet_values(folder, stratify_by) if stratify_by is not None and folder is not None else None
+    estimated = ppi_by_system(folder, a, b, metric_object, threshold, ppi_method, strata) \
+        if with_ppi and folder is not None else None
 
     if output_format == "json":
         document: dict[str, object] = {
@@ -95,7 +117,10 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
                                "n_machine": len(estimated.judged_by_machine), "queries": estimated.queries,
                                "judged_by_human": estimated.judged_by_human,
                                "judged_by_machine": estimated.judged_by_machine, "z": Z_95,
-                               "systems": [{"system": s, **r.to_dict()} for s, r in estimated.by_system.items()]}
+                               "method": estimated.method, "stratified_by": estimated.stratified_by,
+                               "systems": [{"system": s, "lambda": dict(r.lambdas) if estimated.stratified_by else r.lambdas[0][1],
+                                            **r.to_dict()}
+                                           for s, r in estimated.by_system.items()]}
         click.echo(json.dumps(document, indent=2))
         return
 
@@ -119,6 +144,6 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
     if estimated is not None:
         click.echo(estimated.coverage(metric_object.name))
         for s, r in estimated.by_system.items():
-            click.echo(f"  {s}: ppi {r.ppi.mean:.4f} [{r.ppi.low:.4f}, {r.ppi.high:.4f}]  "
+            click.echo(f"  {s}: {r.method} {r.ppi.mean:.4f} [{r.ppi.low:.4f}, {r.ppi.high:.4f}] ({r.lambda_text()})  "
                        f"human only {r.human.mean:.4f} [{r.human.low:.4f}, {r.human.high:.4f}]  "
                        f"machine only {r.machine.mean:.4f} [{r.machine.low:.4f}, {r.machine.high:.4f}]")

@@ -14,7 +14,7 @@ from harness.core.evaluation import evaluate
 from harness.core.metrics import Metric
 from harness.judgments.agreement import kendall_tau, tau_ap
 from harness.judgments.pool import evaluated_queries
-from harness.judgments.ppi import PPIResult, ppi
+from harness.judgments.ppi import PPI_PLUS, PPIResult, ppi, ppi_stratified
 from harness.store.read import ResultsFolder
 
 __all__ = ["PPIBySystem", "SystemsUnderTwo", "ppi_by_system", "systems_under_two"]
@@ -62,6 +62,8 @@ class PPIBySystem:
     judged_by_human: list[str]
     judged_by_machine: list[str]
     by_system: dict[str, PPIResult]
+    method: str = PPI_PLUS
+    stratified_by: str | None = None
 
     def coverage(self, metric: str) -> str:
         """One line saying which queries each set judges and which the estimate uses."""
@@ -70,8 +72,10 @@ class PPIBySystem:
         machine_part = (f"B judges all {big_n}" if not unjudged else
                         f"B judges {machine} of them (the other {unjudged} score 0 under B: "
                         f"{_listed(sorted(set(self.queries) - set(self.judged_by_machine)))})")
+        how = "PPI++ (the machine weighted by λ)" if self.method == PPI_PLUS else "plain PPI (λ = 1)"
+        strata = f", stratified by {self.stratified_by}" if self.stratified_by else ""
         return (f"prediction-powered {metric} over the results folder's {big_n} evaluated queries: {machine_part}; "
-                f"A judges {n} of them, which correct the estimate; 95%:")
+                f"A judges {n} of them, which correct the estimate; {how}{strata}; 95%:")
 
 
 def _listed(ids: list[str], shown: int = 5) -> str:
@@ -79,13 +83,21 @@ def _listed(ids: list[str], shown: int = 5) -> str:
 
 
 def ppi_by_system(folder: ResultsFolder, human: Qrels, machine: Mapping[str, Mapping[str, int]] | Qrels,
-                  metric: Metric, rel_threshold: int) -> PPIBySystem:
+                  metric: Metric, rel_threshold: int, method: str = PPI_PLUS,
+                  strata: tuple[str, Mapping[str, str]] | None = None) -> PPIBySystem:
     """Per system the PPI estimate of its mean ``metric`` over the folder's N evaluated queries, the
-    human set A judging n of them (:class:`PPIBySystem`)."""
+    human set A judging n of them (:class:`PPIBySystem`), by ``method`` (a key of
+    :data:`harness.judgments.ppi.METHODS`); ``strata``: (a facet's name, query id -> its value) to
+    stratify by (:func:`harness.judgments.ppi.ppi_stratified`; every evaluated query needs a value)."""
     queries = evaluated_queries(folder)
     judged_by_human = [q for q in queries if q in human]
     judged_by_machine = [q for q in queries if q in machine]
     machine_qrels = machine if isinstance(machine, Qrels) else Qrels(machine)
+    if strata is not None:
+        missing = [q for q in queries if q not in strata[1]]
+        if missing:
+            raise RetbenchError(f"{len(missing)} evaluated queries have no value of facet {strata[0]!r} (e.g. "
+                                f"{_listed(missing, 3)}). Fix: stratify by a facet every query has, or leave it out")
     results = {}
     for label in folder.systems:
         machine_all = _values(folder, label, machine_qrels, metric, queries, rel_threshold)
@@ -93,5 +105,11 @@ def ppi_by_system(folder: ResultsFolder, human: Qrels, machine: Mapping[str, Map
         machine_on_human = machine_all[[position[q] for q in judged_by_human]]
         human_values = _values(folder, label, human, metric, judged_by_human, rel_threshold) if judged_by_human \
             else np.empty(0)
-        results[label] = ppi(machine_all, human_values, machine_on_human)
-    return PPIBySystem(queries, judged_by_human, judged_by_machine, results)
+        judged = [position[q] for q in judged_by_human]
+        if strata is None:
+            results[label] = ppi(machine_all, human_values, machine_on_human, method=method, judged=judged)
+        else:
+            results[label] = ppi_stratified(machine_all, human_values, machine_on_human,
+                                            [strata[1][q] for q in queries], method=method, judged=judged)
+    return PPIBySystem(queries, judged_by_human, judged_by_machine, results, method,
+                       strata[0] if strata is not None else None)
