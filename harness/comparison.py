@@ -137,7 +137,7 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     ``run`` (:class:`~harness.core.options.RunOptions`: cache, timeout, engine, ``on_loaded``). An engine
     never changes a number: the result is the same, and so is its folder but for the manifest's times
     and ``engine`` record (``docs/scale-out.md``); a fit or search past ``run.timeout`` raises
-    :class:`~harness.core.deadline.StepTimedOut` naming the retriever and the step.
+    :class:`~harness.engines.deadline.StepTimedOut` naming the retriever and the step.
     ``progress``: a renderer such as :class:`harness.Reporter` (the terminal line of ``bench compare``),
     a function ``(label, done, total)``, or a :class:`corpora.progress.Progress` channel; None shows nothing.
 

@@ -14,7 +14,7 @@ import pytest
 
 from harness.cli import main
 from harness.core.inputs import build_systems
-from harness.core.experiment import load_experiment
+from harness.cli.experiment import load_experiment
 from retrievers.dense import missing_dependency
 from harness.core.options import Scoring, Statistics
 

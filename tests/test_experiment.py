@@ -12,7 +12,7 @@ import pytest
 from harness.cli import main
 from harness.core.record import CompareConfig
 from harness.core.inputs import build_systems
-from harness.core.experiment import config_keys, load_experiment
+from harness.cli.experiment import config_keys, load_experiment
 
 EXPERIMENT = """\
 # the article's comparison plus two configurations of our own

@@ -460,7 +460,7 @@ def test_a_time_limit_that_runs_out_at_once_leaves_no_timer_behind() -> None:
     timer nor its handler behind (an alarm that fires before the timer is set returns used to)."""
     import signal
 
-    from harness.core.deadline import StepTimedOut, step_deadline
+    from harness.engines.deadline import StepTimedOut, step_deadline
 
     handler = signal.getsignal(signal.SIGALRM)
     timed_out = 0

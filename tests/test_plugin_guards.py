@@ -20,7 +20,7 @@ from corpora import RetbenchError, load_dataset
 from harness import compare
 from harness.core.api import bootstrap_columns, check_bootstrap_memory
 from harness.cli import main
-from harness.core.deadline import StepTimedOut, step_deadline
+from harness.engines.deadline import StepTimedOut, step_deadline
 from harness.core.options import RunOptions, Scoring, Statistics
 from harness.core.statistics import bootstrap_means, bootstrap_memory, largest_bootstrap
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from corpora import RetbenchError, Run, UnknownNameError
 from harness import compare
-from harness.core.confidence import query_confidence
+from harness.readings.risk_coverage import query_confidence
 from harness.readings.risk_coverage import (CURVE_COLUMNS, SUMMARY_COLUMNS, aurc, oracle_aurc, risk_coverage,
                                    risk_coverage_curve, summarise)
 from harness.core.options import Statistics

@@ -30,15 +30,14 @@ from harness.core.options import Loading, Readings, RunOptions, Scoring, Statist
 from harness.cli import RESULTS_KEY, PathParameter, ResultsFirstStdout, progress_shown
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.engines import ENGINES, resolve_engine
-from harness.core.experiment import OptionKey, load_experiment
+from harness.cli.experiment import OptionKey, load_experiment
 from harness.core.inputs import build_systems, resolve_metrics
 from harness.core.metrics import metrics_help
 from harness.core.record import DEFAULT_METRICS, DEFAULT_SYSTEMS, CompareConfig
 from harness.report.text import ABRIDGED_FAILURES, ABRIDGED_QUERIES, SHOWN_FAILURES, TERMINAL_QUERIES, terminal_cut
 from harness.report.formats import REPORT_FORMATS, check_formats, parse_formats
 from harness.store.folder import check_out
-from harness.core.confidence import CONFIDENCES
-from harness.core.options import FAMILIES
+from harness.core.options import CONFIDENCES, FAMILIES
 
 #: ``ctx.meta`` key of the experiment file's values for ``CompareConfig`` fields that no option sets.
 _FILE_FIELDS = "retbench.experiment_fields"

@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from harness.core.options import FAMILIES, declared
+from harness.core.options import CONFIDENCES, FAMILIES, declared
 
 __all__ = ["LIBRARY_NAMES", "as_flags", "flags_of", "help_values", "option", "take_groups"]
 
@@ -47,12 +47,10 @@ def take_groups(options: dict[str, Any], *groups: type) -> list[Any]:
 def help_values() -> dict[str, object]:
     """The values the declared help texts name (``{families}``, ``{exact_up_to}``, ...), from their own
     declarations."""
-    from harness.core.facets import MAX_VALUES, MIN_QUERIES
-    from harness.core.confidence import CONFIDENCES
     from harness.core.statistics import EXACT_UP_TO
 
     return {"families": "; ".join(f"{name} = {means}" for name, means in FAMILIES.items()),
-            "exact_up_to": EXACT_UP_TO, "max_values": MAX_VALUES, "min_queries": MIN_QUERIES,
+            "exact_up_to": EXACT_UP_TO,
             "confidences": "; ".join(f"{name} = {means}" for name, means in CONFIDENCES.items())}
 
 

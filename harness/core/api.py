@@ -33,7 +33,7 @@ from corpora.loading import source_of
 from corpora.readers import DEFAULT_SPLIT
 from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
-from harness.core.deadline import step_deadline
+from harness.engines.deadline import step_deadline
 from harness.core.record import CompareConfig, CompareRecord, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
@@ -47,7 +47,7 @@ from harness.core.inputs import (Systems, check_bootstrap_fits, check_dataset_ar
 from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
 from harness.core.readings import check_readings, read_comparison, resampled_columns
-from harness.core.textless import with_run_documents
+from retrievers.textless import with_run_documents
 from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever

@@ -41,17 +41,17 @@ import pandas as pd
 from corpora import Queries
 from harness.errors import ParameterError, RetbenchError, UnknownNameError
 from harness.core.statistics import bootstrap_indices, percentile_interval
-from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
+from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, FACET_MAX_VALUES, FACET_MIN_QUERIES, SEED
 
 __all__ = ["MAX_VALUES", "MIN_QUERIES", "MISSING", "QUANTILE_BUCKETS", "FacetCells", "facet_cells", "facet_columns",
            "facet_rollup", "select_facets"]
 
 #: A non-numeric facet with more distinct values than this is left out unless named.
-MAX_VALUES = 20
+MAX_VALUES = FACET_MAX_VALUES
 #: Quantile buckets a numeric facet is cut into by default (quartiles).
 QUANTILE_BUCKETS = 4
 #: Cells with fewer queries than this get no interval.
-MIN_QUERIES = 5
+MIN_QUERIES = FACET_MIN_QUERIES
 #: The cell of the queries without a value.
 MISSING = "(missing)"
 #: How a facet is cut into cells.

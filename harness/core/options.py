@@ -47,15 +47,15 @@ from typing import TYPE_CHECKING, Any, Union
 from corpora import RetbenchError, UnknownNameError
 from corpora.readers import SPLIT_HELP
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP, check_unjudged
-from harness.core.deadline import check_timeout
+from harness.engines.deadline import check_timeout
 
 if TYPE_CHECKING:
     from corpora import Dataset
     from harness.engines import Engine
     from retrievers.cache import IndexCache
 
-__all__ = ["ALPHA", "BOOTSTRAP_SAMPLES", "CONFIDENCE", "CONFIDENCE_FROM", "DEPTH", "FAIL_RANK", "FAMILIES", "FAMILY",
-           "PERMUTATIONS", "REL_THRESHOLD", "RETRIEVAL_K", "SEED", "TUKEY", "Loading", "Readings", "RunOptions", "Scoring",
+__all__ = ["ALPHA", "BOOTSTRAP_SAMPLES", "CONFIDENCE", "CONFIDENCES", "CONFIDENCE_FROM", "DEPTH", "FAIL_RANK",
+           "FACET_MAX_VALUES", "FACET_MIN_QUERIES", "FAMILIES", "FAMILY", "OWN_CONFIDENCE", "PERMUTATIONS", "REL_THRESHOLD", "RETRIEVAL_K", "SEED", "TUKEY", "Loading", "Readings", "RunOptions", "Scoring",
            "Statistics", "alpha_of", "check_retrieval_k", "declared", "level_text"]
 
 #: The defaults, one declaration each (the dataclasses below, the CLI and every function with such
@@ -69,7 +69,20 @@ PERMUTATIONS = 10_000
 FAMILY = "metric"
 FAIL_RANK = 3
 CONFIDENCE_FROM = "score"
+#: A system's confidence per query, as risk–coverage reads it off a run (``confidence_from``; the
+#: reading, :func:`harness.readings.risk_coverage.query_confidence`, computes it): name -> what it is.
+CONFIDENCES = {
+    "score": "the top result's score",
+    "margin": "the top result's score minus the second's",
+}
+#: Risk–coverage's ``confidence`` when a retriever's own ``confidence(queries)`` gave it.
+OWN_CONFIDENCE = "retriever"
 RETRIEVAL_K = 10
+#: The facet rollup's default choice and its intervals (:mod:`harness.core.facets`): a non-numeric
+#: facet with more distinct values than this is left out unless named ...
+FACET_MAX_VALUES = 20
+#: ... and a cell of fewer queries than this gets no interval.
+FACET_MIN_QUERIES = 5
 
 #: Multiple-comparison families: which comparisons are adjusted together, and how
 #: (:func:`harness.core.statistics.adjust_in_families`): Holm's step-down within one metric or across the run,
@@ -176,8 +189,6 @@ def _metric_name(value: object, name: str, default: object) -> None:
 
 
 def _confidence_from(value: object, name: str, default: object) -> None:
-    from harness.core.confidence import CONFIDENCES
-
     if not isinstance(value, str) or value not in CONFIDENCES:
         raise UnknownNameError(f"confidence (`{name}`)", str(value), list(CONFIDENCES))
 
@@ -253,8 +264,8 @@ _FAMILIES_HELP = "Multiple-comparison family (Holm's, unless tukey): {families}.
 _PERMUTATIONS_HELP = ("Random sign flips of the randomisation test when more than {exact_up_to} queries differ "
                       "(up to that, all sign patterns are enumerated exactly).")
 _FACETS_HELP = ("Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
-                "facet, in quantile buckets, and every other with at most {max_values} values]; a cell of fewer "
-                "than {min_queries} queries gets no interval.")
+                f"facet, in quantile buckets, and every other with at most {FACET_MAX_VALUES} values]; a cell of "
+                f"fewer than {FACET_MIN_QUERIES} queries gets no interval.")
 _CONFIDENCE_FROM_HELP = ("A system's confidence per query: {confidences} (a retriever with its own "
                          "confidence(queries) method uses that).")
 
@@ -324,7 +335,7 @@ class Readings:
     comma-separated string; ``[]`` none; None every numeric facet and every other with at most 20
     distinct values); risk–coverage reads risk as 1 - ``risk_metric`` (None: the first metric; it
     must be one of the metrics) against a confidence read off each run by ``confidence_from``
-    (:data:`harness.core.confidence.CONFIDENCES`) unless the retriever has a ``confidence(queries)``
+    (:data:`CONFIDENCES`) unless the retriever has a ``confidence(queries)``
     method; ``retrieval_k`` is the cutoff of the metrics card's ``recallAtK``, ``precisionAtK`` and
     ``hitAtK`` (:mod:`harness.readings.retrieval_metrics`). Checked when made: ``fail_rank`` and
     ``retrieval_k`` ints >= 1, ``facets`` names, ``risk_metric`` a name, ``confidence_from`` a key."""
@@ -370,7 +381,7 @@ class RunOptions:
     """Where and how the work runs; none of it changes a number. ``cache``: False keeps fitted
     indexes in memory for this call, True reuses them from the user cache folder, or a folder.
     ``timeout``: seconds each retriever's ``fit``, and then its ``search``, may take (None: no limit;
-    :mod:`harness.core.deadline`). ``engine``: a name of :data:`harness.engines.ENGINES` (``"local"``;
+    :mod:`harness.engines.deadline`). ``engine``: a name of :data:`harness.engines.ENGINES` (``"local"``;
     ``"dask"``: a local cluster started and stopped by the call) or an :class:`~harness.engines.Engine`
     object, which the caller keeps and closes (a Dask scheduler's address or a number of workers:
     ``harness.engines.DaskEngine(scheduler, workers)``). ``on_loaded`` hears the dataset before the

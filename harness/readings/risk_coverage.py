@@ -1,6 +1,7 @@
 """Risk–coverage: does a retriever know when it fails? Selective risk as queries are admitted by confidence.
 
-Confidence of a query (:mod:`harness.core.confidence`)
+Confidence of a query (:func:`query_confidence`, :func:`system_confidence`; the choices are the
+``Readings`` option group's, :data:`harness.core.options.CONFIDENCES`)
     read off the run (``score``, the default, or ``margin``) or the retriever's own
     ``confidence(queries)``; ``-inf`` when there is none, so the query is admitted last. NaN is an error.
 Risk of a query
@@ -40,7 +41,7 @@ The reading (one file, registered like any other: docs/adding-a-reading.md)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
 from html import escape
@@ -50,9 +51,11 @@ import numpy as np
 import pandas as pd
 
 from corpora.wording import counted
-from harness.core.confidence import CONFIDENCES, OWN_CONFIDENCE, query_confidence, system_confidence
+from corpora import Queries, Run
+from harness.core.options import CONFIDENCES, OWN_CONFIDENCE
 from harness.core.readings import Reading, ReadingInputs, ServeView, register
-from harness.errors import RetbenchError
+from harness.errors import RetbenchError, UnknownNameError
+from retrievers import Retriever, RetrieverFailed
 
 # The reports' and the store's helpers are imported where a section is rendered or a folder checked, so
 # that computing a comparison loads none.
@@ -60,9 +63,61 @@ if TYPE_CHECKING:
     from harness.core.record import CompareRecord
     from harness.report.view import ReportView
 
-__all__ = ["CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "compute", "dashboard_section", "html_body",
+__all__ = ["CURVE_COLUMNS", "SUMMARY_COLUMNS", "RiskCoverage", "aurc", "compute", "dashboard_section", "html_body", "query_confidence", "system_confidence",
            "kendall_tau_b", "manifest_entries", "manifest_shape", "oracle_aurc", "risk_coverage", "risk_coverage_curve",
            "risk_coverage_svg", "served", "served_model", "summarise", "text_section"]
+
+def query_confidence(run: Run, query_ids: Sequence[str], kind: str = "score") -> np.ndarray:
+    """One confidence per query of ``query_ids`` (see :data:`CONFIDENCES`); ``-inf`` when there is none.
+
+    >>> run = Run.from_mapping({"q1": [("a", 3.0), ("b", 2.5)], "q2": [("c", 1.0)], "q3": []})
+    >>> query_confidence(run, ["q1", "q2", "q3", "q4"]).tolist()
+    [3.0, 1.0, -inf, -inf]
+    >>> query_confidence(run, ["q1", "q2"], "margin").tolist()
+    [0.5, -inf]
+    """
+    if kind not in CONFIDENCES:
+        raise UnknownNameError("confidence", kind, list(CONFIDENCES))
+    needed = 1 if kind == "score" else 2
+    position = {q: j for j, q in enumerate(run.query_ids)}
+    rows = np.array([position.get(q, -1) for q in query_ids], dtype=np.int64)
+    confidence = np.full(len(query_ids), -np.inf)
+    if not len(run.query_ids):
+        return confidence
+    held = rows >= 0
+    starts = np.where(held, run.offsets[np.maximum(rows, 0)], 0)
+    lengths = np.where(held, run.offsets[np.maximum(rows, 0) + 1] - starts, 0)
+    answered = lengths >= needed
+    top = run.scores[starts[answered]]
+    confidence[answered] = top if kind == "score" else top - run.scores[starts[answered] + 1]
+    return confidence
+
+
+def system_confidence(retriever: Retriever, run_confidence: np.ndarray, queries: Queries,
+                      kind: str) -> tuple[np.ndarray, str]:
+    """(one confidence per query, where it came from): the retriever's own ``confidence(queries)``
+    when it defines one (checked: one finite-or-infinite number per query, in the order given), else
+    ``run_confidence`` (read off its run as ``kind``)."""
+    try:
+        given = retriever.confidence(queries)  # the default (retrievers.protocols): None, none of its own
+    except RetbenchError:
+        raise
+    except (Exception, SystemExit) as exc:  # the retriever's mistake (sys.exit too): named like one in fit or search
+        raise RetrieverFailed(retriever.label, "confidence", exc) from exc
+    if given is None:
+        return run_confidence, kind
+    try:
+        values = np.asarray(given, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned a "
+                            f"{type(given).__name__} that is not numbers. Fix: return one float per query, in the "
+                            "order of queries.ids") from None
+    if values.shape != (len(queries),):
+        raise RetbenchError(f"retriever {retriever.label!r}: confidence(queries) returned shape {values.shape} for "
+                            f"{counted(len(queries), 'query')}. Fix: return one float per query, in the order of "
+                            "queries.ids")
+    return values, OWN_CONFIDENCE
+
 
 #: Columns of the curve (``risk_coverage.csv``).
 CURVE_COLUMNS = ["system", "coverage", "risk", "threshold"]
