@@ -23,9 +23,8 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.core.evaluation import evaluate
-from harness.core.metrics import parse_metric
+from harness.core.metrics import parse_metric, trec_eval_name
 from corpora.trec_io import read_run
-from harness.core.trec_eval import trec_eval_name
 from tests.conftest import SHARED_DATA, real_data
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval (the test extra) is the reference evaluator")

@@ -32,8 +32,7 @@ from corpora.trec_io import QRELS_FORMATS, QrelsRules, read_qrels_file
 from corpora.wording import counted
 from harness.cli import PathParameter, warn
 from harness.core.evaluation import COUNTS, evaluate, mean_over_queries, preview_ids, trec_eval_queries
-from harness.core.metrics import Metric, metrics_help, parse_metrics
-from harness.core.trec_eval import trec_eval_name, trec_eval_sort_key
+from harness.core.metrics import Metric, metrics_help, parse_metrics, trec_eval_name, trec_eval_sort_key
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_HELP, UNJUDGED_READINGS, evaluate_as_read
 
 ALL = "all"

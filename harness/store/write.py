@@ -52,7 +52,7 @@ from harness.core.record import CompareRecord
 from harness.store.folder import (Derived, Identified, Pieces, Say, csv_text, file_text_hash, manifest_text,
                                   package_version, safe_file_name, warn_on_stderr, write_folder)
 from harness.core.readings import READINGS, identified_files, manifest_records, reading_frames
-from harness.core.trec_eval import trec_eval_name
+from harness.core.metrics import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
 

@@ -35,7 +35,7 @@ from corpora.wording import counted
 from harness.tuning.cross_validation import FOLD_STREAM
 from harness.core.evaluation import mean_over_queries
 from harness.store.folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
-from harness.core.trec_eval import trec_eval_name
+from harness.core.metrics import trec_eval_name
 from harness.tuning.record import Estimate, TuneRecord
 
 __all__ = ["PER_QUERY_COLUMNS", "TUNE_COLUMNS", "TUNE_FILE", "TUNE_KIND", "edge_notes", "per_query_table",
