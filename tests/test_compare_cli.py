@@ -134,7 +134,8 @@ def test_results_folder_contract(runner, tmp_path):
         "system,query_id,ndcg@5,P_5,mrr,first_relevant_rank"
     assert (folder / "comparisons.csv").read_text().splitlines()[0] == \
         "system_a,system_b,metric,mean_diff,ci_low,ci_high,p_value,p_adjusted,n_queries,n_differing,test,verdict," \
-        "wins,ties,losses,effect_size,detectable_difference,queries_needed"
+        "wins,ties,losses,effect_size,detectable_difference,queries_needed,effect_size_anova,effect_size_anova_low," \
+        "effect_size_anova_high"
     headers = {name: (folder / name).read_text().splitlines()[0] for name in
                ("leaderboard.csv", "facets.csv", "risk_coverage.csv", "risk_coverage_summary.csv", "duplicates.csv")}
     assert headers == {

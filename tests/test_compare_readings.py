@@ -436,8 +436,9 @@ def test_power_columns_equal_the_reference_on_a_case_with_known_variance(runner,
     result = compare({"first": first, "late": late}, dataset, "mrr,hit@1", statistics=Statistics(bootstrap_samples=200))
     folder = result.write(tmp_path)
     rows = read(folder, "comparisons.csv")
-    assert list(rows.columns)[-6:] == ["wins", "ties", "losses", "effect_size", "detectable_difference",
-                                       "queries_needed"]
+    assert list(rows.columns)[-9:] == ["wins", "ties", "losses", "effect_size", "detectable_difference",
+                                       "queries_needed", "effect_size_anova", "effect_size_anova_low",
+                                       "effect_size_anova_high"]
     row = rows[rows.metric == "mrr"].iloc[0]
     sd = math.sqrt(20 * 0.0625 / 19)
     reference = TTestPower()
@@ -454,7 +455,9 @@ def test_power_columns_equal_the_reference_on_a_case_with_known_variance(runner,
     assert "effect size and power on mrr (paired t-test, alpha 0.05, 80% power; -- = none):" in report
     power = report.split("effect size and power on mrr")[1].splitlines()
     line = next(line for line in power if line.startswith("  first - late "))
-    assert line.split()[3:] == ["10/10/0", f"+{0.25 / sd:.2f}", f"{detectable * sd:.3f}", str(math.ceil(needed))]
+    words = line.split()
+    assert words[3:5] + words[-2:] == ["10/10/0", f"+{0.25 / sd:.2f}", f"{detectable * sd:.3f}", str(math.ceil(needed))]
+    assert words[5] == f"+{math.sqrt(2) * 0.25 / sd:.2f}"  # two systems: ES_E = sqrt(2) d_z
     assert "effect size and power on hit@1" not in report
 
 

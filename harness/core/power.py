@@ -26,6 +26,20 @@ queries_needed
     then bisection on n (power rises with n). ``None`` when the observed difference is 0 (no number of
     queries detects it) or would need more than 2^53 queries; 2 when ``sd = 0`` and the difference is not.
 
+effect_size_anova, effect_size_anova_low, effect_size_anova_high (:func:`anova_effect_sizes`)
+    Sakai's (2014) standardised mean difference for several systems, "Statistical reform in
+    information retrieval?", SIGIR Forum 48(1): the difference of the two systems' means over the
+    square root of the residual variance ``V_E`` of the two-way ANOVA without replication (systems x
+    queries) of *every* system of the run on that metric, ``ES_E = (mean_a - mean_b) / sqrt(V_E)``,
+    ``V_E = sum_ij (x_ij - x_i. - x_.j + x..)^2 / ((n - 1)(k - 1))`` over n queries and k systems
+    (0 when every residual is at rounding level, 1e-12 of the largest score).
+    The query effect is taken out once for all systems, so every pair is measured in the same unit
+    (d_z's unit changes from pair to pair). Its interval is the t interval of the difference with that
+    pooled variance, ``(mean_a - mean_b) +- t_(1 - alpha/2, (n-1)(k-1)) * sqrt(2 V_E / n)``, divided by
+    ``sqrt(V_E)``: ``ES_E +- t * sqrt(2 / n)``. With two systems ``V_E = var(d) / 2``, so ``ES_E =
+    sqrt(2) d_z``. When ``V_E = 0``: 0 for no difference, else ``+-inf``, and no interval (NaN); NaN
+    with fewer than 2 queries or 2 systems.
+
 alpha is the comparison's (1 - ``confidence``; by default :data:`harness.core.options.ALPHA`, derived from the default
 confidence); power defaults to :data:`POWER`.
 """
@@ -47,13 +61,15 @@ from scipy.special import nctdtr, stdtrit
 from harness.core.options import ALPHA
 from harness.core.statistics import Comparison
 
-__all__ = ["POWER", "POWER_COLUMNS", "PowerAnalysis", "detectable_effect", "paired_power", "paired_t_power",
-           "power_table", "queries_needed"]
+__all__ = ["EFFECT_COLUMNS", "POWER", "POWER_COLUMNS", "PowerAnalysis", "anova_effect_sizes", "detectable_effect",
+           "paired_power", "paired_t_power", "power_table", "queries_needed", "residual_variance"]
 
 #: The power the detectable difference and the queries needed are computed for.
 POWER = 0.8
+#: Sakai's effect size over every system of the run and its interval (:func:`anova_effect_sizes`).
+EFFECT_COLUMNS = ["effect_size_anova", "effect_size_anova_low", "effect_size_anova_high"]
 #: The columns a comparison gains (``comparisons.csv``), in order.
-POWER_COLUMNS = ["wins", "ties", "losses", "effect_size", "detectable_difference", "queries_needed"]
+POWER_COLUMNS = ["wins", "ties", "losses", "effect_size", "detectable_difference", "queries_needed", *EFFECT_COLUMNS]
 _MOST_QUERIES = 2**53  # beyond, n is no longer an exact float and no collection is that large
 
 
@@ -126,7 +142,8 @@ def queries_needed(effect_size: float, alpha: float = ALPHA, power: float = POWE
 
 @dataclass(frozen=True)
 class PowerAnalysis:
-    """The six numbers :data:`POWER_COLUMNS` names, for one comparison."""
+    """The numbers :data:`POWER_COLUMNS` names, for one comparison (the ANOVA effect size NaN where
+    it was not computed: :func:`paired_power` sees one pair only)."""
 
     wins: int
     ties: int
@@ -134,6 +151,9 @@ class PowerAnalysis:
     effect_size: float
     detectable_difference: float
     queries_needed: int | None
+    effect_size_anova: float = math.nan
+    effect_size_anova_low: float = math.nan
+    effect_size_anova_high: float = math.nan
 
 
 def paired_power(differences: np.ndarray, alpha: float = ALPHA, power: float = POWER) -> PowerAnalysis:
@@ -159,15 +179,63 @@ def paired_power(differences: np.ndarray, alpha: float = ALPHA, power: float = P
                          queries_needed(effect, alpha, power))
 
 
+def residual_variance(scores: np.ndarray) -> float:
+    """The residual mean square of the two-way ANOVA without replication of ``scores`` (queries x
+    systems): ``sum (x_ij - x_i. - x_.j + x..)^2 / ((n - 1)(k - 1))``; NaN under 2 queries or 2 systems.
+
+    >>> round(residual_variance(np.array([[0.2, 0.4], [0.6, 0.6], [0.1, 0.5]])), 12)  # var(d) / 2 = 0.04 / 2
+    0.02
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n, k = scores.shape
+    if n < 2 or k < 2:
+        return math.nan
+    residuals = scores - scores.mean(axis=1, keepdims=True) - scores.mean(axis=0, keepdims=True) + scores.mean()
+    # residuals at rounding level (each system a constant shift of another) are none: V_E = 0, as d_z's sd = 0
+    if np.abs(residuals).max() <= 1e-12 * max(1.0, float(np.abs(scores).max())):
+        return 0.0
+    return math.fsum((residuals * residuals).ravel().tolist()) / ((n - 1) * (k - 1))
+
+
+def anova_effect_sizes(scores: np.ndarray, pairs: Sequence[tuple[int, int]],
+                       alpha: float = ALPHA) -> list[tuple[float, float, float]]:
+    """Sakai's ES_E of each pair (columns a, b of ``scores``, queries x systems) and its interval
+    (module docstring).
+
+    >>> scores = np.array([[0.2, 0.4], [0.6, 0.6], [0.1, 0.5]])  # d = (-0.2, 0, -0.4): d_z = -1.0
+    >>> [round(v, 4) for v in anova_effect_sizes(scores, [(0, 1)])[0]]  # sqrt(2) d_z; +- t(0.975, 2) sqrt(2/3)
+    [-1.4142, -4.9273, 2.0989]
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n = scores.shape[0]
+    variance = residual_variance(scores)
+    means = [math.fsum(column.tolist()) / n if n else math.nan for column in scores.T]
+    if math.isnan(variance):
+        return [(math.nan, math.nan, math.nan) for _ in pairs]
+    half = -float(stdtrit((n - 1) * (scores.shape[1] - 1), alpha / 2.0)) * math.sqrt(2.0 / n)
+    out = []
+    for a, b in pairs:
+        difference = means[a] - means[b]
+        if variance == 0.0:
+            effect = 0.0 if difference == 0.0 else math.copysign(math.inf, difference)
+            out.append((effect, math.nan, math.nan))
+            continue
+        effect = difference / math.sqrt(variance)
+        out.append((effect, effect - half, effect + half))
+    return out
+
+
 def power_table(per_query: pd.DataFrame, comparisons: Sequence[Comparison], power: float = POWER) -> pd.DataFrame:
     """``system_a``, ``system_b``, ``metric`` and :data:`POWER_COLUMNS` for each comparison, in order.
 
     ``per_query``: ``system``, ``query_id`` and a column per metric, every system on the same queries
-    in the same order (``per_query.csv``); each comparison's own ``alpha`` is used.
+    in the same order (``per_query.csv``); each comparison's own ``alpha`` is used. The ANOVA effect
+    size's residual variance is over every system of ``per_query`` on the comparison's metric.
     """
     rows = []
     # each system's rows once (a filter per comparison and side costs more than all the power figures)
     by_system = {system: frame for system, frame in per_query.groupby("system", sort=False)}
+    tables: dict[tuple[str, float], np.ndarray] = {}
     for c in comparisons:
         a = by_system[c.system_a][c.metric].to_numpy(dtype=np.float64)
         b = by_system[c.system_b][c.metric].to_numpy(dtype=np.float64)
@@ -175,6 +243,12 @@ def power_table(per_query: pd.DataFrame, comparisons: Sequence[Comparison], powe
             raise ValueError(f"per_query does not hold {c.n_queries} queries for both {c.system_a!r} and {c.system_b!r}")
         rows.append({"system_a": c.system_a, "system_b": c.system_b, "metric": c.metric,
                      **asdict(paired_power(a - b, c.alpha, power))})
+        systems = list(by_system)
+        key = (c.metric, c.alpha)
+        if key not in tables:  # (queries x systems) of every system, once per metric
+            tables[key] = np.column_stack([by_system[s][c.metric].to_numpy(dtype=np.float64) for s in systems])
+        effect = anova_effect_sizes(tables[key], [(systems.index(c.system_a), systems.index(c.system_b))], c.alpha)[0]
+        rows[-1].update(zip(EFFECT_COLUMNS, effect))
     frame = pd.DataFrame(rows, columns=["system_a", "system_b", "metric", *POWER_COLUMNS])
     frame["queries_needed"] = frame["queries_needed"].astype("Int64")  # whole numbers, empty when None
     return frame

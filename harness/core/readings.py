@@ -363,7 +363,8 @@ for _reading in (
             ("n_queries", "n_differing", "wins", "ties", "losses", "queries_needed"),
             columns="system_a, system_b, metric, mean_diff (a - b), ci_low, ci_high, p_value, p_adjusted, n_queries, "
                     "n_differing, test, verdict, then wins, ties, losses, effect_size, detectable_difference, "
-                    "queries_needed", frame=_comparisons_frame, order=30),
+                    "queries_needed, effect_size_anova, effect_size_anova_low, effect_size_anova_high",
+            frame=_comparisons_frame, order=30),
     Reading("diagnosis", "diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
             ("rank",), columns=", ".join(DIAGNOSIS_COLUMNS), frame=_diagnosis_frame, order=70),
     Reading("duplicates", "duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b"),

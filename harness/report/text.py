@@ -68,7 +68,8 @@ def _means_table(view: ReportView) -> list[str]:
 
 
 def _power_lines(view: ReportView) -> list[str]:
-    """Wins/ties/losses, d_z, the detectable difference and the queries needed, for the first metric."""
+    """Wins/ties/losses, d_z, Sakai's ES_E with its interval, the detectable difference and the queries
+    needed, for the first metric."""
     first = view.metrics[0]
     shown = view.comparisons_of(first)
     if not shown:
@@ -79,12 +80,15 @@ def _power_lines(view: ReportView) -> list[str]:
         needed = "--" if power.queries_needed is None else str(power.queries_needed)
         effect = "--" if math.isnan(power.effect_size) else f"{power.effect_size:+.2f}"
         detectable = "--" if math.isnan(power.detectable_difference) else f"{power.detectable_difference:.3f}"
-        rows.append([f"{c.system_a} - {c.system_b}", f"{power.wins}/{power.ties}/{power.losses}", effect, detectable,
-                     needed])
+        anova = "--" if math.isnan(power.effect_size_anova) else f"{power.effect_size_anova:+.2f}"
+        if not math.isnan(power.effect_size_anova_low):
+            anova += f" [{power.effect_size_anova_low:+.2f}, {power.effect_size_anova_high:+.2f}]"
+        rows.append([f"{c.system_a} - {c.system_b}", f"{power.wins}/{power.ties}/{power.losses}", effect, anova,
+                     detectable, needed])
     lines = [f"effect size and power on {first} (paired t-test, alpha {alpha_of(view.confidence):.2g}, {POWER:.0%} power; "
              "-- = none):"]
-    lines.extend("  " + line for line in _table(["comparison", "wins/ties/losses", "d_z", "detectable diff",
-                                                  "queries needed"], rows))
+    lines.extend("  " + line for line in _table(["comparison", "wins/ties/losses", "d_z", "ES_E (all systems)",
+                                                  "detectable diff", "queries needed"], rows))
     return lines
 
 

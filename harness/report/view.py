@@ -43,7 +43,7 @@ from corpora import InputFileError
 from corpora.wording import counted
 from harness.core.diagnosis import DuplicatePair, Failure
 from harness.core.options import level_text
-from harness.core.power import PowerAnalysis
+from harness.core.power import EFFECT_COLUMNS, PowerAnalysis
 from harness.core.readings import Reading, rendered
 from harness.store.read import MANIFEST_FILE, PER_QUERY_FILE, TABLES, ResultsFolder, open_record
 from harness.core.statistics import Comparison, bootstrap_means, percentile_interval
@@ -272,7 +272,8 @@ class ReportView:
                                     r["ci_low"], r["ci_high"], r["p_value"], r["p_adjusted"], int(r["n_queries"]),
                                     int(r["n_differing"]), str(r["test"]), self.alpha)
             power = PowerAnalysis(int(r["wins"]), int(r["ties"]), int(r["losses"]), r["effect_size"],
-                                  r["detectable_difference"], _optional_int(r["queries_needed"]))
+                                  r["detectable_difference"], _optional_int(r["queries_needed"]),
+                                  *(float(r.get(name, math.nan)) for name in EFFECT_COLUMNS))  # older folders lack them
             rows.append(ComparisonRow(comparison, str(r["verdict"]), power))
         return rows
 

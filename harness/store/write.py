@@ -292,7 +292,10 @@ def _power_record() -> dict[str, object]:
     return {
         "power": {"power": POWER, "test": "two-sided paired t-test at alpha",
                   "queries_needed": "Sakai (2016) topic set size design: the smallest n with that power for the "
-                                    "observed mean difference and standard deviation"},
+                                    "observed mean difference and standard deviation",
+                  "effect_size_anova": "Sakai (2014): (mean_a - mean_b) / sqrt(V_E), V_E the residual variance of the "
+                                       "two-way ANOVA (systems x queries) of every system on the metric; interval "
+                                       "ES_E +- t(1 - alpha/2, (n-1)(k-1)) sqrt(2/n)"},
     }
 
 
