@@ -105,7 +105,8 @@ def _reference_note(view: ReportView) -> str:
         against = f"the baseline <b>{_e(view.baseline)}</b>"
     else:
         against = "the best system of the metric (the leaderboard's first)"
-    return (f"{_UP}/{_DOWN}: significantly better/worse than {against} (Holm p &le; {view.alpha:g} and the "
+    return (f"{_UP}/{_DOWN}: significantly better/worse than {against} "
+            f"({adjusted_label(view.statistics.get('holm_family'))} &le; {view.alpha:g} and the "
             f"{view.level} paired interval excludes 0)")
 
 
@@ -166,7 +167,7 @@ def _comparisons(view: ReportView) -> str:
             f"{test['permutations']} random flips), adjusted by {_e(correction_words(stats['holm_family']))}; "
             f"d<sub>z</sub> = mean / sd of the differences; detectable difference and queries needed: "
             f"{_e(power.get('test', 'paired t-test'))} at {power.get('power', 0.8):.0%} power. Shaded rows are "
-            f"significant (Holm p &le; {view.alpha:g} and the interval excludes 0).</p>")
+            f"significant ({adjusted_label(stats['holm_family'])} &le; {view.alpha:g} and the interval excludes 0).</p>")
     header = ["comparison", "mean diff", f"{view.level} interval", "p", adjusted_label(stats["holm_family"]), "test", "d_z", "wins/ties/losses",
               "detectable", "queries needed", "verdict"]
     open_all = len(view.comparison_rows) <= OPEN_COMPARISONS

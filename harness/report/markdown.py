@@ -31,7 +31,7 @@ from harness.report.parts import md_row as _row
 from harness.report.parts import md_text as _md
 from corpora.wording import counted
 from harness.report.view import ReportView, number, short_label
-from harness.core.statistics import correction_words, format_p
+from harness.core.statistics import adjusted_label, correction_words, format_p
 
 __all__ = ["MAX_CHARACTERS", "render_markdown"]
 
@@ -67,10 +67,15 @@ def _reference_phrase(view: ReportView) -> str:
     return "the best system of each metric"
 
 
+def _adjusted(view: ReportView) -> str:
+    """``Holm p`` or ``Tukey HSD p``, as the run's family adjusted them."""
+    return adjusted_label(view.statistics.get("holm_family"))
+
+
 def _means(view: ReportView, systems: Sequence[str]) -> list[str]:
     lines = [f"Mean over {counted(view.n_queries, 'query')}; **bold**: the best; {_UP}/{_DOWN}: significantly "
              "better/worse "
-             f"than {_reference_phrase(view)} (Holm p ≤ {view.alpha:g} and the {view.level} paired bootstrap "
+             f"than {_reference_phrase(view)} ({_adjusted(view)} ≤ {view.alpha:g} and the {view.level} paired bootstrap "
              "interval excludes 0).", ""]
     lines.append(_row(["system", *(_md(m) for m in view.metrics)]))
     lines.append(_row([":--", *(["--:"] * len(view.metrics))]))
@@ -100,13 +105,14 @@ def _verdicts(view: ReportView, metrics: Sequence[str], systems: Sequence[str]) 
                 continue
             _, difference, low, high = row.versus(reference)
             lines.append(f"- {_md(metric)}: {_label(system)} - {_label(reference)} {number(difference, sign=True)} "
-                         f"[{number(low, sign=True)}, {number(high, sign=True)}], Holm p "
+                         f"[{number(low, sign=True)}, {number(high, sign=True)}], {_adjusted(view)} "
                          f"{format_p(row.comparison.p_adjusted, view.alpha)}: {_md(row.verdict)}")
     if not lines:
         return []
     against = (f"against the baseline {_label(view.baseline)}" if view.baseline is not None
                else "against the best system of each metric")
-    return ["", f"**Verdicts** {against} (mean difference, {view.level} paired bootstrap interval, Holm-adjusted "
+    adjusted = "Tukey HSD-adjusted" if _adjusted(view) == adjusted_label("tukey") else "Holm-adjusted"
+    return ["", f"**Verdicts** {against} (mean difference, {view.level} paired bootstrap interval, {adjusted} "
                 "randomisation p):", "", *lines]
 
 

@@ -24,7 +24,7 @@ import shlex
 from importlib.util import find_spec
 
 from corpora.wording import counted
-from harness.core.statistics import correction_words, format_p
+from harness.core.statistics import adjusted_label, correction_words, format_p
 from harness.report import plots
 from harness.report.parts import (html_attributes, html_cell, html_definitions, html_escape, html_figure,
                                   html_page, html_section, html_table)
@@ -124,9 +124,10 @@ def _comparisons(view: SuiteView) -> str:
         return _section("comparisons", '<p class="note">One system: nothing to compare.</p>')
     parts = [f'<p class="note">Macro mean difference a − b with its {view.level} interval (paired bootstrap '
              f"stratified by collection, {view.bootstrap_samples} resamples); p from the stratified sign-flip test, "
-             "Holm-adjusted; W/T/L: the collections on which a's mean is above, level with, below b's. Shaded rows "
-             "are significant.</p>"]
-    header = ["pair (a − b)", "macro diff", f"{view.level} interval", "Holm p", "W/T/L", "verdict", "tally"]
+             f"adjusted by {_e(correction_words(view.family))}; W/T/L: the collections on which a's mean is above, "
+             "level with, below b's. Shaded rows are significant.</p>"]
+    header = ["pair (a − b)", "macro diff", f"{view.level} interval", adjusted_label(view.family), "W/T/L", "verdict",
+              "tally"]
     for metric in view.metrics:
         rows = []
         for r in view.comparisons[view.comparisons["metric"] == metric].itertuples(index=False):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from corpora import RetbenchError
 from corpora.wording import counted
-from harness.core.statistics import format_p
+from harness.core.statistics import adjusted_label, correction_words, format_p
 from harness.report.parts import md_row, md_text
 from harness.suite.html import render_html
 from harness.suite.statistics import MICRO, tally_sentence
@@ -38,7 +38,8 @@ def _comparison_cells(view: SuiteView, row: pd.Series) -> list[str]:
 #: Up to this many collections, a metric's table has one column per collection; beyond, one row each.
 _WIDE = 6
 
-_COMPARISON_HEADER = ["pair (a - b)", "macro diff", "interval", "Holm p", "W/T/L", "verdict"]
+def _comparison_header(view: SuiteView) -> list[str]:
+    return ["pair (a - b)", "macro diff", "interval", adjusted_label(view.family), "W/T/L", "verdict"]
 
 
 def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a SuiteResult)
@@ -73,7 +74,7 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
         compared = view.comparisons[view.comparisons["metric"] == metric]
         if len(compared):
             lines.append(f"macro comparisons, {metric} (W/T/L: collections won, tied, lost by a)")
-            lines += _aligned(_COMPARISON_HEADER, [_comparison_cells(view, r) for r in compared.itertuples()])
+            lines += _aligned(_comparison_header(view), [_comparison_cells(view, r) for r in compared.itertuples()])
             lines += [f"  {tally_sentence(r._asdict())}" for r in compared.itertuples()]
             lines.append("")
     if detail:
@@ -81,7 +82,7 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
             lines.append(f"collection {collection.name}: comparisons "
                          f"({counted(collection.queries_evaluated, 'query')}; its "
                          f"folder's report.txt holds the whole report)")
-            lines += _aligned(["pair (a - b)", "metric", "diff", "interval", "Holm p", "verdict"],
+            lines += _aligned(["pair (a - b)", "metric", "diff", "interval", adjusted_label(view.family), "verdict"],
                               [[f"{c.system_a} - {c.system_b}", c.metric, f"{c.mean_diff:+.4f}",
                                 f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}]", format_p(c.p_adjusted, c.alpha), c.verdict]
                                for c in collection.comparisons])
@@ -103,7 +104,7 @@ def render_markdown(view: SuiteView, links: ReportLinks | None = None) -> str:
            f"{counted(len(view.collections), 'collection')}, {counted(total, 'query')}. Macro = the mean of the "
            "collections' means (each "
            "collection weighs the same); intervals from a paired bootstrap stratified by collection, p from a "
-           "stratified sign-flip test, Holm-adjusted.", "",
+           f"stratified sign-flip test, adjusted by {md_text(correction_words(view.family))}.", "",
            " · ".join(f"[{heading}](#{anchor})" for heading, anchor in _MD_SECTIONS.items()), "",
            "## Leaderboard (macro)", "", md_row(["metric", "group", "system", "macro", "mean rank", "rank interval"]),
            "|---|---|---|---:|---:|---|"]
@@ -124,7 +125,7 @@ def render_markdown(view: SuiteView, links: ReportLinks | None = None) -> str:
                 "below b's."]
         for metric in view.metrics:
             compared = view.comparisons[view.comparisons["metric"] == metric]
-            out += ["", f"### {md_text(metric)}", "", md_row(_COMPARISON_HEADER), "|---|---:|---|---:|---|---|"]
+            out += ["", f"### {md_text(metric)}", "", md_row(_comparison_header(view)), "|---|---:|---|---:|---|---|"]
             out += [md_row([md_text(c) for c in _comparison_cells(view, r)]) for r in compared.itertuples()]
             out += [""] + [f"* {md_text(tally_sentence(r._asdict()))}" for r in compared.itertuples()]
     if view.entries:

@@ -65,7 +65,8 @@ def report_links(base: str = "") -> ReportLinks:
 @dataclass(frozen=True)
 class SuiteView:
     """What every suite report reads, from a :class:`~harness.suite.run.SuiteResult` or a suite folder
-    (``entries`` and ``manifest``: from a folder only)."""
+    (``entries`` and ``manifest``: from a folder only); ``family``: the multiple-comparison family
+    (:data:`harness.core.options.FAMILIES`) that adjusted the p-values."""
 
     collections: list[tuple[str, int]]  # (name, queries evaluated)
     systems: list[str]
@@ -78,6 +79,7 @@ class SuiteView:
     title: str = "suite"
     entries: tuple[CollectionEntry, ...] = ()
     manifest: dict[str, Any] = field(default_factory=dict)
+    family: str = "metric"
 
     @property
     def confidence(self) -> float:
@@ -93,7 +95,7 @@ def view_of_result(result: Any) -> SuiteView:
     """The view of a :class:`~harness.suite.run.SuiteResult` (not imported: the run imports the reports)."""
     return SuiteView([(c.name, c.queries_evaluated) for c in result.collections], result.systems, result.metrics,
                      result.summary, result.comparisons, result.leaderboard, 1.0 - result.options["confidence"],
-                     result.options["bootstrap_samples"])
+                     result.options["bootstrap_samples"], family=result.options.get("family", "metric"))
 
 
 def _reports_of(folder: Any) -> tuple[str, ...]:
@@ -115,7 +117,7 @@ def view_of_folder(suite: Any) -> SuiteView:
     return SuiteView([(c["name"], int(c["queries_evaluated"])) for c in suite.collections], suite.systems,
                      suite.metrics, suite.summary(), suite.comparisons(), suite.leaderboard(),
                      float(statistics["alpha"]), int(statistics["bootstrap_samples"]), title=suite.manifest["run_id"],
-                     entries=entries, manifest=suite.manifest)
+                     entries=entries, manifest=suite.manifest, family=str(statistics.get("holm_family", "metric")))
 
 
 def heat_table(view: SuiteView, metric: str, *, micro: bool = False) -> pd.DataFrame:
