@@ -45,14 +45,14 @@ def normalise_numeric_id(identifier: str) -> str:
 
 def _check_unique(ids: Sequence[str], what: str, source: str) -> None:
     seen: set[str] = set()
-    duplicates: list[str] = []
+    repeated: list[str] = []
     for identifier in ids:
         if identifier in seen:
-            duplicates.append(identifier)
+            repeated.append(identifier)
         seen.add(identifier)
-    if duplicates:
-        shown = ", ".join(repr(d) for d in duplicates[:5])
-        more = f" (and {len(duplicates) - 5} more)" if len(duplicates) > 5 else ""
+    if repeated:
+        shown = ", ".join(repr(d) for d in repeated[:5])
+        more = f" (and {len(repeated) - 5} more)" if len(repeated) > 5 else ""
         raise RetbenchError(
             f"{source}: duplicate {what} id(s) {shown}{more}. Fix: give every {what} a unique id."
         )

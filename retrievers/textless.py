@@ -5,7 +5,7 @@ given in Python) and fusions of them, which read rankings, never texts; any othe
 refused in one line before anything is fitted. The corpus's documents become the judged ones and
 every document the runs rank (:func:`corpora.judgments_only.with_documents`), so no run names a
 document the collection lacks. What the diagnosis and the pages cannot do without texts is said
-in the report and the manifest (:data:`~harness.core.diagnosis.UNAVAILABLE_WITHOUT_TEXTS`).
+in the report and the manifest (:func:`~harness.core.diagnosis.unavailable_without_texts`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Duplicate versions (``harness.core.near_duplicates``): two near-identical versions of one document in a
+"""Duplicate versions (``harness.readings.near_duplicates``): two near-identical versions of one document in a
 query's top places are reported; dissimilar documents, a version below the fail rank, and records
 with too little text to tell (a shared title alone, a short text) are not."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from corpora import Corpus, Queries, Run
-from harness.core.near_duplicates import DUPLICATE_COLUMNS, MIN_BODY_WORDS, jaccard_of_pairs, near_duplicates, shingle_matrix, shingles
+from harness.readings.near_duplicates import DUPLICATE_COLUMNS, MIN_BODY_WORDS, jaccard_of_pairs, near_duplicates, shingle_matrix, shingles
 from retrievers.bm25 import BM25
 
 POLICY = ("Refund policy. You can ask for your money back within 30 days of purchase by writing to the billing "

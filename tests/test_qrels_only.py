@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from corpora import Qrels
 from corpora.judgments_only import IDS_AS_TEXTS, TextlessCorpus, judgments_only, load_judgments_only
 from harness.cli import main
-from harness.core.diagnosis import NOT_RETRIEVED, TEXTLESS_CATEGORIES, UNAVAILABLE_WITHOUT_TEXTS
+from harness.core.readings import failure_checks
+from harness.core.diagnosis import NOT_RETRIEVED, TEXTLESS_CATEGORIES, unavailable_without_texts
 
 METRICS = ["ndcg_cut_10", "map", "recip_rank", "P_10", "recall_100", "Rprec", "bpref"]
 N_QUERIES = 14
@@ -116,7 +117,7 @@ def test_full_folder_and_what_needs_texts_is_unavailable(folder: Path) -> None:
         assert (folder / name).is_file(), name
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["diagnosis"]["categories"] == TEXTLESS_CATEGORIES
-    assert manifest["diagnosis"]["unavailable"] == list(UNAVAILABLE_WITHOUT_TEXTS)
+    assert manifest["diagnosis"]["unavailable"] == unavailable_without_texts(failure_checks())
     assert "near_duplicates" not in manifest["diagnosis"]
     documents = manifest["hash_definitions"]["documents"]
     assert documents == "SHA-256 of the judged document ids, sorted (judgments only: no texts)"
@@ -191,7 +192,7 @@ def test_serve_store_reads_it(folder: Path) -> None:
     assert store.summary(run["id"])["systems"] == ["alpha", "beta", "gamma"]
     assert len(store.comparisons(run["id"])) == 3 * len(METRICS)  # every pair on every metric
     assert {r["system"] for r in store.results(run["id"])} == {"alpha", "beta", "gamma"}
-    assert store.manifest(run["id"])["diagnosis"]["unavailable"] == list(UNAVAILABLE_WITHOUT_TEXTS)
+    assert store.manifest(run["id"])["diagnosis"]["unavailable"] == unavailable_without_texts(failure_checks())
 
 
 def test_gate_on_folders_equals_gate_on_run_files(collection: dict[str, Path], tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ from harness.core.inputs import (Systems, check_bootstrap_fits, check_dataset_ar
                                  resolve_facet_names, resolve_metrics, resolve_risk_metric, resolve_systems)
 from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, RunOptions, Scoring, Statistics
-from harness.core.readings import check_readings, read_comparison, resampled_columns
+from harness.core.readings import check_readings, flagged_queries, read_comparison, resampled_columns
 from retrievers.textless import with_run_documents
 from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from retrievers import Retriever, as_run
@@ -251,9 +251,11 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     failures: list[Failure] = []
     analyzer = scoring.analyzer or DEFAULT_ANALYZER
     analyze = get_analyzer(analyzer)
+    flagged = flagged_queries(read.tables)  # what the registered readings' checks fail (near-duplicates)
     for system in systems:
         failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
-                                 analyze, query_ids, readings.fail_rank, scoring.rel_threshold))
+                                 analyze, query_ids, readings.fail_rank, scoring.rel_threshold,
+                                 flagged.get(system.label)))
     release_freed_memory()  # the diagnosis's texts, before the result is reported and written
     return CompareRecord(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
                          read.comparisons, failures, analyzer, read.power,

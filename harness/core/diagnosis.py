@@ -1,19 +1,19 @@
 """Why a query failed: a category per failed query, read from the words it shares with documents.
 
 A query fails for a system when its first relevant document is missing or ranked below
-``fail_rank`` (default 3), or when two near-identical versions of one document take two of its top
-``fail_rank`` places (the article's fourth failure). The categories, in the order they are checked
-(:data:`CATEGORIES` declares them; ``diagnosis.csv`` and the report use these names):
+``fail_rank`` (default 3), or when a registered reading with a failure check
+(:class:`FailureCheck`) flags it. The categories, in the order they are checked
+(:func:`categories_of` lists them; ``diagnosis.csv`` and the report use these names):
 
-* ``duplicate versions`` - near-duplicate documents (shingle Jaccard >= 0.9, each with a body of at
-  least 20 words: a shared title alone is no evidence, :mod:`harness.core.near_duplicates`) take two or
-  more of the top ``fail_rank`` places, whether or not a
-  relevant document is among them: one answer crowds out others, and the reader may get the stale
-  version. Checked first, because deduplicating the collection is its fix whatever else is wrong;
-  the failure's ``rank`` and ``first_result`` still say where the first relevant document is.
+* each registered reading's check, in registry order: the built-in one is ``duplicate versions``
+  (:mod:`harness.readings.near_duplicates`: near-duplicate documents take two or more of the top
+  ``fail_rank`` places, whether or not a relevant document is among them), checked first because
+  deduplicating the collection is its fix whatever else is wrong; the failure's ``rank`` and
+  ``first_result`` still say where the first relevant document is, and its ``evidence`` holds the
+  reading's rows of the query.
 
-The lexical checks follow for the other failed queries; they are the cheapest and separate the two
-commonest failures:
+The lexical checks follow for the other failed queries (:data:`CATEGORIES`); they are the cheapest
+and separate the two commonest failures:
 
 * ``vocabulary gap`` - no relevant document shares a query term and nothing relevant is
   retrieved: there are no candidates, whatever the ranking.
@@ -23,30 +23,29 @@ commonest failures:
 * ``missed`` - relevant documents share query terms but none was retrieved (depth, weighting).
 
 On a collection of judgments only (no document texts, :mod:`corpora.judgments_only`) the words
-cannot be read: no near-duplicate check is made, a failure with a relevant document retrieved is
-still a ``late rank``, and one without is ``not retrieved`` (:data:`NOT_RETRIEVED`), because which
-of vocabulary gap, surface homonymy or missed it is cannot be told without the texts
-(:data:`TEXTLESS_CATEGORIES`, :data:`UNAVAILABLE_WITHOUT_TEXTS`).
+cannot be read: no reading's check that needs them flags anything, a failure with a relevant
+document retrieved is still a ``late rank``, and one without is ``not retrieved``
+(:data:`NOT_RETRIEVED`), because which of vocabulary gap, surface homonymy or missed it is cannot
+be told without the texts (:data:`TEXTLESS_CATEGORIES`, :func:`unavailable_without_texts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from corpora import Corpus, Qrels, Queries, Run, is_relevant
 from corpora.judgments_only import NO_TEXTS
-from harness.core.near_duplicates import JACCARD_THRESHOLD, near_duplicates
 from harness.core.options import FAIL_RANK
 
-DUPLICATE_VERSIONS = "duplicate versions"
 VOCABULARY_GAP = "vocabulary gap"
 SURFACE_HOMONYMY = "surface homonymy"
 LATE_RANK = "late rank"
 MISSED = "missed"
-#: Every category, in the order it is checked, with what it means (docs/compare.md's list says the same).
+#: The lexical categories, in the order they are checked, with what they mean (docs/compare.md's list
+#: says the same); the registered readings' checks come first (:func:`categories_of`).
 CATEGORIES = {
-    DUPLICATE_VERSIONS: "near-duplicate documents take two or more of the top fail-rank places",
     VOCABULARY_GAP: "no relevant document shares a query word, nothing relevant retrieved",
     SURFACE_HOMONYMY: "no relevant document shares a query word, a non-relevant one that does comes first",
     LATE_RANK: "a relevant document is retrieved, below the fail rank",
@@ -59,38 +58,58 @@ TEXTLESS_CATEGORIES = {
     NOT_RETRIEVED: f"no relevant document retrieved; whether {VOCABULARY_GAP}, {SURFACE_HOMONYMY} or {MISSED} "
                    f"cannot be told without document texts",
 }
-#: What the diagnosis cannot do without document texts, as the report and the manifest state it.
-UNAVAILABLE_WITHOUT_TEXTS = (
-    f"diagnosis kinds {VOCABULARY_GAP}, {SURFACE_HOMONYMY} and {MISSED}: unavailable ({NO_TEXTS}); "
-    f"a failed query with no relevant document retrieved is '{NOT_RETRIEVED}'",
-    f"near-duplicate check ({DUPLICATE_VERSIONS}): unavailable ({NO_TEXTS})",
-    f"judging page: unavailable ({NO_TEXTS})",
-)
-
-
-def categories_of(corpus: Corpus) -> dict[str, str]:
-    """The categories a diagnosis on ``corpus`` may give: :data:`CATEGORIES`, or
-    :data:`TEXTLESS_CATEGORIES` when its texts are unknown."""
-    return CATEGORIES if corpus.has_texts else TEXTLESS_CATEGORIES
 
 
 @dataclass(frozen=True)
-class DuplicatePair:
-    """Two near-duplicate documents in a query's top places: their ids, ranks (1-based) and Jaccard."""
+class FailureCheck:
+    """How a registered reading's rows fail their queries in this diagnosis (``Reading.fails``): each
+    (``system``, ``query_id``) of its table is a failed query of ``category``, checked before the
+    lexical categories (a reading registered earlier wins a query two readings flag); the rows are
+    the failure's ``evidence`` (:attr:`harness.core.diagnosis.Failure.evidence`, less those two columns).
 
-    doc_a: str
-    doc_b: str
-    rank_a: int
-    rank_b: int
-    jaccard: float
+    ``category``: its name (``diagnosis.csv``'s ``category``); ``meaning``: what it says, in the
+    manifest's ``diagnosis.categories``; ``clause``: report format (``text``, ``md``, ``html``) -> what
+    it adds to the definition of a failed query after ", or " (``{fail_rank}`` is filled in);
+    ``tally``: the text report's count of a system's failures of it (``{count}`` and ``{fail_rank}``
+    filled in; the count is left out when the diagnosis could not read the texts); ``evidence``: a
+    failure's rows -> the line the text report prints under it; ``unavailable``: what the manifest
+    and the reports say when the collection has no document texts (empty: it needs none)."""
+
+    category: str
+    meaning: str
+    clause: Mapping[str, str] = field(default_factory=dict, compare=False)
+    tally: str = ""
+    evidence: Callable[[Sequence[Mapping[str, Any]]], str] | None = field(default=None, repr=False, compare=False)
+    unavailable: str = ""
+
+
+def unavailable_without_texts(checks: Sequence[FailureCheck] = ()) -> list[str]:
+    """What the diagnosis cannot do without document texts, as the report and the manifest state it:
+    the lexical categories, each check of ``checks`` that needs the texts (the registered readings',
+    :func:`harness.core.readings.failure_checks`), the judging page."""
+    return [f"diagnosis kinds {VOCABULARY_GAP}, {SURFACE_HOMONYMY} and {MISSED}: unavailable ({NO_TEXTS}); "
+            f"a failed query with no relevant document retrieved is '{NOT_RETRIEVED}'",
+            *(check.unavailable for check in checks if check.unavailable),
+            f"judging page: unavailable ({NO_TEXTS})"]
+
+
+def categories_of(corpus: Corpus, checks: Sequence[FailureCheck] = ()) -> dict[str, str]:
+    """The categories a diagnosis on ``corpus`` may give, in the order they are checked: each of
+    ``checks`` (the registered readings', :func:`harness.core.readings.failure_checks`), then
+    :data:`CATEGORIES`; :data:`TEXTLESS_CATEGORIES` when its texts are unknown."""
+    if not corpus.has_texts:
+        return TEXTLESS_CATEGORIES
+    return {**{check.category: check.meaning for check in checks}, **CATEGORIES}
 
 
 @dataclass(frozen=True)
 class Failure:
     """One failed query of one system, as the diagnosis lists it: its ``category`` (vocabulary gap,
-    surface homonymy, late rank, missed, duplicate versions), the ``rank`` of its first relevant
-    document (None when not found), the ``first_result``, the words each relevant document shares
-    with the query, their grades and the near-duplicate pairs among the top places."""
+    surface homonymy, late rank, missed, or a registered reading's, such as duplicate versions), the
+    ``rank`` of its first relevant document (None when not found), the ``first_result``, the words
+    each relevant document shares with the query, their grades and the ``evidence`` of a reading's
+    category: that reading's rows of the query (for duplicate versions, the near-duplicate pairs
+    among the top places: ``doc_a``, ``doc_b``, ``rank_a``, ``rank_b``, ``jaccard``)."""
 
     system: str
     query_id: str
@@ -100,7 +119,7 @@ class Failure:
     first_result: str | None
     shared_words: dict[str, list[str]]  # relevant doc id -> words it shares with the query
     grades: dict[str, int]
-    duplicates: tuple[DuplicatePair, ...] = ()  # near-duplicate pairs in the top fail_rank places
+    evidence: tuple[Mapping[str, Any], ...] = ()  # the rows of the reading whose check flagged it
 
     def shared_words_text(self) -> str:
         return "; ".join(f"{d}: {' '.join(w) if w else '-'}" for d, w in self.shared_words.items())
@@ -132,26 +151,23 @@ def diagnose(
     query_ids: Sequence[str],
     fail_rank: int = FAIL_RANK,
     rel_threshold: int = 1,
-    duplicate_threshold: float = JACCARD_THRESHOLD,
+    flagged: Mapping[str, tuple[str, tuple[Mapping[str, Any], ...]]] | None = None,
 ) -> list[Failure]:
     """Every failed query of ``system``, in ``query_ids`` order: first relevant rank missing or >
-    ``fail_rank``, or near-duplicates (shingle Jaccard >= ``duplicate_threshold``) in the top
-    ``fail_rank`` places. Without the corpus's texts, by the ranks alone (:data:`TEXTLESS_CATEGORIES`)."""
+    ``fail_rank``, or flagged by a registered reading's check (``flagged``: query id -> its category
+    and evidence, :func:`harness.core.readings.flagged_queries`). Without the corpus's texts, by the
+    ranks alone (:data:`TEXTLESS_CATEGORIES`)."""
     text_of = dict(zip(queries.ids, queries.texts))
-    pairs: dict[str, list[DuplicatePair]] = {}
-    found = near_duplicates(run, corpus, query_ids, fail_rank, duplicate_threshold) if corpus.has_texts else None
-    for row in found.itertuples(index=False) if found is not None else ():
-        pairs.setdefault(row.query_id, []).append(DuplicatePair(row.doc_a, row.doc_b, int(row.rank_a),
-                                                                int(row.rank_b), float(row.jaccard)))
+    flagged = flagged or {}
     failed = []
     for q in query_ids:
         relevant = {d: g for d, g in qrels.get(q, {}).items() if is_relevant(g, rel_threshold)}
         ranking = run.ranking(q)
         rank = next((i for i, d in enumerate(ranking, 1) if d in relevant), None)
-        duplicates = tuple(pairs.get(q, ()))
-        if rank is not None and rank <= fail_rank and not duplicates:
+        flag = flagged.get(q) if corpus.has_texts else None
+        if rank is not None and rank <= fail_rank and flag is None:
             continue
-        failed.append((q, relevant, ranking[0] if ranking else None, rank, duplicates))
+        failed.append((q, relevant, ranking[0] if ranking else None, rank, flag))
     if not corpus.has_texts:
         return [Failure(system, q, text_of.get(q, ""), LATE_RANK if rank is not None else NOT_RETRIEVED, rank, first,
                         {}, relevant) for q, relevant, first, rank, _ in failed]
@@ -162,11 +178,11 @@ def diagnose(
     full, _ = corpus.documents_at([position[d] for d in read])
     doc_terms = {d: set(analyzer(text)) for d, text in zip(read, full)}
     failures = []
-    for q, relevant, first, rank, duplicates in failed:
+    for q, relevant, first, rank, flag in failed:
         terms = set(analyzer(text_of.get(q, "")))
         shared = {d: sorted(terms & doc_terms.get(d, set())) for d in relevant}
         first_shares = bool(terms & doc_terms.get(first, set())) if first is not None else None
-        category = DUPLICATE_VERSIONS if duplicates else categorise(rank, any(shared.values()), first_shares,
-                                                                     first in relevant)
-        failures.append(Failure(system, q, text_of.get(q, ""), category, rank, first, shared, relevant, duplicates))
+        category, evidence = flag if flag is not None else (
+            categorise(rank, any(shared.values()), first_shares, first in relevant), ())
+        failures.append(Failure(system, q, text_of.get(q, ""), category, rank, first, shared, relevant, evidence))
     return failures

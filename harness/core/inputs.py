@@ -69,9 +69,9 @@ def build_systems(systems: Sequence[str] | str, analyzer: str | None = None) -> 
         raise RetbenchError("`systems` is empty. Fix: name at least one retriever, e.g. `systems=bm25,lsa`")
     built = [_build_spec(text, analyzer) for text in specs]
     _qualify_colliding_classes(built)
-    duplicates = _duplicate_labels(built)
-    if duplicates:
-        raise RetbenchError(f"`systems` names {', '.join(duplicates)} more than once. Fix: list each system once, "
+    repeated = _duplicate_labels(built)
+    if repeated:
+        raise RetbenchError(f"`systems` names {', '.join(repeated)} more than once. Fix: list each system once, "
                             "or name each one: `systems='first=SPEC,second=SPEC'`")
     return built
 
@@ -117,9 +117,9 @@ def resolve_systems(systems: Systems, analyzer: str | None = None) -> list[Retri
                                 f"{retriever.label!r}). Fix: create one object per system")
         first_place[id(retriever)] = retriever.label
     _qualify_colliding_classes(built)
-    duplicates = _duplicate_labels(built)
-    if duplicates:
-        raise RetbenchError(f"systems: more than one system is labelled {', '.join(duplicates)}. Fix: give them "
+    repeated = _duplicate_labels(built)
+    if repeated:
+        raise RetbenchError(f"systems: more than one system is labelled {', '.join(repeated)}. Fix: give them "
                             "different parameters, or name each one: {'first': ..., 'second': ...}")
     return built
 

@@ -33,15 +33,17 @@ import pandas as pd
 from corpora import Dataset, Qrels, Queries
 from corpora.progress import Progress
 from harness.engines.parallel import ChunkMapper
+from harness.core.diagnosis import FailureCheck
 from harness.core.power import POWER_COLUMNS, power_table
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
 
 if TYPE_CHECKING:
     from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
-__all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "Reading", "ReadingInputs", "Readings", "Record",
-           "Render", "ServeResults", "ServeView", "check_readings", "identified_files", "manifest_records",
-           "read_comparison", "reading_frames", "register", "rendered", "resampled_columns", "served"]
+__all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "FailureCheck", "Reading", "ReadingInputs",
+           "Readings", "Record", "Render", "ServeResults", "ServeView", "check_readings", "failure_checks",
+           "flagged_queries", "identified_files", "manifest_records", "read_comparison", "reading_frames", "register",
+           "rendered", "resampled_columns", "served"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,10 @@ class ReadingInputs:
     ``config.metrics``); ``comparisons``: the paired comparisons; ``progress``: where a long step
     reports (``progress.task(name)``); ``mapper``: where chunks of work run (None: here);
     ``qrels``: the judgments (what a reading that scores the runs itself reads, as the metrics card
-    does; None only for inputs made by hand without them)."""
+    does; None only for inputs made by hand without them); ``dataset``: the collection compared
+    (its corpus, its queries the evaluated ones, its judgments; None only for inputs made by hand),
+    for a step that reads the documents' texts (``dataset.corpus``, whose ``has_texts`` says
+    whether they are known)."""
 
     config: CompareConfig
     systems: Sequence[SystemResult]
@@ -73,6 +78,7 @@ class ReadingInputs:
     progress: Progress
     mapper: ChunkMapper | None = None
     qrels: Qrels | None = None
+    dataset: Dataset | None = None
 
 
 def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], dataset: Dataset,
@@ -104,7 +110,8 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], data
                                       statistics.confidence, task.update, statistics.permutations,
                                       statistics.family, mapper)
     power = power_table(per_query, comparisons)
-    inputs = ReadingInputs(config, systems, dataset.queries, per_query, comparisons, tasks, mapper, dataset.qrels)
+    inputs = ReadingInputs(config, systems, dataset.queries, per_query, comparisons, tasks, mapper, dataset.qrels,
+                           dataset)
     tables: dict[str, pd.DataFrame] = {}
     for reading in READINGS.values():  # in registry order: the leaderboard, the facets, risk–coverage, the card...
         if reading.compute is not None:
@@ -214,7 +221,8 @@ class Reading:
     -> text, the files beside its CSV that hold the run id (the card's ``.jsonl``), written when the
     run id is claimed and hashed in the manifest, or None; ``resampled``: (systems, metrics) -> the
     columns of resampled values its compute step keeps at once (16 bytes per resample each:
-    :func:`resampled_columns`, what a bootstrap too large for memory is refused by), or None."""
+    :func:`resampled_columns`, what a bootstrap too large for memory is refused by), or None;
+    ``fails``: how its rows fail their queries in the diagnosis (:class:`FailureCheck`), or None."""
 
     name: str
     file: str
@@ -236,6 +244,7 @@ class Reading:
     files: Callable[[CompareRecord, str, Mapping[str, str]], Mapping[str, str]] | None = \
         field(default=None, repr=False, compare=False)
     resampled: Callable[[int, int], int] | None = field(default=None, repr=False, compare=False)
+    fails: FailureCheck | None = field(default=None, compare=False)
 
     @property
     def html_id(self) -> str:
@@ -310,6 +319,29 @@ def resampled_columns(n_systems: int, n_metrics: int) -> int:
     return max([r.resampled(n_systems, n_metrics) for r in READINGS.values() if r.resampled is not None], default=0)
 
 
+def failure_checks() -> list[FailureCheck]:
+    """The failure checks of the registered readings (:class:`FailureCheck`), in registry order."""
+    return [reading.fails for reading in READINGS.values() if reading.fails is not None]
+
+
+def flagged_queries(tables: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, tuple[str, tuple[dict[str, Any], ...]]]]:
+    """System -> query id -> (category, evidence rows) for every query a registered reading's table
+    in ``tables`` (reading name -> table: a comparison's, or a folder's) fails (:class:`FailureCheck`),
+    the first reading in registry order winning; each row without its ``system`` and ``query_id``."""
+    flagged: dict[str, dict[str, tuple[str, tuple[dict[str, Any], ...]]]] = {}
+    for reading in READINGS.values():
+        frame = tables.get(reading.name) if reading.fails is not None else None
+        if frame is None or frame.empty:
+            continue
+        rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for row in frame.to_dict("records"):
+            key = (str(row.pop("system")), str(row.pop("query_id")))
+            rows.setdefault(key, []).append(row)
+        for (system, query), evidence in rows.items():
+            flagged.setdefault(system, {}).setdefault(query, (reading.fails.category, tuple(evidence)))
+    return flagged
+
+
 def reading_frames(record: CompareRecord) -> dict[str, pd.DataFrame]:
     """Reading name -> its table from ``record``, for every registered reading the record has."""
     frames = {}
@@ -367,8 +399,5 @@ for _reading in (
             frame=_comparisons_frame, order=30),
     Reading("diagnosis", "diagnosis.csv", ("system", "query_id", "category", "first_result", "shared_words"),
             ("rank",), columns=", ".join(DIAGNOSIS_COLUMNS), frame=_diagnosis_frame, order=70),
-    Reading("duplicates", "duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b"),
-            columns="system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard", frame=lambda record: record.duplicates,
-            order=80),
 ):
     register(_reading)

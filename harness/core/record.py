@@ -16,9 +16,8 @@ import pandas as pd
 
 from corpora import DEFAULT_CORPUS, Dataset, Run
 from corpora.readers import DEFAULT_SPLIT
-from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
+from harness.core.diagnosis import Failure
 from harness.core.metrics import Metric
-from harness.core.near_duplicates import DUPLICATE_COLUMNS
 from harness.core.options import Loading, Readings, Scoring, Statistics
 from harness.core.statistics import Comparison, describe_settings
 from retrievers import Retriever
@@ -117,9 +116,9 @@ class CompareRecord:
     (``system_a``, ``system_b``, ``metric`` and :data:`harness.core.power.POWER_COLUMNS`, one row per
     comparison, in order; joined to the comparisons in ``comparisons.csv``), and ``tables``: reading
     name -> its table, for each registered reading with a compute step (:mod:`harness.readings`: the
-    leaderboard, the facet rollup, risk–coverage, the metrics card's rollups and its per-query values),
-    each also an attribute of the record by its name (``record.leaderboard``, or :meth:`table`);
-    :attr:`duplicates` lists the near-duplicate pairs behind the ``duplicate versions`` failures.
+    leaderboard, the facet rollup, risk–coverage, the metrics card's rollups and its per-query values,
+    and the near-duplicate pairs behind the ``duplicate versions`` failures), each also an attribute
+    of the record by its name (``record.leaderboard``, ``record.duplicates``, or :meth:`table`).
     """
 
     config: CompareConfig
@@ -153,23 +152,6 @@ class CompareRecord:
         if tables is not None and name in tables:
             return tables[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    @property
-    def duplicates(self) -> pd.DataFrame:
-        """``system`` and :data:`~harness.core.near_duplicates.DUPLICATE_COLUMNS`: one row per near-duplicate
-        pair in the top ``fail_rank`` places of a query (``duplicates.csv``)."""
-        rows = [[f.system, f.query_id, p.doc_a, p.doc_b, p.rank_a, p.rank_b, p.jaccard]
-                for f in self.failures if f.category == DUPLICATE_VERSIONS for p in f.duplicates]
-        return pd.DataFrame(rows, columns=["system", *DUPLICATE_COLUMNS])
-
-    def duplicate_counts(self) -> dict[str, int]:
-        """System label -> queries whose top ``fail_rank`` places hold near-duplicates (``duplicate
-        versions`` failures), every system listed."""
-        counts = {s.label: 0 for s in self.systems}
-        for f in self.failures:
-            if f.category == DUPLICATE_VERSIONS:
-                counts[f.system] += 1
-        return counts
 
     def statistics_record(self) -> dict[str, object]:
         """The manifest's ``statistics``: bootstrap, which randomisation test, flips, stream, alpha,

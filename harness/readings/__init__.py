@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from harness.readings import facets  # noqa: F401  (registers facets)
 from harness.readings import leaderboard  # noqa: F401  (registers leaderboard)
+from harness.readings import near_duplicates  # noqa: F401  (registers duplicates, which fails queries in the diagnosis)
 from harness.readings import retrieval_metrics  # noqa: F401  (registers the metrics card's three tables)
 from harness.readings import risk_coverage  # noqa: F401  (registers risk_coverage and risk_coverage_summary)
 

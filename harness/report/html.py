@@ -17,7 +17,8 @@ style sheet is fetched). Sections, in order (each an ``<h2>`` with an id, linked
    reading, :mod:`harness.readings.facets`);
 7. ``risk-coverage`` - the curves, AURC in the legend, and the table of the summary (a registered
    reading, :mod:`harness.readings.risk_coverage`);
-8. ``duplicates`` - near-duplicate documents found in the top places;
+8. ``duplicates`` - near-duplicate documents found in the top places (a registered reading,
+   :mod:`harness.readings.near_duplicates`);
 9. each reading added to the registry with an HTML renderer, under its own id;
 10. ``provenance`` - the run, versions, hashes, metric definitions, conventions, statistics
    settings, systems and their parameters, the command line and the re-scoring command.
@@ -66,14 +67,13 @@ SECTIONS = {
     "comparisons": "Comparisons",
     "differences": "Per-query differences",
     "first-relevant": "First relevant document and diagnosis",
-    "duplicates": "Duplicate versions",
     "provenance": "Provenance",
 }
 #: Where each of the page's own sections stands among the registered readings (their ``order``,
 #: :class:`harness.core.readings.Reading`): a reading's section (and link) comes before the first own
 #: section of a higher order (the leaderboard first, the facets and risk–coverage after the
 #: first-relevant section, one added at 100 before the provenance).
-PLACES = {"means": 41, "comparisons": 42, "differences": 43, "first-relevant": 44, "duplicates": 80, "provenance": 1000}
+PLACES = {"means": 41, "comparisons": 42, "differences": 43, "first-relevant": 44, "provenance": 1000}
 _UP, _DOWN = "▲", "▼"
 
 
@@ -233,34 +233,14 @@ def _first_relevant(view: ReportView) -> str:
         + _cell(str(int(counts.loc[system].sum())), numeric=True) + "</tr>" for system in view.systems]
     count_table = _table(["system", *counts.columns, "failed"], count_rows, id="diagnosis-counts")
     legend = "".join(f"<dt>{_e(name)}</dt><dd>{_e(meaning)}</dd>" for name, meaning in view.categories.items())
-    note = (f'<p class="note">A query fails when its first relevant document is missing or below rank {fail_rank}, '
-            f"or when near-duplicate documents take two of its top {fail_rank} places; its category is the first "
-            "that applies:</p>")
+    note = (f'<p class="note">A query fails when its first relevant document is missing or below rank {fail_rank}'
+            f"{view.failure_clauses('html')}; its category is the first that applies:</p>")
     unavailable = "".join(f'<p class="note">{_e(line)}</p>' for line in view.unavailable)
     parts = [note, unavailable, f"<dl>{legend}</dl>", count_table]
     if int(counts.to_numpy().sum()):
         parts.append(_figure(plots.categories_svg(counts), "Failed queries per system, by category."))
     parts.append(_details(summary, table, open_=view.n_queries <= OPEN_QUERIES))
     return _section("first-relevant", "\n".join(parts))
-
-
-def _duplicates(view: ReportView) -> str:
-    frame = view.folder.duplicates
-    if "near_duplicates" not in view.manifest["diagnosis"] and view.unavailable:  # no texts to compare
-        return _section("duplicates", "".join(f'<p class="note">{_e(line)}</p>' for line in view.unavailable
-                                              if line.startswith("near-duplicate check")))
-    settings = view.manifest["diagnosis"].get("near_duplicates", {})
-    body = settings.get("min_body_words")  # absent in folders written before the minimum existed
-    bodies = f", each with a body of at least {body} words" if body else ""
-    note = (f'<p class="note">Near-duplicate documents (shingles of {settings.get("shingle_words", 2)} words, Jaccard '
-            f"&ge; {settings.get('jaccard_threshold', 0.9)}{bodies}) in a query's top places.</p>")
-    if frame.empty:
-        return _section("duplicates", note + '<p class="note">None found.</p>')
-    rows = ["<tr>" + "".join([_cell(r.system), _cell(r.query_id), _cell(f"{r.doc_a} (rank {r.rank_a})"),
-                              _cell(f"{r.doc_b} (rank {r.rank_b})"), _cell(f"{r.jaccard:.3f}", numeric=True)]) + "</tr>"
-            for r in frame.itertuples(index=False)]
-    table = _table(["system", "query", "document", "near-duplicate", "Jaccard"], rows, numeric_from=4)
-    return _section("duplicates", note + _details(counted(len(rows), "pair"), table, open_=len(rows) <= OPEN_QUERIES))
 
 
 def _parameters(parameters: object) -> str:
@@ -319,7 +299,7 @@ def render_html(view: ReportView) -> str:
     if warnings:
         lead += "<ul>" + "".join(f'<li class="down">warning: {_e(w)}</li>' for w in warnings) + "</ul>"
     own = {"means": _means, "comparisons": _comparisons, "differences": _differences,
-           "first-relevant": _first_relevant, "duplicates": _duplicates, "provenance": _provenance}
+           "first-relevant": _first_relevant, "provenance": _provenance}
     # (order, own sections first at equal order, key, heading, section): the page's and the readings', merged
     parts = [(PLACES[key], 0, key, heading, lambda key=key: own[key](view)) for key, heading in SECTIONS.items()]
     parts += [(reading.order, 1, reading.html_id, reading.heading,

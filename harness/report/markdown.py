@@ -146,9 +146,9 @@ def _failures(view: ReportView, systems: Sequence[str]) -> list[str]:
     unavailable = [f"{_md(line)}." for line in view.unavailable]
     if not used:
         return _details("Failed queries: none", [f"No query failed (first relevant document missing or below rank "
-                                                 f"{fail_rank}, or near-duplicates in the top {fail_rank}).",
+                                                 f"{fail_rank}{view.failure_clauses('md')}).",
                                                  *unavailable])
-    body = [f"First relevant document missing or below rank {fail_rank}, or near-duplicates in the top {fail_rank}; "
+    body = [f"First relevant document missing or below rank {fail_rank}{view.failure_clauses('md')}; "
             "every failed query is in diagnosis.csv.", *unavailable, "",
             _row(["system", *(_md(c) for c in used), "failed"]), _row([":--", *(["--:"] * (len(used) + 1))])]
     for system in systems:

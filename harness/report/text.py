@@ -23,10 +23,10 @@ import math
 import pandas as pd
 
 from corpora.wording import counted
-from harness.core.diagnosis import DUPLICATE_VERSIONS, Failure
+from harness.core.diagnosis import Failure
 from harness.core.options import alpha_of
 from harness.core.power import POWER
-from harness.core.readings import Reading
+from harness.core.readings import Reading, failure_checks
 from harness.core.statistics import EXACT_UP_TO, adjusted_label, correction_words, format_p
 from harness.report.parts import text_table as _table
 from harness.report.view import ReportView
@@ -159,10 +159,9 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
     first = failure.first_result or "none"
     query = " ".join(failure.query.split())  # a query's line breaks (Cranfield's) would show as \n
     lines = [f"  {failure.query_id} {query!r} -> {rank}, first result: {first}  [{failure.category}]"]
-    if failure.duplicates:  # one line, however many pairs (at most fail_rank * (fail_rank - 1) / 2)
-        lines.append("      near-duplicates: " + "; ".join(
-            f"{p.doc_a} (rank {p.rank_a}) ~ {p.doc_b} (rank {p.rank_b}), shingle Jaccard {p.jaccard:.3f}"
-            for p in failure.duplicates))
+    check = next((c for c in failure_checks() if c.category == failure.category), None)
+    if failure.evidence and check is not None and check.evidence is not None:  # a registered reading's rows
+        lines.append("      " + check.evidence(failure.evidence))
     shared = list(failure.shared_words.items())
     for doc, words in shared[:documents]:
         shown = ", ".join(words) if words else "none"
@@ -203,17 +202,18 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
         out += ["", *lines]
     out.append("")
     fail_rank = view.fail_rank
-    out.append(f"diagnosis (first relevant document missing or below rank {fail_rank}, or near-duplicate documents "
-               f"in the top {fail_rank}):")
+    out.append(f"diagnosis (first relevant document missing or below rank {fail_rank}"
+               f"{view.failure_clauses('text')}):")
     out.extend(f" {line}" for line in view.unavailable)
     by_system: dict[str, list[Failure]] = {}
     for f in view.failures:
         by_system.setdefault(f.system, []).append(f)
     for system in view.systems:
         failures = by_system.get(system, [])
-        duplicated = sum(f.category == DUPLICATE_VERSIONS for f in failures)
-        out.append(f" {system}: {counted(len(failures), 'failed query', 'failed queries')}"
-                   + ("" if view.unavailable else f", {duplicated} with duplicate versions in the top {fail_rank}"))
+        tallies = "" if view.unavailable else "".join(
+            ", " + check.tally.format(count=sum(f.category == check.category for f in failures), fail_rank=fail_rank)
+            for check in failure_checks() if check.tally)
+        out.append(f" {system}: {counted(len(failures), 'failed query', 'failed queries')}{tallies}")
         shown = failures if show_failures is None else failures[:show_failures]
         documents = None if show_failures is None else SHOWN_DOCUMENTS
         for f in shown:

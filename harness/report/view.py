@@ -41,10 +41,10 @@ import pandas as pd
 
 from corpora import InputFileError
 from corpora.wording import counted
-from harness.core.diagnosis import DuplicatePair, Failure
+from harness.core.diagnosis import Failure
 from harness.core.options import level_text
 from harness.core.power import EFFECT_COLUMNS, PowerAnalysis
-from harness.core.readings import Reading, rendered
+from harness.core.readings import READINGS, Reading, failure_checks, flagged_queries, rendered
 from harness.store.read import MANIFEST_FILE, PER_QUERY_FILE, TABLES, ResultsFolder, open_record
 from harness.core.statistics import Comparison, bootstrap_means, percentile_interval
 
@@ -399,14 +399,13 @@ class ReportView:
     @cached_property
     def failures(self) -> list[Failure]:
         """The diagnosis's failed queries, in ``diagnosis.csv``'s order, with their query texts (the
-        manifest's), the grades of their relevant documents (``qrels.txt``) and their near-duplicate
-        pairs (``duplicates.csv``)."""
+        manifest's), the grades of their relevant documents (``qrels.txt``) and, for a category of a
+        registered reading's check, that reading's rows of the query (its file: the near-duplicate
+        pairs of ``duplicates.csv``)."""
         texts = self.query_texts
         qrels = self.folder.qrels
-        pairs: dict[tuple[str, str], list[DuplicatePair]] = {}
-        for r in self.folder.duplicates.to_dict("records"):
-            pairs.setdefault((str(r["system"]), str(r["query_id"])), []).append(
-                DuplicatePair(str(r["doc_a"]), str(r["doc_b"]), int(r["rank_a"]), int(r["rank_b"]), r["jaccard"]))
+        flagged = flagged_queries({reading.name: self.folder.table(reading.name) for reading in READINGS.values()
+                                   if reading.fails is not None and self.folder.holds(reading.file)})
         failures = []
         for line, r in enumerate(self.folder.diagnosis.to_dict("records"), start=2):  # the header is line 1
             system, query = str(r["system"]), str(r["query_id"])
@@ -418,8 +417,14 @@ class ReportView:
                                      line=line, fix=_INCOMPLETE_FIX)
             failures.append(Failure(system, query, texts.get(query, ""), str(r["category"]), _optional_int(r["rank"]),
                                     str(r["first_result"]) or None, shared, grades,
-                                    tuple(pairs.get((system, query), ()))))
+                                    flagged.get(system, {}).get(query, ("", ()))[1]))
         return failures
+
+    def failure_clauses(self, format: str) -> str:
+        """What the registered readings' checks add to the definition of a failed query in report
+        ``format`` (``text``, ``md``, ``html``): ", or " and each one's clause, the fail rank filled in."""
+        return "".join(", or " + check.clause[format].format(fail_rank=self.fail_rank) for check in failure_checks()
+                       if format in check.clause)
 
     def registered(self, format: str) -> list[tuple[Reading, pd.DataFrame]]:
         """(reading, its table) for each registered reading with a renderer for ``format``

@@ -448,11 +448,6 @@ class ResultsFolder:
         return self.table("diagnosis")
 
     @property
-    def duplicates(self) -> pd.DataFrame:
-        """``duplicates.csv``: the near-duplicate pairs in the top places of a query."""
-        return self.table("duplicates")
-
-    @property
     def metric_names(self) -> list[str]:
         """The metrics, in the manifest's (``--metrics``) order."""
         return [str(m["name"]) for m in self._entry("metrics")]

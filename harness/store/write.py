@@ -45,13 +45,12 @@ from corpora.memory import release_freed_memory
 from corpora.trec_io import format_qrels, run_and_raw_score_pieces
 from harness.core.condensed import DEFAULT_UNJUDGED, UNJUDGED_READINGS
 from harness.core.options import REL_THRESHOLD
-from harness.core.diagnosis import UNAVAILABLE_WITHOUT_TEXTS, categories_of
-from harness.core.near_duplicates import JACCARD_THRESHOLD, MIN_BODY_WORDS, SHINGLE_SIZE
+from harness.core.diagnosis import categories_of, unavailable_without_texts
 from harness.core.power import POWER
 from harness.core.record import CompareRecord
 from harness.store.folder import (Derived, Identified, Pieces, Say, csv_text, file_text_hash, manifest_text,
                                   package_version, safe_file_name, warn_on_stderr, write_folder)
-from harness.core.readings import READINGS, identified_files, manifest_records, reading_frames
+from harness.core.readings import READINGS, failure_checks, identified_files, manifest_records, reading_frames
 from harness.core.metrics import trec_eval_name
 from retrievers.defaults import as_run, chosen
 
@@ -274,12 +273,10 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
         "statistics": {**result.statistics_record(), **manifest_records(result, "statistics"), **_power_record()},
         **manifest_records(result),  # each registered reading's record of how it was made (harness.readings)
         "diagnosis": {
-            "fail_rank": config.readings.fail_rank, "categories": categories_of(dataset.corpus),
-            "duplicates": result.duplicate_counts(),
+            "fail_rank": config.readings.fail_rank, "categories": categories_of(dataset.corpus, failure_checks()),
+            **manifest_records(result, "diagnosis"),  # the registered readings' (harness.readings)
             # without the documents' texts (judgments only) what reads them is said to be unavailable
-            **({"near_duplicates": {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD,
-                                    "min_body_words": MIN_BODY_WORDS}} if dataset.corpus.has_texts else
-               {"unavailable": list(UNAVAILABLE_WITHOUT_TEXTS)}),
+            **({} if dataset.corpus.has_texts else {"unavailable": unavailable_without_texts(failure_checks())}),
         },
         "warnings": result.warnings,
         "notes": result.notes,

@@ -38,23 +38,41 @@ Exact, at any size
     / 2`` per query, shingled once per distinct document and intersected as rows of one sparse
     document x shingle matrix. The cost grows with queries x fail_rank^2, not with the corpus, so
     exact Jaccard stays affordable where an all-pairs search of the corpus would need MinHash.
+
+The reading (one module, registered as an add-on is: docs/adding-a-reading.md)
+    :func:`compute` gives ``duplicates.csv`` (``system`` and :data:`DUPLICATE_COLUMNS`) from each
+    system's run and the collection's texts (nothing when the collection has none); its rows fail
+    their queries as ``duplicate versions`` (:data:`DUPLICATE_VERSIONS`, :data:`CHECK`), checked
+    before the diagnosis's lexical categories (:mod:`harness.core.diagnosis`). Its record is the
+    manifest's ``diagnosis.duplicates`` (queries with duplicate versions per system) and
+    ``diagnosis.near_duplicates`` (the shingle size, threshold and minimum body), and its HTML
+    section lists the pairs.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
 from corpora import Corpus, Run
+from corpora.judgments_only import NO_TEXTS
 from harness.core.options import FAIL_RANK
+from harness.core.readings import FailureCheck, Reading, ReadingInputs, register
 
-__all__ = ["DUPLICATE_COLUMNS", "JACCARD_THRESHOLD", "MIN_BODY_WORDS", "SHINGLE_SIZE", "jaccard_of_pairs", "near_duplicates",
-           "shingle_matrix", "shingles"]
+# The reports' helpers are imported where a section is rendered, so that computing a comparison loads none.
+if TYPE_CHECKING:
+    from harness.core.record import CompareRecord
+    from harness.report.view import ReportView
+
+__all__ = ["CHECK", "DUPLICATE_COLUMNS", "DUPLICATE_VERSIONS", "JACCARD_THRESHOLD", "MIN_BODY_WORDS", "SHINGLE_SIZE",
+           "compute", "html_body", "jaccard_of_pairs", "manifest_entries", "near_duplicates", "shingle_matrix",
+           "shingles"]
 
 #: Words per shingle.
 SHINGLE_SIZE = 2
@@ -163,3 +181,84 @@ def _has_words(text: str, count: int) -> bool:
         if seen >= count:
             return True
     return False
+
+
+# ----- the reading: computed, recorded, failing its queries, shown ------------------------------
+
+#: The diagnosis category of a query whose top places hold near-duplicates.
+DUPLICATE_VERSIONS = "duplicate versions"
+
+
+def _evidence(pairs: Sequence[Mapping[str, Any]]) -> str:
+    """The text report's line under a failed query: its pairs, on one line however many there are (at
+    most fail_rank * (fail_rank - 1) / 2)."""
+    return "near-duplicates: " + "; ".join(
+        f"{p['doc_a']} (rank {p['rank_a']}) ~ {p['doc_b']} (rank {p['rank_b']}), shingle Jaccard {p['jaccard']:.3f}"
+        for p in pairs)
+
+
+#: How its rows fail their queries (checked first: deduplicating the collection is the fix whatever else is wrong).
+CHECK = FailureCheck(
+    category=DUPLICATE_VERSIONS,
+    meaning="near-duplicate documents take two or more of the top fail-rank places",
+    clause={"text": "near-duplicate documents in the top {fail_rank}", "md": "near-duplicates in the top {fail_rank}",
+            "html": "when near-duplicate documents take two of its top {fail_rank} places"},
+    tally="{count} with duplicate versions in the top {fail_rank}",
+    evidence=_evidence,
+    unavailable=f"near-duplicate check ({DUPLICATE_VERSIONS}): unavailable ({NO_TEXTS})",
+)
+
+
+def compute(inputs: ReadingInputs) -> dict[str, pd.DataFrame]:
+    """Every system's near-duplicate pairs in the top ``fail_rank`` places of each evaluated query, in
+    the systems' order (none without the collection's texts: nothing can be compared)."""
+    corpus = inputs.dataset.corpus if inputs.dataset is not None else None
+    frames = []
+    if corpus is not None and corpus.has_texts:
+        with inputs.progress.task("near-duplicates"):
+            for system in inputs.systems:
+                found = near_duplicates(system.run, corpus, inputs.queries.ids, inputs.config.readings.fail_rank)
+                found.insert(0, "system", system.label)
+                frames.append(found)
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["system", *DUPLICATE_COLUMNS])
+    return {"duplicates": frame}
+
+
+def manifest_entries(record: CompareRecord) -> dict[str, Any]:
+    """The manifest's ``diagnosis.duplicates`` (system -> queries with duplicate versions, every system
+    listed) and, when the collection has texts, ``diagnosis.near_duplicates`` (how pairs were found)."""
+    counts = {s.label: 0 for s in record.systems}
+    for system, count in record.table("duplicates").groupby("system", sort=False)["query_id"].nunique().items():
+        counts[str(system)] = int(count)
+    found = {"shingle_words": SHINGLE_SIZE, "jaccard_threshold": JACCARD_THRESHOLD, "min_body_words": MIN_BODY_WORDS}
+    return {"duplicates": counts, **({"near_duplicates": found} if record.dataset.corpus.has_texts else {})}
+
+
+def html_body(frame: pd.DataFrame, view: ReportView) -> str:
+    """The HTML report's section: how pairs are found and the pairs (or why none could be looked for)."""
+    from corpora.wording import counted
+    from harness.report.html import OPEN_QUERIES
+    from harness.report.parts import html_cell, html_details, html_escape, html_table
+
+    diagnosis = view.manifest["diagnosis"]
+    if "near_duplicates" not in diagnosis and view.unavailable:  # no texts to compare
+        return "".join(f'<p class="note">{html_escape(line)}</p>' for line in view.unavailable
+                       if line.startswith("near-duplicate check"))
+    settings = diagnosis.get("near_duplicates", {})
+    body = settings.get("min_body_words")  # absent in folders written before the minimum existed
+    bodies = f", each with a body of at least {body} words" if body else ""
+    note = (f'<p class="note">Near-duplicate documents (shingles of {settings.get("shingle_words", 2)} words, Jaccard '
+            f"&ge; {settings.get('jaccard_threshold', 0.9)}{bodies}) in a query's top places.</p>")
+    if frame.empty:
+        return note + '<p class="note">None found.</p>'
+    rows = ["<tr>" + "".join([html_cell(r.system), html_cell(r.query_id), html_cell(f"{r.doc_a} (rank {r.rank_a})"),
+                              html_cell(f"{r.doc_b} (rank {r.rank_b})"), html_cell(f"{r.jaccard:.3f}", numeric=True)])
+            + "</tr>" for r in frame.itertuples(index=False)]
+    table = html_table(["system", "query", "document", "near-duplicate", "Jaccard"], rows, numeric_from=4)
+    return note + html_details(counted(len(rows), "pair"), table, open_=len(rows) <= OPEN_QUERIES)
+
+
+register(Reading("duplicates", "duplicates.csv", ("system", "query_id", "doc_a", "doc_b"), ("rank_a", "rank_b"),
+                 columns="system, query_id, doc_a, doc_b, rank_a, rank_b, jaccard", compute=compute,
+                 record=manifest_entries, record_in="diagnosis", fails=CHECK, render={"html": html_body},
+                 title="Duplicate versions", anchor="duplicates", order=80))
