@@ -56,7 +56,6 @@ IDENTIFIERS: dict[str, tuple[str, ...]] = {
 NOT_MOVED_YET: dict[str, int] = {
     "leaderboard": 12,
     "facets": 5,
-    "near_duplicates": 12,
 }
 
 
