@@ -94,7 +94,7 @@ def systems_of_order(order: str, labels: Sequence[str]) -> tuple[str, str] | Non
     splits = [(named[:i], named[i + 1:]) for i, c in enumerate(named) if c == ","]
     found = [(a, b) for a, b in splits if a in labels and b in labels]
     if len(found) != 1 or found[0][0] == found[0][1]:
-        raise RetbenchError(f"--order {order!r} does not name two different systems of the results folder "
+        raise RetbenchError(f"the pool order {order!r} does not name two different systems of the results folder "
                             f"(its systems: {', '.join(labels)}). Fix: write pair:A,B with two of them, e.g. "
                             f"pair:{labels[0]},{labels[-1]}")
     return found[0]
