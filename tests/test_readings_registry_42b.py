@@ -124,6 +124,8 @@ def test_an_add_on_with_a_serve_view_reaches_metrics_and_the_dashboard(tmp_path:
     page = TestClient(create_app(added), base_url=LOCAL).get(f"/runs/{added.name}").text
     assert '<h2 id="judged-depth">Judged depth</h2><p>one=9, two=9</p>' in page
     assert page.index('id="retrieval-metrics"') < page.index('id="judged-depth"') < page.index('id="comparisons"')
+    # the card's facet rollups keep their place, after risk–coverage (a section-only view of its own)
+    assert page.index('id="risk-coverage"') < page.index('id="facets"') < page.index('id="judged-depth"')
 
 
 def test_a_readings_files_are_written_beside_the_manifest_and_hashed(tmp_path: Path, registry) -> None:

@@ -158,7 +158,8 @@ class ServeView:
 
     ``key``: the entry's key (camelCase, as every key of the API), or empty when ``value`` gives
     several entries (a mapping whose keys join the system's own); ``value``: (results folder, system
-    label) -> the entry, or None when the system has none; the server makes it JSON (keys camelCase,
+    label) -> the entry, or None when the system has none (``value`` None: the reading has no
+    entry, only a dashboard section); the server makes it JSON (keys camelCase,
     NaN null, infinities ``"inf"``/``"-inf"``, numpy scalars Python ones); ``model``: () -> the
     pydantic model of the entry (of the entries, field by field, when ``key`` is empty; called where
     the server's schema is built, so pydantic loads with the server only); ``page``: (the ``/metrics``
@@ -171,12 +172,12 @@ class ServeView:
     their pydantic model, field by field; ``listing``: the manifest -> the run's entries in the list
     of runs (``/runs``), and ``listing_model`` their model; ``results``: its per-result objects
     (:class:`ServeResults`), or None; ``describe``: its words in ``/metrics``' summary (default its
-    heading); ``order``: where its entries stand among the served readings' (default the reading's
-    ``order``)."""
+    heading); ``order``: where its entries and its dashboard section stand among the served
+    readings' (default the reading's ``order``)."""
 
     key: str
-    value: Callable[[Any, str], Any] = field(repr=False, compare=False)
-    model: Callable[[], type] = field(repr=False, compare=False)
+    value: Callable[[Any, str], Any] | None = field(default=None, repr=False, compare=False)
+    model: Callable[[], type] | None = field(default=None, repr=False, compare=False)
     page: Callable[[Mapping[str, Any], Callable[[Any], str], Callable[[Callable[[], str]], str]], str] | None = \
         field(default=None, repr=False, compare=False)
     run: Callable[[Any], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)

@@ -423,8 +423,8 @@ def _interval(bounds: Mapping[str, Any] | None, name: str, number: Callable[[Any
 
 def dashboard_section(metrics: Mapping[str, Any], number: Callable[[Any], str],
                       chart: Callable[[Callable[[], str]], str]) -> str:
-    """The dashboard's panels from the ``/metrics`` answer: a card per system (the five means with
-    their intervals), then the facet rollups."""
+    """The dashboard's panel from the ``/metrics`` answer: a card per system (the five means with
+    their intervals)."""
     cards = []
     for system in metrics["systems"]:
         values = system["retrievalMetrics"]
@@ -436,14 +436,15 @@ def dashboard_section(metrics: Mapping[str, Any], number: Callable[[Any], str],
     names = ", ".join(f"{card} = {escape(metric)}" for card, metric in metrics["metricNames"].items())
     interval = metrics["interval"]
     level = f"{interval['confidence']:.0%}" if isinstance(interval.get("confidence"), float) else "the"
-    panel = (f'<h2 id="retrieval-metrics">Retrieval metrics (k = {metrics["defaultRetrievalK"]})</h2>'
-             f'<p class="muted">Mean over the queries; {level} paired bootstrap interval in brackets '
-             f'({interval.get("bootstrapSamples")} resamples, seed {interval.get("seed")}). {names}.</p>'
-             f'<div class="cards">{"".join(cards)}</div>')
-    return panel + _facet_table(metrics, number)
+    return (f'<h2 id="retrieval-metrics">Retrieval metrics (k = {metrics["defaultRetrievalK"]})</h2>'
+            f'<p class="muted">Mean over the queries; {level} paired bootstrap interval in brackets '
+            f'({interval.get("bootstrapSamples")} resamples, seed {interval.get("seed")}). {names}.</p>'
+            f'<div class="cards">{"".join(cards)}</div>')
 
 
-def _facet_table(metrics: Mapping[str, Any], number: Callable[[Any], str]) -> str:
+def facet_section(metrics: Mapping[str, Any], number: Callable[[Any], str],
+                  chart: Callable[[Callable[[], str]], str]) -> str:
+    """The dashboard's table of the facet rollups (each system's ``byFacet``), after the other readings' sections."""
     rows = []
     for system in metrics["systems"]:
         for cell in system["byFacet"]:
@@ -475,6 +476,7 @@ register(Reading(_SUMMARY, ROLLUP_FILE, ("system",), ("n_queries",),
                  compute=compute, record=manifest_entries, record_shape=manifest_shape, files=identified,
                  resampled=lambda n_systems, n_metrics: n_systems * len(CARD_METRICS), serve=SERVE, order=90))
 register(Reading(_FACETS, FACETS_FILE, ("system", "facet", "value", "note"), ("n_queries",),
-                 columns="facets.csv's layout over the five card names", order=91))
+                 columns="facets.csv's layout over the five card names", order=91,
+                 serve=ServeView("", page=facet_section)))  # its entries are the summary's (byFacet)
 register(Reading(_QUERY_FACETS, QUERY_FACETS_FILE, ("query_id", "facet", "value"),
                  columns="query_id, facet, value: the cell of each evaluated query in each rolled-up facet", order=92))

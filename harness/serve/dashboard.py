@@ -3,8 +3,8 @@ JavaScript, with no external asset (styles inline, the chart an inline SVG).
 
 ``/`` lists the runs (newest first, 50 a page); ``/runs/{id}`` shows one: the section of each
 registered reading with a dashboard part, in the served order (:mod:`harness.readings`: the
-metrics card's panel, a card per system with the five means and their intervals, and its facet
-rollups; the risk–coverage chart with AURC and E-AURC), the comparisons with their verdicts, and
+metrics card's panel, a card per system with the five means and their intervals; the
+risk–coverage chart with AURC and E-AURC; the card's facet rollups), the comparisons with their verdicts, and
 the per-query table of the served per-result objects with each failure's diagnosis (100 rows a
 page, filtered by system). Every number comes from
 :class:`~harness.serve.store.RunStore`, the answers of ``/api/v1/evals``; each card's number also
@@ -155,8 +155,8 @@ def _per_query(items: list[dict[str, Any]], run_id: str, offset: int, system: st
 
 
 def run_page(store: RunStore, run_id: str, offset: int = 0, system: str | None = None) -> str:
-    """One run: the registered readings' sections (the metrics card's panel and facet rollups first),
-    the comparisons and the per-query table."""
+    """One run: the registered readings' sections (the metrics card's panel first, its facet rollups
+    after risk–coverage), the comparisons and the per-query table."""
     summary = store.summary(run_id)  # the manifest's entries, checked for their shape
     metrics = store.metrics(run_id)
     systems = [s["system"] for s in metrics["systems"]]

@@ -31,7 +31,7 @@ def _entries() -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for reading in served():
         view = reading.serve
-        if view is None:  # served() lists only readings with a view
+        if view is None or view.model is None:  # a view without entries (a dashboard section only)
             continue
         if view.key:
             fields[view.key] = (view.model() | None, ...)

@@ -409,6 +409,8 @@ def _metrics(folder: ResultsFolder, run_id: str) -> dict[str, Any]:
     for label in (str(s["label"]) for s in folder.manifest["systems"]):
         system: dict[str, Any] = {"system": label}
         for view in views:  # each registered reading's entry (harness.readings), in the served order
+            if view.value is None:  # a dashboard section only
+                continue
             value = view.value(folder, label)
             if view.key:
                 system[view.key] = _json(value)
