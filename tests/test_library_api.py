@@ -162,7 +162,7 @@ def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
             statistics=Statistics(bootstrap_samples=50))
     assert [h for h in heard if h[1] == 0] == [("fitting Overlap", 0, None), ("searching Overlap", 0, 2),
                                               ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None),
-                                              ("retrieval metrics", 0, None)]
+                                              ("near-duplicates", 0, None), ("retrieval metrics", 0, None)]
     assert capsys.readouterr() == ("", "")
 
 
@@ -172,8 +172,9 @@ def test_a_progress_channel_hears_the_work_of_its_own_comparison_only() -> None:
     heard: list[str] = []
     channel = Progress(lambda label, done, total: heard.append(label))
     compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50), progress=channel)
+    # the readings' compute steps in registry order: the near-duplicates (80) before the metrics card (90)
     assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap", "leaderboard",
-                                          "facets", "retrieval metrics"]
+                                          "facets", "near-duplicates", "retrieval metrics"]
     before = len(heard)
     compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50))  # no channel handed over: nothing is heard
     assert len(heard) == before
