@@ -15,8 +15,8 @@ a docstring or a comment is not a use of it. Run ``python tests/test_reading_foo
 table.
 
 Each reading moved to the registry is held to :data:`AT_MOST` files; a reading not moved yet, or
-registered but still named by its other users (the leaderboard by the suites and ``bench serve``, the
-facet rollup by the metrics card and the server), is held to the count it had when this test was
+registered but still named by its other users (the facet rollup by the core's cells and the tuning),
+is held to the count it had when this test was
 written (:data:`NOT_MOVED_YET`), so that its footprint can only shrink until it is within the limit.
 """
 
@@ -54,7 +54,6 @@ IDENTIFIERS: dict[str, tuple[str, ...]] = {
 #: that may name them (their count when this test was written; lower it as files stop naming them, and
 #: remove the entry when it is named by no more than AT_MOST).
 NOT_MOVED_YET: dict[str, int] = {
-    "leaderboard": 12,
     "facets": 5,
 }
 

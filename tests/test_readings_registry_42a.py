@@ -104,3 +104,82 @@ def test_the_near_duplicates_are_a_registered_reading_with_a_failure_check():
     from harness.readings import near_duplicates
 
     assert reading.compute is near_duplicates.compute
+
+
+# ----- a reading's part of a suite: its macro table, stored, reported, served ------------------------
+
+
+def _queries_per_system(inputs) -> dict[str, pd.DataFrame]:
+    """An add-on reading with a per-collection table (as a cost reading has): each system's query count."""
+    counts = inputs.per_query.groupby("system", sort=False).size()
+    return {"query_counts": pd.DataFrame({"system": counts.index, "queries": counts.to_numpy()})}
+
+
+def _macro_row(inputs) -> pd.DataFrame:
+    """Its macro row, read from each collection's own table in its results folder, beside the macro means."""
+    totals = {s: 0 for s in inputs.systems}
+    for collection in inputs.collections:
+        for row in open_results(collection.folder).table("query_counts").itertuples():
+            totals[row.system] += int(row.queries)
+    first = inputs.metrics[0]
+    return pd.DataFrame({"system": list(inputs.systems), "queries": [totals[s] for s in inputs.systems],
+                         "macro_first": inputs.means[first],
+                         "resamples": [len(inputs.resampled[first])] * len(inputs.systems)})
+
+
+def _counting_reading() -> Reading:
+    from harness.core.readings import SuiteStep
+
+    suite = SuiteStep("suite_query_counts.csv", _macro_row, record={"query_counts": "queries summed over collections"},
+                      title="Queries (all collections)", anchor="query-counts",
+                      render={"text": lambda frame, view, metric: f"QUERIES-TEXT {metric}: {int(frame['queries'].sum())}",
+                              "md": lambda frame, view: f"QUERIES-MD {int(frame['queries'].sum())}",
+                              "html": lambda frame, view: f"<p>QUERIES-HTML {int(frame['queries'].sum())}</p>"},
+                      key="queryCounts")
+    return Reading("query_counts", "query_counts.csv", ("system",), ("queries",), columns="system, queries",
+                   compute=_queries_per_system, order=150, suite=suite)
+
+
+@pytest.fixture(scope="module")
+def fruit(tmp_path_factory):
+    from tests.test_suite import small_collection
+
+    return small_collection(tmp_path_factory.mktemp("fruit") / "fruit", seed=1)
+
+
+def test_a_suite_step_of_an_add_on_reading_is_stored_reported_and_served(registry, fruit, tmp_path):
+    from harness import compare_suite
+    from harness.core.options import RunOptions
+    from harness.suite.report import render_suite_report
+    from harness.suite.store import open_suite
+
+    register(_counting_reading())
+    suite = compare_suite("bm25", ["article", str(fruit)], ["mrr", "ndcg@10"],
+                          statistics=Statistics(bootstrap_samples=40, permutations=40), run=RunOptions(cache=False))
+    table = suite.table("query_counts")
+    assert table is suite.query_counts and suite.leaderboard is suite.table("leaderboard")
+    assert table["queries"].tolist() == [14 + 8] and table["resamples"].tolist() == [40]
+    assert table["macro_first"].tolist() == suite.leaderboard.query("metric == 'mrr'")["mean"].tolist()
+    text = suite.report()
+    assert "QUERIES-TEXT mrr: 22" in text and "QUERIES-TEXT ndcg@10: 22" in text
+    assert text.index("leaderboard, mrr (macro)") < text.index("QUERIES-TEXT mrr") < text.index("mrr per collection")
+    folder = suite.write(tmp_path, command_line=["test"], reports="md")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert "suite_query_counts.csv" in manifest["files"] and "suite_leaderboard.csv" in manifest["files"]
+    keys = list(manifest["statistics"])
+    assert keys.index("leaderboard") < keys.index("query_counts") < keys.index("tally")
+    stored = open_suite(folder)
+    assert stored.table("query_counts")["queries"].tolist() == [22]
+    markdown = (folder / "report.md").read_text()
+    assert "## Queries (all collections)\n\nQUERIES-MD 22" in markdown
+    assert "[Queries (all collections)](#queries-all-collections)" in markdown
+    assert markdown.index("## Leaderboard (macro)") < markdown.index("## Queries") < markdown.index("## Means per")
+    if find_spec("matplotlib") is not None:
+        html = render_suite_report(stored, "html")[1]
+        assert '<section id="query-counts">' in html and "QUERIES-HTML 22" in html
+        assert '<a href="#query-counts">Queries (all collections)</a>' in html
+    if find_spec("fastapi") is not None:  # bench serve's suite answer has its rows under its key
+        from harness.serve.store import RunStore
+
+        detail = RunStore(folder.parent).suite(folder.name)
+        assert [row["queries"] for row in detail["queryCounts"]] == [22] and "leaderboard" in detail

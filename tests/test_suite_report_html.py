@@ -23,6 +23,7 @@ import pytest
 import harness.suite.html as suite_html
 from harness import compare_suite
 from harness.cli import main
+from harness.core.readings import suite_readings
 from harness.report.plots import INSTALL_HINT
 from harness.suite.html import SECTIONS
 from harness.suite.report import render_suite_report
@@ -80,8 +81,11 @@ def test_the_html_page_has_the_nav_the_forest_plot_the_leaderboard_and_a_link_pe
     assert text == render_suite_report(open_suite(folder), "html")[1]  # a pure function of the folder
     page = tags_of(text)
     nav = re.search(r"<nav>(.*?)</nav>", text, re.S).group(1)
-    assert re.findall(r'href="#([^"]+)"', nav) == list(SECTIONS)
-    assert [a["id"] for a in page.of("section")] == list(SECTIONS)
+    # the registered readings' macro sections (the leaderboard) first, then the page's own
+    sections = [*(reading.suite.anchor for reading in suite_readings()), *SECTIONS]
+    assert sections[0] == "leaderboard"
+    assert re.findall(r'href="#([^"]+)"', nav) == sections
+    assert [a["id"] for a in page.of("section")] == sections
     assert "body { font-family" in text and "max-width: 1240px" in text  # the single report's style sheet
     # the forest plot, inline, in its section: a panel per metric, a row per pair
     assert len(page.of("svg", "differences")) == 1 and len(page.of("svg")) == 1
@@ -112,7 +116,7 @@ def test_without_matplotlib_the_page_holds_the_tables_and_says_how_to_get_the_ch
     text = render_suite_report(open_suite(bare), "html")[1]
     page = tags_of(text)
     assert page.of("svg") == [] and "The forest plot needs matplotlib" in text and INSTALL_HINT in unescape(text)
-    assert [a["id"] for a in page.of("section")] == list(SECTIONS)
+    assert [a["id"] for a in page.of("section")] == [*(r.suite.anchor for r in suite_readings()), *SECTIONS]
     assert len(page.of("table", "comparisons")) == len(METRICS)
     # written without --report, each collection's folder holds only report.txt: that is the link
     assert [a["href"] for a in page.of("a", "collections")] == ["collections/article/report.txt",

@@ -38,12 +38,14 @@ from harness.core.power import POWER_COLUMNS, power_table
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
 
 if TYPE_CHECKING:
+    from harness.core.options import Statistics
     from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
 __all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "FailureCheck", "Reading", "ReadingInputs",
            "Readings", "Record", "Render", "ServeResults", "ServeView", "check_readings", "failure_checks",
            "flagged_queries", "identified_files", "manifest_records", "read_comparison", "reading_frames", "register",
-           "rendered", "resampled_columns", "served"]
+           "rendered", "resampled_columns", "served", "SuiteInputs", "SuiteStep", "suite_readings",
+           "suite_tables"]
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,54 @@ class ServeView:
 
 
 @dataclass(frozen=True)
+class SuiteInputs:
+    """What a reading's suite step (:class:`SuiteStep`) is given: the macro readings of a suite (several
+    collections, each weighing the same: :mod:`harness.suite.statistics`) as far as they are computed.
+
+    ``systems`` and ``metrics``: in the suite's order; ``means``: metric -> each system's macro mean
+    (the mean of the collections' means), in ``systems`` order; ``resampled``: metric -> (resamples x
+    systems) macro means over the bootstrap resamples stratified by collection, in resample order
+    (the resamples of the macro comparisons' intervals); ``comparisons``: the macro comparisons;
+    ``statistics``: the settings (resamples, seed, confidence, family); ``collections``: what the
+    suite keeps of each collection (:class:`harness.suite.run.SuiteCollection`: its name, results
+    folder, summary, per-query values and comparisons; empty when the statistics are computed
+    without them), so a reading can read its per-collection table from each results folder."""
+
+    systems: Sequence[str]
+    metrics: Sequence[str]
+    means: Mapping[str, np.ndarray]
+    resampled: Mapping[str, np.ndarray]
+    comparisons: Sequence[Comparison]
+    statistics: Statistics
+    collections: Sequence[Any] = ()
+
+
+@dataclass(frozen=True)
+class SuiteStep:
+    """A reading's part of a suite (``bench compare --corpus A --corpus B``): its macro table, computed
+    from the collections' readings, stored in the suite folder and shown in the suite's reports
+    (:mod:`harness.suite`) and by ``bench serve``.
+
+    ``file``: its CSV file in the suite folder; ``compute``: :class:`SuiteInputs` -> its table (the
+    suite's ``table(name)`` and attribute, under the reading's name); ``record``: key -> how it was
+    made, in words, entries of the suite manifest's ``statistics`` (before its ``tally``); ``title``:
+    the heading of its section in the suite reports; ``anchor``: the id of its HTML section;
+    ``render``: report format -> renderer: ``text``: (its table, the suite view
+    :class:`harness.suite.view.SuiteView`, a metric) -> its lines heading that metric's block of the
+    text report (empty: none), ``md`` and ``html``: (table, view) -> the body of its section, which
+    stands before the report's own sections (in registry order); ``key``: its entry in ``bench
+    serve``'s suite answer (``/api/v1/evals/suites/{id}``), the table's rows (empty: none)."""
+
+    file: str
+    compute: Callable[[SuiteInputs], pd.DataFrame] = field(repr=False, compare=False)
+    record: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    title: str = ""
+    anchor: str = ""
+    render: Mapping[str, Callable[..., str]] = field(default_factory=dict, repr=False, compare=False)
+    key: str = ""
+
+
+@dataclass(frozen=True)
 class Reading:
     """One reading as a results folder stores it, declared once for the writer
     (:mod:`harness.store.write`), the folder reader (:mod:`harness.store.read`), the reports
@@ -223,7 +273,9 @@ class Reading:
     run id is claimed and hashed in the manifest, or None; ``resampled``: (systems, metrics) -> the
     columns of resampled values its compute step keeps at once (16 bytes per resample each:
     :func:`resampled_columns`, what a bootstrap too large for memory is refused by), or None;
-    ``fails``: how its rows fail their queries in the diagnosis (:class:`FailureCheck`), or None."""
+    ``fails``: how its rows fail their queries in the diagnosis (:class:`FailureCheck`), or None;
+    ``suite``: its macro table in a suite (:class:`SuiteStep`: computed from the collections' readings,
+    stored, reported, served), or None."""
 
     name: str
     file: str
@@ -246,6 +298,7 @@ class Reading:
         field(default=None, repr=False, compare=False)
     resampled: Callable[[int, int], int] | None = field(default=None, repr=False, compare=False)
     fails: FailureCheck | None = field(default=None, compare=False)
+    suite: SuiteStep | None = field(default=None, compare=False)
 
     @property
     def html_id(self) -> str:
@@ -318,6 +371,16 @@ def resampled_columns(n_systems: int, n_metrics: int) -> int:
     """The most columns of resampled values a registered reading's compute step keeps at once for
     ``n_systems`` on ``n_metrics`` (:attr:`Reading.resampled`; 0 when none says)."""
     return max([r.resampled(n_systems, n_metrics) for r in READINGS.values() if r.resampled is not None], default=0)
+
+
+def suite_readings() -> list[Reading]:
+    """The registered readings with a part in a suite (:class:`SuiteStep`), in registry order."""
+    return [reading for reading in READINGS.values() if reading.suite is not None]
+
+
+def suite_tables(inputs: SuiteInputs) -> dict[str, pd.DataFrame]:
+    """Reading name -> its macro table, computed by each registered reading's suite step, in registry order."""
+    return {reading.name: reading.suite.compute(inputs) for reading in suite_readings()}  # type: ignore[union-attr]
 
 
 def failure_checks() -> list[FailureCheck]:

@@ -45,7 +45,9 @@ The reading (one module, registered as an add-on is: docs/adding-a-reading.md)
     :func:`compute` gives ``leaderboard.csv`` from a comparison's per-query values and its
     comparisons (the tie groups read them and nothing else: with a ``baseline`` only the pairs with it
     are compared, and the pairs without it are not separated), its ranks over the comparisons'
-    resamples (the same index stream, drawn once for every metric).
+    resamples (the same index stream, drawn once for every metric). In a suite, :func:`macro_leaderboard`
+    gives ``suite_leaderboard.csv`` the same way from the macro means, their resamples stratified by
+    collection and the macro comparisons (:data:`SUITE`, with its sections of the suite reports).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ import pandas as pd
 from harness.engines.parallel import ChunkMapper
 from harness.core.statistics import Comparison, over_resamples, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
-from harness.core.readings import Reading, ReadingInputs, register
+from harness.core.readings import Reading, ReadingInputs, SuiteInputs, SuiteStep, register
 
 # The reports' helpers are imported where a section is rendered, so that computing a comparison loads none.
 if TYPE_CHECKING:
@@ -68,7 +70,8 @@ if TYPE_CHECKING:
     from harness.report.view import ReportView
 
 __all__ = ["LEADERBOARD_COLUMNS", "bootstrap_ranks", "compute", "group_letters", "leaderboard", "leaderboards",
-           "html_body", "letter_sets", "manifest_entries", "text_section", "tie_groups"]
+           "html_body", "letter_sets", "macro_leaderboard", "manifest_entries", "suite_html", "suite_markdown",
+           "suite_text", "text_section", "tie_groups"]
 
 #: Columns of the leaderboard (``leaderboard.csv``), one row per (metric, system).
 LEADERBOARD_COLUMNS = ["metric", "group", "system", "mean", "rank", "mean_rank", "rank_ci_low", "rank_ci_high"]
@@ -316,7 +319,86 @@ def html_body(board: pd.DataFrame, view: ReportView) -> str:
     return note + table
 
 
+# ----- its part of a suite: the macro leaderboard -------------------------------------------------
+
+
+def macro_leaderboard(inputs: SuiteInputs) -> pd.DataFrame:
+    """The suite's leaderboard (:data:`LEADERBOARD_COLUMNS`, ``mean`` the macro mean): per metric, each
+    system's ranks over the resamples stratified by collection (each resample one "query" whose value
+    is its macro mean), its tie groups from the macro comparisons, rows in leaderboard order."""
+    systems = list(inputs.systems)
+    frames = []
+    for metric in inputs.metrics:
+        macro_resampled = inputs.resampled[metric]
+        # each resample is one "query" whose value is its macro mean: its ranks are the resample's ranks
+        ranks = bootstrap_ranks(macro_resampled, [np.arange(len(macro_resampled))[:, None]])
+        mean_rank = ranks.mean(axis=0)
+        rank_low, rank_high = percentile_interval(np.sort(ranks, axis=0), inputs.statistics.confidence)
+        means = inputs.means[metric]
+        point_ranks = bootstrap_ranks(means[None, :], [np.zeros((1, 1), dtype=np.int64)])[0]
+        groups_of = tie_groups(systems, means.tolist(), inputs.comparisons, metric, mean_rank.tolist())
+        order = sorted(range(len(systems)), key=lambda i: (-round(float(means[i]), _DECIMALS), mean_rank[i], i))
+        frames.append(pd.DataFrame({
+            "metric": metric, "group": [groups_of[systems[i]] for i in order], "system": [systems[i] for i in order],
+            "mean": means[order], "rank": point_ranks[order], "mean_rank": mean_rank[order],
+            "rank_ci_low": rank_low[order], "rank_ci_high": rank_high[order]}))
+    return pd.concat(frames, ignore_index=True)[LEADERBOARD_COLUMNS] if frames else \
+        pd.DataFrame(columns=LEADERBOARD_COLUMNS)
+
+
+def suite_text(board: pd.DataFrame, view: Any, metric: str) -> str:
+    """The suite's text report: the macro leaderboard of ``metric``, heading its block."""
+    from harness.report.parts import text_table
+
+    rows = board[board["metric"] == metric]
+    return "\n".join([f"leaderboard, {metric} (macro)", *text_table(
+        ["group", "system", "macro", "mean rank", "rank interval"],
+        [[r.group, r.system, f"{r.mean:.4f}", f"{r.mean_rank:.2f}", f"[{r.rank_ci_low:g}, {r.rank_ci_high:g}]"]
+         for r in rows.itertuples()], right=set())])
+
+
+def suite_markdown(board: pd.DataFrame, view: Any) -> str:
+    """The suite's Markdown section: every metric's macro leaderboard, one table."""
+    from harness.report.parts import md_row, md_text
+
+    return "\n".join([md_row(["metric", "group", "system", "macro", "mean rank", "rank interval"]),
+                      "|---|---|---|---:|---:|---|",
+                      *(md_row([md_text(r.metric), md_text(r.group), md_text(r.system), f"{r.mean:.4f}",
+                                f"{r.mean_rank:.2f}", f"[{r.rank_ci_low:g}, {r.rank_ci_high:g}]"])
+                        for r in board.itertuples())])
+
+
+def suite_html(board: pd.DataFrame, view: Any) -> str:
+    """The suite's HTML section: the table, one shade per metric's block, and how to read the letters."""
+    from harness.report.parts import html_cell, html_table
+
+    rows = []
+    metrics = list(dict.fromkeys(board["metric"]))
+    for row in board.itertuples(index=False):
+        shade = "group-odd" if metrics.index(row.metric) % 2 else "group-even"
+        rows.append(f'<tr class="{shade}">' + "".join([
+            html_cell(row.metric), html_cell(str(row.group), system=row.system, metric=row.metric, field="group"),
+            html_cell(row.system), html_cell(f"{row.mean:.4f}", numeric=True, system=row.system, metric=row.metric),
+            html_cell(f"{row.rank:g}", numeric=True), html_cell(f"{row.mean_rank:.2f}", numeric=True),
+            html_cell(f"[{row.rank_ci_low:g}, {row.rank_ci_high:g}]", numeric=True)]) + "</tr>")
+    note = ('<p class="note">Per metric, the systems by macro mean (the mean of the collections\' means: each '
+            "collection weighs the same). Group letters: two systems share a letter exactly when their macro "
+            f"comparison does not call one better (Holm p &le; {view.alpha:g} and the {view.level} interval "
+            f"excludes 0). Mean rank and the {view.level} rank interval over {view.bootstrap_samples} bootstrap "
+            "resamples stratified by collection.</p>")
+    return note + html_table(["metric", "group", "system", "macro", "rank", "mean rank",
+                              f"{view.level} rank interval"], rows, numeric_from=3, id="leaderboard-table")
+
+
+SUITE = SuiteStep(
+    "suite_leaderboard.csv", macro_leaderboard,
+    record={"leaderboard": "ranks of the macro means in each stratified resample; tie groups: compact letter display "
+                           "of the macro comparisons' verdicts"},
+    title="Leaderboard (macro)", anchor="leaderboard",
+    render={"text": suite_text, "md": suite_markdown, "html": suite_html}, key="leaderboard")
+
+
 register(Reading("leaderboard", "leaderboard.csv", ("metric", "group", "system"),
                  columns="metric, group (letters), system, mean, rank, mean_rank, rank_ci_low, rank_ci_high",
                  compute=compute, record=manifest_entries, record_in="statistics", sections={"text": text_section},
-                 render={"html": html_body}, title="Leaderboard", anchor="leaderboard", order=40))
+                 render={"html": html_body}, title="Leaderboard", anchor="leaderboard", order=40, suite=SUITE))

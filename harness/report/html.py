@@ -104,7 +104,7 @@ def _reference_note(view: ReportView) -> str:
     if view.baseline is not None:
         against = f"the baseline <b>{_e(view.baseline)}</b>"
     else:
-        against = "the best system of the metric (the leaderboard's first)"
+        against = view.BEST_REFERENCE
     return (f"{_UP}/{_DOWN}: significantly better/worse than {against} "
             f"({adjusted_label(view.statistics.get('holm_family'))} &le; {view.alpha:g} and the "
             f"{view.level} paired interval excludes 0)")

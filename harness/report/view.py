@@ -291,9 +291,12 @@ class ReportView:
 
     # ----- derived: references, markers, intervals, losses ------------------------------------
 
+    #: How the reports name :meth:`reference` when there is no baseline (the rule is this view's).
+    BEST_REFERENCE = "the best system of the metric (the leaderboard's first)"
+
     def reference(self, metric: str) -> str:
         """The system the others are marked against on ``metric``: the baseline, else the
-        leaderboard's best (its first row, the highest mean)."""
+        leaderboard's best (its first row, the highest mean; :data:`BEST_REFERENCE` in words)."""
         if self.baseline is not None:
             return self.baseline
         board = self.folder.leaderboard

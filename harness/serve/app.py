@@ -181,7 +181,7 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
         return _json(_page(store.suites(), offset, limit))
 
     @app.get(f"{API}/suites/{{suite_id}}", response_model=dict[str, Any], responses=_NOT_FOUND,
-             summary="A suite: collections, per-collection and macro means, macro comparisons, leaderboard")
+             summary="A suite: collections, per-collection and macro means, macro comparisons, macro readings")
     def suite(suite_id: str) -> Response:
         return _json(store.suite(suite_id))
 

@@ -51,7 +51,7 @@ import pandas as pd
 import harness.readings  # noqa: F401  (registers the built-in readings a folder holds)
 from corpora import InputFileError
 from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
-from harness.core.readings import PER_QUERY, READINGS, ServeResults, served
+from harness.core.readings import PER_QUERY, READINGS, ServeResults, served, suite_readings
 from harness.suite.report import render_suite_report
 from harness.suite.view import CollectionEntry
 from harness.suite.store import COLLECTIONS_FOLDER, SUITE_KIND, open_suite
@@ -305,7 +305,8 @@ class RunStore:
         return sorted(listed, key=lambda suite: (suite["time"] or "", suite["id"]), reverse=True)
 
     def suite(self, suite_id: str) -> dict[str, Any]:
-        """The suite's collections, summary (with the macro and micro rows), macro comparisons and leaderboard."""
+        """The suite's collections, summary (with the macro and micro rows), macro comparisons and each
+        registered reading's macro table."""
         return self._cached(self._locate(suite_id), "suite", _suite_detail, SUITE_KIND)
 
     def suite_html(self, suite_id: str) -> str:
@@ -335,11 +336,14 @@ def _suite_collections(folder: ResultsFolder) -> list[tuple[str, str]]:
 
 def _suite_detail(folder: ResultsFolder) -> dict[str, Any]:
     suite = open_suite(folder)
+    tables = suite.tables()
     return {"suiteId": folder.path.name,
             "collections": [{"name": c["name"], "folder": c["folder"], "queriesEvaluated": c["queries_evaluated"],
                              "hashes": c["hashes"]} for c in suite.collections],
             "summary": _records(suite.summary()), "comparisons": _records(suite.comparisons()),
-            "leaderboard": _records(suite.leaderboard())}
+            # each registered reading's macro table under its key (harness.core.readings.SuiteStep)
+            **{reading.suite.key: _records(tables[reading.name]) for reading in suite_readings()
+               if reading.name in tables and reading.suite.key}}  # type: ignore[union-attr]
 
 
 def _way_out(top: str, folder: str, walked: set[str]) -> tuple[str, str] | None:

@@ -3,8 +3,9 @@ sheet of a single collection's report (:mod:`harness.report.parts`, charts by
 :mod:`harness.report.plots`), so both look alike. Sections, in order (each an ``<h2>`` with an id,
 linked from the top):
 
-1. ``leaderboard`` - per metric, the systems by macro mean with their group letters, mean rank and
-   rank interval over the stratified resamples;
+1. each registered reading's macro table (:class:`harness.core.readings.SuiteStep`), under its id:
+   ``leaderboard``, per metric, the systems by macro mean with their group letters, mean rank and
+   rank interval over the stratified resamples (:mod:`harness.readings.leaderboard`);
 2. ``differences`` - a forest plot of the macro comparisons: per metric and pair, the macro mean
    difference with its interval stratified by collection, and each collection's own difference beside it;
 3. ``collections-table`` - per metric, the systems x collections heat table (each collection's column
@@ -29,13 +30,15 @@ from harness.report import plots
 from harness.report.parts import (html_attributes, html_cell, html_definitions, html_escape, html_figure,
                                   html_page, html_section, html_table)
 from harness.suite.statistics import MACRO, tally_sentence
-from harness.suite.view import ReportLinks, SuiteView, collection_differences, heat_table, report_links
+from harness.core.readings import suite_readings
+from harness.suite.view import (ReportLinks, SuiteView, collection_differences, heat_table, macro_sections,
+                                report_links)
 
 __all__ = ["SECTIONS", "render_html"]
 
-#: Section id -> its heading, in the order of the page.
+#: The page's own sections: id -> heading, in the order of the page, after the registered readings'
+#: (:func:`harness.suite.view.macro_sections`).
 SECTIONS = {
-    "leaderboard": "Leaderboard (macro)",
     "differences": "Macro differences",
     "collections-table": "Means per collection",
     "comparisons": "Macro comparisons",
@@ -48,26 +51,6 @@ _e = html_escape
 
 def _section(key: str, body: str) -> str:
     return html_section(key, SECTIONS[key], body)
-
-
-def _leaderboard(view: SuiteView) -> str:
-    rows = []
-    metrics = list(dict.fromkeys(view.leaderboard["metric"]))
-    for row in view.leaderboard.itertuples(index=False):
-        shade = "group-odd" if metrics.index(row.metric) % 2 else "group-even"
-        rows.append(f'<tr class="{shade}">' + "".join([
-            html_cell(row.metric), html_cell(str(row.group), system=row.system, metric=row.metric, field="group"),
-            html_cell(row.system), html_cell(f"{row.mean:.4f}", numeric=True, system=row.system, metric=row.metric),
-            html_cell(f"{row.rank:g}", numeric=True), html_cell(f"{row.mean_rank:.2f}", numeric=True),
-            html_cell(f"[{row.rank_ci_low:g}, {row.rank_ci_high:g}]", numeric=True)]) + "</tr>")
-    note = ('<p class="note">Per metric, the systems by macro mean (the mean of the collections\' means: each '
-            "collection weighs the same). Group letters: two systems share a letter exactly when their macro "
-            f"comparison does not call one better (Holm p &le; {view.alpha:g} and the {view.level} interval "
-            f"excludes 0). Mean rank and the {view.level} rank interval over {view.bootstrap_samples} bootstrap "
-            "resamples stratified by collection.</p>")
-    return _section("leaderboard", note + html_table(
-        ["metric", "group", "system", "macro", "rank", "mean rank", f"{view.level} rank interval"], rows,
-        numeric_from=3, id="leaderboard-table"))
 
 
 def _significant(verdict: object) -> bool:
@@ -171,7 +154,9 @@ def _provenance(view: SuiteView) -> str:
                           f"{stats.get('confidence')}, {stats.get('permutations')} permutations, "
                           f"{correction_words(stats.get('holm_family'))}" + (f", baseline {stats['baseline']}" if stats.get("baseline")
                                                            else ""))),
-        *((name, _e(stats[name])) for name in ("macro", "micro", "interval", "randomisation_test", "leaderboard",
+        *((name, _e(stats[name])) for name in ("macro", "micro", "interval", "randomisation_test",
+                                               *(key for reading in suite_readings()
+                                                 for key in reading.suite.record),  # type: ignore[union-attr]
                                                "tally") if name in stats),
     ]
     return _section("provenance", html_definitions(facts))
@@ -189,8 +174,14 @@ def render_html(view: SuiteView, links: ReportLinks | None = None) -> str:
             + f"), {counted(total, 'query')} in all; metrics {_e(', '.join(view.metrics))}; suite "
             f"<code>{_e(view.title)}</code>. Macro = the mean of the collections' means (each collection weighs "
             "the same); micro: every query weighs the same.</p>")
-    nav = "".join(f'<a href="#{key}">{_e(name)}</a>' for key, name in SECTIONS.items())
-    body = "\n".join([_leaderboard(view), _differences(view), _heat(view), _comparisons(view),
-                      _collections(view, links or report_links()), _provenance(view)])
+    readings = macro_sections(view, "html")
+    headings = {**{reading.suite.anchor: reading.suite.title for reading, _ in readings},  # type: ignore[union-attr]
+                **SECTIONS}
+    nav = "".join(f'<a href="#{key}">{_e(name)}</a>' for key, name in headings.items())
+    body = "\n".join([*(html_section(reading.suite.anchor, reading.suite.title,  # type: ignore[union-attr]
+                                      reading.suite.render["html"](table, view))  # type: ignore[union-attr]
+                         for reading, table in readings),
+                       _differences(view), _heat(view), _comparisons(view), _collections(view, links or report_links()),
+                       _provenance(view)])
     version = view.manifest.get("versions", {}).get("retbench", "")
     return html_page(title=f"retbench suite report: {view.title}", lead=lead, nav=nav, body=body, version=str(version))

@@ -1,7 +1,7 @@
 """Reports of a suite: the text ``bench compare`` prints (and ``report.txt`` keeps), and the Markdown
 and HTML (:mod:`harness.suite.html`) ``bench report`` makes of a suite folder, each from a
-:class:`~harness.suite.view.SuiteView`. Each shows the suite first: the macro leaderboard, a systems
-x collections table per metric with the macro column, the macro comparisons with their verdicts,
+:class:`~harness.suite.view.SuiteView`. Each shows the suite first: each registered reading's macro
+table (:class:`harness.core.readings.SuiteStep`: the macro leaderboard), a systems x collections table per metric with the macro column, the macro comparisons with their verdicts,
 and each pair's tally over the collections. Per-collection detail follows only where asked (text
 ``detail``); each collection's own reports are those of its results folder, which the Markdown and
 HTML reports link (:mod:`harness.suite.view` says which file, relative to what).
@@ -9,6 +9,7 @@ HTML reports link (:mod:`harness.suite.view` says which file, relative to what).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -19,7 +20,8 @@ from harness.core.statistics import adjusted_label, correction_words, format_p
 from harness.report.parts import md_row, md_text
 from harness.suite.html import render_html
 from harness.suite.statistics import MICRO, tally_sentence
-from harness.suite.view import ReportLinks, SuiteView, heat_table, report_links, view_of_folder, view_of_result
+from harness.suite.view import (ReportLinks, SuiteView, heat_table, macro_sections, report_links, view_of_folder,
+                                view_of_result)
 
 __all__ = ["SUITE_FORMATS", "SuiteView", "check_suite_formats", "render_markdown", "render_suite_report",
            "render_text"]
@@ -51,13 +53,12 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
              + ", ".join(f"{name} ({n})" for name, n in view.collections),
              "macro = mean of the collections' means (each collection weighs the same); intervals from a bootstrap "
              f"stratified by collection ({view.bootstrap_samples} resamples)", ""]
+    sections = macro_sections(view, "text")
     for metric in view.metrics:
-        board = view.leaderboard[view.leaderboard["metric"] == metric]
-        lines.append(f"leaderboard, {metric} (macro)")
-        lines += _aligned(["group", "system", "macro", "mean rank", "rank interval"],
-                          [[r.group, r.system, f"{r.mean:.4f}", f"{r.mean_rank:.2f}",
-                            f"[{r.rank_ci_low:g}, {r.rank_ci_high:g}]"] for r in board.itertuples()])
-        lines.append("")
+        for reading, table in sections:  # each registered reading's lines heading the metric's block
+            text = reading.suite.render["text"](table, view, metric)  # type: ignore[union-attr]
+            if text:
+                lines += [*text.split("\n"), ""]
         heat = heat_table(view, metric)
         micro = view.summary[view.summary["collection"] == MICRO].set_index("system")[metric]
         lines.append(f"{metric} per collection")
@@ -90,9 +91,19 @@ def render_text(result, *, detail: bool = False) -> str:  # noqa: ANN001 (a Suit
     return "\n".join(lines).rstrip("\n")
 
 
-#: The Markdown report's sections (heading -> its anchor on GitHub), in order.
-_MD_SECTIONS = {"Leaderboard (macro)": "leaderboard-macro", "Means per collection": "means-per-collection",
-                "Macro comparisons": "macro-comparisons", "Collections": "collections"}
+#: The Markdown report's own sections (heading -> its anchor on GitHub), in order, after the
+#: registered readings' (:func:`harness.suite.view.macro_sections`).
+_MD_SECTIONS = {"Means per collection": "means-per-collection", "Macro comparisons": "macro-comparisons",
+                "Collections": "collections"}
+
+
+def _md_anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces as dashes.
+
+    >>> _md_anchor("Leaderboard (macro)")
+    'leaderboard-macro'
+    """
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
 
 
 def render_markdown(view: SuiteView, links: ReportLinks | None = None) -> str:
@@ -100,16 +111,17 @@ def render_markdown(view: SuiteView, links: ReportLinks | None = None) -> str:
     (no chart), each collection linked to its own report (``links`` as :func:`harness.suite.html.render_html`'s)."""
     links = links or report_links()
     total = sum(n for _, n in view.collections)
+    sections = macro_sections(view, "md")
+    headings = {**{reading.suite.title: _md_anchor(reading.suite.title) for reading, _ in sections},  # type: ignore[union-attr]
+                **_MD_SECTIONS}
     out = [f"# Suite {md_text(view.title)}", "",
            f"{counted(len(view.collections), 'collection')}, {counted(total, 'query')}. Macro = the mean of the "
            "collections' means (each "
            "collection weighs the same); intervals from a paired bootstrap stratified by collection, p from a "
            f"stratified sign-flip test, adjusted by {md_text(correction_words(view.family))}.", "",
-           " · ".join(f"[{heading}](#{anchor})" for heading, anchor in _MD_SECTIONS.items()), "",
-           "## Leaderboard (macro)", "", md_row(["metric", "group", "system", "macro", "mean rank", "rank interval"]),
-           "|---|---|---|---:|---:|---|"]
-    out += [md_row([md_text(r.metric), md_text(r.group), md_text(r.system), f"{r.mean:.4f}", f"{r.mean_rank:.2f}",
-                    f"[{r.rank_ci_low:g}, {r.rank_ci_high:g}]"]) for r in view.leaderboard.itertuples()]
+           " · ".join(f"[{heading}](#{anchor})" for heading, anchor in headings.items())]
+    for reading, table in sections:
+        out += ["", f"## {reading.suite.title}", "", reading.suite.render["md"](table, view)]  # type: ignore[union-attr]
     out += ["", "## Means per collection", "", "The best of each column in bold; micro: every query weighs the same."]
     for metric in view.metrics:
         heat = heat_table(view, metric, micro=True)

@@ -58,8 +58,10 @@ class SuiteResult:
     a work folder that lives as long as this object), the macro readings and the tables a suite
     folder holds. ``summary``: collection, system, one column per metric, n_queries (the collections'
     rows, then :data:`~harness.suite.statistics.MACRO`'s, then :data:`~harness.suite.statistics.MICRO`'s);
-    ``comparisons``: the macro comparisons with their verdicts and the per-collection tally;
-    ``leaderboard``: ranks over the stratified resamples and tie groups."""
+    ``comparisons``: the macro comparisons with their verdicts and the per-collection tally; and the
+    macro table of each registered reading with a suite step (:class:`harness.core.readings.SuiteStep`),
+    by its name (:meth:`table`, or as an attribute: ``suite.leaderboard``, ranks over the stratified
+    resamples and tie groups)."""
 
     collections: list[SuiteCollection]
     systems: list[str]
@@ -71,9 +73,19 @@ class SuiteResult:
     comparisons: pd.DataFrame
     _workspace: Any = field(default=None, repr=False)
 
-    @property
-    def leaderboard(self) -> pd.DataFrame:
-        return self.statistics.leaderboard
+    def table(self, name: str) -> pd.DataFrame:
+        """The macro table of the registered reading ``name`` (a ``KeyError`` names those the suite has)."""
+        tables = self.statistics.tables
+        if name not in tables:
+            raise KeyError(f"no macro reading {name!r}; this suite has {', '.join(tables) or 'none'}")
+        return tables[name]
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        # a registered reading's macro table by its name (suite.leaderboard); only called when no attribute has it
+        statistics = self.__dict__.get("statistics")
+        if statistics is not None and name in statistics.tables:
+            return statistics.tables[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def report(self, *, detail: bool = False) -> str:
         """The text ``bench compare`` prints for a suite: the suite tables first; ``detail`` adds
@@ -239,7 +251,7 @@ def run_suite(compare: Callable[..., Any], systems: Systems, datasets: Sequence[
 
     chosen = compare_keywords.get("statistics", Statistics())  # each collection's compare() checked it
     options = {**asdict(chosen), "baseline": baseline}  # the suite manifest's record of them
-    statistics = macro_statistics([c.values for c in kept], labels, metric_names, pairs, chosen)
+    statistics = macro_statistics([c.values for c in kept], labels, metric_names, pairs, chosen, kept)
     summary = _summary(kept, labels, metric_names)
     comparisons = _comparisons(statistics, kept, pairs, metric_names)
     return SuiteResult(kept, labels, metric_names, pairs, options, statistics, summary, comparisons, holder)

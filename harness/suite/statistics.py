@@ -12,7 +12,9 @@ them; the interval is the percentile interval of the sorted macro resamples
 (:func:`harness.core.statistics.percentile_interval`). Collection k draws its rows from its own
 stream, ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(k,)))`` (the k-th child of the
 seed), so adding a collection at the end never moves the others' resamples. The same resamples give
-the comparisons' intervals and the leaderboard's ranks.
+the comparisons' intervals and, resampled with them, every system's macro mean on every metric,
+from which each registered reading's suite step computes its macro table
+(:class:`harness.core.readings.SuiteInputs`).
 
 p-value: the sign-flip randomisation test of :func:`harness.core.statistics.sign_flip_tests` on the
 weighted differences ``w_cq d_cq`` (their sum is the macro difference). Under the null each query's
@@ -29,13 +31,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from corpora.wording import counted
-from harness.readings.leaderboard import LEADERBOARD_COLUMNS, bootstrap_ranks, tie_groups
 from harness.core.options import Statistics
+from harness.core.readings import SuiteInputs, suite_tables
 from harness.core.options import TUKEY
 from harness.core.statistics import (Comparison, _resampled_means, adjust_in_families, over_stream,
                                      percentile_interval, sign_flip_tests)
@@ -47,7 +50,7 @@ __all__ = ["MACRO", "MICRO", "SuiteStatistics", "WINS_COLUMNS", "collection_stre
 MACRO = "macro"
 #: The ``collection`` cell of the rows that pool every query of every collection (a collection weighs its queries).
 MICRO = "micro (all queries pooled)"
-_DECIMALS = 12  # means compared to this many decimals, as the leaderboard does
+_DECIMALS = 12  # means compared to this many decimals, as every reading that ranks them does
 
 #: Columns of the per-collection tally of a pair, appended to ``suite_comparisons.csv``.
 WINS_COLUMNS = ["collections", "wins", "ties", "losses", "better_on", "worse_on"]
@@ -91,21 +94,22 @@ def _mean(column: np.ndarray) -> float:
 @dataclass(frozen=True)
 class SuiteStatistics:
     """The macro readings of a suite: ``comparisons`` (one :class:`Comparison` per pair and metric,
-    the macro difference a - b over all the collections' queries) and ``leaderboard``
-    (:data:`~harness.readings.leaderboard.LEADERBOARD_COLUMNS`, ``mean`` the macro mean)."""
+    the macro difference a - b over all the collections' queries) and ``tables``: reading name ->
+    its macro table, from each registered reading's suite step (:class:`harness.core.readings.SuiteStep`)."""
 
     comparisons: list[Comparison]
-    leaderboard: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
 
 
 def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], systems: Sequence[str],
                      metrics: Sequence[str], pairs: Sequence[tuple[str, str]],
-                     statistics: Statistics = Statistics()) -> SuiteStatistics:
-    """The macro comparisons and leaderboard of a suite (see the module docstring).
+                     statistics: Statistics = Statistics(), collections: Sequence[Any] = ()) -> SuiteStatistics:
+    """The macro comparisons and the registered readings' macro tables of a suite (see the module docstring).
 
     ``values[k][system][metric]``: collection k's per-query values, every system on the same queries
     in the same order. ``pairs``: the (a, b) compared, a - b. ``statistics``: the resamples, seed,
     confidence, permutations and multiple-comparison family, as for each collection's comparison.
+    ``collections``: what the suite keeps of each (given to the readings' suite steps).
     """
     n_samples, seed, confidence = statistics.bootstrap_samples, statistics.seed, statistics.confidence
     permutations, family = statistics.permutations, statistics.family
@@ -144,25 +148,12 @@ def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], s
                        TUKEY if family == TUKEY else "holm")
             for i, (a, b, m) in enumerate(columns)]
 
-    frames = []
-    for k, metric in enumerate(metrics):
-        at = len(columns) + k * len(systems)
-        macro_resampled = resampled[:, at:at + len(systems)]
-        # each resample is one "query" whose value is its macro mean: its ranks are the resample's ranks
-        ranks = bootstrap_ranks(macro_resampled, [np.arange(len(macro_resampled))[:, None]])
-        mean_rank = ranks.mean(axis=0)
-        rank_low, rank_high = percentile_interval(np.sort(ranks, axis=0), confidence)
-        means = observed[at:at + len(systems)]
-        point_ranks = bootstrap_ranks(means[None, :], [np.zeros((1, 1), dtype=np.int64)])[0]
-        groups_of = tie_groups(list(systems), means.tolist(), comparisons, metric, mean_rank.tolist())
-        order = sorted(range(len(systems)), key=lambda i: (-round(float(means[i]), _DECIMALS), mean_rank[i], i))
-        frames.append(pd.DataFrame({
-            "metric": metric, "group": [groups_of[systems[i]] for i in order], "system": [systems[i] for i in order],
-            "mean": means[order], "rank": point_ranks[order], "mean_rank": mean_rank[order],
-            "rank_ci_low": rank_low[order], "rank_ci_high": rank_high[order]}))
-    board = pd.concat(frames, ignore_index=True)[LEADERBOARD_COLUMNS] if frames else \
-        pd.DataFrame(columns=LEADERBOARD_COLUMNS)
-    return SuiteStatistics(comparisons, board)
+    levels = [len(columns) + k * len(systems) for k in range(len(metrics))]  # each metric's first system column
+    inputs = SuiteInputs(list(systems), list(metrics),
+                         {m: observed[at:at + len(systems)] for m, at in zip(metrics, levels)},
+                         {m: resampled[:, at:at + len(systems)] for m, at in zip(metrics, levels)},
+                         comparisons, statistics, list(collections))
+    return SuiteStatistics(comparisons, suite_tables(inputs))
 
 
 def wins_ties_losses(summaries: Sequence[pd.DataFrame], collection_comparisons: Sequence[Sequence[Comparison]],

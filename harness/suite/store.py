@@ -6,7 +6,7 @@
 | manifest.json | ``kind: suite``, suite id, time, command line, systems, metrics, statistics settings, the collections (name, folder, source, content hashes of documents, queries and judgments, the SHA-256 of their results folder's manifest), and ``files``: the hash of every suite file |
 | suite_summary.csv | collection, system, one column per metric, n_queries: each collection's means, then ``macro`` rows (the mean of the collections' means) and ``micro (all queries pooled)`` rows |
 | suite_comparisons.csv | system_a, system_b, metric, mean_diff (macro, a - b), ci_low, ci_high (bootstrap stratified by collection), p_value (stratified sign-flip test), p_adjusted (Holm), verdict, n_collections, n_queries, n_differing, test, then the tally over the collections: wins, ties, losses, better_on, worse_on |
-| suite_leaderboard.csv | metric, group (letters), system, mean (macro), rank, mean_rank, rank_ci_low, rank_ci_high over the stratified resamples |
+| <its file> | each registered reading's macro table (its suite step, :class:`harness.core.readings.SuiteStep`): suite_leaderboard.csv, metric, group (letters), system, mean (macro), rank, mean_rank, rank_ci_low, rank_ci_high over the stratified resamples |
 | report.txt | the suite's text report, with each collection's detail |
 | collections/<name>/ | that collection's ordinary results folder, unchanged (every reader, report, gate and the server read it) |
 | report.html, report.md | the reports asked for (``--report``), made from the files above; each collection's folder was written with the same reports (:func:`harness.suite.run.run_suite`'s ``reports``), which they link |
@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from harness.core.options import alpha_of
+from harness.core.readings import READINGS, suite_readings
 from harness.errors import InputFileError
 from harness.store.folder import (MANIFEST_FILE, csv_text, file_hash, out_folder, package_version, safe_file_name,
                                   warn_on_stderr, write_folder)
@@ -45,7 +46,7 @@ __all__ = ["COLLECTIONS_FOLDER", "SUITE_KIND", "SuiteFolder", "is_suite_folder",
 SUITE_KIND = "suite"
 #: Where the collections' results folders lie inside a suite folder.
 COLLECTIONS_FOLDER = "collections"
-SUMMARY_FILE, COMPARISONS_FILE, LEADERBOARD_FILE = "suite_summary.csv", "suite_comparisons.csv", "suite_leaderboard.csv"
+SUMMARY_FILE, COMPARISONS_FILE = "suite_summary.csv", "suite_comparisons.csv"
 
 
 def _folder_names(names: Sequence[str]) -> list[str]:
@@ -79,8 +80,7 @@ def _statistics_record(result: Any) -> dict[str, Any]:
                     "collection k's rows come from numpy default_rng(SeedSequence(seed, spawn_key=(k,)))",
         "randomisation_test": "sign flips of each query's difference weighted by 1/(K n_c) (flips within each "
                               "collection), exact up to 20 differing queries, else Monte Carlo",
-        "leaderboard": "ranks of the macro means in each stratified resample; tie groups: compact letter display "
-                       "of the macro comparisons' verdicts",
+        **{key: value for reading in suite_readings() for key, value in reading.suite.record.items()},
         "tally": "wins/ties/losses: collections where a's mean is above/level with/below b's (12 decimals); "
                  "better_on/worse_on: collections whose own comparison calls a better/worse",
     }
@@ -105,7 +105,7 @@ def write_suite(result: Any, out: Path | str, *, command_line: Sequence[str] | N
     files = {
         SUMMARY_FILE: csv_text(result.summary),
         COMPARISONS_FILE: csv_text(result.comparisons),
-        LEADERBOARD_FILE: csv_text(result.leaderboard),
+        **{reading.suite.file: csv_text(result.table(reading.name)) for reading in suite_readings()},
         "report.txt": result.report(detail=True) + "\n",
     }
     digest = hashlib.sha256(json.dumps([[c["hashes"] for c in collections], result.systems, result.metrics,
@@ -195,8 +195,18 @@ class SuiteFolder:
     def comparisons(self) -> pd.DataFrame:
         return self._csv(COMPARISONS_FILE)
 
-    def leaderboard(self) -> pd.DataFrame:
-        return self._csv(LEADERBOARD_FILE)
+    def table(self, name: str) -> pd.DataFrame:
+        """The macro table of the registered reading ``name`` (its suite step's file)."""
+        reading = READINGS.get(name)
+        if reading is None or reading.suite is None:
+            raise KeyError(f"no macro reading {name!r}; the registered ones are "
+                           f"{', '.join(r.name for r in suite_readings()) or 'none'}")
+        return self._csv(reading.suite.file)
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Reading name -> its macro table, for each registered reading with a suite step whose file the folder holds."""
+        return {reading.name: self.table(reading.name) for reading in suite_readings()
+                if self.folder.holds(reading.suite.file)}  # type: ignore[union-attr]
 
     def collection(self, name: str) -> ResultsFolder:
         """The results folder of the collection ``name`` (its name, or its folder under collections/)."""

@@ -23,10 +23,12 @@ from typing import Any
 import pandas as pd
 
 from harness.core.options import level_text
+from harness.core.readings import Reading, suite_readings
 from harness.report.formats import REPORT_FORMATS, TEXT
 from harness.suite.statistics import MACRO, MICRO
 
-__all__ = ["CollectionEntry", "ReportLinks", "SuiteView", "collection_differences", "heat_table", "report_links",
+__all__ = ["CollectionEntry", "ReportLinks", "SuiteView", "collection_differences", "heat_table", "macro_sections",
+           "report_links",
            "view_of_folder", "view_of_result"]
 
 
@@ -73,7 +75,7 @@ class SuiteView:
     metrics: list[str]
     summary: pd.DataFrame
     comparisons: pd.DataFrame
-    leaderboard: pd.DataFrame
+    tables: dict[str, pd.DataFrame]  # reading name -> its macro table (each registered reading's suite step)
     alpha: float
     bootstrap_samples: int
     title: str = "suite"
@@ -94,7 +96,8 @@ class SuiteView:
 def view_of_result(result: Any) -> SuiteView:
     """The view of a :class:`~harness.suite.run.SuiteResult` (not imported: the run imports the reports)."""
     return SuiteView([(c.name, c.queries_evaluated) for c in result.collections], result.systems, result.metrics,
-                     result.summary, result.comparisons, result.leaderboard, 1.0 - result.options["confidence"],
+                     result.summary, result.comparisons, dict(result.statistics.tables),
+                     1.0 - result.options["confidence"],
                      result.options["bootstrap_samples"], family=result.options.get("family", "metric"))
 
 
@@ -115,9 +118,16 @@ def view_of_folder(suite: Any) -> SuiteView:
                                     _reports_of(suite.collection(c["folder"].split("/")[-1])))
                     for c in suite.collections)
     return SuiteView([(c["name"], int(c["queries_evaluated"])) for c in suite.collections], suite.systems,
-                     suite.metrics, suite.summary(), suite.comparisons(), suite.leaderboard(),
+                     suite.metrics, suite.summary(), suite.comparisons(), suite.tables(),
                      float(statistics["alpha"]), int(statistics["bootstrap_samples"]), title=suite.manifest["run_id"],
                      entries=entries, manifest=suite.manifest, family=str(statistics.get("holm_family", "metric")))
+
+
+def macro_sections(view: SuiteView, format: str) -> list[tuple[Reading, pd.DataFrame]]:
+    """(reading, its macro table) for each registered reading with a suite renderer for ``format``
+    (:class:`harness.core.readings.SuiteStep`) whose table the view holds, in registry order."""
+    return [(reading, view.tables[reading.name]) for reading in suite_readings()
+            if format in reading.suite.render and reading.name in view.tables]  # type: ignore[union-attr]
 
 
 def heat_table(view: SuiteView, metric: str, *, micro: bool = False) -> pd.DataFrame:
