@@ -67,35 +67,37 @@ def encode_in_blocks(encode: Callable[[list[str]], np.ndarray], texts: Sequence[
 
 
 def block_scores(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs: int,
-                 query_rows: int) -> np.ndarray:
-    """Cosines (the vectors are unit), (n_queries x n_docs) float64, each cell from the float32 product
-    of its chunk of ``query_rows`` query vectors (counted from the first) and its block of
-    ``block_docs`` documents, on one BLAS thread."""
+                 query_rows: int, dtype: Any = np.float32) -> np.ndarray:
+    """Cosines (the vectors are unit), (n_queries x n_docs) float64, each cell from the product in
+    ``dtype`` (float32: dense's; float64: lsa's, whose document vectors are kept as float32) of its
+    chunk of ``query_rows`` query vectors (counted from the first) and its block of ``block_docs``
+    documents, on one BLAS thread."""
     with one_blas_thread():
-        return _products(query_vectors, doc_vectors, block_docs, query_rows)
+        return _products(query_vectors, doc_vectors, block_docs, query_rows, dtype)
 
 
-def _products(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs: int, query_rows: int) -> np.ndarray:
-    queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
-    docs = np.ascontiguousarray(doc_vectors, dtype=np.float32)
-    out = np.empty((len(queries), len(docs)), dtype=np.float64)
-    for q in range(0, len(queries), query_rows):
-        for d in range(0, len(docs), block_docs):
-            out[q:q + query_rows, d:d + block_docs] = queries[q:q + query_rows] @ docs[d:d + block_docs].T
+def _products(query_vectors: np.ndarray, doc_vectors: np.ndarray, block_docs: int, query_rows: int,
+              dtype: Any) -> np.ndarray:
+    queries = np.ascontiguousarray(query_vectors, dtype=dtype)
+    out = np.empty((len(queries), len(doc_vectors)), dtype=np.float64)
+    for d in range(0, len(doc_vectors), block_docs):
+        block = np.ascontiguousarray(doc_vectors[d:d + block_docs], dtype=dtype)  # one block widened at a time
+        for q in range(0, len(queries), query_rows):
+            out[q:q + query_rows, d:d + block_docs] = queries[q:q + query_rows] @ block.T
     return out
 
 
 def block_search(query_vectors: np.ndarray, doc_vectors: np.ndarray, tie_rank: np.ndarray, k: int,
-                 min_score: float, block_docs: int, query_rows: int) -> ShardHits:
+                 min_score: float, block_docs: int, query_rows: int, dtype: Any = np.float32) -> ShardHits:
     """The top ``k`` documents per query by :func:`block_scores` (score descending, ``tie_rank``
     ascending, scores at or below ``min_score`` left out), holding at most about
-    :data:`RANK_CELLS` scores at a time: each chunk of queries is ranked against groups of whole
+    :data:`RANK_CELLS` scores at a time (products in ``dtype``, as :func:`block_scores`): each chunk of queries is ranked against groups of whole
     blocks and the groups' top k are merged, which is exact (each group's top k holds every one of
     its documents that can reach the overall top k)."""
     group = block_docs * max(1, RANK_CELLS // (query_rows * block_docs))
     with one_blas_thread():
         chunks = [_rank_chunk(query_vectors[q:q + query_rows], doc_vectors, tie_rank, k, min_score, block_docs,
-                              query_rows, group) for q in range(0, len(query_vectors), query_rows)]
+                              query_rows, group, dtype) for q in range(0, len(query_vectors), query_rows)]
     offsets = np.zeros(len(query_vectors) + 1, dtype=np.int64)
     if chunks:
         np.cumsum(np.concatenate([np.diff(c.offsets) for c in chunks]), out=offsets[1:])
@@ -104,17 +106,20 @@ def block_search(query_vectors: np.ndarray, doc_vectors: np.ndarray, tie_rank: n
 
 
 def _rank_chunk(chunk: np.ndarray, doc_vectors: np.ndarray, tie_rank: np.ndarray, k: int, min_score: float,
-                block_docs: int, query_rows: int, group: int) -> ShardHits:
-    """One chunk of queries' top k: per group of ``group`` documents, then merged."""
-    parts, starts = [], []
+                block_docs: int, query_rows: int, group: int, dtype: Any) -> ShardHits:
+    """One chunk of queries' top k: per group of ``group`` documents, each merged at once into the
+    best so far (the groups' top k are never all held: at millions of documents they outweigh the vectors)."""
+    best: ShardHits | None = None
     for first in range(0, max(len(doc_vectors), 1), group):
-        matrix = _products(chunk, doc_vectors[first:first + group], block_docs, query_rows)
+        matrix = _products(chunk, doc_vectors[first:first + group], block_docs, query_rows, dtype)
         idx, val = top_k_rows(matrix, k, tie_rank[first:first + group], min_score)
+        del matrix
         offsets = np.zeros(len(chunk) + 1, dtype=np.int64)
         np.cumsum([len(i) for i in idx], out=offsets[1:])
-        parts.append(ShardHits(offsets, _joined(idx, np.int64), _joined(val, np.float64)))
-        starts.append(first)
-    return parts[0] if len(parts) == 1 else ShardHits(*merge_hits(parts, starts, k, tie_rank))
+        part = ShardHits(offsets, _joined(idx, np.int64) + first, _joined(val, np.float64))
+        best = part if best is None else ShardHits(*merge_hits([best, part], [0, 0], k, tie_rank))
+    assert best is not None  # the loop runs at least once
+    return best
 
 
 def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:

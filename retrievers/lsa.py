@@ -9,9 +9,12 @@ computed here with scipy's ``svds`` and the same start vector, equal to scikit-l
 when both run BLAS on one thread (a test holds it to that) without importing scikit-learn, which
 alone costs more than the whole bundled run. Above it, the same TF-IDF built from
 :func:`corpora.tokenize.tokenize` and scikit-learn's randomized truncated SVD (Halko et al.,
-``random_state`` = seed): arpack's and the per-document tokenizer's cost grow too fast, and the
-randomized result agrees with arpack's to a few decimals. The fitted state of a large corpus goes
-through the index cache.
+``random_state`` = seed, ten power iterations, 30 oversamples) computed in passes over blocks of
+documents (:mod:`retrievers.blocked_svd`): the sparse matrix is held once, every dense matrix is
+terms x (dims + 30) or one block, the document vectors are float32, and search ranks them block by
+block (:func:`retrievers.dense_blocks.block_search`, products in float64). arpack's and the
+per-document tokenizer's cost grow too fast for large corpora, and the randomized result agrees with
+arpack's to a few decimals. The fitted state of a large corpus goes through the index cache.
 
 Fitting and scoring run BLAS on one thread (:mod:`retrievers.blas`): with more, the last bits of the
 scores would depend on the machine's core count and differ between a local run and a Dask worker.
@@ -27,13 +30,15 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, get_analyzer
+from corpora import DEFAULT_ANALYZER, Corpus, Queries, RetbenchError, Run, get_analyzer
 from corpora.analyzers import analyzer_fingerprint
 from corpora.wording import counted
 from retrievers.base import ScoreRetriever
 from retrievers.blas import one_blas_thread
+from retrievers.blocked_svd import blocked_truncated_svd
 from retrievers.cache import State
 from retrievers.defaults import LSA_DIMS, choose, lsa_dims
+from retrievers.dense_blocks import block_scores, block_search
 from retrievers.strings import SortedStrings, check_strings, pack_strings
 from retrievers.validation import check_int
 
@@ -58,7 +63,11 @@ class LSA(ScoreRetriever):
     whole_on_worker: ClassVar[bool] = True
     #: Corpora larger than this (documents) use the fast tokenizer and a randomized SVD.
     randomized_above: ClassVar[int] = 50_000
-    state_version: ClassVar[int] = 1
+    #: Large corpora: documents per block and queries per chunk of a product while searching and scoring.
+    block_docs: ClassVar[int] = 1 << 14
+    query_rows: ClassVar[int] = 1 << 7
+    #: 2: the blocked SVD, float32 document vectors.
+    state_version: ClassVar[int] = 2
 
     def __init__(self, dims: int | None = None, seed: int = 0, analyzer: str = DEFAULT_ANALYZER):
         if dims is not None:  # None: chosen for the collection at fit (retrievers.defaults)
@@ -90,13 +99,18 @@ class LSA(ScoreRetriever):
 
     def score(self, queries: Queries) -> np.ndarray:
         if self._state is not None:
-            matrix = self._large_query_matrix(queries)
-            components = self._state["components"]
-        else:
-            matrix = _tfidf_rows(self._small_query_counts(queries), self._idf)
-            components = self._components
+            return block_scores(self._large_query_vectors(queries), self._doc_vectors, self.block_docs,
+                                self.query_rows, np.float64)
+        matrix = _tfidf_rows(self._small_query_counts(queries), self._idf)
         with one_blas_thread():  # nor the scores' (retrievers.blas)
-            return _normalise_rows(matrix @ components.T) @ self._doc_vectors.T
+            return _normalise_rows(matrix @ self._components.T) @ self._doc_vectors.T
+
+    def search(self, queries: Queries, k: int) -> Run:
+        if self._state is None:
+            return super().search(queries, k)
+        hits = block_search(self._large_query_vectors(queries), self._doc_vectors, self._tie_rank, k, self.min_score,
+                            self.block_docs, self.query_rows, np.float64)
+        return Run(queries.ids, self.corpus.id_array(), hits.offsets, hits.docs, hits.scores)
 
     def _small_query_counts(self, queries: Queries) -> sp.csr_matrix:
         """Query counts over the fitted vocabulary, unknown terms dropped, columns sorted (as
@@ -147,32 +161,36 @@ class LSA(ScoreRetriever):
         return self
 
     def _build_large(self, corpus: Corpus) -> State:
-        from sklearn.decomposition import TruncatedSVD
-
         from corpora.tokenize import tokenize
 
-        tokens = tokenize(corpus.full_texts, self.analyzer, progress=self.run_context.progress.callback())
+        progress = self.run_context.progress
+        tokens = tokenize(corpus.full_texts, self.analyzer, progress=progress.callback())
         counts = _counts(tokens.offsets, tokens.term_ids, len(tokens.vocabulary))
+        blob, offsets = pack_strings(tokens.vocabulary)
+        del tokens  # the sparse matrix is the only copy of the corpus from here on
         self._check_dims(counts.shape, self._dims)
         idf = _smooth_idf(counts)
-        matrix = _tfidf_rows(counts, idf)
+        matrix = _tfidf_rows(counts, idf, in_place=True)
+        with progress.task("lsa: truncated SVD, passes over the documents") as task:
+            components, doc_vectors = blocked_truncated_svd(
+                matrix, self._dims, self.seed, n_iter=10, n_oversamples=30,
+                done=None if progress.silent else task.update)
         # ten power iterations: text spectra can be flat, and five left a third of the top 10 apart from
         # arpack's on synthetic text; ten agree on ~98% of it
-        svd = TruncatedSVD(n_components=self._dims, random_state=self.seed, algorithm="randomized",
-                           n_iter=10, n_oversamples=30)
-        doc_vectors = _normalise_rows(svd.fit_transform(matrix))
-        blob, offsets = pack_strings(tokens.vocabulary)
-        return {"idf": idf, "components": np.ascontiguousarray(svd.components_, dtype=np.float64),
-                "doc_vectors": doc_vectors, "vocabulary": blob, "vocabulary_offsets": offsets}
+        return {"idf": idf, "components": components, "doc_vectors": doc_vectors, "vocabulary": blob,
+                "vocabulary_offsets": offsets}
 
-    def _large_query_matrix(self, queries: Queries) -> sp.csr_matrix:
+    def _large_query_vectors(self, queries: Queries) -> np.ndarray:
+        """The queries' unit vectors in the reduced space (float64)."""
         from corpora.tokenize import encode
 
         state = self._state or {}
         if self._term_ids is None:
             self._term_ids = SortedStrings(state["vocabulary"], state["vocabulary_offsets"])
         offsets, terms = encode(queries.texts, self._term_ids, self.analyzer)
-        return _tfidf_rows(_counts(offsets, terms, len(state["idf"])), state["idf"])
+        matrix = _tfidf_rows(_counts(offsets, terms, len(state["idf"])), state["idf"])
+        with one_blas_thread():  # retrievers.blas
+            return _normalise_rows(matrix @ state["components"].T)
 
 
 def _small_counts(token_lists: list[list[str]]) -> tuple[sp.csr_matrix, dict[str, int]]:
@@ -231,9 +249,10 @@ def _counts(offsets: np.ndarray, term_ids: np.ndarray, n_terms: int) -> sp.csr_m
     return matrix
 
 
-def _tfidf_rows(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
-    """``tf * idf`` with l2-normalised rows (empty rows stay zero), as ``TfidfVectorizer`` does."""
-    matrix = counts.copy()
+def _tfidf_rows(counts: sp.csr_matrix, idf: np.ndarray, in_place: bool = False) -> sp.csr_matrix:
+    """``tf * idf`` with l2-normalised rows (empty rows stay zero), as ``TfidfVectorizer`` does;
+    ``in_place``: in ``counts`` itself (a large corpus's matrix is held once)."""
+    matrix = counts if in_place else counts.copy()
     matrix.data *= idf[matrix.indices]
     squares = np.bincount(np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr)),
                           weights=matrix.data ** 2, minlength=matrix.shape[0])
@@ -252,5 +271,6 @@ def _valid_state(state: State, n_docs: int, dims: int) -> bool:
         return False
     n_terms = len(idf)
     return (idf.ndim == 1 and components.shape == (dims, n_terms) and vectors.shape == (n_docs, dims)
+            and vectors.dtype == np.float32
             and len(state["vocabulary_offsets"]) == n_terms + 1
             and all(np.isfinite(a).all() for a in (idf, components, vectors)))
