@@ -232,6 +232,13 @@ def _fast_run(raw: bytes, trailing_fields: TrailingFields, order: RunOrder) -> R
     return None if isinstance(run, int) else RunFile(run, str(frame[5].iloc[-1]))
 
 
+def run_from_bytes(raw: bytes, trailing_fields: TrailingFields = "error", order: RunOrder = "trec") -> RunFile | None:
+    """The run of a TREC run file's bytes as :func:`read_run_file` reads them on its fast path, or None
+    where only the careful reader can say what is wrong (or read the file): a piece of a file read a
+    piece at a time (:mod:`corpora.run_pieces`) goes through here."""
+    return _fast_run(raw, trailing_fields, order)
+
+
 def read_run_file(path: str | Path, order: RunOrder = "trec", trailing_fields: TrailingFields = "error") -> RunFile:
     """Read a TREC run file: its :class:`~corpora.Run` (queries in order of first appearance) and
     trec_eval's ``runid``, the tag of its last line.

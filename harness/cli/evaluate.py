@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import pandas as pd
 
-from corpora import ParameterError, Qrels
+from corpora import ParameterError, Qrels, Run
 from corpora.run import TRAILING_FIELDS, RunFile
+from corpora.run_pieces import NotStreamable, ScatteredRun, grouped_pieces, scattered_pieces
 from corpora.run_order import RUN_ORDERS, SCORE_READINGS, SCORES_COMPARED_AS, reading_dependent_queries
 from corpora.trec_io import QRELS_FORMATS, QrelsRules, read_qrels_file
 from corpora.wording import counted
@@ -61,13 +62,21 @@ class RunScores:
 def reading_warning(run_file: RunFile, order: str) -> str | None:
     """The warning for a run whose ranking depends on how its scores are read (trec_eval 10's
     doubles or 9.x's floats), or None: how many queries, and how to get the other reading."""
+    return _reading_message(_reading_dependent(run_file.run, order), order)
+
+
+def _reading_dependent(run: Run, order: str) -> list[str]:
+    """The ids of the queries of ``run`` whose ranking the reading of the scores decides."""
     if order not in SCORE_READINGS:
-        return None  # --order file: the scores decide nothing
-    run = run_file.run
+        return []  # --order file: the scores decide nothing
     queries = reading_dependent_queries(run.offsets, run.scores, run.doc_ids, run.doc_index)
-    if not len(queries):
+    return [run.query_ids[j] for j in queries.tolist()]
+
+
+def _reading_message(query_ids: list[str], order: str) -> str | None:
+    if not query_ids:
         return None
-    ids = sorted(run.query_ids[j] for j in queries.tolist())  # trec_eval's order, as the output lists them
+    ids = sorted(query_ids)  # trec_eval's order, as the output lists them
     if order == "trec":
         how, other = "as trec_eval 10 reads scores (doubles)", "--order trec9 gives trec_eval 9.x's and pytrec_eval's"
     else:
@@ -83,15 +92,59 @@ def score_runs(qrels: Qrels, runs: Sequence[tuple[str, RunFile]], metrics: Seque
     """Evaluate each (label, run file, read with ``order``) on its query set
     (:func:`~harness.core.evaluation.trec_eval_queries`), unjudged documents read as ``unjudged`` says
     (:data:`~harness.core.condensed.UNJUDGED_READINGS`)."""
-    scored = []
-    for label, run_file in runs:
-        query_ids, notes = trec_eval_queries(qrels, run_file.run.query_ids, rel_threshold, run_queries_only, label)
-        frame = evaluate_as_read(evaluate, run_file.run, qrels, metrics, unjudged, query_ids, rel_threshold, depth,
-                                 counts=True)
-        warning = reading_warning(run_file, order)
-        scored.append(RunScores(label, run_file.run_id, frame[[m.name for m in metrics]], frame[list(COUNTS)],
-                                notes, [warning] if warning else []))
-    return scored
+    return [_score_pieces(qrels, label, [run_file], metrics, rel_threshold, depth, run_queries_only, order, unjudged)
+            for label, run_file in runs]
+
+
+def score_run_file(qrels: Qrels, path: Path, metrics: Sequence[Metric], rel_threshold: int = 1,
+                   depth: int | None = None, run_queries_only: bool = False, order: str = "trec",
+                   unjudged: str = DEFAULT_UNJUDGED, trailing_fields: str = "error") -> RunScores:
+    """:func:`score_runs` of the run file at ``path``, read a piece of whole queries at a time where it
+    can be (:mod:`corpora.run_pieces`: a TREC file, in one pass when each query's lines are consecutive,
+    else in two), so that memory holds one piece, not the run; else read whole. A query's values
+    depend only on its own lines and judgments, so the numbers are the same bits either way."""
+    label = str(path)
+    for pieces in (grouped_pieces, scattered_pieces):
+        try:
+            first_seen: list[str] | None = None if pieces is grouped_pieces else []
+            read = pieces(path, order, trailing_fields, first_seen=first_seen)  # type: ignore[arg-type]
+            return _score_pieces(qrels, label, read, metrics, rel_threshold, depth, run_queries_only, order, unjudged,
+                                 first_seen)
+        except ScatteredRun:
+            continue
+        except NotStreamable:
+            break
+    whole = RunFile.read(path, order, trailing_fields)  # type: ignore[arg-type]
+    return score_runs(qrels, [(label, whole)], metrics, rel_threshold, depth, run_queries_only, order, unjudged)[0]
+
+
+def _score_pieces(qrels: Qrels, label: str, pieces: Iterable[RunFile], metrics: Sequence[Metric], rel_threshold: int,
+                  depth: int | None, run_queries_only: bool, order: str, unjudged: str,
+                  first_seen: list[str] | None = None) -> RunScores:
+    """One run's :class:`RunScores` from its pieces (each holding its queries whole), in file order
+    (``first_seen``: the file's query ids in order of first appearance, where the pieces are not)."""
+    judged = set(qrels)
+    frames, run_query_ids, dependent, run_id = [], [], [], ""
+    for piece in pieces:
+        run = piece.run
+        run_query_ids.extend(run.query_ids)
+        run_id = piece.run_id
+        in_qrels = [q for q in run.query_ids if q in judged]
+        if in_qrels:
+            frames.append(evaluate_as_read(evaluate, run, qrels, metrics, unjudged, in_qrels, rel_threshold, depth,
+                                           counts=True))
+        dependent.extend(_reading_dependent(run, order))
+    in_file_order = run_query_ids if first_seen is None else first_seen  # filled once the pieces are read
+    query_ids, notes = trec_eval_queries(qrels, in_file_order, rel_threshold, run_queries_only, label)
+    evaluated = set(run_query_ids)
+    missing = [q for q in query_ids if q not in evaluated]
+    if missing:  # judged queries the run lacks: an empty ranking each
+        frames.append(evaluate_as_read(evaluate, Run.from_mapping({}), qrels, metrics, unjudged, missing,
+                                       rel_threshold, depth, counts=True))
+    frame = pd.concat(frames).loc[query_ids] if len(frames) > 1 else frames[0].loc[query_ids]
+    warning = _reading_message(dependent, order)
+    return RunScores(label, run_id, frame[[m.name for m in metrics]], frame[list(COUNTS)], notes,
+                     [warning] if warning else [])
 
 
 # ----- output ---------------------------------------------------------------------------------
@@ -241,8 +294,8 @@ def command(qrels_path: Path, runs: tuple[Path, ...], metrics_text: str, output_
     for warning in read.warnings:  # a judgment repeated with the same grade counts once
         warn(warning)
     qrels = read.qrels
-    labelled = [(str(path), RunFile.read(path, order, trailing_fields)) for path in runs]  # type: ignore[arg-type]
-    scores = score_runs(qrels, labelled, metrics, rel_threshold, depth, run_queries_only, order, unjudged)
+    scores = [score_run_file(qrels, path, metrics, rel_threshold, depth, run_queries_only, order, unjudged,
+                             trailing_fields) for path in runs]
     if unjudged != DEFAULT_UNJUDGED:
         click.echo(f"note: unjudged documents ({unjudged}): {UNJUDGED_READINGS[unjudged]}", err=True)
     for run in scores:
