@@ -9,7 +9,9 @@ same decomposition, in exact arithmetic, while holding only the sparse matrix, a
 
 * every product with the documents side is taken block by block and folded back at once
   (``A.T @ (A @ T)`` summed over blocks of :data:`BLOCK_ROWS` rows, in block order): the power
-  iterations never form a documents x (dims + 30) matrix;
+  iterations never form a documents x (dims + 30) matrix; each block is a view of the matrix over the
+  terms it holds (its column indices rewritten in place once), so its products touch those rows of
+  the terms side only;
 * the normalisations between iterations (scikit-learn's LU and QR) only choose a basis of the same
   span, so they are done on the terms side alone (QR); the range is the very span scikit-learn's is:
   ``A (A^T A)^10 Omega`` with ``Omega`` its ``RandomState(seed).normal(size=(terms, dims + 30))``
@@ -47,7 +49,8 @@ RELATIVE_FLOOR = 1e-12
 
 def blocked_truncated_svd(matrix: sp.csr_matrix, dims: int, seed: int, n_iter: int = 10, n_oversamples: int = 30,
                           done: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(components, document vectors)`` of ``matrix`` (documents x terms, CSR, float64).
+    """``(components, document vectors)`` of ``matrix`` (documents x terms, CSR, float64, its indices
+    sorted in each row), which it uses up: its column indices are rewritten in place (no copy is made).
 
     ``components``: dims x terms, float64, as ``TruncatedSVD(dims, algorithm="randomized",
     n_iter=n_iter, n_oversamples=n_oversamples, random_state=seed).components_`` up to rounding;
@@ -56,6 +59,7 @@ def blocked_truncated_svd(matrix: sp.csr_matrix, dims: int, seed: int, n_iter: i
     Run it on one BLAS thread (:func:`retrievers.blas.one_blas_thread`) for the same bits everywhere.
     """
     n_docs, n_terms = matrix.shape
+    blocks = _blocks(matrix)
     width = dims + n_oversamples
     passes = n_iter + 3
     finished = [0]
@@ -70,15 +74,15 @@ def blocked_truncated_svd(matrix: sp.csr_matrix, dims: int, seed: int, n_iter: i
         basis = _orthonormal(random.normal(size=(n_terms, width)))
         tick()  # no pass needed: counted so that both shapes report the same number of passes
     else:  # on A^T (scikit-learn transposes when there are fewer documents than terms)
-        basis = _orthonormal(_transpose_times_draw(matrix, random, width))
+        basis = _orthonormal(_transpose_times_draw(blocks, n_terms, random, width))
         tick()
     for _ in range(n_iter):
-        folded = _gram_times(matrix, basis)
+        folded = _gram_times(blocks, basis)
         del basis  # at most two terms x width matrices at a time: a large vocabulary makes them large
         basis = _orthonormal(folded)
         del folded
         tick()
-    folded = _gram_times(matrix, basis)  # A^T A T: terms x width
+    folded = _gram_times(blocks, basis)  # A^T A T: terms x width
     tick()
     gram = basis.T @ folded  # (A T)^T (A T)
     values, vectors = np.linalg.eigh(gram)
@@ -99,7 +103,7 @@ def blocked_truncated_svd(matrix: sp.csr_matrix, dims: int, seed: int, n_iter: i
     if len(components) < dims:  # the matrix's rank is below dims: the missing directions add nothing
         components = np.vstack([components, np.zeros((dims - len(components), n_terms))])
     components = np.ascontiguousarray(components * _flip_signs(components)[:, None])
-    return components, _document_vectors(matrix, components, tick)
+    return components, _document_vectors(blocks, n_docs, components, tick)
 
 
 def _flip_signs(components: np.ndarray) -> np.ndarray:
@@ -111,45 +115,70 @@ def _orthonormal(matrix: np.ndarray) -> np.ndarray:
     return scipy.linalg.qr(matrix, mode="economic", overwrite_a=True, check_finite=False)[0]
 
 
-def _blocks(n_docs: int) -> range:
-    return range(0, n_docs, BLOCK_ROWS)
+class _Block:
+    """Rows ``first:first + len`` of the matrix over only the terms they hold (``terms``, ascending):
+    its products need rows of the terms side for those terms alone, and a product with its transpose
+    is a temporary of those rows only, not of the whole vocabulary."""
+
+    def __init__(self, first: int, narrow: sp.csr_matrix, terms: np.ndarray):
+        self.first, self.narrow, self.terms = first, narrow, terms
+
+    def times(self, terms_side: np.ndarray) -> np.ndarray:
+        """``block @ terms_side``: the same sums, in the same order, as with the whole row."""
+        return self.narrow @ terms_side[self.terms]
+
+    def add_transpose_times(self, out: np.ndarray, dense: np.ndarray) -> None:
+        """``out += block.T @ dense``."""
+        out[self.terms] += self.narrow.T @ dense
 
 
-def _transpose_times_draw(matrix: sp.csr_matrix, random: np.random.RandomState, width: int) -> np.ndarray:
+def _blocks(matrix: sp.csr_matrix) -> list[_Block]:
+    """The matrix's blocks of :data:`BLOCK_ROWS` rows, each a view of its data whose column indices are
+    rewritten in place to positions in the block's terms (the matrix is not usable afterwards; no
+    copy of it is made)."""
+    blocks = []
+    indptr, indices = matrix.indptr, matrix.indices
+    for first in range(0, matrix.shape[0], BLOCK_ROWS):
+        stop = min(first + BLOCK_ROWS, matrix.shape[0])
+        low, high = int(indptr[first]), int(indptr[stop])
+        terms, columns = np.unique(indices[low:high], return_inverse=True)
+        indices[low:high] = columns.reshape(-1)
+        narrow = sp.csr_matrix((matrix.data[low:high], indices[low:high], (indptr[first:stop + 1] - low).astype(
+            indices.dtype)), shape=(stop - first, len(terms)), copy=False)
+        # scipy copies a view of a much larger array when it builds a matrix (``_prune_array``): point
+        # the block back at the matrix's own arrays, so that the blocks hold no second copy of it
+        narrow.data, narrow.indices = matrix.data[low:high], indices[low:high]
+        blocks.append(_Block(first, narrow, terms))
+    return blocks
+
+
+def _transpose_times_draw(blocks: list[_Block], n_terms: int, random: np.random.RandomState,
+                          width: int) -> np.ndarray:
     """``A^T @ Omega`` for ``Omega = random.normal(size=(documents, width))``, drawn a block of rows at
     a time from the same stream (row-major, so the same numbers as one draw)."""
-    out = np.zeros((matrix.shape[1], width))
-    for first in _blocks(matrix.shape[0]):
-        block = matrix[first:first + BLOCK_ROWS]
-        _add_transpose_times(out, block, random.normal(size=(block.shape[0], width)))
+    out = np.zeros((n_terms, width))
+    for block in blocks:
+        block.add_transpose_times(out, random.normal(size=(block.narrow.shape[0], width)))
     return out
 
 
-def _gram_times(matrix: sp.csr_matrix, basis: np.ndarray) -> np.ndarray:
+def _gram_times(blocks: list[_Block], basis: np.ndarray) -> np.ndarray:
     """``A^T (A basis)``, the documents side one block at a time, summed in block order."""
     out = np.zeros_like(basis)
-    for first in _blocks(matrix.shape[0]):
-        block = matrix[first:first + BLOCK_ROWS]
-        _add_transpose_times(out, block, block @ basis)
+    for block in blocks:
+        block.add_transpose_times(out, block.times(basis))
     return out
 
 
-def _add_transpose_times(out: np.ndarray, block: sp.csr_matrix, dense: np.ndarray) -> None:
-    """``out += block.T @ dense`` over the terms the block holds only: ``block.T @ dense`` itself
-    would be a whole terms x width temporary for each block."""
-    terms, columns = np.unique(block.indices, return_inverse=True)
-    narrow = sp.csr_matrix((block.data, columns.reshape(-1), block.indptr), shape=(block.shape[0], len(terms)))
-    out[terms] += narrow.T @ dense
-
-
-def _document_vectors(matrix: sp.csr_matrix, components: np.ndarray, tick: Callable[[], None]) -> np.ndarray:
-    vectors = np.empty((matrix.shape[0], len(components)), dtype=np.float32)
+def _document_vectors(blocks: list[_Block], n_docs: int, components: np.ndarray,
+                      tick: Callable[[], None]) -> np.ndarray:
+    vectors = np.empty((n_docs, len(components)), dtype=np.float32)
     transposed = components.T
-    for first in _blocks(matrix.shape[0]):
-        block = matrix[first:first + BLOCK_ROWS] @ transposed
-        norms = np.linalg.norm(block, axis=1, keepdims=True)
-        np.divide(block, norms, out=block, where=norms > 1e-12)
-        block[(norms <= 1e-12)[:, 0]] = 0.0
-        vectors[first:first + len(block)] = block
+    for block in blocks:
+        rows = block.times(transposed)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        np.divide(rows, norms, out=rows, where=norms > 1e-12)
+        rows[(norms <= 1e-12)[:, 0]] = 0.0
+        vectors[block.first:block.first + len(rows)] = rows
     tick()
     return vectors
