@@ -33,6 +33,9 @@ def _shown(value: float) -> str:
 
 def _facet_values(folder: object, facet: str) -> tuple[str, dict[str, str]]:
     """(facet, query id -> its cell) from the results folder's ``query_facets.csv``."""
+    # query_facets is a table of the metrics card, a registered reading: the registry must hold it before
+    # the folder can read it (imported here, so bench agree without --stratify does not pay for it)
+    import harness.readings  # noqa: F401
     cells = folder.table("query_facets")  # type: ignore[attr-defined]
     chosen = cells[cells["facet"] == facet]
     if chosen.empty:

@@ -1,0 +1,52 @@
+"""Review of issue 46's statistics: what its own tests could not see.
+
+``bench agree --ppi --stratify`` in a fresh interpreter (the tests that ran it in-process had the
+readings registered by an earlier compare, so the metrics card's ``query_facets`` table was there)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+TOPICS = {"billing": ["q01", "q02", "q07", "q11", "q14"], "data": ["q03", "q05", "q10", "q13"],
+          "product": ["q04", "q06", "q08", "q09", "q12"]}
+
+
+@pytest.fixture(scope="module")
+def faceted_folder(tmp_path_factory) -> tuple[Path, Path]:
+    from click.testing import CliRunner
+
+    root = tmp_path_factory.mktemp("agree")
+    facets = root / "topics.csv"
+    facets.write_text("query_id,topic\n" + "".join(f"{q},{topic}\n" for topic, qs in TOPICS.items() for q in qs))
+    done = CliRunner().invoke(main, ["compare", "--systems", "bm25,lsa", "--metrics", "ndcg@10", "--facets-file",
+                                     str(facets), "--bootstrap-samples", "50", "--out", str(root / "out"), "--quiet"])
+    assert done.exit_code == 0, done.output
+    folder = next(p for p in (root / "out").iterdir() if p.is_dir())
+    lines = (folder / "qrels.txt").read_text().splitlines()
+    human = [line for line in lines if line.split()[0] in ("q01", "q02", "q03", "q05", "q04", "q06")]
+    machine = [" ".join([*line.split()[:3], str(max(0, int(line.split()[3]) - (k % 2)))]) for k, line in enumerate(lines)]
+    (root / "a.txt").write_text("\n".join(human) + "\n")
+    (root / "b.txt").write_text("\n".join(machine) + "\n")
+    return root, folder
+
+
+def _agree_in_a_fresh_interpreter(fresh_python, root: Path, folder: Path, *extra: str) -> tuple[int, str]:
+    args = ["agree", str(root / "a.txt"), str(root / "b.txt"), "--results", str(folder), "--ppi", *extra]
+    out = fresh_python("import json; from click.testing import CliRunner; from harness.cli import main; "
+                       f"r = CliRunner().invoke(main, {args!r}); print(json.dumps([r.exit_code, r.output]))")
+    code, output = json.loads(out.splitlines()[-1])
+    return code, output
+
+
+def test_stratify_reads_the_facets_in_a_fresh_interpreter(fresh_python, faceted_folder) -> None:
+    root, folder = faceted_folder
+    code, output = _agree_in_a_fresh_interpreter(fresh_python, root, folder, "--stratify", "topic")
+    assert code == 0, output
+    assert "stratified by topic" in output and "λ by stratum: billing " in output
+    code, output = _agree_in_a_fresh_interpreter(fresh_python, root, folder, "--stratify", "colour")
+    assert code == 2 and "no query facet 'colour' (it has: topic)" in output and "Fix:" in output
