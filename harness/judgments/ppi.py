@@ -51,7 +51,8 @@ Z_95 = 1.959964
 PPI_PLUS = "ppi++"
 #: The estimators, by name.
 METHODS = {
-    PPI_PLUS: "PPI++: the machine weighted by lambda = cov(M_A, M_B) / ((1 + n/N) var(M_B)), clipped to [0, 1]",
+    PPI_PLUS: ("PPI++: the machine weighted by lambda = cov(M_A, M_B) / ((1 + n/U) var(M_B)), clipped to [0, 1], "
+               "n the queries A judges, U = N - n the others"),
     "ppi": "plain PPI: the machine weighted by 1",
 }
 
