@@ -235,20 +235,23 @@ def power_table(per_query: pd.DataFrame, comparisons: Sequence[Comparison], powe
     rows = []
     # each system's rows once (a filter per comparison and side costs more than all the power figures)
     by_system = {system: frame for system, frame in per_query.groupby("system", sort=False)}
-    tables: dict[tuple[str, float], np.ndarray] = {}
+    # the ANOVA effect sizes of each metric at once: V_E is one per metric, not one per comparison
+    position = {system: k for k, system in enumerate(by_system)}
+    wanted: dict[tuple[str, float], list[tuple[int, int]]] = {}
+    for c in comparisons:
+        wanted.setdefault((c.metric, c.alpha), []).append((position[c.system_a], position[c.system_b]))
+    effects = {(metric, alpha): iter(anova_effect_sizes(
+                   np.column_stack([frame[metric].to_numpy(dtype=np.float64) for frame in by_system.values()]),
+                   pairs, alpha))
+               for (metric, alpha), pairs in wanted.items()}
     for c in comparisons:
         a = by_system[c.system_a][c.metric].to_numpy(dtype=np.float64)
         b = by_system[c.system_b][c.metric].to_numpy(dtype=np.float64)
         if len(a) != len(b) or len(a) != c.n_queries:
             raise ValueError(f"per_query does not hold {c.n_queries} queries for both {c.system_a!r} and {c.system_b!r}")
         rows.append({"system_a": c.system_a, "system_b": c.system_b, "metric": c.metric,
-                     **asdict(paired_power(a - b, c.alpha, power))})
-        systems = list(by_system)
-        key = (c.metric, c.alpha)
-        if key not in tables:  # (queries x systems) of every system, once per metric
-            tables[key] = np.column_stack([by_system[s][c.metric].to_numpy(dtype=np.float64) for s in systems])
-        effect = anova_effect_sizes(tables[key], [(systems.index(c.system_a), systems.index(c.system_b))], c.alpha)[0]
-        rows[-1].update(zip(EFFECT_COLUMNS, effect))
+                     **asdict(paired_power(a - b, c.alpha, power)),
+                     **dict(zip(EFFECT_COLUMNS, next(effects[(c.metric, c.alpha)])))})
     frame = pd.DataFrame(rows, columns=["system_a", "system_b", "metric", *POWER_COLUMNS])
     frame["queries_needed"] = frame["queries_needed"].astype("Int64")  # whole numbers, empty when None
     return frame
