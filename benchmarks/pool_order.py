@@ -7,9 +7,8 @@ that add their own documents to the pool); every judgment is hidden, and the poo
 ``harness.judgments.pool`` (``systems``, the default, and ``pair:A,B``) and in a random order
 (seeded), each judgment revealing the true grade. After each batch:
 
-* what is still unknown about A - B: how far their mean DCG@depth difference (binary gain) can still
-  move with the grades of the unjudged pairs (``unknown_difference``), the width of the interval the
-  difference is known to lie in;
+* what is still unknown about A - B: the width of the range their mean DCG@depth difference (binary
+  gain) can still take with the grades of the unjudged pairs (``unknown_difference``);
 * the error of the nDCG@10 difference A - B computed from the judgments so far (unjudged = not
   relevant) against the one from all of them.
 

@@ -50,3 +50,33 @@ def test_stratify_reads_the_facets_in_a_fresh_interpreter(fresh_python, faceted_
     assert "stratified by topic" in output and "λ by stratum: billing " in output
     code, output = _agree_in_a_fresh_interpreter(fresh_python, root, folder, "--stratify", "colour")
     assert code == 2 and "no query facet 'colour' (it has: topic)" in output and "Fix:" in output
+
+
+def test_the_pool_orders_unknown_is_the_width_of_the_range_the_difference_can_take() -> None:
+    """Every grading of the unjudged documents A or B ranks, DCG computed from scratch: the mean
+    difference's values span exactly ``unknown`` (its width), and no single grading moves it that far
+    from the all-irrelevant start when the pairs pull both ways."""
+    import itertools
+    import math
+
+    from corpora import Run
+    from harness.judgments.pool import pool
+
+    def run(rankings: dict[str, list[str]]) -> Run:
+        return Run.from_mapping({q: [(d, float(len(ds) - i)) for i, d in enumerate(ds)] for q, ds in rankings.items()})
+
+    runs = {"A": run({"q1": ["a", "b", "c"], "q2": ["x", "y", "z"]}),
+            "B": run({"q1": ["a", "c", "b"], "q2": ["w", "y", "x"]})}
+    docs = sorted({(q, d) for r in runs.values() for q in ("q1", "q2") for d in r.ranking(q)[:3]})
+
+    def mean_difference(relevant: set[tuple[str, str]]) -> float:
+        def dcg(label: str, q: str) -> float:
+            return sum(1.0 / math.log2(rank + 1) for rank, d in enumerate(runs[label].ranking(q)[:3], start=1)
+                       if (q, d) in relevant)
+        return sum(dcg("A", q) - dcg("B", q) for q in ("q1", "q2")) / 2
+
+    values = [mean_difference({p for p, on in zip(docs, bits) if on})
+              for bits in itertools.product((0, 1), repeat=len(docs))]
+    unknown = pool(runs, {}, ["q1", "q2"], 3, "pair:A,B").unknown
+    assert max(values) - min(values) == pytest.approx(unknown, abs=1e-12)
+    assert max(abs(v - mean_difference(set())) for v in values) < unknown - 0.1

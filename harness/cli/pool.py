@@ -34,7 +34,7 @@ def command(results: Path, depth: int, out: Path, order: str, accept_edited: boo
     The pool file lists them query by query, the pairs most systems retrieved first (then the best
     rank, then the doc id), with n_systems and best_rank; `bench judge` reads it. With --order
     pair:A,B, the pairs whose grade could most move the mean difference of systems A and B come
-    first, across queries, and the output says how far that difference can still move. The output
+    first, across queries, and the output says how wide a range that difference can still take. The output
     says per system how many of its top-K documents are unjudged.
     """
     where = check_output(out, "--out", dash=True)  # before the folder is read
@@ -49,8 +49,8 @@ def command(results: Path, depth: int, out: Path, order: str, accept_edited: boo
         click.echo(f"  {label:<{width}}  {holes} of {retrieved} ({share})", err=to_stderr)
     if found.unknown is not None:
         a, b = systems_of_order(found.order, list(found.holes))  # type: ignore[misc]
-        click.echo(f"still unknown about {a} - {b}: their mean DCG@{depth} difference (binary gain) can move by up "
-                   f"to {found.unknown:.4f} with the grades of these pairs, the most decisive first", err=to_stderr)
+        click.echo(f"still unknown about {a} - {b}: their mean DCG@{depth} difference (binary gain) lies in a range "
+                   f"{found.unknown:.4f} wide until the grades of these pairs are known, the most decisive first", err=to_stderr)
     n_queries = found.pairs["query_id"].nunique()
     click.echo(f"{counted(len(found.pairs), 'unjudged pair')} in {counted(n_queries, 'query')} written to {out}",
                err=to_stderr)

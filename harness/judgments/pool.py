@@ -20,8 +20,10 @@ The order the pairs are written in (:data:`ORDERS`, ``bench pool --order``):
     a system's top ``depth``. A document both rank alike cannot move the difference, one only A (or
     only B) ranks high moves it most. Pairs by impact, highest first, across queries, then as
     ``systems`` orders them. The sum of the unjudged pairs' impacts (:func:`unknown_difference`) is
-    how far the mean difference can still move, whatever the grades: judging in this order shrinks it
-    fastest (``benchmarks/pool_order.py``).
+    the width of the range the mean difference can still take, whatever the grades (a pair A ranks
+    higher can only raise it, one B ranks higher only lower it, so from where it stands it moves at
+    most that far, and less when the pairs pull both ways): judging in this order shrinks it fastest
+    (``benchmarks/pool_order.py``).
 """
 
 from __future__ import annotations
@@ -56,8 +58,8 @@ POOL_COLUMNS: tuple[str, ...] = ("query_id", "doc_id", "n_systems", "best_rank")
 class Pool:
     """The unjudged pairs (``pairs``: :data:`POOL_COLUMNS`, in ``order``) and, per system, how many of
     its top ``depth`` are unjudged (``holes``) out of how many it returned there (``retrieved``); for a
-    ``pair:A,B`` order, ``unknown`` is how far A - B's mean DCG@depth difference can still move
-    (:func:`unknown_difference`), else None."""
+    ``pair:A,B`` order, ``unknown`` is the width of the range A - B's mean DCG@depth difference can
+    still take (:func:`unknown_difference`), else None."""
 
     depth: int
     pairs: pd.DataFrame
@@ -122,8 +124,9 @@ def pair_impacts(runs: Mapping[str, Run], a: str, b: str, query_ids: Sequence[st
 
 def unknown_difference(runs: Mapping[str, Run], judged: Mapping[str, Mapping[str, int]], a: str, b: str,
                        query_ids: Sequence[str], depth: int) -> float:
-    """How far the mean DCG@depth difference of ``a`` and ``b`` (binary gain) can still move with the
-    grades of the unjudged documents they rank: the sum of those pairs' impacts (:func:`pair_impacts`)."""
+    """The width of the range the mean DCG@depth difference of ``a`` and ``b`` (binary gain) can still
+    take with the grades of the unjudged documents they rank: the sum of those pairs' impacts
+    (:func:`pair_impacts`)."""
     return math.fsum(value for (query, doc), value in pair_impacts(runs, a, b, query_ids, depth).items()
                      if doc not in judged.get(query, {}))
 
