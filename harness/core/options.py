@@ -262,7 +262,8 @@ def _hook(value: object, name: str, default: object) -> None:
 #: :func:`harness.cli.declared.help_values` (an import from here would be a cycle).
 _FAMILIES_HELP = "Multiple-comparison family (Holm's, unless tukey): {families}."
 _PERMUTATIONS_HELP = ("Random sign flips of the randomisation test when more than {exact_up_to} queries differ "
-                      "(up to that, all sign patterns are enumerated exactly).")
+                      "(up to that, all sign patterns are enumerated exactly); with --family tukey, also the Tukey "
+                      "HSD's permutations.")
 _FACETS_HELP = ("Comma-separated query facets to roll up into facets.csv ('' for none) [default: every numeric "
                 f"facet, in quantile buckets, and every other with at most {FACET_MAX_VALUES} values]; a cell of "
                 f"fewer than {FACET_MIN_QUERIES} queries gets no interval.")
