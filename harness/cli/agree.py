@@ -121,7 +121,8 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
                                "judged_by_human": estimated.judged_by_human,
                                "judged_by_machine": estimated.judged_by_machine, "z": Z_95,
                                "method": estimated.method, "stratified_by": estimated.stratified_by,
-                               "systems": [{"system": s, "lambda": dict(r.lambdas) if estimated.stratified_by else r.lambdas[0][1],
+                               "systems": [{"system": s,
+                                            "lambda": dict(r.lambdas) if estimated.stratified_by else r.lambdas[0][1],
                                             **r.to_dict()}
                                            for s, r in estimated.by_system.items()]}
         click.echo(json.dumps(document, indent=2))

@@ -50,7 +50,8 @@ def command(results: Path, depth: int, out: Path, order: str, accept_edited: boo
     if found.unknown is not None:
         a, b = systems_of_order(found.order, list(found.holes))  # type: ignore[misc]
         click.echo(f"still unknown about {a} - {b}: their mean DCG@{depth} difference (binary gain) lies in a range "
-                   f"{found.unknown:.4f} wide until the grades of these pairs are known, the most decisive first", err=to_stderr)
+                   f"{found.unknown:.4f} wide until the grades of these pairs are known, the most decisive first",
+                   err=to_stderr)
     n_queries = found.pairs["query_id"].nunique()
     click.echo(f"{counted(len(found.pairs), 'unjudged pair')} in {counted(n_queries, 'query')} written to {out}",
                err=to_stderr)

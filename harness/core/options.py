@@ -310,8 +310,9 @@ class Statistics:
     ``confidence``; every test runs at alpha = 1 - confidence, :func:`alpha_of`), the randomisation
     test (``permutations`` Monte Carlo sign flips, exact when few queries differ; as many permutations
     for the Tukey HSD) and the multiple-comparison ``family`` (:data:`FAMILIES`: Holm's within a metric
-    or across the run, or ``"tukey"``, the randomised Tukey HSD within a metric). Checked when made: counts >= 1, ``seed`` >= 0, ``confidence`` strictly
-    between 0.5 and 1, ``family`` a name of :data:`FAMILIES`."""
+    or across the run, or ``"tukey"``, the randomised Tukey HSD within a metric). Checked when made:
+    counts >= 1, ``seed`` >= 0, ``confidence`` strictly between 0.5 and 1, ``family`` a name of
+    :data:`FAMILIES`."""
 
     bootstrap_samples: int = _option(BOOTSTRAP_SAMPLES, "Resamples of the paired bootstrap interval.", _count)
     seed: int = _option(SEED, "Seed (>= 0) of the bootstrap and of the Monte Carlo randomisation test.", _seed)
