@@ -80,3 +80,12 @@ def test_the_pool_orders_unknown_is_the_width_of_the_range_the_difference_can_ta
     unknown = pool(runs, {}, ["q1", "q2"], 3, "pair:A,B").unknown
     assert max(values) - min(values) == pytest.approx(unknown, abs=1e-12)
     assert max(abs(v - mean_difference(set())) for v in values) < unknown - 0.1
+
+
+def test_the_ppi_options_without_ppi_are_refused_before_any_work(runner, faceted_folder) -> None:
+    root, folder = faceted_folder
+    for extra, flag in ((["--ppi-method", "ppi"], "--ppi-method"), (["--stratify", "topic"], "--stratify")):
+        done = runner.invoke(main, ["agree", str(root / "a.txt"), str(root / "b.txt"), "--results", str(folder),
+                                    *extra])
+        assert done.exit_code == 2 and f"Fix: add --ppi, or leave {flag} out" in done.output, done.output
+        assert "kappa" not in done.output  # refused before the agreement is computed and printed

@@ -80,6 +80,11 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
     """
     if with_ppi and results is None:
         raise RetbenchError("--ppi estimates each system's metric, so it needs the systems. Fix: add --results FOLDER")
+    if stratify_by is not None and not with_ppi:
+        raise RetbenchError("--stratify stratifies the PPI estimate. Fix: add --ppi, or leave --stratify out")
+    if not with_ppi and click.get_current_context().get_parameter_source("ppi_method") not in (
+            None, click.core.ParameterSource.DEFAULT):
+        raise RetbenchError("--ppi-method picks the PPI estimator. Fix: add --ppi, or leave --ppi-method out")
     resolved = resolve_metrics(metric)
     if len(resolved) != 1:
         raise RetbenchError(f"--metric {metric!r} names {len(resolved)} metrics. Fix: name one, e.g. --metric ndcg@10")
@@ -94,8 +99,6 @@ def command(qrels_a: Path, qrels_b: Path, results: Path | None, metric: str, rel
     threshold = rel_threshold if rel_threshold is not None else (folder.rel_threshold if folder else 1)
     found = agreement(a, b, threshold)
     under = systems_under_two(folder, a, b, metric_object, threshold) if folder is not None else None
-    if stratify_by is not None and not with_ppi:
-        raise RetbenchError("--stratify stratifies the PPI estimate. Fix: add --ppi, or leave --stratify out")
     strata = _facet_values(folder, stratify_by) if stratify_by is not None and folder is not None else None
     estimated = ppi_by_system(folder, a, b, metric_object, threshold, ppi_method, strata) \
         if with_ppi and folder is not None else None
