@@ -89,3 +89,13 @@ def test_the_ppi_options_without_ppi_are_refused_before_any_work(runner, faceted
                                     *extra])
         assert done.exit_code == 2 and f"Fix: add --ppi, or leave {flag} out" in done.output, done.output
         assert "kappa" not in done.output  # refused before the agreement is computed and printed
+
+
+def test_a_pool_order_that_is_not_a_string_is_a_parameter_error() -> None:
+    from corpora import ParameterError, Run
+    from harness.judgments.pool import pool
+
+    runs = {"A": Run.from_mapping({"q": [("x", 1.0)]}), "B": Run.from_mapping({"q": [("y", 1.0)]})}
+    for wrong in (None, ("A", "B")):
+        with pytest.raises(ParameterError, match="'order' parameter of pool must be a str"):
+            pool(runs, {}, ["q"], 2, wrong)  # type: ignore[arg-type]

@@ -90,6 +90,8 @@ def systems_of_order(order: str, labels: Sequence[str]) -> tuple[str, str] | Non
     """
     if order == DEFAULT_ORDER:
         return None
+    if not isinstance(order, str):
+        raise ParameterError("order", "pool", "a str, 'systems' or 'pair:A,B'", order)
     if not order.startswith("pair:"):
         raise UnknownNameError("pool order", order, list(ORDERS))
     named = order[len("pair:"):]
