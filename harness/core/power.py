@@ -36,9 +36,10 @@ effect_size_anova, effect_size_anova_low, effect_size_anova_high (:func:`anova_e
     The query effect is taken out once for all systems, so every pair is measured in the same unit
     (d_z's unit changes from pair to pair). Its interval is the t interval of the difference with that
     pooled variance, ``(mean_a - mean_b) +- t_(1 - alpha/2, (n-1)(k-1)) * sqrt(2 V_E / n)``, divided by
-    ``sqrt(V_E)``: ``ES_E +- t * sqrt(2 / n)``. With two systems ``V_E = var(d) / 2``, so ``ES_E =
-    sqrt(2) d_z``. When ``V_E = 0``: 0 for no difference, else ``+-inf``, and no interval (NaN); NaN
-    with fewer than 2 queries or 2 systems.
+    ``sqrt(V_E)``: ``ES_E +- t * sqrt(2 / n)`` (V_E taken as known: its own sampling error is left
+    out, so the interval is too narrow for a large ES_E, the more so on few queries). With two
+    systems ``V_E = var(d) / 2``, so ``ES_E = sqrt(2) d_z``. When ``V_E = 0``: 0 for no difference,
+    else ``+-inf``, and no interval (NaN); NaN with fewer than 2 queries or 2 systems.
 
 alpha is the comparison's (1 - ``confidence``; by default :data:`harness.core.options.ALPHA`, derived from the default
 confidence); power defaults to :data:`POWER`.
