@@ -1,6 +1,7 @@
 """The built-in readings, each one module written as an add-on is (docs/adding-a-reading.md): its
-compute step, its record in the manifest and its sections of the reports, registered in
-:data:`harness.core.readings.READINGS` when the module is imported.
+compute step, its record in the manifest and its sections of the reports (and, where it has them,
+its failure check in the diagnosis, its macro table in a suite, its part of ``bench serve``),
+registered in :data:`harness.core.readings.READINGS` when the module is imported.
 
 A layer above the reports (a reading's sections use :mod:`harness.report.parts` and
 :mod:`harness.report.plots`) and below what computes, stores or shows a comparison, which imports
