@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 import numpy as np
 
-from corpora.errors import RetbenchError
+from corpora.cells import QUANTILE_BUCKETS, FacetCells, cut
+from corpora.errors import RetbenchError, UnknownNameError
 from corpora.frames import QRELS_COLUMNS, grade_column, id_column, pick_columns
 from corpora.id_hashes import duplicate_pairs, factorize_blocks, hash_ids
 from corpora.run import Run
@@ -236,6 +237,27 @@ class Queries:
         value = digest.hexdigest()
         object.__setattr__(self, "_content_hash", value)
         return value
+
+    def cells(self, facet: str, query_ids: Sequence[str] | None = None,
+              buckets: int = QUANTILE_BUCKETS) -> FacetCells:
+        """Facet ``facet`` cut into cells over ``query_ids`` (default: every query, in order): which
+        queries fall in which value, or quantile bucket of a numeric facet (:func:`corpora.cells.cut`).
+        A facet the queries lack is an error that lists theirs; an id not among the queries, a ``ValueError``.
+
+        >>> Queries(["a", "b", "c"], ["x", "y", "z"], {"type": ["q", "p", None]}).cells("type").cell_of
+        {'a': 'q', 'b': 'p', 'c': '(missing)'}
+        """
+        if facet not in self.facets:
+            if not self.facets:
+                raise RetbenchError(f"facet {facet!r} was asked for, but the queries ({self.source}) have no facets. "
+                                    "Fix: give them in a facets file (query id + one column per facet)")
+            raise UnknownNameError("facet", facet, list(self.facets))
+        ids = list(self.ids) if query_ids is None else list(query_ids)
+        known = set(self.ids)
+        absent = [q for q in ids if q not in known]
+        if absent:
+            raise ValueError(f"query ids not among the queries: {absent[:5]}")
+        return cut(facet, dict(zip(self.ids, self.facets[facet])), ids, buckets)
 
     def subset(self, keep: Iterable[str]) -> Queries:
         wanted = set(keep)

@@ -23,7 +23,7 @@ from statsmodels.stats.power import TTestPower
 from corpora import Corpus, Dataset, Qrels, Queries, load_dataset
 from harness import compare
 from harness.cli import main
-from harness.core.facets import select_facets
+from harness.readings.facets import select_facets
 from retrievers import FixedRun, Retriever
 from harness.core.options import Loading, Readings, RunOptions, Statistics
 from tests.conftest import SHARED_DATA, real_data

@@ -1,4 +1,5 @@
-"""Metrics per facet value (``harness.core.facets``): cells, means equal to per_query's, paired intervals.
+"""Metrics per facet value (``harness.readings.facets``) over the queries' cells (``corpora.cells``):
+cells, means equal to per_query's, paired intervals.
 
 The interval checks re-draw the bootstrap with plain numpy (``default_rng(seed).integers(0, n)`` row by
 row, the stream ``bootstrap_indices`` documents), so they test the pairing, not the helper against itself.
@@ -15,7 +16,8 @@ import pytest
 
 from corpora import Queries, RetbenchError, UnknownNameError, load_dataset, load_facets_file, with_facets
 from harness import compare
-from harness.core.facets import MISSING, facet_cells, facet_columns, facet_rollup, select_facets
+from corpora.cells import MISSING, cut
+from harness.readings.facets import facet_columns, facet_rollup, select_facets
 from harness.core.options import Statistics
 from tests.conftest import real_data
 
@@ -69,7 +71,7 @@ def test_same_inputs_and_seed_give_the_same_bytes() -> None:
 def test_quantile_buckets_of_a_numeric_facet() -> None:
     values = {"a": 3, "b": 12, "c": 12, "d": 40, "e": 7, "f": 25, "g": 1, "h": 18, "i": None}
     ids = list(values)
-    cells = facet_cells("popularity", values, ids)
+    cells = cut("popularity", values, ids)
     # sorted: 1 3 7 12 12 18 25 40; edges at shares 0, 1/4, 1/2, 3/4, 1: the smallest value with at least
     # that share at or below it -> 1, 3 (2/8), 12 (5/8 >= 1/2), 18 (6/8 >= 3/4), 40; a value on an edge
     # opens the bucket above it (18 is in q4), the top edge closes the last one
@@ -81,14 +83,14 @@ def test_quantile_buckets_of_a_numeric_facet() -> None:
 
 def test_value_cells_order_and_labels() -> None:
     # few numeric values: one cell each, in numeric order (10 after 9); floats with 6 significant digits
-    cells = facet_cells("level", {"a": 10, "b": 9, "c": 2.5, "d": 10.0}, ["a", "b", "c", "d"])
+    cells = cut("level", {"a": 10, "b": 9, "c": 2.5, "d": 10.0}, ["a", "b", "c", "d"])
     assert (cells.kind, cells.labels) == ("values", ["2.5", "9", "10"])
     assert cells.cell_of["d"] == "10"
     # text in text order; an empty string and NaN are missing; booleans are values, not numbers
-    cells = facet_cells("type", {"a": "b", "b": "", "c": "a", "d": float("nan"), "e": True}, list("abcde"))
+    cells = cut("type", {"a": "b", "b": "", "c": "a", "d": float("nan"), "e": True}, list("abcde"))
     assert cells.labels == ["True", "a", "b", MISSING] and cells.cell_of["b"] == cells.cell_of["d"] == MISSING
     # text that looks like a number stays text (CSV cells): "10" sorts before "9"
-    assert facet_cells("n", {"a": "9", "b": "10"}, ["a", "b"]).labels == ["10", "9"]
+    assert cut("n", {"a": "9", "b": "10"}, ["a", "b"]).labels == ["10", "9"]
 
 
 def test_default_selection_skips_free_text_and_keeps_numbers() -> None:

@@ -78,7 +78,7 @@ CONFIDENCES = {
 #: Risk–coverage's ``confidence`` when a retriever's own ``confidence(queries)`` gave it.
 OWN_CONFIDENCE = "retriever"
 RETRIEVAL_K = 10
-#: The facet rollup's default choice and its intervals (:mod:`harness.core.facets`): a non-numeric
+#: The facet rollup's default choice and its intervals (:mod:`harness.readings.facets`): a non-numeric
 #: facet with more distinct values than this is left out unless named ...
 FACET_MAX_VALUES = 20
 #: ... and a cell of fewer queries than this gets no interval.

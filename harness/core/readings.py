@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
 __all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "FailureCheck", "Reading", "ReadingInputs",
-           "Readings", "Record", "Render", "ServeResults", "ServeView", "check_readings", "failure_checks",
+           "Readings", "Record", "Render", "RollUp", "ServeResults", "ServeView", "check_readings", "failure_checks",
            "flagged_queries", "identified_files", "manifest_records", "read_comparison", "reading_frames", "register",
            "rendered", "resampled_columns", "served", "SuiteInputs", "SuiteStep", "suite_readings",
            "suite_tables"]
@@ -70,7 +70,8 @@ class ReadingInputs:
     does; None only for inputs made by hand without them); ``dataset``: the collection compared
     (its corpus, its queries the evaluated ones, its judgments; None only for inputs made by hand),
     for a step that reads the documents' texts (``dataset.corpus``, whose ``has_texts`` says
-    whether they are known)."""
+    whether they are known); ``tables``: reading name -> table of the readings computed before it,
+    in registry order (what a rollup of another reading's per-query table reads, :class:`RollUp`)."""
 
     config: CompareConfig
     systems: Sequence[SystemResult]
@@ -81,6 +82,7 @@ class ReadingInputs:
     mapper: ChunkMapper | None = None
     qrels: Qrels | None = None
     dataset: Dataset | None = None
+    tables: Mapping[str, pd.DataFrame] = field(default_factory=dict)
 
 
 def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], dataset: Dataset,
@@ -112,9 +114,9 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], data
                                       statistics.confidence, task.update, statistics.permutations,
                                       statistics.family, mapper)
     power = power_table(per_query, comparisons)
+    tables: dict[str, pd.DataFrame] = {}  # filled in registry order: each step sees the earlier ones' tables
     inputs = ReadingInputs(config, systems, dataset.queries, per_query, comparisons, tasks, mapper, dataset.qrels,
-                           dataset)
-    tables: dict[str, pd.DataFrame] = {}
+                           dataset, tables)
     for reading in READINGS.values():  # in registry order: the leaderboard, the facets, risk–coverage, the card...
         if reading.compute is not None:
             tables.update(reading.compute(inputs))
@@ -175,7 +177,8 @@ class ServeView:
     of runs (``/runs``), and ``listing_model`` their model; ``results``: its per-result objects
     (:class:`ServeResults`), or None; ``describe``: its words in ``/metrics``' summary (default its
     heading); ``order``: where its entries and its dashboard section stand among the served
-    readings' (default the reading's ``order``)."""
+    readings' (default the reading's ``order``); ``page_order``: where its dashboard section stands,
+    when not where its entries do (default ``order``)."""
 
     key: str
     value: Callable[[Any, str], Any] | None = field(default=None, repr=False, compare=False)
@@ -189,6 +192,7 @@ class ServeView:
     results: ServeResults | None = field(default=None, repr=False, compare=False)
     describe: str = ""
     order: float | None = None
+    page_order: float | None = None
 
 
 @dataclass(frozen=True)
@@ -240,6 +244,36 @@ class SuiteStep:
 
 
 @dataclass(frozen=True)
+class RollUp:
+    """A reading's per-query table rolled up per query facet by the reading that rolls up
+    (:attr:`Reading.rolls_up`: the facets reading, :mod:`harness.readings.facets`), with its cells,
+    buckets, intervals and facets, stored as two more readings of the registry that it declares.
+
+    ``table``: the per-query table the reading's compute step gives (``system``, ``query_id``, then
+    ``columns``, the values rolled up, in order; none when the step gives no such table: no rollup);
+    ``name`` and ``file``: the rollup's table and CSV file; ``cells`` and ``cells_file``: the table
+    and file of the cell of each evaluated query in each rolled-up facet (empty: none); ``order``:
+    where the rollup stands among the readings (its cells just after); ``what``: the columns in
+    words. In ``bench serve``, beside the reading's own entries of each system: ``entries``: a
+    rollup row -> the entries of its values (the reading's own object and intervals),
+    ``model``: () -> their pydantic fields (name -> (type, default)); ``shown``: (a served
+    rollup cell, a column, the dashboard's number format) -> that value's cell on the dashboard."""
+
+    table: str
+    columns: tuple[str, ...]
+    name: str
+    file: str
+    cells: str = ""
+    cells_file: str = ""
+    order: float = 100
+    what: str = ""
+    entries: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)
+    model: Callable[[], Mapping[str, Any]] | None = field(default=None, repr=False, compare=False)
+    shown: Callable[[Mapping[str, Any], str, Callable[[Any], str]], str] | None = \
+        field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class Reading:
     """One reading as a results folder stores it, declared once for the writer
     (:mod:`harness.store.write`), the folder reader (:mod:`harness.store.read`), the reports
@@ -275,7 +309,11 @@ class Reading:
     :func:`resampled_columns`, what a bootstrap too large for memory is refused by), or None;
     ``fails``: how its rows fail their queries in the diagnosis (:class:`FailureCheck`), or None;
     ``suite``: its macro table in a suite (:class:`SuiteStep`: computed from the collections' readings,
-    stored, reported, served), or None."""
+    stored, reported, served), or None; ``rollup``: its per-query table rolled up per query facet
+    (:class:`RollUp`), or None; ``rolls_up``: for the reading that rolls up (the facets reading),
+    a reading with a ``rollup`` -> the readings that compute, store and serve its rollup (registered
+    once both are, whichever is registered first; its entries in ``bench serve`` follow the
+    reading's own), or None."""
 
     name: str
     file: str
@@ -299,6 +337,8 @@ class Reading:
     resampled: Callable[[int, int], int] | None = field(default=None, repr=False, compare=False)
     fails: FailureCheck | None = field(default=None, compare=False)
     suite: SuiteStep | None = field(default=None, compare=False)
+    rollup: RollUp | None = field(default=None, compare=False)
+    rolls_up: Callable[[Reading], Sequence[Reading]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def html_id(self) -> str:
@@ -336,7 +376,17 @@ def register(reading: Reading) -> Reading:
     ordered = sorted(READINGS.values(), key=lambda r: r.order)  # stable: equal orders keep registration order
     READINGS.clear()
     READINGS.update((r.name, r) for r in ordered)
+    _register_rollups()
     return reading
+
+
+def _register_rollups() -> None:
+    """The readings of each declared :class:`RollUp`, from the reading that rolls up, once both are registered."""
+    for roller in [r for r in READINGS.values() if r.rolls_up is not None]:
+        for owner in [r for r in READINGS.values() if r.rollup is not None]:
+            if owner.rollup.name not in READINGS:  # type: ignore[union-attr]
+                for derived in roller.rolls_up(owner):  # type: ignore[misc]
+                    register(derived)
 
 
 def rendered(format: str) -> list[Reading]:

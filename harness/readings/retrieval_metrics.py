@@ -30,8 +30,9 @@ Rollup per system (:func:`rollup`)
     (:func:`harness.core.statistics.bootstrap_means`, the comparison's resamples, seed and confidence)
     shared by every system and card name.
 Rollup per facet
-    :func:`harness.core.facets.facet_rollup` over the five card columns, with the comparison's facets,
-    bootstrap, seed and confidence (``facets.csv``'s rules: none under 5 queries).
+    The five card columns rolled up per query facet by the facets reading, as it rolls up the
+    comparison's metrics (:class:`harness.core.readings.RollUp`, :data:`BY_FACET`: the comparison's
+    facets, bootstrap, seed and confidence; none under 5 queries), with each query's cell per facet.
 """
 
 from __future__ import annotations
@@ -48,12 +49,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from corpora import InputFileError, Qrels, Queries, Run
+from corpora import InputFileError, Qrels, Run
 from corpora.wording import counted
 from harness.core.evaluation import evaluate, mean_over_queries
-from harness.core.facets import facet_rollup, select_facets
 from harness.core.metrics import Metric, parse_metric
-from harness.core.readings import Reading, ReadingInputs, ServeResults, ServeView, register
+from harness.core.readings import RollUp, Reading, ReadingInputs, ServeResults, ServeView, register
 from harness.engines.parallel import ChunkMapper
 from harness.core.statistics import bootstrap_means, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, RETRIEVAL_K, SEED, check_retrieval_k
@@ -61,8 +61,8 @@ from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, RETRIEVAL_K, SEE
 if TYPE_CHECKING:
     from harness.core.record import CompareRecord
 
-__all__ = ["CARD_METRICS", "DEFAULT_RETRIEVAL_K", "ROLLUP_FILE", "FACETS_FILE", "QUERY_FACETS_FILE", "RESULTS_FILE",
-           "SERVE", "RetrievalMetrics", "card_metrics", "check_retrieval_k", "compute", "manifest_entries",
+__all__ = ["BY_FACET", "CARD_METRICS", "DEFAULT_RETRIEVAL_K", "ROLLUP_FILE", "FACETS_FILE", "QUERY_FACETS_FILE",
+           "RESULTS_FILE", "SERVE", "RetrievalMetrics", "card_metrics", "check_retrieval_k", "compute", "manifest_entries",
            "result_id", "result_lines", "retrieval_metrics", "rollup"]
 
 #: The card's ``defaultRetrievalK``: the cutoff of recall, precision and hit when none is given
@@ -113,17 +113,13 @@ class RetrievalMetrics:
 
     ``per_query``: ``system``, ``query_id`` and one column per card name (systems in order, each
     on the evaluated queries in order); ``rollup``: per system, ``n_queries`` and per card name its
-    mean, ``<name>_ci_low``, ``<name>_ci_high``; ``facets``: :func:`harness.core.facets.facet_rollup`'s
-    columns over the card names; ``query_facets``: ``query_id``, ``facet``, ``value`` -- the cell
-    each evaluated query falls in for every rolled-up facet (what a filter by facet reads).
+    mean, ``<name>_ci_low``, ``<name>_ci_high`` (its rollup per facet is the facets reading's, :data:`BY_FACET`).
     """
 
     retrieval_k: int
     metrics: dict[str, Metric]
     per_query: pd.DataFrame
     rollup: pd.DataFrame
-    facets: pd.DataFrame
-    query_facets: pd.DataFrame
 
 
 def rollup(per_query: pd.DataFrame, n_samples: int, seed: int, confidence: float,
@@ -148,15 +144,11 @@ def rollup(per_query: pd.DataFrame, n_samples: int, seed: int, confidence: float
     return pd.DataFrame(rows, columns=columns)
 
 
-def retrieval_metrics(runs: Mapping[str, Run], qrels: Qrels, query_ids: Sequence[str], queries: Queries, *,
+def retrieval_metrics(runs: Mapping[str, Run], qrels: Qrels, query_ids: Sequence[str], *,
                       retrieval_k: int = DEFAULT_RETRIEVAL_K, rel_threshold: int = 1,
-                      facets: Sequence[str] | None = None, n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED,
+                      n_samples: int = BOOTSTRAP_SAMPLES, seed: int = SEED,
                       confidence: float = CONFIDENCE, mapper: ChunkMapper | None = None) -> RetrievalMetrics:
-    """The card's object for every system (label -> run) and evaluated query, and its rollups.
-
-    ``queries`` holds the facets (the dataset's queries); ``facets`` picks them as ``bench compare``'s
-    ``--facets`` does (None: the default selection).
-    """
+    """The card's object for every system (label -> run) and evaluated query, and its rollup per system."""
     metrics = card_metrics(retrieval_k)
     names = list(metrics)
     frames = []
@@ -167,12 +159,7 @@ def retrieval_metrics(runs: Mapping[str, Run], qrels: Qrels, query_ids: Sequence
         frames.append(frame)
     per_query = (pd.concat(frames, ignore_index=True) if frames
                  else pd.DataFrame(columns=["system", "query_id", *names]))
-    facet_frame = facet_rollup(per_query, queries, names, names=facets, n_samples=n_samples, seed=seed,
-                               confidence=confidence)
-    cells = [[q, facet.name, facet.cell_of[q]] for facet in select_facets(queries, query_ids, facets)
-             for q in query_ids]
-    return RetrievalMetrics(retrieval_k, metrics, per_query, rollup(per_query, n_samples, seed, confidence, mapper),
-                            facet_frame, pd.DataFrame(cells, columns=["query_id", "facet", "value"]))
+    return RetrievalMetrics(retrieval_k, metrics, per_query, rollup(per_query, n_samples, seed, confidence, mapper))
 
 
 def _number(name: str, value: float) -> float | int:
@@ -212,21 +199,18 @@ _INTERVALS = ("paired bootstrap percentile interval over the queries (the compar
 
 def compute(inputs: ReadingInputs) -> dict[str, pd.DataFrame]:
     """The card over the comparison's systems and evaluated queries: its per-query values and its
-    three rollups, at the ``Readings`` group's ``retrieval_k`` and over its ``facets``, the intervals as
-    the ``statistics`` group says."""
+    rollup per system, at the ``Readings`` group's ``retrieval_k``, the intervals as the ``statistics``
+    group says (the facets reading rolls the per-query values up per facet, :data:`BY_FACET`)."""
     config = inputs.config
     statistics, readings = config.statistics, config.readings
     if inputs.qrels is None:
         raise ValueError("the metrics card scores the runs itself: its inputs need the judgments (qrels)")
     with inputs.progress.task("retrieval metrics"):
         card = retrieval_metrics({s.label: s.run for s in inputs.systems}, inputs.qrels, list(inputs.queries.ids),
-                                 inputs.queries, retrieval_k=readings.retrieval_k,
-                                 rel_threshold=config.scoring.rel_threshold,
-                                 facets=list(readings.facets) if readings.facets is not None else None,
+                                 retrieval_k=readings.retrieval_k, rel_threshold=config.scoring.rel_threshold,
                                  n_samples=statistics.bootstrap_samples, seed=statistics.seed,
                                  confidence=statistics.confidence, mapper=inputs.mapper)
-    return {PER_QUERY_TABLE: card.per_query, _SUMMARY: card.rollup, _FACETS: card.facets,
-            _QUERY_FACETS: card.query_facets}
+    return {PER_QUERY_TABLE: card.per_query, _SUMMARY: card.rollup}
 
 
 def manifest_entries(record: CompareRecord) -> dict[str, Any]:
@@ -295,17 +279,17 @@ def served_run(folder: Any) -> dict[str, Any]:
 
 
 def served(folder: Any, system: str) -> dict[str, Any]:
-    """``/metrics``' entries of ``system``: its queries, the five means with their intervals, and per
-    facet value the same (``byFacet``)."""
+    """``/metrics``' entries of ``system``: its queries and the five means with their intervals (the
+    same per facet value follow, from the facets reading's rollup of :data:`BY_FACET`)."""
     _settings(folder)
     rollup = folder.table(_SUMMARY)
-    facets = folder.table(_FACETS)
     (row,) = rollup[rollup["system"] == system].to_dict("records")
-    cells = facets[facets["system"] == system].to_dict("records")
-    return {"nQueries": int(row["n_queries"]), "retrievalMetrics": _card(row), "intervals": _intervals(row),
-            "byFacet": [{"facet": cell["facet"], "value": cell["value"], "nQueries": int(cell["n_queries"]),
-                         "retrievalMetrics": _card(cell), "intervals": _intervals(cell),
-                         "note": cell["note"] or None} for cell in cells]}
+    return {"nQueries": int(row["n_queries"]), **_values(row)}
+
+
+def _values(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A rollup row's served entries: the five means and their intervals."""
+    return {"retrievalMetrics": _card(row), "intervals": _intervals(row)}
 
 
 def served_listing(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -367,19 +351,10 @@ def _models() -> dict[str, type]:
         mrr: Interval
         hitAtK: Interval
 
-    class FacetRollup(BaseModel):
-        facet: str
-        value: str
-        nQueries: int
-        retrievalMetrics: RetrievalMetricsObject
-        intervals: CardIntervals | None = Field(description="null under the minimum queries of a cell (see note)")
-        note: str | None
-
     class SystemCard(BaseModel):
         nQueries: int
         retrievalMetrics: RetrievalMetricsObject
         intervals: CardIntervals | None
-        byFacet: list[FacetRollup]
 
     class IntervalSettings(BaseModel):
         confidence: float | None
@@ -411,7 +386,18 @@ def _models() -> dict[str, type]:
         diagnosis: Diagnosis | None
         facets: dict[str, str]
 
-    return {"system": SystemCard, "run": RunCard, "listing": Listing, "result": Result}
+    return {"system": SystemCard, "run": RunCard, "listing": Listing, "result": Result,
+            "values": RetrievalMetricsObject, "intervals": CardIntervals}
+
+
+def _rolled_up_fields() -> dict[str, Any]:
+    """The pydantic fields of a rollup cell's values (:func:`_values`) as bench serve documents them."""
+    from pydantic import Field
+
+    models = _models()
+    return {"retrievalMetrics": (models["values"], ...),
+            "intervals": (models["intervals"] | None,
+                          Field(description="null under the minimum queries of a cell (see note)"))}
 
 
 def _interval(bounds: Mapping[str, Any] | None, name: str, number: Callable[[Any], str]) -> str:
@@ -442,25 +428,9 @@ def dashboard_section(metrics: Mapping[str, Any], number: Callable[[Any], str],
             f'<div class="cards">{"".join(cards)}</div>')
 
 
-def facet_section(metrics: Mapping[str, Any], number: Callable[[Any], str],
-                  chart: Callable[[Callable[[], str]], str]) -> str:
-    """The dashboard's table of the facet rollups (each system's ``byFacet``), after the other readings' sections."""
-    rows = []
-    for system in metrics["systems"]:
-        for cell in system["byFacet"]:
-            values = cell["retrievalMetrics"]
-            rows.append((cell["facet"], cell["value"], system["system"], cell["nQueries"], "".join(
-                f'<td class="n">{number(values[n])} {_interval(cell["intervals"], n, number)}</td>'
-                for n in CARD_METRICS), cell["note"] or ""))
-    if not rows:
-        return ('<h2 id="facets">Facet rollups</h2><p class="muted">No facet was rolled up (the queries carry none, '
-                "or <code>--facets ''</code>).</p>")
-    rows.sort(key=lambda r: (r[0], r[1]))  # facet, value; systems keep the run's order (a stable sort)
-    head = "".join(f'<th class="n">{n}</th>' for n in CARD_METRICS)
-    body = "".join(f"<tr><td>{escape(f)}</td><td>{escape(v)}</td><td>{escape(s)}</td><td class=\"n\">{n}</td>{cells}"
-                   f'<td class="muted">{escape(note)}</td></tr>' for f, v, s, n, cells, note in rows)
-    return (f'<h2 id="facets">Facet rollups</h2><table><thead><tr><th>facet</th><th>value</th><th>system</th>'
-            f'<th class="n">queries</th>{head}<th>note</th></tr></thead><tbody>{body}</tbody></table>')
+def _shown(cell: Mapping[str, Any], name: str, number: Callable[[Any], str]) -> str:
+    """A rollup cell's value of card name ``name`` on the dashboard: the mean and its interval."""
+    return f'{number(cell["retrievalMetrics"][name])} {_interval(cell["intervals"], name, number)}'
 
 
 #: The card's part of ``bench serve``: first among the served readings' entries.
@@ -469,14 +439,14 @@ SERVE = ServeView(
     listing=served_listing, listing_model=lambda: _models()["listing"],
     results=ServeResults(served_results, lambda: _models()["result"], tuple(CARD_METRICS),
                          lambda item: item["retrievalMetrics"]),
-    describe="Per system: the card's retrievalMetrics with intervals, byFacet", order=0)
+    describe="Per system: the card's retrievalMetrics with intervals", order=0)
+#: The card's five numbers rolled up per query facet by the facets reading (its tables, ``bench serve``
+#: entries and dashboard table), with each evaluated query's cell per facet (what ``/results`` filters by).
+BY_FACET = RollUp(PER_QUERY_TABLE, tuple(CARD_METRICS), _FACETS, FACETS_FILE, _QUERY_FACETS, QUERY_FACETS_FILE,
+                   order=91, what="the five card names", entries=_values, model=_rolled_up_fields, shown=_shown)
 
 register(Reading(_SUMMARY, ROLLUP_FILE, ("system",), ("n_queries",),
                  columns="per system: system, n_queries, per card name its mean, <name>_ci_low, <name>_ci_high",
                  compute=compute, record=manifest_entries, record_shape=manifest_shape, files=identified,
-                 resampled=lambda n_systems, n_metrics: n_systems * len(CARD_METRICS), serve=SERVE, order=90))
-register(Reading(_FACETS, FACETS_FILE, ("system", "facet", "value", "note"), ("n_queries",),
-                 columns="facets.csv's layout over the five card names", order=91,
-                 serve=ServeView("", page=facet_section)))  # its entries are the summary's (byFacet)
-register(Reading(_QUERY_FACETS, QUERY_FACETS_FILE, ("query_id", "facet", "value"),
-                 columns="query_id, facet, value: the cell of each evaluated query in each rolled-up facet", order=92))
+                 resampled=lambda n_systems, n_metrics: n_systems * len(CARD_METRICS), serve=SERVE, order=90,
+                 rollup=BY_FACET))

@@ -112,9 +112,13 @@ def _chart(draw: Callable[[], str]) -> str:
 
 
 def _readings(metrics: dict[str, Any]) -> str:
-    """The section of each registered reading with a dashboard part (:mod:`harness.readings`), in the served order."""
-    return "".join(reading.serve.page(metrics, _number, _chart) for reading in served()
-                   if reading.serve.page is not None)
+    """The section of each registered reading with a dashboard part (:mod:`harness.readings`), in the served
+    order, or where its view's ``page_order`` places it."""
+    pages = [(view.page_order if view.page_order is not None else view.order if view.order is not None
+              else reading.order, view) for reading in served() if (view := reading.serve) is not None
+             and view.page is not None]
+    pages.sort(key=lambda page: page[0])  # stable: equal places keep the served order
+    return "".join(view.page(metrics, _number, _chart) for _, view in pages)  # type: ignore[misc]
 
 
 def _comparisons(comparisons: list[dict[str, Any]]) -> str:

@@ -45,7 +45,6 @@ from harness.tuning.cross_validation import assign_folds, cross_validate, interv
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.evaluation import mean_over_queries
 from harness.core.condensed import DEFAULT_UNJUDGED
-from harness.core.facets import select_facets
 from harness.core.inputs import (_with_default_analyzer, check_bootstrap_fits, check_dataset_argument, check_depth,
                                  check_groups, check_writable_ids, fusion_depth_messages, index_cache, resolve_metrics)
 from harness.core.metrics import Metric
@@ -226,7 +225,7 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, co
     excluded = [q for q in dataset.queries.ids if q not in counted]
     strata = labels_order = None
     if config.stratify is not None:
-        cells = select_facets(dataset.queries, query_ids, [config.stratify])[0]
+        cells = dataset.queries.cells(config.stratify, query_ids)
         strata, labels_order = [cells.cell_of[q] for q in query_ids], list(cells.labels)
     fold_of = assign_folds(len(query_ids), config.folds, config.seed, strata, labels_order)
     queries = dataset.queries.subset(counted)
