@@ -254,10 +254,11 @@ class RollUp:
     ``name`` and ``file``: the rollup's table and CSV file; ``cells`` and ``cells_file``: the table
     and file of the cell of each evaluated query in each rolled-up facet (empty: none); ``order``:
     where the rollup stands among the readings (its cells just after); ``what``: the columns in
-    words. In ``bench serve``, beside the reading's own entries of each system: ``entries``: a
-    rollup row -> the entries of its values (the reading's own object and intervals),
-    ``model``: () -> their pydantic fields (name -> (type, default)); ``shown``: (a served
-    rollup cell, a column, the dashboard's number format) -> that value's cell on the dashboard."""
+    words. In ``bench serve``, beside the reading's own entries of each system (one reading's
+    rollup only; None: not served): ``entries``: a rollup row -> the entries of its values (the
+    reading's own object and intervals), ``model``: () -> their pydantic fields (name -> (type,
+    default)); ``shown``: (a served rollup cell, a column, the dashboard's number format) -> that
+    value's cell on the dashboard."""
 
     table: str
     columns: tuple[str, ...]
