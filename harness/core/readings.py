@@ -351,6 +351,13 @@ class Reading:
         """The heading of its section in a report: ``title``, else ``name``."""
         return self.title or self.name
 
+    def section(self, format: str, frame: pd.DataFrame, view: Any, place: Callable[[str], str]) -> str:
+        """Its section of report ``format``: its own (``sections``: heading included, empty for none),
+        else its renderer's body as ``place`` puts it under :attr:`heading` (each report its own way)."""
+        if format in self.sections:
+            return self.sections[format](frame, view)
+        return place(self.render[format](frame, view))
+
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise ValueError(f"reading name {self.name!r} is not an identifier (it is an attribute of a results folder)")

@@ -83,9 +83,7 @@ def _section(key: str, body: str) -> str:
 
 def _reading_section(reading: Reading, frame: pd.DataFrame, view: ReportView) -> str:
     """A registered reading's section: its own, else its renderer's body under its heading."""
-    if "html" in reading.sections:
-        return reading.sections["html"](frame, view)
-    return html_section(reading.html_id, reading.heading, reading.render["html"](frame, view))
+    return reading.section("html", frame, view, lambda body: html_section(reading.html_id, reading.heading, body))
 
 
 # ----- sections ---------------------------------------------------------------------------------

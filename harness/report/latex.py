@@ -138,7 +138,8 @@ def render_latex(view: ReportView) -> str:
         r"\end{tabular}",
         r"\end{table}",
         "% ---- table: to here ----",
-        *(reading.render["latex"](frame, view).rstrip("\n") for reading, frame in view.registered("latex")),
+        *(text.rstrip("\n") for reading, frame in view.registered("latex")  # an empty own section: none
+          if (text := reading.section("latex", frame, view, lambda body: body)) or "latex" not in reading.sections),
         r"\end{document}",
     ]
     return "\n".join(lines) + "\n"

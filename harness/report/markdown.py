@@ -158,10 +158,12 @@ def _failures(view: ReportView, systems: Sequence[str]) -> list[str]:
 
 
 def _registered(view: ReportView) -> list[str]:
-    """A folded section per reading added to the registry with a Markdown renderer."""
+    """A folded section per registered reading with a Markdown renderer (or its own section)."""
     lines: list[str] = []
     for reading, frame in view.registered("md"):
-        lines += _details(reading.heading, reading.render["md"](frame, view).rstrip("\n").split("\n"))
+        text = reading.section("md", frame, view,
+                               lambda body: "\n".join(_details(reading.heading, body.rstrip("\n").split("\n"))))
+        lines += text.split("\n") if text else []
     return lines
 
 

@@ -236,7 +236,5 @@ def _sections(view: ReportView, low: float = -math.inf, below: float = math.inf)
 def _reading_lines(reading: Reading, frame: pd.DataFrame, view: ReportView) -> list[str]:
     """A registered reading's section: its own (heading included; nothing when empty), else its
     renderer's text under ``heading:``."""
-    if "text" in reading.sections:
-        text = reading.sections["text"](frame, view)
-        return text.split("\n") if text else []
-    return [f"{reading.heading}:", reading.render["text"](frame, view).rstrip("\n")]
+    text = reading.section("text", frame, view, lambda body: f"{reading.heading}:\n" + body.rstrip("\n"))
+    return text.split("\n") if text else []

@@ -1,0 +1,58 @@
+"""Review of issue 42 item 3 (the readings registry): every report honours a reading's own sections,
+as docs/adding-a-reading.md promises for every format."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+import pandas as pd
+import pytest
+
+import harness.readings  # noqa: F401 - the built-in readings, registered before a fixture copies the registry
+from harness import compare
+from harness.core.options import Statistics
+from harness.core.readings import READINGS, Reading, reading_frames, register
+
+FAST = Statistics(bootstrap_samples=50)
+FORMATS = ("text", "md", "latex", "html")
+
+
+@pytest.fixture
+def registry():
+    """The registry as it is, restored after the test (a reading registered inside is gone after it)."""
+    before = dict(READINGS)
+    yield READINGS
+    READINGS.clear()
+    READINGS.update(before)
+
+
+def _count(record) -> pd.DataFrame:
+    return pd.DataFrame({"system": list(record.summary["system"]), "n": [1] * len(record.summary)})
+
+
+def _own(format: str):
+    return lambda frame, view: f"OWN-{format} heading and body: {len(frame)} rows"
+
+
+def test_an_add_on_with_only_its_own_sections_reaches_every_report(registry):
+    register(Reading("own_sections", "own_sections.csv", ("system",), ("n",), columns="system, n", frame=_count,
+                     sections={f: _own(f) for f in FORMATS}, title="Never printed"))
+    result = compare(["bm25", "lsa"], "article", ["mrr"], statistics=FAST)
+    for format in FORMATS if find_spec("matplotlib") is not None else ("text", "md", "latex"):
+        report = result.report(format)
+        assert f"OWN-{format} heading and body: 2 rows" in report, format
+        assert ("<h2>Never printed" if format == "html" else "Never printed") not in report, format  # its own
+        # section carries its heading (the HTML page's navigation names it by its title)
+
+
+def test_an_empty_own_section_leaves_the_reading_out_of_every_report(registry):
+    register(Reading("empty_sections", "empty_sections.csv", ("system",), ("n",), columns="system, n", frame=_count,
+                     sections={f: (lambda frame, view: "") for f in FORMATS}, title="Empty heading"))
+    result = compare(["bm25"], "article", ["mrr"], statistics=FAST)
+    assert len(reading_frames(result)["empty_sections"]) == 1  # the reading is there, its sections are empty
+    reports = {format: result.report(format) for format in ("text", "md", "latex")}
+    READINGS.pop("empty_sections")  # reports read the registry when they are made
+    for format, report in reports.items():
+        assert report == result.report(format), format
+        assert "Empty heading" not in report, format
+
