@@ -1,5 +1,6 @@
 """Review of issue 42 item 3 (the readings registry): every report honours a reading's own sections,
-as docs/adding-a-reading.md promises for every format."""
+as docs/adding-a-reading.md promises for every format, and bench serve finds the per-result objects
+through one helper of the registry."""
 
 from __future__ import annotations
 
@@ -56,3 +57,13 @@ def test_an_empty_own_section_leaves_the_reading_out_of_every_report(registry):
         assert report == result.report(format), format
         assert "Empty heading" not in report, format
 
+
+def test_the_served_per_result_objects_are_the_registrys_and_the_schemas():
+    from harness.core.readings import served, served_results
+
+    first = next(r.serve.results for r in served() if r.serve.results is not None)
+    assert served_results() is first and first.columns  # the metrics card's, with its number columns
+    pytest.importorskip("pydantic", reason="bench serve's schema needs the serve extra: pip install 'retbench[serve]'")
+    from harness.serve.schema import Result
+
+    assert Result is first.model()

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "FailureCheck", "Reading", "ReadingInputs",
            "Readings", "Record", "Render", "RollUp", "ServeResults", "ServeView", "check_readings", "failure_checks",
            "flagged_queries", "identified_files", "manifest_records", "read_comparison", "reading_frames", "register",
-           "rendered", "resampled_columns", "served", "SuiteInputs", "SuiteStep", "suite_readings",
+           "rendered", "resampled_columns", "served", "served_results", "SuiteInputs", "SuiteStep", "suite_readings",
            "suite_tables"]
 
 
@@ -407,6 +407,12 @@ def served() -> list[Reading]:
     order of their entries (each view's ``order``, else the reading's; equal ones in registry order)."""
     views = [reading for reading in READINGS.values() if reading.serve is not None]
     return sorted(views, key=lambda r: r.serve.order if r.serve.order is not None else r.order)  # type: ignore[union-attr]
+
+
+def served_results() -> ServeResults | None:
+    """The per-result objects of ``bench serve`` (``/results``, their schema, the dashboard's per-query
+    table): those of the first served reading that has them (the metrics card's), or None."""
+    return next((r.serve.results for r in served() if r.serve.results is not None), None)  # type: ignore[union-attr]
 
 
 def check_readings(config: CompareConfig, dataset: Dataset) -> None:

@@ -137,7 +137,7 @@ def create_app(results: str | PathLike[str], allowed_hosts: Iterable[str] = (), 
 
     @app.get(f"{API}/runs/{{run_id}}/metrics", response_model=MetricsResponse, responses=_NOT_FOUND,
              summary=", ".join(reading.serve.describe or reading.heading.lower() for reading in served()
-                               if reading.serve is not None and reading.serve.value is not None))
+                               if reading.serve.value is not None))
     def metrics(run_id: str) -> Response:
         return _json(store.metrics_json(run_id))
 

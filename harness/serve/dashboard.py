@@ -18,9 +18,9 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from harness.core.readings import served
+from harness.core.readings import served, served_results
 from harness.serve.charts import INSTALL_HINT, inline_chart
-from harness.serve.store import RunStore, result_view
+from harness.serve.store import RunStore
 
 __all__ = ["RUNS_PER_PAGE", "ROWS_PER_PAGE", "missing_page", "run_page", "runs_page"]
 
@@ -138,7 +138,7 @@ def _per_query(items: list[dict[str, Any]], run_id: str, offset: int, system: st
     base = f"/runs/{quote(run_id, safe='')}"
     filters = " ".join([f'<a href="{base}#per-query">all</a>'] + [
         f'<a href="{base}?{urlencode({"system": s})}#per-query">{escape(s)}</a>' for s in systems])
-    view = result_view()
+    view = served_results()
     columns = view.columns if view is not None else ()
     head = "".join(f'<th class="n">{n}</th>' for n in columns)
     rows = []

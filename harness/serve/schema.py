@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model
 
 import harness.readings  # noqa: F401  (registers the built-in readings, whose entries the schema lists)
-from harness.core.readings import served
+from harness.core.readings import served, served_results
 
 __all__ = ["ComparisonsResponse", "Message", "MetricsResponse", "ReadingEntry", "ReadingResponse", "ReadingsResponse", "Result", "ResultsPage", "RunsPage"]
 
@@ -31,7 +31,7 @@ def _entries() -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for reading in served():
         view = reading.serve
-        if view is None or view.model is None:  # a view without entries (a dashboard section only)
+        if view.model is None:  # a view without entries (a dashboard section only)
             continue
         if view.key:
             fields[view.key] = (view.model() | None, ...)
@@ -83,7 +83,7 @@ class RunsPage(BaseModel):
 
 
 def _result_model() -> Any:
-    view = next((r.serve.results for r in served() if r.serve is not None and r.serve.results is not None), None)
+    view = served_results()
     return view.model() if view is not None else dict[str, Any]
 
 

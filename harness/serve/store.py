@@ -51,13 +51,12 @@ import pandas as pd
 import harness.readings  # noqa: F401  (registers the built-in readings a folder holds)
 from corpora import InputFileError
 from harness.store.read import MANIFEST_FILE, ResultsFolder, open_results, results_folders
-from harness.core.readings import PER_QUERY, READINGS, ServeResults, served, suite_readings
+from harness.core.readings import PER_QUERY, READINGS, served, served_results, suite_readings
 from harness.suite.report import render_suite_report
 from harness.suite.view import CollectionEntry
 from harness.suite.store import COLLECTIONS_FOLDER, SUITE_KIND, open_suite
 
-__all__ = ["SUITE_RUN", "NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value",
-           "result_view"]
+__all__ = ["SUITE_RUN", "NotStored", "RunStore", "UnknownReading", "UnknownRun", "camel", "dumps", "facet_filter", "json_value"]
 
 #: The id of a suite's collection as a run: the suite's id and the collection's folder name, joined by a
 #: character that a URL path carries as it is and that a collection's folder name never holds.
@@ -404,7 +403,7 @@ def _run_summary(folder: ResultsFolder) -> dict[str, Any]:
 
 
 def _metrics(folder: ResultsFolder, run_id: str) -> dict[str, Any]:
-    views = [reading.serve for reading in served() if reading.serve is not None]
+    views = [reading.serve for reading in served()]
     answer: dict[str, Any] = {"runId": run_id}
     for view in views:  # the run's entries of each (the card's cutoff, metric names, interval settings)
         if view.run is not None:
@@ -424,13 +423,8 @@ def _metrics(folder: ResultsFolder, run_id: str) -> dict[str, Any]:
     return {**answer, "systems": systems}
 
 
-def result_view() -> ServeResults | None:
-    """The per-result objects of the first served reading that has them (the metrics card's), or None."""
-    return next((r.serve.results for r in served() if r.serve is not None and r.serve.results is not None), None)
-
-
 def _results(folder: ResultsFolder) -> list[dict[str, Any]]:
-    view = result_view()
+    view = served_results()
     if view is None:
         raise InputFileError(folder.path / MANIFEST_FILE, "holds no reading with per-result objects",
                              fix="register a reading whose ServeView has results")
