@@ -67,3 +67,12 @@ def test_the_served_per_result_objects_are_the_registrys_and_the_schemas():
     from harness.serve.schema import Result
 
     assert Result is first.model()
+
+
+def test_a_record_in_an_entry_the_writer_never_fills_is_refused_at_declaration():
+    from harness.core.readings import RECORD_IN
+
+    for entry in RECORD_IN:
+        assert Reading("somewhere", "somewhere.csv", ("system",), record_in=entry).record_in == entry
+    with pytest.raises(ValueError, match=r"record_in 'provenance' is not one of '', 'statistics', 'diagnosis'"):
+        Reading("lost_record", "lost_record.csv", ("system",), record_in="provenance")

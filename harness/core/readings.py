@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from harness.core.options import Statistics
     from harness.core.record import CompareConfig, CompareRecord, SystemResult
 
-__all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "Compute", "FailureCheck", "Reading", "ReadingInputs",
+__all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "RECORD_IN", "Compute", "FailureCheck", "Reading", "ReadingInputs",
            "Readings", "Record", "Render", "RollUp", "ServeResults", "ServeView", "check_readings", "failure_checks",
            "flagged_queries", "identified_files", "manifest_records", "read_comparison", "reading_frames", "register",
            "rendered", "resampled_columns", "served", "served_results", "SuiteInputs", "SuiteStep", "suite_readings",
@@ -243,6 +243,11 @@ class SuiteStep:
     key: str = ""
 
 
+#: The manifest entries a reading's record may go in (:attr:`Reading.record_in`): the top level, the
+#: comparisons' ``statistics``, the ``diagnosis`` (:mod:`harness.store.write` puts each there).
+RECORD_IN = ("", "statistics", "diagnosis")
+
+
 @dataclass(frozen=True)
 class RollUp:
     """A reading's per-query table rolled up per query facet by the reading that rolls up
@@ -299,8 +304,9 @@ class Reading:
     () -> the shape of its manifest entries, checked where ``record_in`` puts them when a folder is
     opened (key -> shape, as :data:`harness.store.read.MANIFEST_SHAPES` declares one; called there, so
     computing loads no store);
-    ``record_in``: the manifest entry its record goes in (empty: the top level; ``statistics``: beside
-    the comparisons' settings); ``check``: (the configuration, the loaded dataset) -> None, checks
+    ``record_in``: the manifest entry its record goes in (one of :data:`RECORD_IN`: empty, the top
+    level; ``statistics``, beside the comparisons' settings; ``diagnosis``, beside the fail rank and
+    the categories); ``check``: (the configuration, the loaded dataset) -> None, checks
     what the reading reads of the dataset before anything is fitted (a
     :class:`~harness.errors.RetbenchError` when it cannot be read: a facet named that the queries
     lack), or None; ``files``: (finished comparison, run id, the manifest's ``hashes``) -> file name
@@ -363,6 +369,9 @@ class Reading:
             raise ValueError(f"reading name {self.name!r} is not an identifier (it is an attribute of a results folder)")
         if "/" in self.file or not self.file.endswith(".csv"):
             raise ValueError(f"reading {self.name!r}: file {self.file!r} must be a CSV file name inside the folder")
+        if self.record_in not in RECORD_IN:  # the writer puts records in these entries only: elsewhere, lost
+            raise ValueError(f"reading {self.name!r}: record_in {self.record_in!r} is not one of "
+                             f"{', '.join(map(repr, RECORD_IN))}")
 
 
 #: Reading name -> its declaration, in the order a folder lists its files. :func:`register` adds one.
