@@ -76,3 +76,26 @@ def test_a_record_in_an_entry_the_writer_never_fills_is_refused_at_declaration()
         assert Reading("somewhere", "somewhere.csv", ("system",), record_in=entry).record_in == entry
     with pytest.raises(ValueError, match=r"record_in 'provenance' is not one of '', 'statistics', 'diagnosis'"):
         Reading("lost_record", "lost_record.csv", ("system",), record_in="provenance")
+
+
+def test_the_leaderboards_html_notes_name_the_tukey_hsd_p_of_a_tukey_run(tmp_path):
+    pytest.importorskip("matplotlib", reason="the HTML reports' charts need the report extra: pip install "
+                                             "'retbench[report]'")
+    from harness import compare_suite
+    from harness.core.options import RunOptions
+    from harness.suite.report import render_suite_report
+    from harness.suite.store import open_suite
+
+    tukey = Statistics(bootstrap_samples=50, permutations=50, family="tukey")
+    html = compare(["bm25", "lsa", "rrf(bm25,lsa)"], "article", ["mrr"], statistics=tukey).report("html")
+    board = html[html.index('<section id="leaderboard">'):]
+    board = board[:board.index("</section>")]
+    assert "Tukey HSD p &le;" in board and "Holm" not in board
+    from tests.test_suite import small_collection
+
+    fruit = small_collection(tmp_path / "fruit", seed=1)
+    suite = compare_suite("bm25,lsa", ["article", str(fruit)], ["mrr"], statistics=tukey, run=RunOptions(cache=False))
+    page = render_suite_report(open_suite(suite.write(tmp_path / "out", command_line=["test"])), "html")[1]
+    board = page[page.index('<section id="leaderboard">'):]
+    board = board[:board.index("</section>")]
+    assert "Tukey HSD p &le;" in board and "Holm" not in board

@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from harness.engines.parallel import ChunkMapper
-from harness.core.statistics import Comparison, over_resamples, percentile_interval
+from harness.core.statistics import Comparison, adjusted_label, over_resamples, percentile_interval
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, SEED
 from harness.core.readings import Reading, ReadingInputs, SuiteInputs, SuiteStep, register
 
@@ -311,7 +311,8 @@ def html_body(board: pd.DataFrame, view: ReportView) -> str:
                 f" Only the comparisons with {html_escape(view.baseline)} were made; the other pairs are "
                 "not separated.")
     note = (f'<p class="note">Per metric, the systems by mean. Group letters: two systems share a letter exactly '
-            f"when their comparison does not call one better (Holm p &le; {view.alpha:g} and the {view.level} "
+            f"when their comparison does not call one better ({adjusted_label(view.statistics.get('holm_family'))} "
+            f"&le; {view.alpha:g} and the {view.level} "
             f"interval excludes 0 call it), as the verdicts below.{untested} Mean rank and the {view.level} rank "
             f"interval over {samples} bootstrap resamples of the queries.</p>")
     table = html_table(["metric", "group", "system", "mean", "rank", "mean rank", f"{view.level} rank interval"],
@@ -383,7 +384,8 @@ def suite_html(board: pd.DataFrame, view: Any) -> str:
             html_cell(f"[{row.rank_ci_low:g}, {row.rank_ci_high:g}]", numeric=True)]) + "</tr>")
     note = ('<p class="note">Per metric, the systems by macro mean (the mean of the collections\' means: each '
             "collection weighs the same). Group letters: two systems share a letter exactly when their macro "
-            f"comparison does not call one better (Holm p &le; {view.alpha:g} and the {view.level} interval "
+            f"comparison does not call one better ({adjusted_label(view.family)} &le; {view.alpha:g} and the "
+            f"{view.level} interval "
             f"excludes 0). Mean rank and the {view.level} rank interval over {view.bootstrap_samples} bootstrap "
             "resamples stratified by collection.</p>")
     return note + html_table(["metric", "group", "system", "macro", "rank", "mean rank",
