@@ -99,3 +99,15 @@ def test_the_leaderboards_html_notes_name_the_tukey_hsd_p_of_a_tukey_run(tmp_pat
     board = page[page.index('<section id="leaderboard">'):]
     board = board[:board.index("</section>")]
     assert "Tukey HSD p &le;" in board and "Holm" not in board
+
+
+def test_a_suite_step_without_title_or_anchor_takes_the_readings():
+    from harness.core.readings import SuiteStep
+
+    bare = Reading("query_counts", "query_counts.csv", ("system",), title="Queries",
+                   suite=SuiteStep("suite_query_counts.csv", lambda inputs: pd.DataFrame()))
+    assert (bare.suite.title, bare.suite.anchor) == ("Queries", "suite-reading-query-counts")
+    named = Reading("query_counts", "query_counts.csv", ("system",),
+                    suite=SuiteStep("suite_query_counts.csv", lambda inputs: pd.DataFrame(), title="T", anchor="a"))
+    assert (named.suite.title, named.suite.anchor) == ("T", "a")
+    assert READINGS["leaderboard"].suite.anchor == "leaderboard"  # the built-in one keeps its own

@@ -23,7 +23,7 @@ comparison is made or read.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -227,7 +227,8 @@ class SuiteStep:
     ``file``: its CSV file in the suite folder; ``compute``: :class:`SuiteInputs` -> its table (the
     suite's ``table(name)`` and attribute, under the reading's name); ``record``: key -> how it was
     made, in words, entries of the suite manifest's ``statistics`` (before its ``tally``); ``title``:
-    the heading of its section in the suite reports; ``anchor``: the id of its HTML section;
+    the heading of its section in the suite reports (default: the reading's heading); ``anchor``: the
+    id of its HTML section (default: ``suite-`` and the reading's HTML id);
     ``render``: report format -> renderer: ``text``: (its table, the suite view
     :class:`harness.suite.view.SuiteView`, a metric) -> its lines heading that metric's block of the
     text report (empty: none), ``md`` and ``html``: (table, view) -> the body of its section, which
@@ -369,6 +370,9 @@ class Reading:
             raise ValueError(f"reading name {self.name!r} is not an identifier (it is an attribute of a results folder)")
         if "/" in self.file or not self.file.endswith(".csv"):
             raise ValueError(f"reading {self.name!r}: file {self.file!r} must be a CSV file name inside the folder")
+        if self.suite is not None and not (self.suite.title and self.suite.anchor):  # its suite sections' defaults
+            object.__setattr__(self, "suite", replace(self.suite, title=self.suite.title or self.heading,
+                                                      anchor=self.suite.anchor or "suite-" + self.html_id))
         if self.record_in not in RECORD_IN:  # the writer puts records in these entries only: elsewhere, lost
             raise ValueError(f"reading {self.name!r}: record_in {self.record_in!r} is not one of "
                              f"{', '.join(map(repr, RECORD_IN))}")
