@@ -117,7 +117,7 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], data
     tables: dict[str, pd.DataFrame] = {}  # filled in registry order: each step sees the earlier ones' tables
     inputs = ReadingInputs(config, systems, dataset.queries, per_query, comparisons, tasks, mapper, dataset.qrels,
                            dataset, tables)
-    for reading in READINGS.values():  # in registry order: the leaderboard, the facets, risk–coverage, the card...
+    for reading in READINGS.values():  # in registry order (each reading's ``order``)
         if reading.compute is not None:
             tables.update(reading.compute(inputs))
     return Readings(comparisons, power, tables)
@@ -293,7 +293,8 @@ class Reading:
     ``compute``: the step that computes it while the comparison runs (:data:`Compute`), or None;
     ``frame``: the table from a finished comparison (:class:`~harness.core.record.CompareRecord`),
     or None when that comparison has none (the metrics card when it is off), so no file is written
-    (default: the table its compute step gave, when it has one); ``record``: its entries in the
+    (default: the table of its name a compute step gave, its own or another reading's, as
+    risk–coverage's gives its summary); ``record``: its entries in the
     manifest (:data:`Record`), or None;
     ``render``: report format (``text``, ``html``, ``md``, ``latex``) -> the renderer of its section
     (:data:`Render`), placed under the heading ``title`` (default: ``name``); ``sections``: format ->
