@@ -188,7 +188,9 @@ class _Tables(Mapping[str, Reading]):
     imported is a table of every folder too."""
 
     def __getitem__(self, name: str) -> Reading:
-        return _tables()[name]
+        if name == PER_QUERY:  # a lookup, not a copy of the registry
+            raise KeyError(name)
+        return READINGS[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(_tables())
