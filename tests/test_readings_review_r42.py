@@ -111,3 +111,19 @@ def test_a_suite_step_without_title_or_anchor_takes_the_readings():
                     suite=SuiteStep("suite_query_counts.csv", lambda inputs: pd.DataFrame(), title="T", anchor="a"))
     assert (named.suite.title, named.suite.anchor) == ("T", "a")
     assert READINGS["leaderboard"].suite.anchor == "leaderboard"  # the built-in one keeps its own
+
+
+def test_the_guide_lists_every_field_of_the_registrys_declarations():
+    import dataclasses
+    import re
+    from pathlib import Path
+
+    from harness.core.readings import FailureCheck, RollUp, ServeResults, ServeView, SuiteStep
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "adding-a-reading.md").read_text(encoding="utf-8")
+    fields = guide[guide.index("```text\n"):guide.index("```", guide.index("```text\n") + 7)]
+    listed = re.search(r"Reading\(([^)]*)\)", fields)[1]
+    assert [name.strip() for name in listed.split(",")] == [f.name for f in dataclasses.fields(Reading)]
+    for declaration in (ServeView, ServeResults, SuiteStep, FailureCheck, RollUp):
+        missing = [f.name for f in dataclasses.fields(declaration) if not re.search(rf"\b{f.name}\b", fields)]
+        assert not missing, f"docs/adding-a-reading.md does not say what {declaration.__name__}'s {missing} are"
