@@ -44,7 +44,7 @@ class CompareResult(CompareRecord):
         return cls(**{f.name: getattr(record, f.name) for f in fields(CompareRecord)})
 
     def report(self, format: str = "text", *, show_failures: int | None = None, show_queries: int | None = None,
-               heading: bool = True, command_line: Sequence[str] | None = None) -> str:
+               heading: bool = True, command_line: Sequence[str] | None = None, measured: bool = False) -> str:
         """A report of the comparison.
 
         ``format="text"`` (the default): the report ``bench compare`` prints: the dataset's summary
@@ -55,7 +55,9 @@ class CompareResult(CompareRecord):
         ``--show-failures``). ``show_queries=None`` gives the rank table whole; a number, its first
         that many queries (:func:`harness.report.text.terminal_cut` says what a terminal gets).
         Whole, it is ``report.txt`` less its last newline, and ``bench report --format text`` of the
-        folder.
+        folder. ``measured=True`` adds what was measured on this machine (the cost table and latency
+        verdicts, which change from run to run and so stay out of ``report.txt``): ``bench compare``
+        prints it so.
 
         ``format="html"``, ``"md"`` or ``"latex"`` (:data:`harness.report.formats.REPORT_FORMATS`):
         the report ``bench report`` makes of the results folder :meth:`write` would store; its command
@@ -85,7 +87,7 @@ class CompareResult(CompareRecord):
         # the folder write() would store, read in memory (less report.txt and the run files, which no report reads)
         view = ReportView.of_result(self, list(command_line) if command_line is not None else None)
         if name == TEXT:
-            return render_text(view, show_failures, show_queries, heading)
+            return render_text(view, show_failures, show_queries, heading, measured)
         return REPORT_FORMATS[name].render(view)
 
     def write(self, out: Path | str, *, command_line: Sequence[str] | None = None,

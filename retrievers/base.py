@@ -233,6 +233,18 @@ class Retriever(ABC):
         risk–coverage; None (the default): read it off the run (``compare(confidence_from=...)``)."""
         return None
 
+    def index_bytes(self) -> int | None:
+        """Bytes the fitted index holds in memory (the cost reading's index size), its children's
+        left out (the harness adds them); None: unknown. The default sizes retbench's own retrievers
+        by what their attributes hold after fit (:func:`retrievers.footprint.held_bytes`: numpy arrays,
+        sparse matrices, vocabularies) and says None for any other class, whose state it cannot see
+        whole: a plugin declares its own by overriding this (``return self.vectors.nbytes``)."""
+        if type(self).__module__.split(".")[0] != "retrievers":
+            return None
+        from retrievers.footprint import held_bytes
+
+        return held_bytes(self)
+
     def fitted_state(self, kind: str, params: Mapping[str, Any], corpus: Corpus, build: Callable[[], State],
                      validate: Callable[[State], bool]) -> State:
         """The fitted state (named numpy arrays) of ``kind`` with ``params`` on ``corpus``: from the
@@ -393,7 +405,8 @@ def _slice_queries(queries: Queries, start: int, stop: int) -> Queries:
 
 
 #: The protocols offered by overriding a method of the base class, whose default offers nothing.
-_OVERRIDDEN = {"confidence": "confidence", "sweep": "sweep", "unavailable_reason": "unavailable_reason"}
+_OVERRIDDEN = {"confidence": "confidence", "sweep": "sweep", "unavailable_reason": "unavailable_reason",
+               "index_bytes": "index_bytes"}
 
 
 def offers(retriever: Retriever, protocol: str) -> bool:

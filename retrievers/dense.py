@@ -184,6 +184,15 @@ class Dense(DenseSharding, ScoreRetriever):
         self._doc_vectors = state["embeddings"]
         return self
 
+    def index_bytes(self) -> int | None:
+        """The document embeddings and the model's weights (what a search needs in memory); None
+        before fit or when the encoder's weights cannot be read."""
+        vectors, encoder = self.__dict__.get("_doc_vectors"), self.__dict__.get("_encoder")
+        if vectors is None or encoder is None or not hasattr(encoder, "parameters"):
+            return None
+        weights = sum(p.numel() * p.element_size() for p in encoder.parameters())
+        return int(vectors.nbytes) + int(weights)
+
     def cache_key(self) -> dict[str, object]:
         """What, besides the corpus, the document embeddings depend on (the cache entry's parameters)."""
         return {

@@ -26,6 +26,10 @@ fitted-state caching (:class:`CachesFittedState`)
     run context's cache (:mod:`retrievers.cache`), else built; without a cache it is built.
 ``children`` (:class:`HasChildren`)
     The retrievers this one calls (a fusion's); the default is ``()``.
+``index_bytes`` (:class:`ReportsIndexSize`)
+    The bytes the fitted index holds, for the cost reading (docs/cost.md); the default sizes
+    retbench's own retrievers by the arrays they hold (:func:`retrievers.footprint.held_bytes`) and
+    says None ("unknown") for any other class.
 ``unavailable_reason`` (:class:`MayBeUnavailable`)
     A classmethod saying why the retriever cannot run here (a missing dependency), or None.
 
@@ -48,7 +52,7 @@ import scipy.sparse as sp
 from corpora import Corpus, Queries, Run
 from retrievers.cache import State
 
-__all__ = ["PROTOCOLS", "CachesFittedState", "HasChildren", "MayBeUnavailable", "ReportsConfidence",
+__all__ = ["PROTOCOLS", "CachesFittedState", "HasChildren", "MayBeUnavailable", "ReportsConfidence", "ReportsIndexSize",
            "ScoresEveryDocument", "ShardFit", "ShardHits", "ShardedRetriever", "SweepsSettings"]
 
 
@@ -127,6 +131,13 @@ class HasChildren(Protocol):
 
 
 @runtime_checkable
+class ReportsIndexSize(Protocol):
+    """Bytes the fitted index holds in memory, children left out; None: unknown."""
+
+    def index_bytes(self) -> int | None: ...
+
+
+@runtime_checkable
 class MayBeUnavailable(Protocol):
     """Why this retriever cannot run here, or None."""
 
@@ -138,5 +149,5 @@ class MayBeUnavailable(Protocol):
 PROTOCOLS: dict[str, type] = {
     "score": ScoresEveryDocument, "confidence": ReportsConfidence, "sweep": SweepsSettings,
     "sharding": ShardedRetriever, "fitted-state caching": CachesFittedState, "children": HasChildren,
-    "unavailable_reason": MayBeUnavailable,
+    "unavailable_reason": MayBeUnavailable, "index_bytes": ReportsIndexSize,
 }

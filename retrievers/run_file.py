@@ -196,6 +196,10 @@ class RunSystem(ScoreRetriever):
 
     # ----- the seam ---------------------------------------------------------------------------
 
+    def index_bytes(self) -> int | None:
+        """None: a stored run has no index of its own (what built it is not known here)."""
+        return None
+
     def fit(self, corpus: Corpus) -> RunSystem:
         """Read the file (its ``{collection}`` replaced by ``corpus.name``) and match the run's
         documents with the corpus's: refused above :data:`~corpora.inspection.UNMATCHED_LIMIT` of

@@ -122,7 +122,8 @@ def test_results_folder_contract(runner, tmp_path):
     assert result.exit_code == 0, result.output
     folder = only_folder(tmp_path)
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-    assert names == ["comparisons.csv", "diagnosis.csv", "duplicates.csv", "facets.csv", "leaderboard.csv",
+    assert names == ["comparisons.csv", "diagnosis.csv", "duplicates.csv", "efficiency.csv", "facets.csv",
+                     "latency_comparisons.csv", "leaderboard.csv",
                      "manifest.json", "per_query.csv", "qrels.txt", "query_facets.csv",
                      "report.txt", "retrieval_metrics.jsonl", "retrieval_metrics_facets.csv",
                      "retrieval_metrics_summary.csv", "risk_coverage.csv", "risk_coverage_summary.csv",
@@ -172,7 +173,9 @@ def test_same_inputs_and_seed_give_identical_files(runner, tmp_path):
     first, second = sorted(p for p in (tmp_path / "out").iterdir() if p.is_dir())
     assert first.name != second.name  # a new folder per run; the earlier one untouched
     for path in first.rglob("*"):
-        if path.is_file() and path.name not in ("manifest.json", "retrieval_metrics.jsonl"):
+        # the cost reading's two files hold this run's times; nothing else may move (timings never reach them)
+        if path.is_file() and path.name not in ("manifest.json", "retrieval_metrics.jsonl", "efficiency.csv",
+                                                "latency_comparisons.csv"):
             assert path.read_bytes() == (second / path.relative_to(first)).read_bytes(), path.name
     # the card's lines hold the run id (its time) and nothing else that moves: the result ids are stable
     lines = [(f / "retrieval_metrics.jsonl").read_text().replace(f'"runId": "{f.name}"', '"runId": ""')
@@ -183,6 +186,8 @@ def test_same_inputs_and_seed_give_identical_files(runner, tmp_path):
     assert strip(m1) == strip(m2)
     # the files' hashes are the same too, but for the one file that holds the run id
     assert m1["files"].pop("retrieval_metrics.jsonl") != m2["files"].pop("retrieval_metrics.jsonl")
+    for timed in ("efficiency.csv", "latency_comparisons.csv"):
+        m1["files"].pop(timed), m2["files"].pop(timed)
     assert m1["files"] == m2["files"] and len(m1["files"]) == 14 + 2 * 3
 
 

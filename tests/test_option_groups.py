@@ -106,7 +106,7 @@ def values(place: dict[str, Path], entry: str) -> dict[str, dict[str, Any]]:
                      "retrieval_k": 5},
         "loading": {"format": "trec", "split": "dev", "allow_unmatched_judgments": True, "facets_file": str(facets)},
         "run": {"cache": str(place["root"] / f"cache-{entry}"), "timeout": 1e-9, "engine": RecordingEngine(),
-                "on_loaded": _hook},
+                "on_loaded": _hook, "latency_queries": 0, "latency_rounds": 1},
     }
 
 
@@ -151,6 +151,21 @@ def _stripped(value: object) -> object:
     return _RUN_ID.sub("RUN", value) if isinstance(value, str) else value
 
 
+#: The cost reading's files, which hold this run's times -> the columns that are not measurements.
+MEASURED = {"efficiency.csv": ("system", "includes", "n_documents", "fit_from_cache", "n_queries", "latency_queries",
+                               "latency_rounds"),
+            "latency_comparisons.csv": ("system_a", "system_b", "n_queries")}
+
+
+def _measured_cells(text: str, kept: tuple[str, ...]) -> list[dict[str, str]]:
+    """A measured file's rows: the columns ``kept`` as they are, every other cell "measured" or "" (unknown)."""
+    import csv
+    import io
+
+    return [{k: v if k in kept else ("measured" if v else "") for k, v in row.items()}
+            for row in csv.DictReader(io.StringIO(text))]
+
+
 def folder_snapshot(folder: Path) -> dict[str, dict[str, object]]:
     """A results folder's files, but what differs from run to run (run ids, times, timings): ``data``
     (what it computed: every file but the manifests and the reports) and ``record`` (those)."""
@@ -160,6 +175,9 @@ def folder_snapshot(folder: Path) -> dict[str, dict[str, object]]:
             continue
         relative = _RUN_ID.sub("RUN", path.relative_to(folder).as_posix())
         text = path.read_text(encoding="utf-8", errors="replace")
+        if path.name in MEASURED:  # times of this run: what was measured, not the measurements
+            snapshot["data"][relative] = _measured_cells(text, MEASURED[path.name])
+            continue
         kind = "record" if path.suffix == ".json" or path.stem == "report" else "data"
         snapshot[kind][relative] = (_stripped(json.loads(text)) if path.suffix == ".json"
                                     else _RESULT_ID.sub("", _RUN_ID.sub("RUN", text)))
@@ -313,7 +331,8 @@ def test_tune_honours_or_refuses_every_field(case_id, place, tuned_by_default, t
 def test_tune_refuses_the_fields_it_cannot_honour(place) -> None:
     """What a search cannot do is refused in one line, not ignored."""
     for group, name in (("scoring", "unjudged"), ("statistics", "permutations"), ("statistics", "family"),
-                        ("run", "timeout"), ("run", "engine")):
+                        ("run", "timeout"), ("run", "engine"), ("run", "latency_queries"),
+                        ("run", "latency_rounds")):
         value = values(place, "tune")[group][name]
         kind, message = outcome(_tuned(place["root"], **{group: GROUPS[group](**{name: value})}))
         assert kind == "refused", (group, name)

@@ -201,6 +201,8 @@ def _judgments_only(ctx: click.Context, qrels: Path | None, queries: Path | None
               help="With --engine dask and no --scheduler: worker processes of a local cluster started for the run "
                    "[default: one per core].")
 @option(RunOptions, "timeout", type=click.FloatRange(min=0, min_open=True))
+@option(RunOptions, "latency_queries", type=click.IntRange(min=0))
+@option(RunOptions, "latency_rounds", type=click.IntRange(min=1))
 @click.option("--quiet", "-q", is_flag=True,
               help="No progress on stderr: no progress line (it only shows on a terminal) and no "
                    "informational logs of ir_datasets.")
@@ -218,7 +220,8 @@ def _judgments_only(ctx: click.Context, qrels: Path | None, queries: Path | None
                    + " (the same as `bench report` on the folder).")
 @click.pass_context
 def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: bool, engine: str,
-            scheduler: str | None, workers: int | None, timeout: float | None, quiet: bool,
+            scheduler: str | None, workers: int | None, timeout: float | None, latency_queries: int,
+            latency_rounds: int, quiet: bool,
             show_failures: int | None, full: bool, reports: str, qrels: Path | None, queries: Path | None,
             **options: Any) -> None:
     """Compare retrievers on a corpus: means, ranks, paired bootstrap and diagnosis.
@@ -261,14 +264,17 @@ def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: b
         from harness.cli.suite import run_suite_command
         with contextlib.closing(runner) if owned else contextlib.nullcontext():
             return run_suite_command(ctx, config, retrievers, metric_list, out, formats,
-                                     run=RunOptions(cache, timeout, runner), quiet=quiet, full=full, stdout=stdout)
+                                     run=RunOptions(cache, timeout, runner, latency_queries=latency_queries,
+                                                    latency_rounds=latency_rounds),
+                                     quiet=quiet, full=full, stdout=stdout)
     with progress_shown(quiet) as progress, contextlib.closing(runner) if owned else contextlib.nullcontext():
         groups = config.groups()
         if judged is not None:  # loaded already: the loading options of a corpus stay unset (refused if given)
             groups["loading"] = replace(groups["loading"], split=None, allow_unmatched_judgments=None)
         dataset = judged if judged is not None else config.corpus
         result = compare(retrievers, dataset, metric_list, baseline=config.baseline, **groups,
-                         run=RunOptions(cache, timeout, runner, loaded), progress=progress)
+                         run=RunOptions(cache, timeout, runner, loaded, latency_queries, latency_rounds),
+                         progress=progress)
     folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
@@ -282,7 +288,7 @@ def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: b
     if unjudged != DEFAULT_UNJUDGED:
         stdout.echo(f"unjudged documents ({unjudged}): {UNJUDGED_READINGS[unjudged]}")
     stdout.echo(result.report(show_failures=show_failures if show_failures is not None else failures_shown,
-                              show_queries=show_queries, heading=False))
+                              show_queries=show_queries, heading=False, measured=True))
     stdout.echo("")
     stdout.echo(f"results: {folder}")
     stdout.finish(ctx, folder)

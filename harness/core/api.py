@@ -34,6 +34,7 @@ from corpora.readers import DEFAULT_SPLIT
 from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
 from harness.engines.deadline import step_deadline
+from harness.core.cost import PeakMemory, SystemCost, index_size, measure_latency
 from harness.core.record import CompareConfig, CompareRecord, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
@@ -52,6 +53,7 @@ from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
 from retrievers.context import RunContext
+from retrievers.run_file import RunSystem
 
 __all__ = ["check_bootstrap_memory", "compute_comparison", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
@@ -151,7 +153,8 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
             warnings = [*data.warnings, *depth_warnings]  # a retriever's own (a run's mismatches) join them, once each
             context = RunContext(cache=fitted_states, progress=tasks, placement=running.placement,
                                  warn=lambda message: None if message in warnings else warnings.append(message))
-            result = _run(config, data, retrievers, metric_list, context, running.mapper, warnings, notes, seconds)
+            result = _run(config, data, retrievers, metric_list, context, running.mapper, warnings, notes, seconds,
+                          run)
         result.engine = running.record.describe()
         return result
 
@@ -200,11 +203,12 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
          context: RunContext, mapper: ChunkMapper | None, warnings: list[str], notes: list[str],
-         timeout: float | None = None) -> CompareRecord:
+         timeout: float | None = None, run_options: RunOptions = RunOptions()) -> CompareRecord:
     """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
-    ``context``: its cache, progress and engine placement), evaluate, compare, diagnose (the chunks of
-    the evaluation and the statistics through the engine's ``mapper``; None: here), as ``config``'s
-    groups say."""
+    ``context``: its cache, progress and engine placement), measure what each system costs
+    (:mod:`harness.core.cost`: its latency as ``run_options`` says), evaluate, compare, diagnose (the
+    chunks of the evaluation and the statistics through the engine's ``mapper``; None: here), as
+    ``config``'s groups say."""
     tasks = context.progress
     scoring, readings = config.scoring, config.readings
     query_ids = queries_that_count(dataset.qrels, scoring.rel_threshold, dataset.queries.ids)
@@ -217,21 +221,31 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
 
     systems: list[SystemResult] = []
     frames = []
+    # re-ranking collections: search everything, then rank each query's own pool
+    k = len(dataset.corpus) if dataset.candidates else scoring.depth
     for retriever in retrievers:
-        start = time.perf_counter()
         label = retriever.label
-        with tasks.task(f"fitting {label}"), step_deadline(timeout, label, "fit"):
-            fit_retriever(retriever, dataset.corpus, context)
-        fitted = time.perf_counter()
-        # re-ranking collections: search everything, then rank each query's own pool
-        k = len(dataset.corpus) if dataset.candidates else scoring.depth
-        with tasks.task(f"searching {label}", len(queries)), step_deadline(timeout, label, "search"):
-            found = search_retriever(retriever, queries, k, context)
+        cache_events = len(context.cache.events) if context.cache is not None else 0
+        with PeakMemory() as fit_memory:
+            start = time.perf_counter()
+            with tasks.task(f"fitting {label}"), step_deadline(timeout, label, "fit"):
+                fit_retriever(retriever, dataset.corpus, context)
+            fitted = time.perf_counter()
+        with PeakMemory() as search_memory:
+            searched_from = time.perf_counter()
+            with tasks.task(f"searching {label}", len(queries)), step_deadline(timeout, label, "search"):
+                found = search_retriever(retriever, queries, k, context)
+            searched = time.perf_counter()
         run = as_run(found, dataset.corpus, queries, label, k, notes.append)
         if dataset.candidates:
             run = restrict_to_candidates(run, dataset.candidates, scoring.depth)
-        searched = time.perf_counter()
-        systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - fitted))
+        index_bytes, children = index_size(retriever)
+        from_cache = context.cache is not None and any(
+            event in ("hit", "memory") for event, _ in context.cache.events[cache_events:])
+        cost = SystemCost(fitted - start, searched - searched_from, len(dataset.corpus), len(queries), from_cache,
+                          index_bytes, fit_memory.added, search_memory.added, children,
+                          isinstance(retriever, RunSystem))
+        systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - searched_from, cost))
         frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, scoring.unjudged, query_ids,
                                  scoring.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
@@ -239,6 +253,14 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         # the search's and the evaluation's temporaries (merged hits, partitions sent to workers): the
         # heap keeps their pages otherwise, and every later step's peak would stack on them
         release_freed_memory()
+    timed = {s.label: s.retriever for s in systems if s.cost is not None and not s.cost.stored_run}
+    if run_options.latency_queries and timed:
+        with tasks.task("measuring latency"):
+            sampled, latencies = measure_latency(timed, queries, k, context, run_options.latency_queries,
+                                                 run_options.latency_rounds, config.statistics.seed)
+        for system in systems:
+            if system.label in latencies and system.cost is not None:
+                system.cost.latencies, system.cost.latency_query_ids = latencies[system.label], sampled
     names = [m.name for m in metrics]
     per_query = pd.concat(frames, ignore_index=True)
     per_query = per_query[["system", "query_id", *names, FIRST_RELEVANT_RANK]]

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from retrievers.cache import IndexCache
 
 __all__ = ["ALPHA", "BOOTSTRAP_SAMPLES", "CONFIDENCE", "CONFIDENCES", "CONFIDENCE_FROM", "DEPTH", "FAIL_RANK",
-           "FACET_MAX_VALUES", "FACET_MIN_QUERIES", "FAMILIES", "FAMILY", "OWN_CONFIDENCE", "PERMUTATIONS", "REL_THRESHOLD", "RETRIEVAL_K", "SEED", "TUKEY", "Loading", "Readings", "RunOptions", "Scoring",
+           "FACET_MAX_VALUES", "FACET_MIN_QUERIES", "FAMILIES", "FAMILY", "LATENCY_QUERIES", "LATENCY_ROUNDS", "OWN_CONFIDENCE", "PERMUTATIONS", "REL_THRESHOLD", "RETRIEVAL_K", "SEED", "TUKEY", "Loading", "Readings", "RunOptions", "Scoring",
            "Statistics", "alpha_of", "check_retrieval_k", "declared", "level_text"]
 
 #: The defaults, one declaration each (the dataclasses below, the CLI and every function with such
@@ -83,6 +83,8 @@ RETRIEVAL_K = 10
 FACET_MAX_VALUES = 20
 #: ... and a cell of fewer queries than this gets no interval.
 FACET_MIN_QUERIES = 5
+LATENCY_QUERIES = 200
+LATENCY_ROUNDS = 3
 
 #: Multiple-comparison families: which comparisons are adjusted together, and how
 #: (:func:`harness.core.statistics.adjust_in_families`): Holm's step-down within one metric or across the run,
@@ -250,6 +252,13 @@ def _engine(value: object, name: str, default: object) -> None:
         raise UnknownNameError("engine", str(value), list(ENGINES))
 
 
+def _count_or_zero(value: object, name: str, default: object) -> None:
+    """An int >= 0 (0: off)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RetbenchError(f"`{name}` must be an int >= 0 (0 turns it off). Got {value!r} instead. "
+                            f"Fix: pass e.g. `{name}={default}`")
+
+
 def _hook(value: object, name: str, default: object) -> None:
     if value is not None and not callable(value):
         raise RetbenchError(f"`{name}` must be a function of the loaded dataset, or None. Got {value!r} instead. "
@@ -387,7 +396,10 @@ class RunOptions:
     ``"dask"``: a local cluster started and stopped by the call) or an :class:`~harness.engines.Engine`
     object, which the caller keeps and closes (a Dask scheduler's address or a number of workers:
     ``harness.engines.DaskEngine(scheduler, workers)``). ``on_loaded`` hears the dataset before the
-    first fit. Checked when made: each of its kind, ``timeout`` None or a finite number > 0."""
+    first fit. ``latency_queries`` (0: off) and ``latency_rounds``: how each system's query latency is
+    measured for the cost reading (:mod:`harness.core.cost`); only ``efficiency.csv`` and
+    ``latency_comparisons.csv`` hold what they measure. Checked when made: each of its kind,
+    ``timeout`` None or a finite number > 0, ``latency_queries`` an int >= 0, ``latency_rounds`` >= 1."""
 
     cache: Union[bool, str, os.PathLike[str], IndexCache] = _option(False, "", _cache)
     timeout: float | None = _option(None, "Seconds each retriever's fit, and then its search, may take; a step past "
@@ -395,6 +407,13 @@ class RunOptions:
                                           "no results folder) [default: no limit].", _timeout)
     engine: Union[str, Engine] = _option("local", "", _engine)
     on_loaded: Callable[[Dataset], None] | None = _option(None, "", _hook)
+    latency_queries: int = _option(LATENCY_QUERIES, "Queries whose latency is measured, each searched alone after a "
+                                                    "warm-up, in every round (a seeded sample of the evaluated "
+                                                    "queries; 0: no latency measured). Timings go to efficiency.csv "
+                                                    "only (docs/cost.md).", _count_or_zero)
+    latency_rounds: int = _option(LATENCY_ROUNDS, "Rounds of the latency measurement: each sampled query is searched "
+                                                  "once per round; the rounds' spread says how noisy the machine was.",
+                                  _count)
 
     def __post_init__(self) -> None:
         _check_fields(self)

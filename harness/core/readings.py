@@ -322,7 +322,10 @@ class Reading:
     (:class:`RollUp`), or None; ``rolls_up``: for the reading that rolls up (the facets reading),
     a reading with a ``rollup`` -> the readings that compute, store and serve its rollup (registered
     once both are, whichever is registered first; its entries in ``bench serve`` follow the
-    reading's own), or None."""
+    reading's own), or None; ``measured``: its numbers are measurements of the run on its machine
+    (times, memory), which change from run to run: its text section is printed with the terminal's
+    report but kept out of ``report.txt``, so that every other file of a folder stays byte-identical
+    run to run."""
 
     name: str
     file: str
@@ -348,6 +351,7 @@ class Reading:
     suite: SuiteStep | None = field(default=None, compare=False)
     rollup: RollUp | None = field(default=None, compare=False)
     rolls_up: Callable[[Reading], Sequence[Reading]] | None = field(default=None, repr=False, compare=False)
+    measured: bool = False
 
     @property
     def html_id(self) -> str:

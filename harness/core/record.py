@@ -16,6 +16,7 @@ import pandas as pd
 
 from corpora import DEFAULT_CORPUS, Dataset, Run
 from corpora.readers import DEFAULT_SPLIT
+from harness.core.cost import SystemCost
 from harness.core.diagnosis import Failure
 from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, Scoring, Statistics
@@ -92,13 +93,15 @@ OPTION_GROUPS = ("scoring", "statistics", "readings", "loading")
 
 @dataclass
 class SystemResult:
-    """One system of a comparison: its label, the fitted retriever, its run and its timings."""
+    """One system of a comparison: its label, the fitted retriever, its run and its timings, and
+    what it cost (:class:`~harness.core.cost.SystemCost`; None: not measured)."""
 
     label: str
     retriever: Retriever
     run: Run
     fit_seconds: float
     search_seconds: float
+    cost: SystemCost | None = None
 
 
 @dataclass

@@ -14,6 +14,7 @@ this package first to read the built-in readings' tables.
 
 from __future__ import annotations
 
+from harness.readings import cost  # noqa: F401  (registers efficiency and latency_comparisons)
 from harness.readings import facets  # noqa: F401  (registers facets)
 from harness.readings import leaderboard  # noqa: F401  (registers leaderboard)
 from harness.readings import near_duplicates  # noqa: F401  (registers duplicates, which fails queries in the diagnosis)

@@ -172,19 +172,21 @@ def failure_lines(failure: Failure, documents: int | None = None) -> list[str]:
 
 
 def render_text(view: ReportView, show_failures: int | None = None, show_queries: int | None = None,
-                heading: bool = True) -> str:
+                heading: bool = True, measured: bool = False) -> str:
     """The report as ``bench compare`` prints it, of the results folder ``view`` reads: the
     dataset's summary line (unless ``heading`` is False), then the body. ``show_failures=None``
     gives every failed query with every relevant document (``report.txt``); a number abridges the
     diagnosis to that many failed queries per system, the rest counted and left to ``report.txt``
     and ``diagnosis.csv``. ``show_queries=None`` gives the rank table whole; a number, its first
-    that many queries, the rest counted and left to ``report.txt`` and ``per_query.csv``."""
+    that many queries, the rest counted and left to ``report.txt`` and ``per_query.csv``.
+    ``measured``: also the sections of the readings measured on the run's machine (the cost), which
+    the terminal shows and ``report.txt`` leaves out (:attr:`harness.core.readings.Reading.measured`)."""
     out: list[str] = [view.dataset_line] if heading else []
     pools = "; each query ranks its candidate pool" if view.pooled else ""
     systems = ", ".join(label if spec == label else f"{label} [{spec}]" for label, spec in view.systems_as_run)
     out.append(f"systems: {systems}; analyzer {view.analyzer}; depth {view.depth}{pools}")
     out.append("")
-    for lines in _sections(view, below=PLACES["means"]):
+    for lines in _sections(view, below=PLACES["means"], measured=measured):
         out += [*lines, ""]
     out.extend(_means_table(view))
     out.append("")
@@ -198,7 +200,7 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
         out.extend("  " + line for line in _comparison_lines(view))
         out.append("")
         out.extend(_power_lines(view))
-    for lines in _sections(view, PLACES["means"], PLACES["diagnosis"]):
+    for lines in _sections(view, PLACES["means"], PLACES["diagnosis"], measured):
         out += ["", *lines]
     out.append("")
     fail_rank = view.fail_rank
@@ -220,16 +222,18 @@ def render_text(view: ReportView, show_failures: int | None = None, show_queries
             out.extend(failure_lines(f, documents))
         if len(shown) < len(failures):
             out.append(f"  … and {len(failures) - len(shown)} more in report.txt and diagnosis.csv")
-    for lines in _sections(view, PLACES["diagnosis"]):
+    for lines in _sections(view, PLACES["diagnosis"], measured=measured):
         out += ["", *lines]
     return "\n".join(out)
 
 
-def _sections(view: ReportView, low: float = -math.inf, below: float = math.inf) -> list[list[str]]:
+def _sections(view: ReportView, low: float = -math.inf, below: float = math.inf,
+              measured: bool = False) -> list[list[str]]:
     """The lines of each registered reading's text section whose order is in [``low``, ``below``), in
-    registry order; an empty section (the facets when none was rolled up) is left out."""
+    registry order, a measured reading's only when ``measured``; an empty section (the facets when
+    none was rolled up) is left out."""
     sections = (_reading_lines(reading, frame, view) for reading, frame in view.registered("text")
-                if low <= reading.order < below)
+                if low <= reading.order < below and (measured or not reading.measured))
     return [lines for lines in sections if lines]
 
 

@@ -158,7 +158,8 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
     (``bootstrap_samples``, ``confidence`` and ``seed`` set the paired bootstrap intervals; a search runs
     no randomisation test and no Holm adjustment, so a ``permutations`` or ``family`` other than the
     default is refused), ``loading`` and ``run`` (``cache`` and ``on_loaded``; a search runs in this
-    process, without a time limit: a ``timeout`` or an engine is refused). Everything cheap is checked
+    process, without a time limit: a ``timeout`` or an engine is refused, and measures no latency: a
+    ``latency_queries`` or ``latency_rounds`` other than the default is refused). Everything cheap is checked
     before loading.
     """
     check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), loading=(loading, Loading),
@@ -166,6 +167,11 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
     if run.timeout is not None or run.engine != "local":
         raise RetbenchError("tune runs in this process without a time limit; `run` sets a timeout or an engine. "
                             "Fix: pass run=RunOptions(cache=...) without them")
+    timed = [f"{name}={getattr(run, name)!r}" for name in ("latency_queries", "latency_rounds")
+             if getattr(run, name) != declared(RunOptions, name)[0]]
+    if timed:
+        raise RetbenchError(f"tune measures no query latency; `run` sets {', '.join(timed)}. Fix: leave them out, "
+                            "and measure the chosen parameters' latency with compare()")
     if scoring.unjudged != DEFAULT_UNJUDGED:
         raise RetbenchError(f"tune scores an unjudged document as non-relevant (trec_eval), and `scoring.unjudged` "
                             f"is {scoring.unjudged!r}. Fix: leave scoring.unjudged out, or score the chosen "
