@@ -247,3 +247,26 @@ def start_judge(pool: Path, out: Path) -> tuple[subprocess.Popen, str]:
         process.kill()
         raise AssertionError(f"no address in {line!r}: {process.stderr.read()}")
     return process, match.group(0)
+
+
+_COST_SECTIONS = (
+    re.compile(r"\n\n<details><summary>Cost</summary>.*?</details>", re.S),  # Markdown
+    re.compile(r"\\begin\{table\}\[t\]\n\\centering\n\\small\n\\caption\{What each system cost.*?\\end\{table\}\n", re.S),
+    re.compile(r"\n\ncost on this machine .*?(?=\n\nresults: |\Z)", re.S),  # the terminal's text
+)
+
+
+def without_cost(text: str) -> str:
+    """A report less the cost reading's section: the times of its own run, which no other run repeats
+    (harness.readings.cost; every other line of two runs' reports is the same)."""
+    for section in _COST_SECTIONS:
+        text = section.sub("", text)
+    return text
+
+
+def without_cost_tables(result):
+    """``result`` as a folder written before the cost reading would hold it: no efficiency.csv, no
+    latency_comparisons.csv (so that its reports are the same bytes on every run, for golden files)."""
+    for name in ("efficiency", "latency_comparisons"):
+        result.tables.pop(name, None)
+    return result

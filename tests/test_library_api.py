@@ -125,7 +125,8 @@ def test_the_article_through_the_library_equals_bench_compare(runner, tmp_path: 
         files = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
         assert files == sorted(p.relative_to(cli_folder) for p in cli_folder.rglob("*") if p.is_file())
         for relative in files:
-            if relative.name not in ("manifest.json", RESULTS_FILE):
+            # the manifest and the card's lines hold the run id, the cost reading its own times
+            if relative.name not in ("manifest.json", RESULTS_FILE, "efficiency.csv", "latency_comparisons.csv"):
                 assert (folder / relative).read_bytes() == (cli_folder / relative).read_bytes(), relative
         ours, theirs = (_stable(json.loads((f / "manifest.json").read_text())) for f in (folder, cli_folder))
         # the card's lines carry the run id (its time), like the manifest; the rest is the same, and the
@@ -153,6 +154,7 @@ def _stable(manifest: dict) -> dict:
     for system in manifest["systems"]:
         del system["fit_seconds"], system["search_seconds"]
     del manifest["files"][RESULTS_FILE]  # its hash: the file holds the run id
+    del manifest["files"]["efficiency.csv"], manifest["files"]["latency_comparisons.csv"]  # this run's times
     return manifest
 
 
@@ -161,7 +163,7 @@ def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
     compare([Overlap()], tiny(), ["mrr"], progress=lambda label, done, total: heard.append((label, done, total)),
             statistics=Statistics(bootstrap_samples=50))
     assert [h for h in heard if h[1] == 0] == [("fitting Overlap", 0, None), ("searching Overlap", 0, 2),
-                                              ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None),
+                                              ("measuring latency", 0, None), ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None),
                                               ("near-duplicates", 0, None), ("retrieval metrics", 0, None)]
     assert capsys.readouterr() == ("", "")
 
@@ -173,8 +175,8 @@ def test_a_progress_channel_hears_the_work_of_its_own_comparison_only() -> None:
     channel = Progress(lambda label, done, total: heard.append(label))
     compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50), progress=channel)
     # the readings' compute steps in registry order: the near-duplicates (80) before the metrics card (90)
-    assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "bootstrap", "leaderboard",
-                                          "facets", "near-duplicates", "retrieval metrics"]
+    assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "measuring latency", "bootstrap",
+                                          "leaderboard", "facets", "near-duplicates", "retrieval metrics"]
     before = len(heard)
     compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50))  # no channel handed over: nothing is heard
     assert len(heard) == before

@@ -48,6 +48,7 @@ IDENTIFIERS: dict[str, tuple[str, ...]] = {
     "near_duplicates": (r"near[_\-]?duplicates?", r"duplicates\.csv", r"duplicate_counts", r"DUPLICATE_COLUMNS",
                         r"^duplicates$"),
     # its constants in capitals only: the corpora's facets_file (a side file of query facets) is not the card's
+    "cost": (r"efficiency", r"latency_comparisons"),
     "retrieval_metrics": (r"retrieval_metrics", r"RetrievalMetrics", r"retrievalMetrics", r"(?-i:CARD_METRICS)",
                           r"(?-i:ROLLUP_FILE)", r"(?-i:\bFACETS_FILE)"),
 }

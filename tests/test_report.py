@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.cli import main
 from harness.core.diagnosis import Failure
+from tests.conftest import without_cost
 from harness.report.text import (ABRIDGED_FAILURES, ABRIDGED_QUERIES, SHOWN_DOCUMENTS, TERMINAL_QUERIES, failure_lines,
                             terminal_cut)
 
@@ -44,7 +45,7 @@ def test_report_txt_is_what_was_printed_when_nothing_was_cut(runner, tmp_path) -
     result = runner.invoke(main, ["compare", "--out", str(tmp_path / "out"), *FAST])
     assert result.exit_code == 0, result.output
     folder = only_folder(tmp_path / "out")
-    assert result.stdout == whole_report_printed(folder)
+    assert printed_less_cost(result.stdout) == whole_report_printed(folder)
 
 
 def whole_report_printed(folder: Path) -> str:
@@ -52,6 +53,12 @@ def whole_report_printed(folder: Path) -> str:
     (the corpus's line comes first, while the systems fit) and last."""
     heading, rest = (folder / "report.txt").read_text(encoding="utf-8").split("\n", 1)
     return f"{heading}\nresults: {folder}\n{rest}\nresults: {folder}\n"
+
+
+def printed_less_cost(printed: str) -> str:
+    """What `bench compare` printed, less the cost table it prints last (report.txt leaves it out: its times)."""
+    assert "\n\ncost on this machine (" in printed
+    return without_cost(printed)
 
 
 def write_corpus(folder: Path, queries: int) -> Path:
@@ -96,7 +103,7 @@ def test_beyond_a_few_dozen_queries_the_terminal_abridges_and_full_prints_it_who
 
     whole = runner.invoke(main, [*options, "--full", "--out", str(tmp_path / "whole")])
     assert whole.exit_code == 0, whole.output
-    assert whole.stdout == whole_report_printed(only_folder(tmp_path / "whole"))
+    assert printed_less_cost(whole.stdout) == whole_report_printed(only_folder(tmp_path / "whole"))
     assert "more queries in" not in whole.stdout and "more in report.txt" not in whole.stdout
     assert all(f"\n  q{i:02d} " in whole.stdout for i in range(n))
 
@@ -133,8 +140,8 @@ def test_a_large_collection_prints_a_bounded_diagnosis(runner, tmp_path, shared_
     result = runner.invoke(main, ["compare", "--corpus", str(shared_data / "cisi"), "--systems", "bm25,lsa,rrf",
                                   "--no-cache", "--bootstrap-samples", "100", "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    diagnosis = result.stdout.split("diagnosis (first relevant document missing or below rank 3, or near-duplicate "
-                                    "documents in the top 3):\n")[1]
+    diagnosis = without_cost(result.stdout).split("diagnosis (first relevant document missing or below rank 3, or "
+                                                  "near-duplicate documents in the top 3):\n")[1]
     # three systems: a heading, at most ABRIDGED_FAILURES failures of at most 1 + 1 (near-duplicates) + 3 + 1 lines each, and a count
     assert len(diagnosis.splitlines()) <= 3 * (1 + ABRIDGED_FAILURES * 6 + 1) + 2
     folder = only_folder(tmp_path / "out")

@@ -184,8 +184,8 @@ def article_folder(tmp_path_factory) -> Path:
 def test_the_article_html_is_offline_whole_and_shows_the_stored_numbers(article_folder) -> None:
     text = (article_folder / "report.html").read_text(encoding="utf-8")
     page = check_page(text, article_folder)
-    # means, the 16 comparisons whose systems differ somewhere (8 are identical), failure categories, risk-coverage
-    assert text.count("<svg") == 1 + 16 + 1 + 1
+    # means, the 16 comparisons whose systems differ somewhere (8 are identical), failure categories, risk-coverage, cost
+    assert text.count("<svg") == 1 + 16 + 1 + 1 + 1  # ... and the cost chart (each metric against latency and size)
     assert text.count("identical on every query, every difference 0 (no chart)") == 8
     # a mean's interval is the percentile bootstrap of its per-query values, on the run's resamples
     values = pd.read_csv(article_folder / "per_query.csv", dtype={"query_id": str})

@@ -257,7 +257,13 @@ def cost_svg(efficiency: pd.DataFrame, summary: pd.DataFrame, metrics: Sequence[
     """Each metric against p95 latency (left) and against index size (right), one point per system
     with a known cost, the Pareto front (the systems nothing beats on both) joined and filled; ann-benchmarks'
     picture. A standalone SVG document (:mod:`harness.report.plots`)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     from harness.report import plots
+
+    readable = {"latency_p95_ms": FuncFormatter(lambda value, _: f"{value:.3g}"),
+                "index_bytes": FuncFormatter(lambda value, _: size_text(value))}
 
     def draw() -> str:
         merged = summary.merge(efficiency, on="system")
@@ -278,13 +284,17 @@ def cost_svg(efficiency: pd.DataFrame, summary: pd.DataFrame, metrics: Sequence[
                 for i, name in enumerate(names):
                     on_front = i in front
                     ax.scatter([x[i]], [y[i]], s=36, color=colors[name] if on_front else "white",
-                               edgecolors=colors[name], linewidths=1.4, zorder=3,
-                               label=plots.short_label(name) if r == 0 and c == 0 else None)
+                               edgecolors=colors[name], linewidths=1.4, zorder=3)
                 if len(front) > 1:
                     ax.step(x[front], y[front], where="post", color=plots.REFERENCE_GREY, linewidth=0.9,
-                            linestyle="--", zorder=2, label="Pareto front" if r == 0 and c == 0 else None)
+                            linestyle="--", zorder=2)
                 if len(x) and (x > 0).all():
                     ax.set_xscale("log")
+                    low, high = float(x.min()), float(x.max())
+                    ax.set_xlim(low / 1.25, high * 1.25)
+                    ax.set_xticks(np.geomspace(low, high, 3) if high > low else [low])  # three readable ticks
+                    ax.xaxis.set_major_formatter(readable[column])
+                    ax.xaxis.set_minor_formatter(NullFormatter())
                 ax.set_xlabel(label)
                 ax.set_ylabel(metric)
                 ax.grid(color="#e5e5e5", linewidth=0.6)
@@ -292,7 +302,12 @@ def cost_svg(efficiency: pd.DataFrame, summary: pd.DataFrame, metrics: Sequence[
                 if not len(x):
                     ax.text(0.5, 0.5, "unknown for every system", transform=ax.transAxes, ha="center",
                             color=plots.REFERENCE_GREY)
-        figure.legend(loc="outside lower center", ncols=min(4, len(systems) + 1), frameon=False)
+        handles = [Line2D([], [], marker="o", linestyle="", color=colors[name], label=plots.short_label(name))
+                   for name in systems]
+        handles += [Line2D([], [], color=plots.REFERENCE_GREY, linestyle="--", label="Pareto front (filled)"),
+                    Line2D([], [], marker="o", linestyle="", markerfacecolor="white", color=plots.REFERENCE_GREY,
+                           label="beaten on both (hollow)")]
+        figure.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)), frameon=False)
         return plots.figure_svg(figure, key)
 
     return plots.styled(draw)()
