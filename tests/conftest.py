@@ -193,13 +193,16 @@ def shared_data() -> Path:
 
 #: Manifest entries that differ between two runs of the same inputs: when, how it was called, where
 #: it ran and how long it took (engines change where work runs, never a result).
-VOLATILE_MANIFEST_KEYS = ("time", "run_id", "command_line", "engine")
+VOLATILE_MANIFEST_KEYS = ("time", "run_id", "command_line", "engine", "cost")  # cost: the machine, engine included
+#: The cost reading's files: this run's times (harness.readings.cost), never the same twice.
+TIMED_FILES = ("efficiency.csv", "latency_comparisons.csv")
 VOLATILE_SYSTEM_KEYS = ("fit_seconds", "search_seconds")
 
 
 def _same_results(first: Path, second: Path) -> None:
     """Assert that two results folders hold the same bytes in every file, but for the run id (in
-    the folder name, and the lines of retrieval_metrics.jsonl) and the manifest's volatile entries.
+    the folder name, and the lines of retrieval_metrics.jsonl), the manifest's volatile entries and
+    the cost reading's files (:data:`TIMED_FILES`, which must be there).
     The manifest's ``files`` must hold each file's SHA-256 (a file holding the run id differs in
     its hash too, so they are checked against the files rather than against each other)."""
     import hashlib
@@ -209,6 +212,8 @@ def _same_results(first: Path, second: Path) -> None:
     assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
     for name in files:
         a, b = (first / name).read_bytes(), (second / name).read_bytes()
+        if name.name in TIMED_FILES:
+            continue
         if name.name == "manifest.json":
             documents = [json.loads(a), json.loads(b)]
             for folder, document in zip((first, second), documents):

@@ -68,6 +68,20 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
                              run_from=str(path), qrels_from=str(qrels))
 
 
+def _latency_margin(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """``--latency-margin 20%`` (or ``0.2``) as a fraction > 0."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        margin = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a share; write e.g. 20% or 0.2") from None
+    if not 0 < margin < 100:
+        raise click.BadParameter(f"{value!r} must be above 0; write e.g. 20% or 0.2")
+    return margin
+
+
 @click.command("gate")
 @click.argument("baseline", type=PathParameter(path_type=Path))
 @click.argument("candidate", type=PathParameter(path_type=Path), required=False)
@@ -79,6 +93,10 @@ def _side(path: Path, system: str | None, qrels: Path | None, rel_threshold: int
 @option(Statistics, "confidence",
         help="Confidence of the interval; tests run at alpha = 1 - confidence, the equivalence test on the "
              "(1 - 2 alpha) interval.")
+@click.option("--latency-margin", callback=_latency_margin, default=None,
+              help="Also fail (exit 1) when the candidate's p95 latency rose by more than this share over the "
+                   "baseline's (20% or 0.2), as bench compare measured each on the same machine; no verdict when a "
+                   "side's latency rounds disagree by more than the margin [default: off].")
 @click.option("--system", default=None, help="The system to read from each side that holds several.")
 @click.option("--baseline-system", default=None, help="The baseline's system (overrides --system).")
 @click.option("--candidate-system", default=None, help="The candidate's system (overrides --system).")
@@ -124,7 +142,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
             rel_threshold: int | None, unjudged: str | None, corpus: str | None, systems: str | None,
             no_cache: bool, out: Path | None, allow_different_queries: bool, fail_on: tuple[str, ...],
             output_format: str, junit: Path | None, show_worst: int, quiet: bool, accept_edited: bool,
-            **options: Any) -> None:
+            latency_margin: float | None, **options: Any) -> None:
     """Gate a CANDIDATE against a stored BASELINE, paired by query: regressed (worse by more than
     --margin; exit 1), dropped (significantly worse, not shown to be by more than the margin),
     inconclusive (with the queries it would need), improved, gained (the mirrors) or unchanged
@@ -163,7 +181,7 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
     if candidate is not None and _suite_pair(ctx, baseline, candidate, metrics, margin, statistics, before_system,
                                              after_system, show_worst, fail_on, output_format, accept_edited,
                                              {"--qrels": qrels, "--rel-threshold": rel_threshold, "--unjudged": unjudged,
-                                              "--junit": junit,
+                                              "--junit": junit, "--latency-margin": latency_margin,
                                               "--allow-different-queries": allow_different_queries or None}):
         return
     before = _side(baseline, before_system, qrels, rel_threshold, unjudged, "baseline", accept_edited)
@@ -175,18 +193,39 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
                                 f"{flag}")
     threshold = rel_threshold if rel_threshold is not None else before.rel_threshold
     reading = unjudged if unjudged is not None else before.unjudged
+    made_now = None
     if candidate is not None:
         after = _side(candidate, after_system, qrels, threshold, reading, "candidate", accept_edited)
     else:
-        after = _run_candidate(before, corpus or "", systems or "", metrics, after_system,
+        after, made_now = _run_candidate(before, corpus or "", systems or "", metrics, after_system,
                                replace(scoring, rel_threshold=threshold, unjudged=reading), loading, no_cache, out,
                                allow_different_queries, statistics, quiet)
     result = gate(before, after, metrics, margin=margin, statistics=statistics,
                   allow_different_queries=allow_different_queries, lost_most=show_worst)
+    latency = _latency(before, after, made_now, latency_margin) if latency_margin is not None else None
     if junit is not None:
         write_output(junit, render_junit(result, fail_on), "--junit", inputs=read)
     click.echo(render(result, output_format), nl=False)
-    ctx.exit(result.exit_code(fail_on))
+    if latency is not None:
+        click.echo(("- " if output_format == "md" else "") + latency.message)
+    ctx.exit(max(result.exit_code(fail_on), 1 if latency is not None and latency.fails else 0))
+
+
+def _latency(before: GateSide, after: GateSide, made_now: Any, margin: float) -> Any:
+    """``--latency-margin``: the candidate's p95 latency against the baseline's
+    (:func:`harness.core.cost.gate_latency`), each read from its results folder or the comparison just made."""
+    from harness.core.cost import gate_latency
+    from harness.readings.cost import latency_of, same_machine
+
+    sources = []
+    for side, made in ((before, None), (after, made_now)):
+        source = made if made is not None else side.folder
+        if source is None:
+            raise RetbenchError(f"--latency-margin reads the latency bench compare measured, and {side.name} is a run "
+                                "file. Fix: give results folders, or drop --latency-margin")
+        sources.append(latency_of(source, side.system))
+    (base, base_machine), (cand, cand_machine) = sources
+    return gate_latency(base, cand, margin, same_machine(base_machine, cand_machine))
 
 
 def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: str, margin: float,
@@ -223,11 +262,11 @@ def _suite_pair(ctx: click.Context, baseline: Path, candidate: Path, metrics: st
 
 def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, candidate_system: str | None,
                    scoring: Scoring, loading: Loading, no_cache: bool, out: Path | None, allow_different_queries: bool,
-                   statistics: Statistics, quiet: bool) -> GateSide:
+                   statistics: Statistics, quiet: bool) -> tuple[GateSide, Any]:
     """Run the candidate now (:func:`harness.compare`) with ``scoring`` and ``loading``, refusing other
     data as soon as it is loaded; its comparison (and an ``--out`` folder) takes the gate's resamples,
     seed and permutations, and the default confidence, as it always has (the gate reads only its
-    per-query values)."""
+    per-query values). Returns the side and the comparison (whose cost ``--latency-margin`` reads)."""
     from harness.comparison import compare  # the retrievers load only when a candidate is run
     from harness.core.options import RunOptions
     from harness.core.inputs import build_systems
@@ -251,4 +290,4 @@ def _run_candidate(before: GateSide, corpus: str, systems: str, metrics: str, ca
     if out is not None:
         folder = result.write(out, say=warn)
         click.echo(f"candidate results: {folder}", err=True)
-    return GateSide.from_compare(result, candidate_system)
+    return GateSide.from_compare(result, candidate_system), result

@@ -34,7 +34,7 @@ from corpora.readers import DEFAULT_SPLIT
 from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
 from harness.engines.deadline import step_deadline
-from harness.core.cost import PeakMemory, SystemCost, index_size, measure_latency
+from harness.core.cost import PeakMemory, SystemCost, descendants, index_size, measure_latency
 from harness.core.record import CompareConfig, CompareRecord, SystemResult
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
@@ -52,6 +52,7 @@ from retrievers.textless import with_run_documents
 from harness.core.condensed import DEFAULT_UNJUDGED, check_unjudged, evaluate_as_read
 from retrievers import Retriever, as_run
 from retrievers.base import fit_retriever, search_retriever
+from retrievers.sharding import SHARDS_ATTRIBUTE
 from retrievers.context import RunContext
 from retrievers.run_file import RunSystem
 
@@ -244,7 +245,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
             event in ("hit", "memory") for event, _ in context.cache.events[cache_events:])
         cost = SystemCost(fitted - start, searched - searched_from, len(dataset.corpus), len(queries), from_cache,
                           index_bytes, fit_memory.added, search_memory.added, children,
-                          isinstance(retriever, RunSystem))
+                          any(isinstance(one, RunSystem) for one in (retriever, *descendants(retriever))))
         systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - searched_from, cost))
         frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, scoring.unjudged, query_ids,
                                  scoring.rel_threshold, mapper)
@@ -253,7 +254,9 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         # the search's and the evaluation's temporaries (merged hits, partitions sent to workers): the
         # heap keeps their pages otherwise, and every later step's peak would stack on them
         release_freed_memory()
-    timed = {s.label: s.retriever for s in systems if s.cost is not None and not s.cost.stored_run}
+    # latency of what searches here: a system on an engine's workers would time a round trip per query
+    timed = {s.label: s.retriever for s in systems if s.cost is not None and not s.cost.stored_run
+             and not any(SHARDS_ATTRIBUTE in one.__dict__ for one in (s.retriever, *descendants(s.retriever)))}
     if run_options.latency_queries and timed:
         with tasks.task("measuring latency"):
             sampled, latencies = measure_latency(timed, queries, k, context, run_options.latency_queries,

@@ -24,8 +24,9 @@ Latency (:func:`measure_latency`)
     call of ``search``, at the comparison's depth) after a warm-up of :data:`WARM_UP` queries per
     system, in ``latency_rounds`` rounds. Within a round the systems take turns query by query (the
     system that goes first rotates), so a burst of load on a shared machine falls on every system
-    alike; garbage collection is paused while a round is timed. A stored run (``run(PATH)``) has no
-    search to time.
+    alike; garbage collection is paused while a round is timed. A stored run (``run(PATH)``), or a
+    fusion of one, has no search of its own to time: its latency is left unknown; so is the latency of
+    a system an engine fitted on its workers (each query would time a round trip to them).
 Latency comparison (:func:`compare_latency`)
     Paired over the sampled queries: each query's latency is its median over the rounds; the ratio
     of two systems is the geometric mean of the per-query ratios, with a bootstrap interval over the
@@ -55,8 +56,9 @@ from retrievers import Retriever
 from retrievers.base import search_retriever
 from retrievers.context import RunContext
 
-__all__ = ["LATENCY_TOLERANCE", "LATENCY_VERDICTS", "WARM_UP", "LatencyComparison", "PeakMemory", "SystemCost",
-           "compare_latency", "index_size", "machine", "measure_latency", "memory_method", "sample_queries"]
+__all__ = ["LATENCY_GATE_VERDICTS", "LATENCY_TOLERANCE", "LATENCY_VERDICTS", "WARM_UP", "LatencyComparison", "LatencyGate",
+           "PeakMemory", "SystemCost", "gate_latency",
+           "compare_latency", "descendants", "index_size", "machine", "measure_latency", "memory_method", "sample_queries"]
 
 #: Queries each system searches, untimed, before the first round.
 WARM_UP = 10
@@ -141,9 +143,9 @@ def _maxrss() -> int:
 class SystemCost:
     """One system's measured cost (see the module docstring for how each is measured).
 
-    ``children``: the labels of the retrievers its cost includes (a fusion's); ``stored_run``: a run
-    read from a file, whose index and latency are not its own; ``index_bytes``, ``fit_memory`` and
-    ``search_memory``: None when unknown; ``latencies``: seconds, one row per round and one column
+    ``children``: the labels of the retrievers its cost includes (a fusion's); ``index_bytes``, ``fit_memory`` and
+    ``search_memory``: None when unknown; ``stored_run``: it is, or includes, a run read from a file
+    (``run(PATH)``), so its latency is not measured (a lookup in a file's run, not a search); ``latencies``: seconds, one row per round and one column
     per query of ``latency_query_ids`` (None: not measured)."""
 
     fit_seconds: float
@@ -160,17 +162,18 @@ class SystemCost:
     latency_query_ids: list[str] = field(default_factory=list)
 
 
-def _descendants(retriever: Retriever) -> Iterator[Retriever]:
+def descendants(retriever: Retriever) -> Iterator[Retriever]:
+    """The retrievers ``retriever`` calls, their children's children too, depth first."""
     for child in retriever.children:
         yield child
-        yield from _descendants(child)
+        yield from descendants(child)
 
 
 def index_size(retriever: Retriever) -> tuple[int | None, tuple[str, ...]]:
     """(bytes its fitted index holds with every descendant's, the descendants' labels); the bytes are
     None when one of them does not know its own (:meth:`~retrievers.Retriever.index_bytes`)."""
     total: int | None = 0
-    children = tuple(_descendants(retriever))
+    children = tuple(descendants(retriever))
     for one in (retriever, *children):
         size = one.index_bytes()
         if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0):
@@ -292,3 +295,78 @@ def machine(engine: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {"cpu": model, "cores": os.cpu_count(), "usable_cores": usable, "system": platform.system(),
             "blas": sorted(blas, key=lambda pool: str(pool["library"])), "python": platform.python_version(),
             "libraries": libraries, "engine": dict(engine or {"name": "local"})}
+
+
+#: Latency gate verdict -> whether it fails the gate.
+LATENCY_GATE_VERDICTS = {
+    "latency rose": True,
+    "latency within the margin": False,
+    "latency rise not shown": False,
+    "latency not judged": False,
+}
+
+
+@dataclass(frozen=True)
+class LatencyGate:
+    """The latency part of a gate: ``verdict`` (a key of :data:`LATENCY_GATE_VERDICTS`), ``rise`` (the
+    candidate's p95 over the baseline's, less 1; NaN when not measured) and ``message`` (one line)."""
+
+    verdict: str
+    rise: float
+    message: str
+
+    @property
+    def fails(self) -> bool:
+        return LATENCY_GATE_VERDICTS[self.verdict]
+
+
+def gate_latency(before: Mapping[str, float] | None, after: Mapping[str, float] | None, margin: float,
+                 same_machine: bool = True) -> LatencyGate:
+    """Has the candidate's p95 latency risen by more than ``margin`` (0.2: 20%) over the baseline's?
+
+    ``before``/``after``: each side's ``latency_p95_ms`` (the median of its rounds' p95) and its rounds'
+    lowest and highest p95 (``latency_p95_low_ms``, ``latency_p95_high_ms``); None: not measured. The
+    noise of a shared machine is read from the rounds: when a side's rounds disagree by more than the
+    margin (highest - lowest, over the median) no verdict is given (``latency not judged``), nor when
+    the two were measured on different machines. It *rose* only when every round of the candidate is
+    above every round of the baseline by more than the margin (lowest candidate round > highest
+    baseline round x (1 + margin)); a median rise past the margin that the rounds do not all show is
+    ``latency rise not shown``; anything less is within the margin.
+
+    >>> gate_latency({"latency_p95_ms": 10, "latency_p95_low_ms": 9.8, "latency_p95_high_ms": 10.2},
+    ...              {"latency_p95_ms": 15, "latency_p95_low_ms": 14.5, "latency_p95_high_ms": 15.5}, 0.2).verdict
+    'latency rose'
+    """
+    percent = f"{margin:.0%}"
+    keys = ("latency_p95_ms", "latency_p95_low_ms", "latency_p95_high_ms")
+    measured = [side is not None and all(_finite(side.get(k)) for k in keys) for side in (before, after)]
+    if not all(measured):
+        which = " and ".join(name for name, ok in zip(("the baseline", "the candidate"), measured) if not ok)
+        return LatencyGate("latency not judged", math.nan, f"latency not judged: no latency of {which} was "
+                           "measured (bench compare --latency-queries 0, a stored run, or a folder without its cost)")
+    before, after = dict(before or {}), dict(after or {})  # both measured, as checked above
+    base, cand = float(before["latency_p95_ms"]), float(after["latency_p95_ms"])
+    rise = cand / base - 1 if base > 0 else math.inf
+    if not same_machine:
+        return LatencyGate("latency not judged", rise, f"latency not judged: the two sides were measured on "
+                           f"different machines (p95 {base:.2f} ms -> {cand:.2f} ms)")
+    spreads = [(float(side["latency_p95_high_ms"]) - float(side["latency_p95_low_ms"])) / float(side["latency_p95_ms"])
+               if float(side["latency_p95_ms"]) > 0 else 0.0 for side in (before, after)]
+    said = f"p95 {base:.2f} ms -> {cand:.2f} ms ({rise:+.0%})"
+    if max(spreads) > margin:
+        return LatencyGate("latency not judged", rise, f"latency not judged: {said}, but the rounds of one side "
+                           f"disagree by {max(spreads):.0%}, more than the margin {percent} (a noisy machine: rerun "
+                           "with more --latency-rounds on a quieter one)")
+    if float(after["latency_p95_low_ms"]) > float(before["latency_p95_high_ms"]) * (1 + margin):
+        return LatencyGate("latency rose", rise, f"latency rose: {said}, every round beyond the margin {percent}")
+    if rise > margin:
+        return LatencyGate("latency rise not shown", rise, f"latency rise not shown: {said} past the margin "
+                           f"{percent}, but not in every round")
+    return LatencyGate("latency within the margin", rise, f"latency within the margin: {said}, margin {percent}")
+
+
+def _finite(value: object) -> bool:
+    try:
+        return math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from harness.core.record import CompareRecord
     from harness.report.view import ReportView
 
-__all__ = ["EFFICIENCY_COLUMNS", "LATENCY_COLUMNS", "compute", "efficiency_frame", "latency_frame", "pareto_front"]
+__all__ = ["EFFICIENCY_COLUMNS", "LATENCY_COLUMNS", "compute", "efficiency_frame", "latency_frame", "latency_of",
+           "pareto_front", "same_machine"]
 
 EFFICIENCY_COLUMNS = ["system", "includes", "n_documents", "fit_seconds", "docs_per_second", "fit_from_cache",
                       "fit_memory_bytes", "index_bytes", "n_queries", "search_seconds", "queries_per_second",
@@ -360,6 +361,31 @@ def latex_body(frame: pd.DataFrame, view: ReportView) -> str:
                       r"\toprule", " & ".join(tex(h) for h in header) + r" \\", r"\midrule",
                       *(" & ".join(tex(c) for c in row) + r" \\" for row in rows), r"\bottomrule",
                       r"\end{tabular}", r"\end{table}"])
+
+
+# ----- bench gate --latency-margin ------------------------------------------------------------------
+
+
+def latency_of(source: Any, system: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """(``system``'s row of the cost table, or None when it has none; the machine it was measured on)
+    from a results folder (:class:`~harness.store.read.ResultsFolder`) or a comparison just made
+    (:class:`~harness.core.record.CompareRecord`): what :func:`harness.core.cost.gate_latency` compares."""
+    if hasattr(source, "holds"):
+        frame = source.table(READING.name) if source.holds(READING.file) else None
+        where = source.manifest.get("cost", {}).get("machine", {})
+    else:
+        frame = source.tables.get(READING.name)
+        where = machine(source.engine)
+    if frame is None:
+        return None, where
+    mine = frame[frame["system"] == system]
+    return (mine.iloc[0].to_dict() if len(mine) else None), where
+
+
+def same_machine(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two machine records name the same CPU, cores and BLAS threads (the times compare)."""
+    keys = ("cpu", "cores", "usable_cores", "blas")
+    return bool(a) and bool(b) and all(a.get(k) == b.get(k) for k in keys)
 
 
 # ----- bench serve --------------------------------------------------------------------------------
