@@ -251,3 +251,28 @@ def test_the_cost_chart_renders_in_chromium_at_1280_px(tmp_path) -> None:
         shot = chart.screenshot(path=str(tmp_path / "cost.png"))
         browser.close()
     assert len(shot) > 5_000  # an image with something drawn, not an empty box
+
+
+def test_a_suite_carries_the_table_per_collection_and_a_macro_row(tmp_path) -> None:
+    from harness.suite.run import compare_suite
+
+    other = tmp_path / "other"
+    other.mkdir()
+    words = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
+    (other / "corpus.jsonl").write_text("".join(json.dumps({"id": f"d{i}", "text": f"{w} {words[i - 1]} fruit"}) + "\n"
+                                                for i, w in enumerate(words)))
+    (other / "queries.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "text": w}) + "\n"
+                                                 for i, w in enumerate(words)))
+    (other / "qrels.tsv").write_text("".join(f"q{i}\td{i}\t1\n" for i in range(len(words))))
+    suite = compare_suite(["bm25", "lsa"], ["article", str(other)], ["mrr"], statistics=Statistics(bootstrap_samples=200),
+                          run=RunOptions(latency_queries=4))
+    folder = suite.write(tmp_path / "suite", command_line=["test"])
+    table = pd.read_csv(folder / "suite_efficiency.csv", dtype={"collection": str, "system": str})
+    assert list(table["collection"]) == ["article", "article", "other", "other", "macro", "macro"]
+    per = table[table["collection"] != "macro"]
+    for system in ("bm25", "lsa"):
+        macro = table[(table["collection"] == "macro") & (table["system"] == system)].iloc[0]
+        mine = per[per["system"] == system]
+        assert macro["latency_p95_ms"] == pytest.approx(mine["latency_p95_ms"].mean())
+        assert macro["index_bytes"] == pytest.approx(mine["index_bytes"].mean())
+    assert "suite_efficiency.csv" in json.loads((folder / "manifest.json").read_text())["files"]

@@ -154,7 +154,8 @@ def _stripped(value: object) -> object:
 #: The cost reading's files, which hold this run's times -> the columns that are not measurements.
 MEASURED = {"efficiency.csv": ("system", "includes", "n_documents", "fit_from_cache", "n_queries", "latency_queries",
                                "latency_rounds"),
-            "latency_comparisons.csv": ("system_a", "system_b", "n_queries")}
+            "latency_comparisons.csv": ("system_a", "system_b", "n_queries"),
+            "suite_efficiency.csv": ("collection", "system")}
 
 
 def _measured_cells(text: str, kept: tuple[str, ...]) -> list[dict[str, str]]:

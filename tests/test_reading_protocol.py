@@ -124,7 +124,7 @@ def test_its_serve_part_is_in_the_metrics_in_registry_order_and_on_the_run_page(
     systems = store.metrics(folder.name)["systems"]
     counts = first_ranks_from_csv(folder)
     assert {s["system"]: s["topHits"] for s in systems} == {k: {"atRank1": v} for k, v in counts.items()}
-    assert list(systems[0])[-2:] == ["topHits", "riskCoverage"]  # the readings' entries, in registry order
+    assert list(systems[0])[-3:] == ["topHits", "riskCoverage", "cost"]  # the readings' entries, in registry order
     assert '<h2 id="top-hits">Top hits</h2>' in run_page(store, folder.name)
     assert NAME in [entry["name"] for entry in store.readings(folder.name)]
 

@@ -139,7 +139,7 @@ def test_suite_files_and_manifest(two):
     assert [c["name"] for c in manifest["collections"]] == ["article", "fruit"]
     assert all(len(c["hashes"]["documents"]) == 64 for c in manifest["collections"])
     assert set(manifest["files"]) == {"suite_summary.csv", "suite_comparisons.csv", "suite_leaderboard.csv",
-                                      "report.txt"}
+                                      "suite_efficiency.csv", "report.txt"}
     comparisons = pd.read_csv(folder / "suite_comparisons.csv")
     assert list(comparisons.columns[:9]) == ["system_a", "system_b", "metric", "mean_diff", "ci_low", "ci_high",
                                             "p_value", "p_adjusted", "verdict"]

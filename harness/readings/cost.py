@@ -39,7 +39,7 @@ import pandas as pd
 
 from harness.core.cost import (LATENCY_TOLERANCE, LATENCY_VERDICTS, WARM_UP, SystemCost, compare_latency, machine,
                                memory_method)
-from harness.core.readings import Reading, ReadingInputs, ServeView, register
+from harness.core.readings import Reading, ReadingInputs, ServeView, SuiteInputs, SuiteStep, register
 
 if TYPE_CHECKING:
     from harness.core.record import CompareRecord
@@ -447,11 +447,75 @@ def dashboard_section(metrics: Mapping[str, Any], number: Callable[[Any], str],
             f'<th class="n">fit s</th></tr></thead><tbody>{rows}</tbody></table>')
 
 
+# ----- suites: the table per collection and a macro row -------------------------------------------
+
+#: The suite table's measured columns (each collection's, then their mean: the macro row).
+SUITE_COLUMNS = ["fit_seconds", "index_bytes", "queries_per_second", "latency_p50_ms", "latency_p95_ms",
+                 "latency_p99_ms"]
+
+
+def suite_table(inputs: SuiteInputs) -> pd.DataFrame:
+    """``suite_efficiency.csv`` (shown in the suite's Markdown and HTML reports; its text report, like
+    ``report.txt``, holds no time): each collection's cost of each system (its results folder's table),
+    then a ``macro`` row per system, the mean over the collections (each weighing the same, as the
+    macro means do; empty where a collection's is unknown)."""
+    from harness.store.read import open_results
+
+    rows = []
+    for collection in inputs.collections:
+        folder = open_results(collection.folder)
+        if not folder.holds(READING.file):
+            continue
+        frame = folder.table(READING.name)
+        for row in frame.itertuples(index=False):
+            rows.append({"collection": collection.name, "system": row.system,
+                         **{c: float(getattr(row, c)) if _known(getattr(row, c)) else math.nan
+                            for c in SUITE_COLUMNS}})
+    table = pd.DataFrame(rows, columns=["collection", "system", *SUITE_COLUMNS])
+    macro = [{"collection": "macro", "system": system,
+              **{c: float(mine[c].mean()) if mine[c].notna().all() else math.nan for c in SUITE_COLUMNS}}
+             for system in inputs.systems if len(mine := table[table["system"] == system])]
+    return pd.concat([table, pd.DataFrame(macro, columns=table.columns)], ignore_index=True)
+
+
+def _suite_rows(table: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    header = ["collection", "system", "fit s", "index", "queries/s", "p50 ms", "p95 ms", "p99 ms"]
+    rows = [[str(r.collection), str(r.system), _seconds(r.fit_seconds), size_text(r.index_bytes),
+             _fixed(r.queries_per_second, 1), _latency(r, "latency_p50_ms"), _latency(r, "latency_p95_ms"),
+             _latency(r, "latency_p99_ms")] for r in table.itertuples(index=False)]
+    return header, rows
+
+
+def suite_markdown(table: pd.DataFrame, view: Any) -> str:
+    """The suite's Markdown section: the cost table."""
+    from harness.report.parts import md_row, md_text
+
+    header, rows = _suite_rows(table)
+    return "\n".join([md_row(header), md_row(["---", "---"] + ["---:"] * (len(header) - 2)),
+                      *(md_row([md_text(c) for c in row]) for row in rows)])
+
+
+def suite_html(table: pd.DataFrame, view: Any) -> str:
+    """The suite's HTML section: the cost table."""
+    from harness.report.parts import html_cell, html_table
+
+    header, rows = _suite_rows(table)
+    cells = ["<tr>" + "".join(html_cell(c, numeric=i > 1) for i, c in enumerate(row)) + "</tr>" for row in rows]
+    return html_table(header, cells, numeric_from=2, id="suite-cost-table")
+
+
+SUITE = SuiteStep("suite_efficiency.csv", suite_table,
+                  record={"cost": "each collection's efficiency table, and per system the mean over the collections "
+                                  "(macro); times of the machine in each collection's manifest"},
+                  title="Cost (per collection and macro)", anchor="cost",
+                  render={"md": suite_markdown, "html": suite_html}, key="cost")
+
+
 READING = register(Reading(
     "efficiency", "efficiency.csv", ("system", "includes", "fit_from_cache"), _INTEGERS,
     columns=", ".join(EFFICIENCY_COLUMNS), compute=compute, record=manifest_entries, record_shape=manifest_shape,
     sections={"text": text_section}, render={"html": html_body, "md": md_body, "latex": latex_body},
-    title="Cost", anchor="cost", order=95, measured=True,
+    title="Cost", anchor="cost", order=95, measured=True, suite=SUITE,
     serve=ServeView("cost", served, served_model, dashboard_section)))
 READING_PAIRS = register(Reading(
     "latency_comparisons", "latency_comparisons.csv", ("system_a", "system_b", "verdict"), ("n_queries",),
