@@ -276,3 +276,21 @@ def test_a_suite_carries_the_table_per_collection_and_a_macro_row(tmp_path) -> N
         assert macro["latency_p95_ms"] == pytest.approx(mine["latency_p95_ms"].mean())
         assert macro["index_bytes"] == pytest.approx(mine["index_bytes"].mean())
     assert "suite_efficiency.csv" in json.loads((folder / "manifest.json").read_text())["files"]
+
+
+def test_bench_serve_gives_each_system_its_cost_and_the_run_page_its_latency(tmp_path) -> None:
+    pytest.importorskip("fastapi", reason="bench serve's store needs the serve extra")
+    from harness.serve.dashboard import run_page
+    from harness.serve.store import RunStore
+
+    folder = compare(["bm25", "lsa"], "article", ["mrr"], statistics=Statistics(bootstrap_samples=200),
+                     run=RunOptions(latency_queries=4)).write(tmp_path, command_line=["bench", "compare"])
+    store = RunStore(tmp_path)
+    systems = store.metrics(folder.name)["systems"]
+    stored = pd.read_csv(folder / "efficiency.csv").set_index("system")
+    for system in systems:
+        cost = system["cost"]
+        assert cost["latencyP95Ms"] == stored.loc[system["system"], "latency_p95_ms"]
+        assert cost["indexBytes"] == stored.loc[system["system"], "index_bytes"]
+    page = run_page(store, folder.name)
+    assert '<h2 id="cost">' in page and f'data-value="{systems[0]["cost"]["latencyP95Ms"]}"' in page

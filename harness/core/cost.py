@@ -32,6 +32,9 @@ Latency comparison (:func:`compare_latency`)
     of two systems is the geometric mean of the per-query ratios, with a bootstrap interval over the
     queries; the verdict ``slower``/``faster`` needs the whole interval beyond a tolerance, the larger
     of :data:`LATENCY_TOLERANCE` and the rounds' own disagreement, else ``no clear difference``.
+The latency gate (:func:`gate_latency`, ``bench gate --latency-margin``)
+    The candidate's p95 against the baseline's, failing only a rise past the margin in every round,
+    and judging nothing when a side's rounds disagree by more than the margin.
 """
 
 from __future__ import annotations
