@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from corpora.wording import counted
 from harness.core.cost import (LATENCY_TOLERANCE, LATENCY_VERDICTS, WARM_UP, SystemCost, compare_latency, machine,
                                memory_method)
 from harness.core.readings import Reading, ReadingInputs, ServeView, SuiteInputs, SuiteStep, register
@@ -221,8 +222,8 @@ def _protocol(view: ReportView) -> str:
     latency = view.manifest.get("cost", {}).get("latency", {})
     if not latency.get("measured"):
         return "latency not measured"
-    return (f"latency: {latency.get('queries')} queries searched one at a time, {latency.get('rounds')} rounds after "
-            f"a warm-up; p95 rounds = the rounds' lowest–highest p95")
+    return (f"latency: {counted(latency.get('queries'), 'query')} searched one at a time, "
+            f"{counted(latency.get('rounds'), 'round')} after a warm-up; p95 rounds = the rounds' lowest–highest p95")
 
 
 def text_section(frame: pd.DataFrame, view: ReportView) -> str:
