@@ -296,7 +296,7 @@ def machine(engine: Mapping[str, Any] | None = None) -> dict[str, Any]:
                  for name in ("numpy", "scipy", "pandas", "sklearn", "torch", "sentence_transformers")
                  if name in sys.modules}
     return {"cpu": model, "cores": os.cpu_count(), "usable_cores": usable, "system": platform.system(),
-            "blas": sorted(blas, key=lambda pool: str(pool["library"])), "python": platform.python_version(),
+            "blas": sorted(blas, key=lambda pool: (str(pool["library"]), str(pool["version"]), str(pool["threads"]))), "python": platform.python_version(),
             "libraries": libraries, "engine": dict(engine or {"name": "local"})}
 
 
