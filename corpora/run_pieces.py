@@ -12,8 +12,8 @@ so each query's ranking is the one reading the whole file gives.
 
 Anything else that reading the whole file would say something about (a line without six fields, a
 score that is not a number, a document twice in a query, a NUL byte, a line over
-:data:`~corpora.input_files.MAX_JUDGMENT_LINE`, comments, a gzipped file, ``trailing_fields="ignore"``)
-raises :class:`NotStreamable`: the caller reads the whole file as before, which names the file and
+:data:`~corpora.input_files.MAX_JUDGMENT_LINE`, a byte order mark, a gzipped file,
+``trailing_fields="ignore"``) raises :class:`NotStreamable`: the caller reads the whole file as before, which names the file and
 the line, or reads what streaming would not.
 """
 
@@ -24,7 +24,6 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 
 from corpora.input_files import MAX_JUDGMENT_LINE, check_input_file
 from corpora.run import RunFile, TrailingFields, run_file_format
@@ -65,15 +64,21 @@ def _piece(raw: bytes, order: RunOrder) -> RunFile:
     """The run of ``raw`` (whole lines), or :class:`NotStreamable`."""
     from corpora.trec_io import run_from_bytes
 
-    if b"\0" in raw or raw.startswith(b"#") or b"\n#" in raw:
-        raise NotStreamable()
-    ends = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
-    if len(ends) and max(int(ends[0]), int(np.diff(ends).max(initial=0)) - 1) > MAX_JUDGMENT_LINE:
+    if b"\0" in raw or _may_hold_a_long_line(raw):
         raise NotStreamable()
     read = run_from_bytes(raw, "error", order)
     if read is None:
         raise NotStreamable()
     return read
+
+
+def _may_hold_a_long_line(raw: bytes) -> bool:
+    """False when no line of ``raw`` is longer than :data:`~corpora.input_files.MAX_JUDGMENT_LINE`
+    bytes: every window of half that length starting at a multiple of it holds a line end (a longer
+    line would cover one whole). True may be a false alarm (a line just under the bound): the file
+    is then read whole, which is always right."""
+    half = MAX_JUDGMENT_LINE // 2
+    return any(raw.find(b"\n", start, start + half) < 0 for start in range(0, max(len(raw) - half, 0), half))
 
 
 def grouped_pieces(path: str | Path, order: RunOrder = "trec", trailing_fields: TrailingFields = "error",
@@ -86,27 +91,25 @@ def grouped_pieces(path: str | Path, order: RunOrder = "trec", trailing_fields: 
     path, piece_bytes = Path(path), piece_bytes or PIECE_BYTES
     _check_streamable(path, trailing_fields)
     finished: set[str] = set()
-    carried = b""
-    any_piece = False
+    position, size, any_piece = 0, piece_bytes, False
     with path.open("rb") as handle:
         while True:
-            read = handle.read(piece_bytes)
-            buffer = carried + read
-            if not read:
+            handle.seek(position)
+            buffer = handle.read(size)
+            if len(buffer) < size:  # the rest of the file
                 if buffer.strip():
                     yield _checked(_piece(buffer if buffer.endswith(b"\n") else buffer + b"\n", order), finished)
                     any_piece = True
                 break
-            end = buffer.rfind(b"\n") + 1
-            cut = _last_query_start(buffer, end)
-            if cut == 0:  # one query longer than a piece: read on
-                if len(buffer) - buffer.rfind(b"\n") > MAX_JUDGMENT_LINE:
+            cut = _last_query_start(buffer, buffer.rfind(b"\n") + 1)
+            if cut == 0:  # one query longer than a piece: read more of it
+                if buffer.rfind(b"\n") < 0 and size > MAX_JUDGMENT_LINE:
                     raise NotStreamable(path)
-                carried = buffer
+                size *= 2
                 continue
             yield _checked(_piece(buffer[:cut], order), finished)
             any_piece = True
-            carried = buffer[cut:]
+            position, size = position + cut, piece_bytes
     if not any_piece:
         raise NotStreamable(path)  # an empty file: the whole reader names it
 
@@ -119,7 +122,8 @@ def _last_query_start(buffer: bytes, end: int) -> int:
     query = _first_field(buffer[start:end])
     while start > 0:
         before = buffer.rfind(b"\n", 0, start - 1) + 1
-        if _first_field(buffer[before:start]) != query:
+        field = _first_field(buffer[before:start])
+        if field != query and not field.startswith(b"#"):  # comments go with the lines after them
             break
         start = before
     return start
