@@ -118,33 +118,40 @@ def _orthonormal(matrix: np.ndarray) -> np.ndarray:
 class _Block:
     """Rows ``first:first + len`` of the matrix over only the terms they hold (``terms``, ascending):
     its products need rows of the terms side for those terms alone, and a product with its transpose
-    is a temporary of those rows only, not of the whole vocabulary."""
+    is a temporary of those rows only, not of the whole vocabulary. A block holding most of the
+    vocabulary keeps its columns (``terms`` None): the same sums, without gathering and scattering rows."""
 
-    def __init__(self, first: int, narrow: sp.csr_matrix, terms: np.ndarray):
+    def __init__(self, first: int, narrow: sp.csr_matrix, terms: np.ndarray | None):
         self.first, self.narrow, self.terms = first, narrow, terms
 
     def times(self, terms_side: np.ndarray) -> np.ndarray:
         """``block @ terms_side``: the same sums, in the same order, as with the whole row."""
-        return self.narrow @ terms_side[self.terms]
+        return self.narrow @ (terms_side if self.terms is None else terms_side[self.terms])
 
     def add_transpose_times(self, out: np.ndarray, dense: np.ndarray) -> None:
         """``out += block.T @ dense``."""
-        out[self.terms] += self.narrow.T @ dense
+        if self.terms is None:
+            out += self.narrow.T @ dense
+        else:
+            out[self.terms] += self.narrow.T @ dense
 
 
 def _blocks(matrix: sp.csr_matrix) -> list[_Block]:
     """The matrix's blocks of :data:`BLOCK_ROWS` rows, each a view of its data whose column indices are
-    rewritten in place to positions in the block's terms (the matrix is not usable afterwards; no
-    copy of it is made)."""
+    rewritten in place to positions in the block's terms where it holds under half of the vocabulary
+    (the matrix is not usable afterwards; no copy of it is made)."""
     blocks = []
     indptr, indices = matrix.indptr, matrix.indices
     for first in range(0, matrix.shape[0], BLOCK_ROWS):
         stop = min(first + BLOCK_ROWS, matrix.shape[0])
         low, high = int(indptr[first]), int(indptr[stop])
-        terms, columns = np.unique(indices[low:high], return_inverse=True)
-        indices[low:high] = columns.reshape(-1)
+        terms: np.ndarray | None = np.unique(indices[low:high])
+        if 2 * len(terms) > matrix.shape[1]:  # most of the vocabulary: gathering its rows costs more than it saves
+            terms = None
+        else:
+            indices[low:high] = np.searchsorted(terms, indices[low:high])
         narrow = sp.csr_matrix((matrix.data[low:high], indices[low:high], (indptr[first:stop + 1] - low).astype(
-            indices.dtype)), shape=(stop - first, len(terms)), copy=False)
+            indices.dtype)), shape=(stop - first, matrix.shape[1] if terms is None else len(terms)), copy=False)
         # scipy copies a view of a much larger array when it builds a matrix (``_prune_array``): point
         # the block back at the matrix's own arrays, so that the blocks hold no second copy of it
         narrow.data, narrow.indices = matrix.data[low:high], indices[low:high]
