@@ -94,7 +94,7 @@ def test_bench_tune_writes_the_markdown_that_bench_report_and_the_library_make(r
     command = json.loads((folder / "manifest.json").read_text())["command_line"]
     assert small_result.report("md", command_line=command) == stored
     assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "per_query.csv", "report.md", "report.txt",
-                                                        "tune.csv"]
+                                                        "tune.csv", "tune_cost.csv"]
     assert small_result.report() == small_result.report("text") == (folder / "report.txt").read_text().rstrip("\n")
 
 

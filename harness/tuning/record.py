@@ -12,6 +12,7 @@ import numpy as np
 
 from corpora import Dataset
 from harness.tuning.cross_validation import CrossValidation
+from harness.tuning.cost import PointCost
 from harness.core.metrics import Metric
 from harness.core.options import BOOTSTRAP_SAMPLES, CONFIDENCE, DEPTH, REL_THRESHOLD, SEED
 from retrievers.grid import MAX_POINTS, Grid
@@ -90,6 +91,7 @@ class TuneRecord:
     strata: list[str] | None = None
     stratum_labels: list[str] | None = None
     warnings: list[str] = field(default_factory=list)
+    costs: list[PointCost] | None = None  # per grid point (harness.tuning.cost); None: not measured
 
     @property
     def n_points(self) -> int:

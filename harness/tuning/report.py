@@ -11,12 +11,16 @@ shows and what it cannot:
 * the **grid**: in HTML the chart of the metric over it (:func:`harness.report.plots.tune_grid_svg`) and
   every point's row of ``tune.csv`` (the :data:`TABLE_POINTS` best of a larger grid); in Markdown,
   a compact table of the :data:`TOP_POINTS` best points;
+* the **cost** (HTML only: the Markdown holds no time): each point's fit time, index size and batch
+  throughput from ``tune_cost.csv`` (:mod:`harness.tuning.cost`) beside its mean, the points on
+  the Pareto front of mean against search time marked;
 * the **provenance**: run, corpus, hashes, metric definition, folds, bootstrap settings and, in
   HTML, the grid's axes and the shortcut that ran.
 
 Numbers are written as the printed summary writes them (3 decimals, differences signed), and each
 HTML cell that shows one carries ``data-*`` attributes naming it (``data-field``; ``data-fold``;
-``data-point`` and ``data-column`` for a cell of tune.csv). The Markdown prints no time, path or
+``data-point`` and ``data-column`` for a cell of tune.csv, ``data-cost-point`` and
+``data-cost-column`` for one of tune_cost.csv). The Markdown prints no time, path or
 library version but retbench's, so the same folder gives the same bytes everywhere.
 
 Which report formats a tune folder has (:data:`TUNE_RENDERERS`: ``html`` and ``md`` of
@@ -31,6 +35,8 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import Any
+
+import pandas as pd
 
 from corpora import InputFileError, RetbenchError
 
@@ -53,6 +59,7 @@ SECTIONS = {
     "grid": "The metric over the grid",
     "folds": "Per-fold choices",
     "points": "Every grid point",
+    "cost": "What each point cost",
     "provenance": "Provenance",
 }
 #: The grid points' table is open up to this many points, folded beyond.
@@ -180,6 +187,46 @@ def _points(view: TuneView) -> str:
     return _section("points", note + html_details(f"{which} grid points", table, open_=len(shown) <= OPEN_POINTS))
 
 
+def _cost(view: TuneView) -> str:
+    """tune_cost.csv beside each point's mean (the rows the points' table shows), the points on
+    the Pareto front of mean against search time marked; empty for a folder without it."""
+    from harness.readings.cost import pareto_front, size_text
+
+    costs = view.costs
+    if costs is None:
+        return ""
+    merged = view.table[["point", "system", "mean"]].merge(costs.drop(columns="system"), on="point")
+    front = {int(merged["point"].iloc[i]) for i in pareto_front(list(merged["search_seconds"].astype(float)),
+                                                                list(merged["mean"].astype(float)))}
+    shown = view.best_points(TABLE_POINTS)["point"] if len(merged) > TABLE_POINTS else merged["point"]
+    rows = []
+    for row in merged[merged["point"].isin(set(shown))].to_dict("records"):
+        point = int(row["point"])
+        known = [pd.notna(row[c]) for c in ("fit_seconds", "queries_per_second")]
+        fit = (f"{row['fit_seconds']:.3f}" + (" (cache)" if row["fit_from_cache"] == "true" else "")
+               if known[0] else "unknown")
+        cells = [html_cell(str(point), numeric=True), html_cell(short_label(str(row["system"]))),
+                 html_cell(number(row["mean"]), numeric=True, classes=["best"] if point == view.chosen_point else []),
+                 html_cell(fit, numeric=True, cost_point=point, cost_column="fit_seconds"),
+                 html_cell(size_text(row["index_bytes"]), numeric=True, cost_point=point, cost_column="index_bytes"),
+                 html_cell(f"{row['queries_per_second']:,.1f}" if known[1] else "unknown", numeric=True, cost_point=point,
+                           cost_column="queries_per_second"),
+                 html_cell("yes" if point in front else "", cost_point=point, cost_column="front"),
+                 html_cell(str(row["basis"]))]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    table = html_table(["point", "system", view.metric, "fit s", "index", "queries/s", "Pareto front", "basis"], rows,
+                       numeric_from=2, text=(6, 7), id="cost-table")
+    entry = view.manifest.get("cost", {})
+    bases = "; ".join(f"{k}: {v}" for k, v in entry.get("basis", {}).items())
+    where = entry.get("machine", {}).get("cpu", "an unrecorded machine")
+    note = (f'<p class="note">tune_cost.csv, measured on {html_escape(where)}: '
+            f'{html_escape(entry.get("measured", ""))}. Basis: {html_escape(bases)}. The Pareto front: the points no '
+            "other point beats on both mean and search time. Absolute times hold on this machine only; bench compare "
+            "measures the chosen setting's latency.</p>")
+    return _section("cost", note + html_details(f"{len(rows)} of {len(merged)} grid points", table,
+                                                 open_=len(rows) <= OPEN_POINTS))
+
+
 def _provenance(view: TuneView) -> str:
     m = view.manifest
     grid = m.get("grid", {})
@@ -225,8 +272,10 @@ def render_tune_html(view: TuneView) -> str:
     warnings = view.manifest.get("warnings", [])
     if warnings:
         lead += "<ul>" + "".join(f'<li class="down">warning: {html_escape(w)}</li>' for w in warnings) + "</ul>"
-    nav = "".join(f'<a href="#{key}">{html_escape(name)}</a>' for key, name in SECTIONS.items())
-    body = "\n".join(section(view) for section in (_estimate, _grid, _folds, _points, _provenance))
+    nav = "".join(f'<a href="#{key}">{html_escape(name)}</a>' for key, name in SECTIONS.items()
+                  if key != "cost" or view.costs is not None)
+    body = "\n".join(part for part in (section(view) for section in (_estimate, _grid, _folds, _points, _cost,
+                                                                       _provenance)) if part)
     version = view.manifest.get("versions", {}).get("retbench", "")
     return html_page(title=f"retbench tune report: {corpus.get('name')}", lead=lead, nav=nav, body=body,
                      version=str(version))

@@ -3,12 +3,14 @@
 Every ``bench tune`` writes a new folder ``<out>/<run-id>/`` the way ``bench compare`` does
 (:mod:`harness.store.write`: staged under a hidden name and renamed, the rename claiming the run id,
 ``--out`` checked before any work). Same inputs and seed give the same bytes (the manifest's time,
-run id, command line and seconds aside).
+run id, command line and seconds aside), but for ``tune_cost.csv``, the points' times on this
+machine.
 
 | file | content |
 |---|---|
 | tune.csv | one row per grid point, in grid order: :data:`TUNE_COLUMNS` (below), a column per axis after ``system`` |
 | per_query.csv | one row per query: :data:`PER_QUERY_COLUMNS` |
+| tune_cost.csv | one row per grid point: what it cost (fit, index size, batch search throughput; :mod:`harness.tuning.cost`) |
 | report.txt | the printed summary |
 | report.html, report.md | the reports asked for (``bench tune --report``), made from the files above |
 | manifest.json | files (the SHA-256 of every other file: :mod:`harness.store.folder`), run id, time, command line, versions, corpus and hashes, the grid (axes, values, order, default, the shortcut used), the metric, the folds (stream, strata, choices), the bootstrap settings, the summary, columns (what each file's columns hold), seconds |
@@ -36,10 +38,11 @@ from harness.tuning.cross_validation import FOLD_STREAM
 from harness.core.evaluation import mean_over_queries
 from harness.store.folder import Derived, Say, csv_text, package_version, safe_file_name, warn_on_stderr, write_folder
 from harness.core.metrics import trec_eval_name
+from harness.tuning.cost import BASES, TUNE_COST_COLUMNS, TUNE_COST_FILE, cost_table
 from harness.tuning.record import Estimate, TuneRecord
 
-__all__ = ["PER_QUERY_COLUMNS", "TUNE_COLUMNS", "TUNE_FILE", "TUNE_KIND", "edge_notes", "per_query_table",
-           "render_report", "summary", "tune_table", "write_tune"]
+__all__ = ["PER_QUERY_COLUMNS", "TUNE_COLUMNS", "TUNE_FILE", "TUNE_KIND", "edge_notes", "point_costs",
+           "per_query_table", "render_report", "summary", "tune_table", "write_tune"]
 
 #: The manifest's ``kind`` of a tune folder: how ``bench report`` tells one from a comparison's.
 TUNE_KIND = "tune"
@@ -86,6 +89,13 @@ def per_query_table(record: TuneRecord) -> pd.DataFrame:
         "query_id": record.query_ids, "fold": cv.fold_of + 1, "chosen_point": cv.choices[cv.fold_of] + 1,
         "held_out": cv.held_out, "best": record.values[cv.best], "default": record.default_values,
     })
+
+
+def point_costs(record: TuneRecord) -> pd.DataFrame | None:
+    """tune_cost.csv as a DataFrame (:mod:`harness.tuning.cost`); None when no cost was measured."""
+    if record.costs is None:
+        return None
+    return cost_table(record.labels, record.costs, len(record.query_ids))
 
 
 def _interval(estimate: Estimate, name: str) -> dict[str, float]:
@@ -246,10 +256,24 @@ def _manifest(record: TuneRecord, run_id: str, command_line: list[str], started:
                        "bootstrap_stream": "numpy default_rng(seed).integers(0, n_queries), row by row"},
         "summary": summary(record),
         # "files" is the hash of every file, which write_folder records
-        "columns": {TUNE_FILE: TUNE_COLUMNS, "per_query.csv": PER_QUERY_COLUMNS, "report.txt": "the printed summary"},
+        "columns": {TUNE_FILE: TUNE_COLUMNS, "per_query.csv": PER_QUERY_COLUMNS, "report.txt": "the printed summary",
+                    **({TUNE_COST_FILE: TUNE_COST_COLUMNS} if record.costs is not None else {})},
         "warnings": record.warnings,
         "seconds": record.seconds,
+        **({"cost": _cost_entry(record)} if record.costs is not None else {}),
     }
+
+
+def _cost_entry(record: TuneRecord) -> dict[str, object]:
+    """The manifest's ``cost``: how tune_cost.csv was measured, and the machine (no time is in it)."""
+    from harness.core.cost import machine
+
+    bases = sorted({c.basis for c in record.costs or []})
+    return {"file": TUNE_COST_FILE, "machine": machine(),
+            "basis": {b: BASES[b] for b in bases},
+            "measured": "wall-clock seconds of each point's fit and of its batch search of every evaluated query at "
+                        "the search depth, in this one process; index_bytes as Retriever.index_bytes says, children "
+                        "included; no single-query latency nor memory (bench compare measures them)"}
 
 
 def _run_id(record: TuneRecord, started: datetime) -> str:
@@ -266,6 +290,9 @@ def write_tune(record: TuneRecord, out: Path, command_line: list[str] | None = N
     started = datetime.now(timezone.utc)
     files = {TUNE_FILE: csv_text(tune_table(record)), "per_query.csv": csv_text(per_query_table(record)),
              "report.txt": render_report(record) + "\n"}
+    costs = point_costs(record)
+    if costs is not None:
+        files[TUNE_COST_FILE] = csv_text(costs)
     def identified(run_id: str) -> tuple[dict, dict[str, str]]:
         return _manifest(record, run_id, command_line or sys.argv, started), {}
 

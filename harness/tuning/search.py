@@ -13,7 +13,8 @@ optimistic), the default parameters' score, and the parameters finally chosen on
     tune("bm25(k1=0.6|1.2)", "article", "mrr", stratify="kind", statistics=Statistics(seed=1),
          loading=Loading(facets_file="kinds.csv"))
     result.estimate           # Estimate(value, low, high): cross-validated, with its interval
-    result.write("results")   # tune.csv, per_query.csv, report.txt, manifest.json (reports="html,md": the reports too)
+    result.write("results")   # tune.csv, per_query.csv, tune_cost.csv, report.txt, manifest.json
+                              # (reports="html,md": the reports too)
 
 Cheap by construction: the points share what their swept parameters do not change. A grid whose
 top retriever has a :meth:`~retrievers.Retriever.sweep` shortcut (BM25 over k1 and b: tokens and
@@ -22,6 +23,9 @@ its points so that equal children are one object, fitted once and answering each
 (:mod:`retrievers.shared`: a fusion's children across its alpha or k). Every point is searched as
 deep as the metric reads (its cutoff, else ``depth``), which ranks its top documents exactly as a
 deeper search would.
+
+Each grid point's fit time, index size and batch search throughput are kept beside its mean
+(:mod:`harness.tuning.cost`: ``tune_cost.csv``; what the times mean where the points share work).
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from corpora import (DEFAULT_ANALYZER, Dataset, ParameterError, Queries, Retbenc
 from corpora.progress import Callback, Renderer, as_progress
 from corpora.readers import DEFAULT_SPLIT
 from harness.core.api import queries_that_count, restrict_to_candidates
+from harness.core.cost import index_size
+from harness.tuning.cost import PointCost
 from harness.tuning.cross_validation import assign_folds, cross_validate, intervals
 from harness.core.evaluation import evaluate as _evaluate
 from harness.core.evaluation import mean_over_queries
@@ -159,7 +165,8 @@ def tune(grid: GridInput, dataset: Dataset | str | PathLike[str], metric: str | 
     no randomisation test and no Holm adjustment, so a ``permutations`` or ``family`` other than the
     default is refused), ``loading`` and ``run`` (``cache`` and ``on_loaded``; a search runs in this
     process, without a time limit: a ``timeout`` or an engine is refused, and measures no latency: a
-    ``latency_queries`` or ``latency_rounds`` other than the default is refused). Everything cheap is checked
+    ``latency_queries`` or ``latency_rounds`` other than the default is refused; each point's fit, index
+    size and batch search are timed instead: :mod:`harness.tuning.cost`). Everything cheap is checked
     before loading.
     """
     check_groups(scoring=(scoring, Scoring), statistics=(statistics, Statistics), loading=(loading, Loading),
@@ -261,14 +268,21 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, co
                 if runs is not None else
                 f"shared children: {len(builder.children)} child retrievers fitted once for all points"
                 if builder.children else "none: every point is fitted and searched on its own")
+    basis = "sweep" if runs is not None else "shared children" if builder.children else "own"
+    costs: list[PointCost] = []
     with context.progress.task("grid points", len(settings)) as progress:
         for number in range(len(settings)):
             retriever, settings[number] = settings[number], None  # a fitted point is let go once scored
             if runs is not None:
                 # a plugin's sweep is held to what its search would be: checked and cut to the depth
-                run = as_run(next(runs), dataset.corpus, queries, retriever.label, search_depth)
+                start = time.perf_counter()
+                found = next(runs)
+                cost = PointCost(basis, None, None, time.perf_counter() - start)
+                run = as_run(found, dataset.corpus, queries, retriever.label, search_depth)
             else:
-                run = _fit_and_search(retriever, dataset, queries, search_depth, context)
+                run, cost = _fit_and_search(retriever, dataset, queries, search_depth, context, basis)
+            if number < len(points):  # the default off the grid is scored, not a grid point
+                costs.append(cost)
             del retriever
             if dataset.candidates:
                 run = restrict_to_candidates(run, dataset.candidates, config.depth)
@@ -289,7 +303,8 @@ def _search(config: TuneConfig, grid: Grid, dataset: Dataset, metric: Metric, co
     seconds = {"searching": round(searched - started, 6), "total": round(time.perf_counter() - started, 6)}
     return TuneResult(config, grid, dataset, metric, labels, [grid.values(p) for p in points], query_ids, excluded,
                       grid_values, cv, default_label, default_point, default_values, estimate, versus_default, optimism,
-                      search_depth, shortcut, seconds, strata, labels_order, [*dataset.warnings, *depth_warnings])
+                      search_depth, shortcut, seconds, strata, labels_order, [*dataset.warnings, *depth_warnings],
+                      costs)
 
 
 def _compact(run: Run) -> Run:
@@ -300,10 +315,17 @@ def _compact(run: Run) -> Run:
 
 
 def _fit_and_search(retriever: Retriever, dataset: Dataset, queries: Queries, k: int,
-                    context: RunContext) -> Run:
-    """One point on its own. Its own fitted state is not kept for the next point (a fresh cache on
-    the same folder, or none): only the shared children, fitted once, stay in memory."""
+                    context: RunContext, basis: str) -> tuple[Run, PointCost]:
+    """One point on its own, and what it cost (:mod:`harness.tuning.cost`: its fit, index and batch
+    search; ``basis`` says how it ran). Its own fitted state is not kept for the next point (a fresh
+    cache on the same folder, or none): only the shared children, fitted once, stay in memory."""
     root = context.cache.root if context.cache is not None else None
     own = RunContext(cache=IndexCache(root.parent) if root is not None else None, progress=context.progress)
+    start = time.perf_counter()
     fit_retriever(retriever, dataset.corpus, own)
-    return as_run(search_retriever(retriever, queries, k, own), dataset.corpus, queries, retriever.label, k)
+    fitted = time.perf_counter()
+    found = search_retriever(retriever, queries, k, own)
+    searched = time.perf_counter()
+    loaded = own.cache is not None and any(event in ("hit", "memory") for event, _ in own.cache.events)
+    cost = PointCost(basis, fitted - start, index_size(retriever)[0], searched - fitted, loaded)
+    return as_run(found, dataset.corpus, queries, retriever.label, k), cost

@@ -22,6 +22,7 @@ from corpora import InputFileError
 from corpora.wording import counted
 from harness.core.options import level_text
 from harness.store.read import MANIFEST_FILE, ResultsFolder, Table, read_table
+from harness.tuning.cost import TUNE_COST_FILE
 from harness.tuning.results import TUNE_FILE, TUNE_KIND
 
 __all__ = ["TuneView", "is_tune_folder"]
@@ -152,6 +153,19 @@ class TuneView:
         if first_best != self.chosen_point:
             raise InputFileError(path, f"its first point of the highest mean is {first_best}, but its manifest says "
                                  f"point {self.chosen_point} was chosen", fix=_AGAIN)
+        return frame
+
+    @cached_property
+    def costs(self) -> pd.DataFrame | None:
+        """``tune_cost.csv`` (:mod:`harness.tuning.cost`), one row per grid point in grid order, or
+        None for a folder written before tune measured cost."""
+        if not self.folder.holds(TUNE_COST_FILE):
+            return None
+        path = self.folder.verified(TUNE_COST_FILE)
+        frame = read_table(path, Table(TUNE_COST_FILE, ("system", "basis", "fit_from_cache"),
+                                       ("point", "index_bytes", "n_queries")))
+        if [int(p) for p in frame["point"]] != [int(p) for p in self.table["point"]]:
+            raise InputFileError(path, f"does not hold the points of {TUNE_FILE} in its order", fix=_AGAIN)
         return frame
 
     def best_points(self, limit: int) -> pd.DataFrame:
