@@ -170,6 +170,12 @@ class FittedElsewhere(ABC):
     def close(self) -> None:
         """Let go of what the engine holds for it (the default holds nothing)."""
 
+    def worker_seconds(self) -> dict[str, dict[str, float]]:
+        """The seconds the engine's workers computed for it, by step (``fit``; ``search``: every
+        search and score it answered) and worker: ``{"fit": {worker: seconds}, ...}``; empty when
+        the engine does not say (the default)."""
+        return {}
+
 
 class Shards(FittedElsewhere):
     """A retriever's fitted shards, wherever they are: answers ``search`` and ``score`` as the

@@ -22,7 +22,7 @@ from harness.cli import main
 from harness.core.cost import PeakMemory, index_size, sample_queries
 from harness.core.options import RunOptions, Statistics
 from harness.errors import RetbenchError
-from harness.readings.cost import EFFICIENCY_COLUMNS, pareto_front, size_text
+from harness.readings.cost import EFFICIENCY_COLUMNS, WORKER_COLUMNS, pareto_front, size_text
 from retrievers import BM25, Retriever, fit_retriever
 from retrievers.footprint import held_bytes
 
@@ -47,8 +47,9 @@ def test_every_column_is_filled_for_the_built_ins_and_a_fusion_includes_its_chil
     frame = pd.read_csv(folder / "efficiency.csv", dtype={"system": str, "includes": str}, keep_default_na=False)
     assert list(frame.columns) == EFFICIENCY_COLUMNS
     assert list(frame["system"]) == ["bm25", "lsa", "rrf"]
-    filled = frame.drop(columns=["includes"])
+    filled = frame.drop(columns=["includes", *WORKER_COLUMNS])
     assert (filled != "").all().all(), filled  # nothing unknown for retbench's own retrievers
+    assert (frame[WORKER_COLUMNS] == "").all().all()  # no engine's workers ran them (tests/test_cost_dask.py)
     assert list(frame["includes"]) == ["", "", "bm25;lsa"]
     sizes = dict(zip(frame["system"], frame["index_bytes"].astype(int)))
     assert sizes["rrf"] >= sizes["bm25"] + sizes["lsa"]  # a fusion's index holds its children's

@@ -35,6 +35,13 @@ of ``workers`` processes (one thread each). On it:
   one at a time), and the bootstrap, the leaderboard's ranks and the Monte Carlo sign flips in
   chunks, on the workers (:mod:`harness.engines.parallel`).
 
+The workers' own time is measured apart from the client's: each fit and each search of a
+retriever placed on the workers is watched through the scheduler's task stream
+(``distributed.get_task_stream``), and the compute time of its tasks (on the worker, transfers and
+queueing left out) is summed per worker and per step, ``fit`` or ``search``
+(:meth:`~retrievers.sharding.FittedElsewhere.worker_seconds`, which the cost reading reads:
+:mod:`harness.readings.cost`).
+
 Every task is a pure function of its arguments (:mod:`harness.engines.shard_tasks`), so Dask runs a
 task again elsewhere when its worker dies, and the result is the same (a retriever fitted whole is
 fitted again on another worker, from the folder, when the one holding it dies); a task whose workers
@@ -179,28 +186,58 @@ class DaskEngine(Engine):
             placement.release()
 
 
+class _WorkerTimes:
+    """Seconds of compute on the workers, by step and worker, of the tasks whose key holds one of the
+    tokens a block names (:meth:`timed`)."""
+
+    def __init__(self, client: Any):
+        self.client = client
+        self.seconds: dict[str, dict[str, float]] = {}
+
+    @contextlib.contextmanager
+    def timed(self, step: str, tokens: list[str]) -> Iterator[None]:
+        """Watch the task stream while the block runs; the tasks of ``tokens`` (filled in by the block)
+        count for ``step``."""
+        from distributed import get_task_stream
+
+        with get_task_stream(client=self.client) as stream:
+            yield
+        mine = self.seconds.setdefault(step, {})
+        for task in stream.data:
+            if any(token in str(task.get("key", "")) for token in tokens):
+                computed = sum(part["stop"] - part["start"] for part in task.get("startstops", ())
+                               if part.get("action") == "compute")
+                worker = str(task.get("worker", ""))
+                mine[worker] = mine.get(worker, 0.0) + computed
+
+
 class _DaskShards(Shards):
     """A retriever's shard indexes on the workers, as futures."""
 
     def __init__(self, client: Any, retriever: Any, corpus: Corpus, bounds: Sequence[tuple[int, int]],
-                 indexes: list[Any]):
+                 indexes: list[Any], times: _WorkerTimes):
         super().__init__(retriever, corpus, bounds)
         self.client = client
         self.indexes = indexes
         self.closed = False
         self._tie_rank_future: Any = None
+        self.times = times  # the fit's, then every search's and score's
 
-    def _submit(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
+    def worker_seconds(self) -> dict[str, dict[str, float]]:
+        return {step: dict(workers) for step, workers in self.times.seconds.items()}
+
+    def _submit(self, task: Callable[..., Any], what: str, token: str, *arguments: Any) -> list[Any]:
         """``task(retriever, index, *arguments)`` on every shard's worker, as futures in shard order."""
         if self.closed:
             raise RetbenchError(f"retriever {self.label!r} was fitted on a Dask engine whose comparison has ended. "
                                 "Fix: fit it again (retriever.fit(corpus)) to search outside that comparison")
-        token = uuid.uuid4().hex[:12]
         return [self.client.submit(task, self.retriever, index, *arguments, key=f"retbench-{what}-{n}-{token}")
                 for n, index in enumerate(self.indexes)]
 
     def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> list[Any]:
-        return self.client.gather(self._submit(task, what, *arguments))
+        token = uuid.uuid4().hex[:12]
+        with self.times.timed("search", [token]):
+            return self.client.gather(self._submit(task, what, token, *arguments))
 
     def search_parts(self, queries: Any, k: int) -> list[ShardHits]:
         return self._ask(shard_tasks.search_shard, "search-shard", queries, k)
@@ -208,14 +245,16 @@ class _DaskShards(Shards):
     def merged_hits(self, queries: Any, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Merged on a worker (:func:`~retrievers.sharding.merge_hits`): the client gets the
         merged top ``k`` only, never every shard's."""
-        parts = self._submit(shard_tasks.search_shard, "search-shard", queries, k)
-        if self._tie_rank_future is None:  # sent once, for every search of this fit; on every worker, so
-            # that a worker lost takes no data that cannot be made again with it
-            [self._tie_rank_future] = self.client.scatter([self.tie_rank()], broadcast=True, hash=False)
-            self._tie_rank = None  # the workers hold it now
-        merged = self.client.submit(merge_hits, parts, [a for a, _ in self.bounds], k,
-                                    self._tie_rank_future, key=f"retbench-merge-hits-{uuid.uuid4().hex[:12]}")
-        return merged.result()
+        token = uuid.uuid4().hex[:12]
+        with self.times.timed("search", [token]):
+            parts = self._submit(shard_tasks.search_shard, "search-shard", token, queries, k)
+            if self._tie_rank_future is None:  # sent once, for every search of this fit; on every worker, so
+                # that a worker lost takes no data that cannot be made again with it
+                [self._tie_rank_future] = self.client.scatter([self.tie_rank()], broadcast=True, hash=False)
+                self._tie_rank = None  # the workers hold it now
+            merged = self.client.submit(merge_hits, parts, [a for a, _ in self.bounds], k,
+                                        self._tie_rank_future, key=f"retbench-merge-hits-{token}")
+            return merged.result()
 
     def score_parts(self, queries: Any) -> list[sp.csr_matrix | np.ndarray]:
         if not hasattr(self.retriever, "score_shard"):
@@ -234,20 +273,25 @@ class _DaskShards(Shards):
 class _DaskWhole(FittedElsewhere):
     """A retriever fitted whole on one worker, as a future: its searches and scores are asked there."""
 
-    def __init__(self, client: Any, label: str, corpus: Corpus, fitted: Any):
+    def __init__(self, client: Any, label: str, corpus: Corpus, fitted: Any, times: _WorkerTimes):
         self.client = client
         self.label = label
         self.corpus = corpus
         self.fitted = fitted
         self.closed = False
         self.owners: list[Any] = []  # the retrievers here it answers for: each adopts what a search chose
+        self.times = times  # the fit's, then every search's and score's
+
+    def worker_seconds(self) -> dict[str, dict[str, float]]:
+        return {step: dict(workers) for step, workers in self.times.seconds.items()}
 
     def _ask(self, task: Callable[..., Any], what: str, *arguments: Any) -> Any:
         if self.closed:
             raise RetbenchError(f"retriever {self.label!r} was fitted on a Dask engine whose comparison has ended. "
                                 "Fix: fit it again (retriever.fit(corpus)) to search outside that comparison")
-        key = f"retbench-{what}-{uuid.uuid4().hex[:12]}"
-        return self.client.submit(task, self.fitted, *arguments, key=key).result()
+        token = uuid.uuid4().hex[:12]
+        with self.times.timed("search", [token]):
+            return self.client.submit(task, self.fitted, *arguments, key=f"retbench-{what}-{token}").result()
 
     def search(self, queries: Any, k: int) -> Any:
         found, chosen = self._ask(shard_tasks.search_whole, "search-whole", queries, k)
@@ -326,16 +370,18 @@ class _DaskPlacement(Placement):
             else:
                 source = shard_tasks.ShippedShard(corpus)
             name, token = f"retbench-{type(retriever).__name__.lower()}", uuid.uuid4().hex[:12]
-            fitted = self.client.submit(shard_tasks.fit_whole, unfitted_copy(retriever), source,
-                                        key=f"{name}-fit-whole-{token}")
-            # wait, and raise the fit's error here; the fitted retriever stays on its worker
-            wait([fitted])
-            if fitted.status != "finished":
-                fitted.result()
+            times = _WorkerTimes(self.client)
+            with times.timed("fit", [token]):
+                fitted = self.client.submit(shard_tasks.fit_whole, unfitted_copy(retriever), source,
+                                            key=f"{name}-fit-whole-{token}")
+                # wait, and raise the fit's error here; the fitted retriever stays on its worker
+                wait([fitted])
+                if fitted.status != "finished":
+                    fitted.result()
             if isinstance(source, shard_tasks.FolderCorpus):
                 self.client.run(shard_tasks.forget_loaded)  # the fitted retriever keeps what it needs
             chosen = self.client.submit(shard_tasks.chosen_of, fitted, key=f"{name}-chosen-{token}").result()
-            self.whole[key] = _DaskWhole(self.client, str(retriever.label), corpus, fitted), chosen
+            self.whole[key] = _DaskWhole(self.client, str(retriever.label), corpus, fitted, times), chosen
         whole, chosen = self.whole[key]
         adopt_chosen(retriever, chosen)
         whole.owners.append(retriever)
@@ -354,6 +400,18 @@ class _DaskPlacement(Placement):
         sources = self._sources(corpus, bounds)
         token = uuid.uuid4().hex[:12]
         name = f"retbench-{cls.__name__.lower()}"
+        client = self.client
+        times = _WorkerTimes(client)
+        with times.timed("fit", [token]):
+            indexes = self._fit_shards(copy, sources, name, token)
+        if isinstance(sources[0], shard_tasks.FolderShard):
+            client.run(shard_tasks.forget_loaded)
+        shards = _DaskShards(client, copy, corpus, bounds, indexes, times)
+        self.fitted[key] = shards
+        return shards
+
+    def _fit_shards(self, copy: Any, sources: list[Any], name: str, token: str) -> list[Any]:
+        """Fit the shards of ``sources`` on the workers and wait for their indexes (futures, left there)."""
         client = self.client
         fits = [client.submit(shard_tasks.fit_shard, copy, source, key=f"{name}-fit-shard-{n}-{token}")
                 for n, source in enumerate(sources)]
@@ -376,11 +434,7 @@ class _DaskPlacement(Placement):
         for index in indexes:
             if index.status != "finished":
                 index.result()
-        if isinstance(sources[0], shard_tasks.FolderShard):
-            client.run(shard_tasks.forget_loaded)
-        shards = _DaskShards(client, copy, corpus, bounds, indexes)
-        self.fitted[key] = shards
-        return shards
+        return indexes
 
     def _sources(self, corpus: Corpus, bounds: list[tuple[int, int]]) -> list[Any]:
         if self.origin is not None and corpus is self.corpus:

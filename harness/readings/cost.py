@@ -12,8 +12,13 @@ manifest (``cost``), and shows them:
     batch search (``search_seconds``, ``queries_per_second``, ``search_memory_bytes``) and the latency
     of single queries (``latency_p50_ms``, ``latency_p95_ms``, ``latency_p99_ms``: each percentile's
     median over the rounds; ``latency_p95_low_ms``/``latency_p95_high_ms``: the rounds' lowest and
-    highest p95). An empty cell is unknown (an index a plugin does not declare, memory where it
-    cannot be measured, a stored run's latency), never a guess.
+    highest p95), and, for a system fitted and searched on an engine's workers (``--engine dask``),
+    the workers' own compute seconds apart from the client's wall time (``worker_fit_seconds``,
+    ``worker_search_seconds``: summed over the workers; ``worker_fit_slowest_seconds``,
+    ``worker_search_slowest_seconds``: the worker that computed longest; :func:`worker_times`). An
+    empty cell is unknown (an index a plugin does not declare, memory where it cannot be measured, a
+    stored run's latency) or, in the workers' columns, nothing of the system ran on workers; never a
+    guess.
 ``latency_comparisons.csv`` (:data:`LATENCY_COLUMNS`)
     The pairs of the comparisons (each system against the baseline, else every pair): the ratio of
     a's latency to b's, its interval and verdict (:func:`harness.core.cost.compare_latency`).
@@ -41,18 +46,23 @@ from corpora.wording import counted
 from harness.core.cost import (LATENCY_TOLERANCE, LATENCY_VERDICTS, WARM_UP, SystemCost, compare_latency, machine,
                                memory_method)
 from harness.core.readings import Reading, ReadingInputs, ServeView, SuiteInputs, SuiteStep, register
+from harness.core.cost import descendants
+from retrievers.sharding import SHARDS_ATTRIBUTE
 
 if TYPE_CHECKING:
     from harness.core.record import CompareRecord
     from harness.report.view import ReportView
 
-__all__ = ["EFFICIENCY_COLUMNS", "LATENCY_COLUMNS", "compute", "efficiency_frame", "latency_frame", "latency_of",
-           "pareto_front", "same_machine"]
+__all__ = ["EFFICIENCY_COLUMNS", "LATENCY_COLUMNS", "WORKER_COLUMNS", "compute", "efficiency_frame", "latency_frame",
+           "latency_of", "pareto_front", "same_machine", "worker_times"]
 
 EFFICIENCY_COLUMNS = ["system", "includes", "n_documents", "fit_seconds", "docs_per_second", "fit_from_cache",
                       "fit_memory_bytes", "index_bytes", "n_queries", "search_seconds", "queries_per_second",
                       "search_memory_bytes", "latency_queries", "latency_rounds", "latency_p50_ms", "latency_p95_ms",
-                      "latency_p99_ms", "latency_p95_low_ms", "latency_p95_high_ms"]
+                      "latency_p99_ms", "latency_p95_low_ms", "latency_p95_high_ms", "worker_fit_seconds",
+                      "worker_fit_slowest_seconds", "worker_search_seconds", "worker_search_slowest_seconds"]
+#: The workers' columns (a system run on an engine's workers: :func:`worker_times`).
+WORKER_COLUMNS = EFFICIENCY_COLUMNS[-4:]
 _INTEGERS = ("n_documents", "fit_memory_bytes", "index_bytes", "n_queries", "search_memory_bytes", "latency_queries",
              "latency_rounds")
 LATENCY_COLUMNS = ["system_a", "system_b", "ratio", "ci_low", "ci_high", "tolerance", "n_queries", "verdict"]
@@ -73,6 +83,33 @@ def _latency_row(cost: SystemCost) -> dict[str, Any]:
             "latency_p95_high_ms": rounds[1].max()}
 
 
+def worker_times(retriever: Any) -> dict[str, dict[str, float]]:
+    """The seconds an engine's workers computed for ``retriever`` and the retrievers it includes, by
+    step (``fit``, ``search``) and worker (:meth:`retrievers.sharding.FittedElsewhere.worker_seconds`:
+    a fit shared by two systems, and every search it answered, count for each system that holds it);
+    empty when none of them ran on workers."""
+    placed = {id(found): found for one in (retriever, *descendants(retriever))
+              if (found := one.__dict__.get(SHARDS_ATTRIBUTE)) is not None}
+    total: dict[str, dict[str, float]] = {}
+    for elsewhere in placed.values():
+        for step, workers in elsewhere.worker_seconds().items():
+            mine = total.setdefault(step, {})
+            for worker, seconds in workers.items():
+                mine[worker] = mine.get(worker, 0.0) + seconds
+    return total
+
+
+def _worker_row(retriever: Any) -> dict[str, Any]:
+    times = worker_times(retriever) if retriever is not None else {}
+    row: dict[str, Any] = {}
+    for step in ("fit", "search"):
+        workers = times.get(step)
+        if workers:
+            row[f"worker_{step}_seconds"] = sum(workers.values())
+            row[f"worker_{step}_slowest_seconds"] = max(workers.values())
+    return row
+
+
 def efficiency_frame(systems: Sequence[Any]) -> pd.DataFrame:
     """``efficiency.csv`` of ``systems`` (each with its ``label`` and ``cost``; one without is left out)."""
     rows = []
@@ -88,7 +125,7 @@ def efficiency_frame(systems: Sequence[Any]) -> pd.DataFrame:
                      "n_queries": cost.n_queries, "search_seconds": cost.search_seconds,
                      "queries_per_second": _rate(cost.n_queries, cost.search_seconds),
                      "search_memory_bytes": cost.search_memory if cost.search_memory is not None else pd.NA,
-                     **_latency_row(cost)})
+                     **_latency_row(cost), **_worker_row(getattr(system, "retriever", None))})
     frame = pd.DataFrame(rows, columns=EFFICIENCY_COLUMNS)
     for column in _INTEGERS:
         frame[column] = frame[column].astype("Int64")
@@ -150,7 +187,15 @@ def manifest_entries(record: CompareRecord) -> dict[str, Any]:
         "batch": "fit and search timed as bench compare runs them: search is every evaluated query in one call",
         "latency": latency,
         "isolation": "every system runs in this one process, one after another",
+        **({"workers": _WORKERS} if any(worker_times(s.retriever) for s in record.systems) else {}),
     }}
+
+
+#: How the workers' columns are measured (the manifest's ``cost.workers``, where a system ran on workers).
+_WORKERS = ("worker_*_seconds: the compute time of the tasks of each fit and search of the system's retrievers placed "
+            "on the engine's workers (its own and those it includes), read from the scheduler's task stream (transfers "
+            "and queueing left out): summed over the workers, and for the worker that computed longest; fit_seconds "
+            "and search_seconds are the client's wall time, waiting on the workers included")
 
 
 def manifest_shape() -> dict[str, Any]:
