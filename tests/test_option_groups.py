@@ -151,11 +151,12 @@ def _stripped(value: object) -> object:
     return _RUN_ID.sub("RUN", value) if isinstance(value, str) else value
 
 
-#: The cost reading's files, which hold this run's times -> the columns that are not measurements.
+#: The cost reading's files and tune's, which hold this run's times -> the columns that are not measurements.
 MEASURED = {"efficiency.csv": ("system", "includes", "n_documents", "fit_from_cache", "n_queries", "latency_queries",
                                "latency_rounds"),
             "latency_comparisons.csv": ("system_a", "system_b", "n_queries"),
-            "suite_efficiency.csv": ("collection", "system")}
+            "suite_efficiency.csv": ("collection", "system"),
+            "tune_cost.csv": ("point", "system", "basis", "fit_from_cache", "n_queries")}
 
 
 def _measured_cells(text: str, kept: tuple[str, ...]) -> list[dict[str, str]]:
