@@ -87,7 +87,7 @@ def test_a_tune_folder_records_its_hashes_too(tmp_path) -> None:
                   statistics=Statistics(bootstrap_samples=20)).write(tmp_path, reports="md")
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["files"] == {f: _sha256(folder / f) for f in ("per_query.csv", "report.md", "report.txt",
-                                                                  "tune.csv")}
+                                                                  "tune.csv", "tune_cost.csv")}
     assert "tune.csv" in manifest["columns"]  # what each file holds, under its own key
 
 
