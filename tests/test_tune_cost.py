@@ -37,7 +37,8 @@ def test_each_point_run_on_its_own_has_every_cost_and_a_larger_index_for_more_di
     assert (frame["basis"] == "own").all() and (frame["fit_from_cache"] == False).all()  # noqa: E712
     assert (frame["fit_seconds"] > 0).all() and (frame["search_seconds"] > 0).all()
     assert frame["n_queries"].tolist() == [14, 14]
-    assert frame["queries_per_second"].tolist() == pytest.approx((frame["n_queries"] / frame["search_seconds"]).tolist())
+    rates = (frame["n_queries"] / frame["search_seconds"]).tolist()
+    assert frame["queries_per_second"].tolist() == pytest.approx(rates)
     small, large = frame["index_bytes"].tolist()
     assert 0 < small < large  # 16 dimensions hold more floats than 4: the trade-off the table shows
 
@@ -84,7 +85,8 @@ def test_the_html_report_shows_each_points_cost_from_the_file(dims_folder) -> No
     assert '<section id="cost">' in page and 'href="#cost"' in page
     for row in frame.itertuples(index=False):
         assert f'data-cost-point="{row.point}" data-cost-column="fit_seconds">{row.fit_seconds:.3f}<' in page
-        assert f'data-cost-point="{row.point}" data-cost-column="queries_per_second">{row.queries_per_second:,.1f}<' in page
+        rate = f"{row.queries_per_second:,.1f}"
+        assert f'data-cost-point="{row.point}" data-cost-column="queries_per_second">{rate}<' in page
     assert page.count('data-cost-column="front">yes<') >= 1
 
 

@@ -209,8 +209,8 @@ def _cost(view: TuneView) -> str:
                  html_cell(number(row["mean"]), numeric=True, classes=["best"] if point == view.chosen_point else []),
                  html_cell(fit, numeric=True, cost_point=point, cost_column="fit_seconds"),
                  html_cell(size_text(row["index_bytes"]), numeric=True, cost_point=point, cost_column="index_bytes"),
-                 html_cell(f"{row['queries_per_second']:,.1f}" if known[1] else "unknown", numeric=True, cost_point=point,
-                           cost_column="queries_per_second"),
+                 html_cell(f"{row['queries_per_second']:,.1f}" if known[1] else "unknown", numeric=True,
+                           cost_point=point, cost_column="queries_per_second"),
                  html_cell("yes" if point in front else "", cost_point=point, cost_column="front"),
                  html_cell(str(row["basis"]))]
         rows.append("<tr>" + "".join(cells) + "</tr>")
