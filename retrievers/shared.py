@@ -13,11 +13,18 @@ Kept answers are made read-only, so a fusion that would change one in place fail
 of handing the next point altered scores. They are kept up to :data:`KEEP_BYTES` per child (a dense
 score child keeps queries x documents floats); past that an answer is computed again when asked,
 which costs time, never a different number.
+
+A comparison shares the same way (:func:`share_systems`): in ``bm25,lsa,rrf(bm25,lsa)`` the fusion's
+children are the same systems as two of the comparison's, so each is fitted and searched once and
+the fusion reads the rankings already computed. Two retrievers are the same system when they are of
+the same class with the same parameters and the same children (:func:`system_key`), whatever their
+labels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -28,7 +35,7 @@ from retrievers.base import Retriever, ScoreRetriever, fit_retriever, score_retr
 from retrievers.grid import spec_text
 from retrievers.spec import Spec, build
 
-__all__ = ["KEEP_BYTES", "Shared", "SharedBuilder", "SharedScores"]
+__all__ = ["KEEP_BYTES", "Shared", "SharedBuilder", "SharedScores", "SharedSystems", "share_systems", "system_key"]
 
 #: Bytes of answers one shared child keeps for the next grid point.
 KEEP_BYTES = 1 << 30
@@ -89,6 +96,10 @@ class Shared(Retriever):
     def _key(queries: Queries) -> tuple[Any, ...]:
         return (tuple(queries.ids), tuple(queries.texts))
 
+    def index_bytes(self) -> int | None:
+        """The wrapped retriever's (a fusion's index size counts its children's)."""
+        return self.inner.index_bytes()
+
     def search(self, queries: Queries, k: int) -> Run | Mapping[str, list[tuple[str, float]]]:
         return self._answer(("search", k, *self._key(queries)), lambda: search_retriever(self.inner, queries, k, self.run_context))
 
@@ -129,3 +140,90 @@ class SharedBuilder:
             inner = build(spec, make_child=self._child)
             self.children[key] = SharedScores(inner) if isinstance(inner, ScoreRetriever) else Shared(inner)
         return self.children[key]
+
+
+def system_key(retriever: Retriever) -> tuple[Any, ...]:
+    """What makes two retrievers the same system: their class, their parameters (as ``repr`` shows
+    them: an object passed as a parameter is itself, not its equal) and their children's keys. A
+    :class:`Shared` wrapper is only ever itself."""
+    cls = type(retriever)
+    if isinstance(retriever, Shared):
+        return (cls.__module__, cls.__qualname__, id(retriever))
+    params = repr(sorted(retriever.get_params().items()))
+    return (cls.__module__, cls.__qualname__, params, tuple(system_key(c) for c in retriever.children))
+
+
+class SharedSystems:
+    """A comparison's systems with each distinct one fitted and searched once (:func:`share_systems`)."""
+
+    def __init__(self, retrievers: Sequence[Retriever]):
+        first: dict[tuple[Any, ...], Retriever] = {}
+        counts: dict[tuple[Any, ...], int] = {}
+        keys: dict[int, tuple[Any, ...]] = {}
+
+        def canonical(node: Retriever) -> Retriever:
+            key = system_key(node)
+            counts[key] = counts.get(key, 0) + 1
+            if key in first:
+                return first[key]
+            first[key] = node
+            keys[id(node)] = key
+            if node.children and not isinstance(node, Shared):
+                node.children = tuple(canonical(child) for child in node.children)  # type: ignore[misc]
+            return node
+
+        self._first = {id(retriever): canonical(retriever) for retriever in retrievers}
+        self._wrappers: dict[tuple[Any, ...], Shared] = {}
+        self._keys, self._counts = keys, counts
+        self._rewritten: list[tuple[Retriever, tuple[Retriever, ...]]] = []
+        for node in first.values():
+            if node.children and not isinstance(node, Shared):
+                wrapped = tuple(self._shared(child) for child in node.children)
+                if wrapped != node.children:
+                    self._rewritten.append((node, node.children))
+                    node.children = wrapped  # type: ignore[misc]
+
+    def _shared(self, node: Retriever) -> Retriever:
+        key = self._keys[id(node)]
+        if self._counts[key] < 2 or isinstance(node, Shared):
+            return node
+        if key not in self._wrappers:
+            self._wrappers[key] = SharedScores(node) if isinstance(node, ScoreRetriever) else Shared(node)
+        return self._wrappers[key]
+
+    def fitted(self, retriever: Retriever) -> Retriever:
+        """The retriever that stands for ``retriever`` (one of the systems given): itself, or the first
+        of its system met, which is the one fitted (its parameters and confidence are read there)."""
+        return self._first[id(retriever)]
+
+    def runner(self, retriever: Retriever) -> Retriever:
+        """The retriever to fit and search for ``retriever``: :meth:`fitted`, or its :class:`Shared`
+        wrapper when its system occurs more than once."""
+        return self._shared(self.fitted(retriever))
+
+    def restore(self) -> None:
+        """Put the fusions' own children back (the fitted retrievers, not their wrappers): once every
+        system is searched, so that what runs next (a latency's repeated searches) computes anew."""
+        for node, children in self._rewritten:
+            node.children = children  # type: ignore[misc]
+        self._rewritten = []
+
+
+@contextmanager
+def share_systems(retrievers: Sequence[Retriever]) -> Iterator[SharedSystems]:
+    """Fit and search each distinct system of a comparison once (:func:`system_key`), whichever
+    systems use it: inside the ``with`` block, a system or fusion child that occurs more than once in
+    ``retrievers``' trees is one :class:`Shared` object (fitted once, its rankings and scores kept for
+    the next reader): fit and search :meth:`SharedSystems.runner` of each system, record
+    :meth:`SharedSystems.fitted`.
+
+    A fusion's children are rewritten to the first retriever of each system met (the objects the
+    comparison fits: after :meth:`SharedSystems.restore`, which the block's end calls too, a
+    fusion's child is that fitted retriever, not a wrapper, so its label, parameters and the
+    parameters it chose for the corpus read as before); a system that occurs once is untouched, so a
+    comparison without repeats runs as it always did."""
+    shared = SharedSystems(retrievers)
+    try:
+        yield shared
+    finally:
+        shared.restore()

@@ -55,6 +55,7 @@ from retrievers.base import fit_retriever, search_retriever
 from retrievers.sharding import SHARDS_ATTRIBUTE
 from retrievers.context import RunContext
 from retrievers.run_file import RunSystem
+from retrievers.shared import SharedSystems, share_systems
 
 __all__ = ["check_bootstrap_memory", "compute_comparison", "evaluate", "queries_that_count", "restrict_to_candidates"]
 
@@ -154,8 +155,9 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
             warnings = [*data.warnings, *depth_warnings]  # a retriever's own (a run's mismatches) join them, once each
             context = RunContext(cache=fitted_states, progress=tasks, placement=running.placement,
                                  warn=lambda message: None if message in warnings else warnings.append(message))
-            result = _run(config, data, retrievers, metric_list, context, running.mapper, warnings, notes, seconds,
-                          run)
+            with share_systems(retrievers) as shared:
+                result = _run(config, data, retrievers, metric_list, context, running.mapper, warnings, notes, seconds,
+                              run, shared)
         result.engine = running.record.describe()
         return result
 
@@ -204,13 +206,16 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
          context: RunContext, mapper: ChunkMapper | None, warnings: list[str], notes: list[str],
-         timeout: float | None = None, run_options: RunOptions = RunOptions()) -> CompareRecord:
+         timeout: float | None = None, run_options: RunOptions = RunOptions(),
+         shared: SharedSystems | None = None) -> CompareRecord:
     """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
     ``context``: its cache, progress and engine placement), measure what each system costs
     (:mod:`harness.core.cost`: its latency as ``run_options`` says), evaluate, compare, diagnose (the
     chunks of the evaluation and the statistics through the engine's ``mapper``; None: here), as
-    ``config``'s groups say."""
+    ``config``'s groups say. ``shared`` (:func:`~retrievers.shared.share_systems`) fits and searches a
+    system that is also a fusion's child, or given twice, once: the later readers get its rankings kept."""
     tasks = context.progress
+    shared = shared if shared is not None else SharedSystems(retrievers)
     scoring, readings = config.scoring, config.readings
     query_ids = queries_that_count(dataset.qrels, scoring.rel_threshold, dataset.queries.ids)
     if not query_ids:
@@ -230,23 +235,24 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         with PeakMemory() as fit_memory:
             start = time.perf_counter()
             with tasks.task(f"fitting {label}"), step_deadline(timeout, label, "fit"):
-                fit_retriever(retriever, dataset.corpus, context)
+                fit_retriever(shared.runner(retriever), dataset.corpus, context)
             fitted = time.perf_counter()
         with PeakMemory() as search_memory:
             searched_from = time.perf_counter()
             with tasks.task(f"searching {label}", len(queries)), step_deadline(timeout, label, "search"):
-                found = search_retriever(retriever, queries, k, context)
+                found = search_retriever(shared.runner(retriever), queries, k, context)
             searched = time.perf_counter()
         run = as_run(found, dataset.corpus, queries, label, k, notes.append)
         if dataset.candidates:
             run = restrict_to_candidates(run, dataset.candidates, scoring.depth)
-        index_bytes, children = index_size(retriever)
+        fitted_one = shared.fitted(retriever)
+        index_bytes, children = index_size(fitted_one)
         from_cache = context.cache is not None and any(
             event in ("hit", "memory") for event, _ in context.cache.events[cache_events:])
         cost = SystemCost(fitted - start, searched - searched_from, len(dataset.corpus), len(queries), from_cache,
                           index_bytes, fit_memory.added, search_memory.added, children,
-                          any(isinstance(one, RunSystem) for one in (retriever, *descendants(retriever))))
-        systems.append(SystemResult(retriever.label, retriever, run, fitted - start, searched - searched_from, cost))
+                          any(isinstance(one, RunSystem) for one in (fitted_one, *descendants(fitted_one))))
+        systems.append(SystemResult(retriever.label, fitted_one, run, fitted - start, searched - searched_from, cost))
         frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, scoring.unjudged, query_ids,
                                  scoring.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
@@ -254,6 +260,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
         # the search's and the evaluation's temporaries (merged hits, partitions sent to workers): the
         # heap keeps their pages otherwise, and every later step's peak would stack on them
         release_freed_memory()
+    shared.restore()  # every ranking is computed: the fusions read their own children again (latency too)
     # latency of what searches here: a system on an engine's workers would time a round trip per query
     timed = {s.label: s.retriever for s in systems if s.cost is not None and not s.cost.stored_run
              and not any(SHARDS_ATTRIBUTE in one.__dict__ for one in (s.retriever, *descendants(s.retriever)))}
