@@ -193,7 +193,7 @@ def shared_data() -> Path:
 
 #: Manifest entries that differ between two runs of the same inputs: when, how it was called, where
 #: it ran and how long it took (engines change where work runs, never a result).
-VOLATILE_MANIFEST_KEYS = ("time", "run_id", "command_line", "engine", "cost")  # cost: the machine, engine included
+VOLATILE_MANIFEST_KEYS = ("time", "run_id", "command_line", "engine", "cost", "steps")  # cost: the machine, engine included
 #: The cost reading's files: this run's times (harness.readings.cost), never the same twice.
 TIMED_FILES = ("efficiency.csv", "latency_comparisons.csv")
 VOLATILE_SYSTEM_KEYS = ("fit_seconds", "search_seconds")

@@ -148,7 +148,7 @@ def test_the_article_through_the_library_equals_bench_compare(runner, tmp_path: 
 
 def _stable(manifest: dict) -> dict:
     """The manifest without what changes from run to run (times, ids, paths, command line)."""
-    for key in ("time", "run_id", "command_line", "versions"):
+    for key in ("time", "run_id", "command_line", "versions", "steps"):
         del manifest[key]
     del manifest["corpus"]["source"]
     for system in manifest["systems"]:
@@ -163,8 +163,10 @@ def test_progress_goes_to_the_function_given_and_nowhere_else(capsys) -> None:
     compare([Overlap()], tiny(), ["mrr"], progress=lambda label, done, total: heard.append((label, done, total)),
             statistics=Statistics(bootstrap_samples=50))
     assert [h for h in heard if h[1] == 0] == [("fitting Overlap", 0, None), ("searching Overlap", 0, 2),
-                                              ("measuring latency", 0, None), ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None),
-                                              ("near-duplicates", 0, None), ("retrieval metrics", 0, None)]
+                                              ("evaluating Overlap", 0, None), ("measuring latency", 0, None),
+                                              ("bootstrap", 0, 50), ("leaderboard", 0, None), ("facets", 0, None),
+                                              ("near-duplicates", 0, None), ("retrieval metrics", 0, None),
+                                              ("diagnosis", 0, None)]
     assert capsys.readouterr() == ("", "")
 
 
@@ -175,8 +177,9 @@ def test_a_progress_channel_hears_the_work_of_its_own_comparison_only() -> None:
     channel = Progress(lambda label, done, total: heard.append(label))
     compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50), progress=channel)
     # the readings' compute steps in registry order: the near-duplicates (80) before the metrics card (90)
-    assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "measuring latency", "bootstrap",
-                                          "leaderboard", "facets", "near-duplicates", "retrieval metrics"]
+    assert list(dict.fromkeys(heard)) == ["fitting Overlap", "searching Overlap", "evaluating Overlap",
+                                          "measuring latency", "bootstrap", "leaderboard", "facets", "near-duplicates",
+                                          "retrieval metrics", "diagnosis"]
     before = len(heard)
     compare([Overlap()], tiny(), ["mrr"], statistics=Statistics(bootstrap_samples=50))  # no channel handed over: nothing is heard
     assert len(heard) == before

@@ -36,6 +36,7 @@ from corpora.progress import Callback, Renderer, as_progress
 from harness.engines.deadline import step_deadline
 from harness.core.cost import PeakMemory, SystemCost, descendants, index_size, measure_latency
 from harness.core.record import CompareConfig, CompareRecord, SystemResult
+from harness.core.steps import StepClock
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
 from harness.engines.base import needs_texts_here
@@ -130,6 +131,7 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
     on_loaded, seconds = run.on_loaded, (float(run.timeout) if run.timeout is not None else None)
 
     tasks = as_progress(progress)
+    clock = StepClock()
     with contextlib.closing(runner) if owned else contextlib.nullcontext():
         if isinstance(dataset, Dataset):
             data = dataset
@@ -139,7 +141,7 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
         else:
             # ids only here when the engine's workers read the folder and fit every retriever that reads texts
             keep_texts = runner.needs_texts or needs_texts_here(retrievers)
-            with tasks.task(f"loading {dataset}"):
+            with tasks.task(f"loading {dataset}"), clock.timed("loading"):
                 data = load_dataset(str(dataset), format=as_loaded.format, split=as_loaded.split,
                                     allow_unmatched_judgments=bool(as_loaded.allow_unmatched_judgments),
                                     progress=tasks, keep_texts=keep_texts)
@@ -157,8 +159,9 @@ def compute_comparison(systems: Systems, dataset: Dataset | str | PathLike[str],
                                  warn=lambda message: None if message in warnings else warnings.append(message))
             with share_systems(retrievers) as shared:
                 result = _run(config, data, retrievers, metric_list, context, running.mapper, warnings, notes, seconds,
-                              run, shared)
+                              run, shared, clock)
         result.engine = running.record.describe()
+        result.steps = clock.steps
         return result
 
 
@@ -207,15 +210,17 @@ def _with_facets_file(dataset: Dataset, facets: dict[str, dict[str, object]], pa
 def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], metrics: list[Metric],
          context: RunContext, mapper: ChunkMapper | None, warnings: list[str], notes: list[str],
          timeout: float | None = None, run_options: RunOptions = RunOptions(),
-         shared: SharedSystems | None = None) -> CompareRecord:
+         shared: SharedSystems | None = None, clock: StepClock | None = None) -> CompareRecord:
     """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
     ``context``: its cache, progress and engine placement), measure what each system costs
     (:mod:`harness.core.cost`: its latency as ``run_options`` says), evaluate, compare, diagnose (the
     chunks of the evaluation and the statistics through the engine's ``mapper``; None: here), as
     ``config``'s groups say. ``shared`` (:func:`~retrievers.shared.share_systems`) fits and searches a
-    system that is also a fusion's child, or given twice, once: the later readers get its rankings kept."""
+    system that is also a fusion's child, or given twice, once: the later readers get its rankings kept.
+    ``clock`` times each step (:mod:`harness.core.steps`: the manifest's ``steps``)."""
     tasks = context.progress
     shared = shared if shared is not None else SharedSystems(retrievers)
+    clock = clock if clock is not None else StepClock()
     scoring, readings = config.scoring, config.readings
     query_ids = queries_that_count(dataset.qrels, scoring.rel_threshold, dataset.queries.ids)
     if not query_ids:
@@ -253,8 +258,11 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
                           index_bytes, fit_memory.added, search_memory.added, children,
                           any(isinstance(one, RunSystem) for one in (fitted_one, *descendants(fitted_one))))
         systems.append(SystemResult(retriever.label, fitted_one, run, fitted - start, searched - searched_from, cost))
-        frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, scoring.unjudged, query_ids,
-                                 scoring.rel_threshold, mapper)
+        clock.add(f"fit {label}", fitted - start)
+        clock.add(f"search {label}", searched - searched_from)
+        with tasks.task(f"evaluating {label}"), clock.timed(f"evaluate {label}"):
+            frame = evaluate_as_read(evaluate_in_partitions, run, dataset.qrels, metrics, scoring.unjudged, query_ids,
+                                     scoring.rel_threshold, mapper)
         frame.insert(0, "system", retriever.label)
         frames.append(frame.reset_index())
         # the search's and the evaluation's temporaries (merged hits, partitions sent to workers): the
@@ -265,7 +273,7 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
     timed = {s.label: s.retriever for s in systems if s.cost is not None and not s.cost.stored_run
              and not any(SHARDS_ATTRIBUTE in one.__dict__ for one in (s.retriever, *descendants(s.retriever)))}
     if run_options.latency_queries and timed:
-        with tasks.task("measuring latency"):
+        with tasks.task("measuring latency"), clock.timed("latency"):
             sampled, latencies = measure_latency(timed, queries, k, context, run_options.latency_queries,
                                                  run_options.latency_rounds, config.statistics.seed)
         for system in systems:
@@ -279,15 +287,17 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
 
     read = read_comparison(config, systems, replace(dataset, queries=queries), per_query, progress=tasks,
                            mapper=mapper)
+    clock.steps.extend(read.steps)
     release_freed_memory()  # the readings' temporaries, before the diagnosis reads its documents' texts
     failures: list[Failure] = []
     analyzer = scoring.analyzer or DEFAULT_ANALYZER
     analyze = get_analyzer(analyzer)
     flagged = flagged_queries(read.tables)  # what the registered readings' checks fail (near-duplicates)
-    for system in systems:
-        failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
-                                 analyze, query_ids, readings.fail_rank, scoring.rel_threshold,
-                                 flagged.get(system.label)))
+    with tasks.task("diagnosis"), clock.timed("diagnosis"):
+        for system in systems:
+            failures.extend(diagnose(system.label, system.run, dataset.corpus, dataset.queries, dataset.qrels,
+                                     analyze, query_ids, readings.fail_rank, scoring.rel_threshold,
+                                     flagged.get(system.label)))
     release_freed_memory()  # the diagnosis's texts, before the result is reported and written
     return CompareRecord(config, dataset, metrics, systems, query_ids, excluded, per_query, summary,
                          read.comparisons, failures, analyzer, read.power,

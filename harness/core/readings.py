@@ -35,6 +35,7 @@ from corpora.progress import Progress
 from harness.engines.parallel import ChunkMapper
 from harness.core.diagnosis import FailureCheck
 from harness.core.power import POWER_COLUMNS, power_table
+from harness.core.steps import StepClock
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
 
 if TYPE_CHECKING:
@@ -51,11 +52,13 @@ __all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "RECORD_IN", "Compute",
 @dataclass(frozen=True)
 class Readings:
     """The readings of one comparison; see :class:`harness.comparison.CompareResult` for each.
-    ``tables``: reading name -> its table, from the compute step of each registered reading that has one."""
+    ``tables``: reading name -> its table, from the compute step of each registered reading that has one;
+    ``steps``: the wall time of each step that computed them (:class:`~harness.core.steps.StepClock`)."""
 
     comparisons: list[Comparison]
     power: pd.DataFrame
     tables: dict[str, pd.DataFrame]
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,10 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], data
     the evaluated ones, in evaluation order, with their facets (what the retrievers searched), and
     its judgments; ``per_query``: their values
     (``system``, ``query_id``, one column per metric of ``config.metrics``). ``mapper``: where the
-    chunks of the bootstrap run (None: here).
+    chunks of the bootstrap run (None: here). The result's ``steps`` time the bootstrap, the power
+    table and each reading's compute step (:mod:`harness.core.steps`).
     """
+    clock = StepClock()
     tasks = progress if progress is not None else Progress()
     statistics = config.statistics
     names, labels = list(config.metrics), [s.label for s in systems]
@@ -109,18 +114,20 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], data
         pairs = list(combinations(labels, 2))
     values = {label: {name: per_query.loc[per_query.system == label, name].to_numpy(dtype=np.float64)
                       for name in names} for label in labels}
-    with tasks.task("bootstrap", statistics.bootstrap_samples) as task:
+    with tasks.task("bootstrap", statistics.bootstrap_samples) as task, clock.timed("bootstrap"):
         comparisons = compare_systems(values, pairs, names, statistics.bootstrap_samples, statistics.seed,
                                       statistics.confidence, task.update, statistics.permutations,
                                       statistics.family, mapper)
-    power = power_table(per_query, comparisons)
+    with clock.timed("power"):
+        power = power_table(per_query, comparisons)
     tables: dict[str, pd.DataFrame] = {}  # filled in registry order: each step sees the earlier ones' tables
     inputs = ReadingInputs(config, systems, dataset.queries, per_query, comparisons, tasks, mapper, dataset.qrels,
                            dataset, tables)
     for reading in READINGS.values():  # in registry order (each reading's ``order``)
         if reading.compute is not None:
-            tables.update(reading.compute(inputs))
-    return Readings(comparisons, power, tables)
+            with clock.timed(f"reading {reading.name}"):
+                tables.update(reading.compute(inputs))
+    return Readings(comparisons, power, tables, clock.steps)
 
 
 # ----- the registry: every reading a results folder stores, declared once ------------------------

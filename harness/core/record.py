@@ -141,6 +141,8 @@ class CompareRecord:
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
     #: where the work ran (:meth:`harness.engines.EngineRecord.describe`): the manifest's ``engine``
     engine: dict[str, Any] = field(default_factory=lambda: {"name": "local"})
+    #: each step's wall time, in the order they ended (:mod:`harness.core.steps`): the manifest's ``steps``
+    steps: list[dict[str, Any]] = field(default_factory=list)
 
     def table(self, name: str) -> pd.DataFrame:
         """The table of the registered reading ``name`` that the comparison computed (a ``KeyError``

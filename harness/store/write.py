@@ -218,6 +218,7 @@ def _manifest(result: CompareRecord, run_id: str, command_line: list[str], start
             **{p: package_version(p) for p in ("numpy", "scipy", "scikit-learn", "pandas", "click")},
         },
         "engine": result.engine,
+        "steps": result.steps,
         "corpus": {
             "name": dataset.name, "source": str(dataset.source),
             "content_hash": hashes["documents"],
