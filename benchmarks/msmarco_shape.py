@@ -193,16 +193,20 @@ def main() -> None:
     manifest = result["manifest"]
     steps = manifest.get("steps", [])
     counted = sum(step["seconds"] for step in steps)
-    rows = [["whole `bench compare` (wall)", f"{result['wall']:.1f}", ""]]
-    rows += [[step["step"], f"{step['seconds']:.1f}", f"{step['seconds'] / result['wall']:.0%}"] for step in steps]
-    rows.append(["start, report and writing (the rest)", f"{result['wall'] - counted:.1f}",
-                 f"{(result['wall'] - counted) / result['wall']:.0%}"])
     corpus_record = manifest["corpus"]
+    documents, queries = corpus_record["documents"], corpus_record["queries_evaluated"]
+
+    def row(name: str, seconds: float) -> list[str]:
+        return [name, f"{seconds:.1f}", f"{seconds / result['wall']:.0%}", f"{seconds / documents * 1e6:.1f}",
+                f"{seconds / queries * 1e3:.2f}"]
+
+    rows = [row("whole `bench compare` (wall)", result["wall"]), *(row(s["step"], s["seconds"]) for s in steps),
+            row("start, report and writing (the rest)", result["wall"] - counted)]
     body = "\n".join([
-        f"{corpus_record['documents']:,} passages, {corpus_record['queries_evaluated']:,} queries evaluated; "
+        f"{documents:,} passages, {queries:,} queries evaluated; "
         f"systems `{SYSTEMS}`, metrics `{METRICS}`, `--no-cache`, local engine.",
         "",
-        markdown(["step", "s", "share of wall"], rows),
+        markdown(["step", "s", "share of wall", "µs / passage", "ms / query"], rows),
         "",
         f"Peak memory (the child's own VmHWM at exit): {result['hwm_mb']:,.0f} MB "
         f"(polled from /proc while it ran: {result['polled_mb']:,.0f} MB). "

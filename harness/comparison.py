@@ -123,7 +123,11 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     label -> retriever that names them (the key becomes the retriever's label), or spec strings
     (``"bm25(k1=0.9)"``, ``"run(runs/es.trec)"``, as ``--systems``), or runs you already have (a
     :class:`corpora.Run`, a ranx ``Run``, a PyTerrier DataFrame: :meth:`retrievers.run_file.RunSystem.of`,
-    ``docs/own-runs.md``). Each is fitted here, even if it was fitted before; labels must be distinct. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
+    ``docs/own-runs.md``). Each is fitted here, even if it was fitted before; labels must be distinct.
+    A system that occurs more than once, given again or as a fusion's child (the same class with the
+    same parameters and children: ``bm25`` and the ``bm25`` of ``rrf(bm25,lsa)``), is fitted and
+    searched once, and the fusion reads its rankings (:func:`retrievers.shared.share_systems`); a
+    fusion's child is then the system's fitted retriever. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
     :func:`corpora.load_dataset` as ``loading`` says; one collection (a list of them is refused: the
     same systems on several collections are a suite, :func:`harness.compare_suite`).
     ``metrics``: :class:`~harness.core.metrics.Metric` objects or names (``"ndcg@10"``, ``"P_5"``).
