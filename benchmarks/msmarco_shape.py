@@ -48,6 +48,8 @@ from common import DEFAULT_DATA, REPO, load_note, markdown, record_results  # no
 from workloads import STOP_WORDS, vocabulary_words  # noqa: E402
 
 SYSTEMS = "bm25,lsa,rrf(bm25,lsa)"
+#: MS MARCO passage's size (v1): what the projection aims at.
+MSMARCO_PASSAGES = 8_841_823
 METRICS = "mrr@10,recall@1000,ndcg@10"
 #: MS MARCO passage's length: lognormal, mean about 56 words (exp(mu + sigma**2 / 2)), a long tail.
 LENGTH_SIGMA = 0.5
@@ -164,6 +166,21 @@ def measure(corpus: str, out: Path) -> dict:
             "mrr@10": _means(folder)}
 
 
+def project(steps: list[dict], wall: float, hwm_mb: float, documents: int, target: int = MSMARCO_PASSAGES) -> str:
+    """What MS MARCO passage's size would take by this run's slope: the steps that grow with the
+    passages (loading, every fit and search: a search of the same queries reads more postings, lsa's
+    scores every passage) scaled linearly, the rest (queries-bound) as measured; memory scaled
+    linearly (an upper bound: the runs, the judgments and the readings do not grow with passages)."""
+    if documents >= target:
+        return ""
+    scale = target / documents
+    grows = sum(s["seconds"] for s in steps if s["step"] == "loading" or s["step"].split(" ")[0] in ("fit", "search"))
+    heaviest = max(steps, key=lambda s: s["seconds"]) if steps else {"step": "?", "seconds": 0.0}
+    return (f"By this run's slope (linear in passages through the origin), {target:,} passages would take about "
+            f"{(grows * scale + wall - grows) / 60:,.0f} min and {hwm_mb * scale / 1024:,.0f} GB at most "
+            f"({heaviest['step']} alone {heaviest['seconds'] * scale / 60:,.0f} min): not run here.")
+
+
 def _means(folder: Path) -> dict[str, float]:
     import csv
 
@@ -195,6 +212,7 @@ def main() -> None:
     counted = sum(step["seconds"] for step in steps)
     corpus_record = manifest["corpus"]
     documents, queries = corpus_record["documents"], corpus_record["queries_evaluated"]
+    projection = project(steps, result["wall"], result["hwm_mb"], documents)
 
     def row(name: str, seconds: float) -> list[str]:
         return [name, f"{seconds:.1f}", f"{seconds / result['wall']:.0%}", f"{seconds / documents * 1e6:.1f}",
@@ -212,6 +230,8 @@ def main() -> None:
         f"(polled from /proc while it ran: {result['polled_mb']:,.0f} MB). "
         f"Longest stretch without progress on stderr (a terminal): {result['silence']:.1f} s. "
         "MRR@10: " + ", ".join(f"{k} {v:.4f}" for k, v in result["mrr@10"].items()) + ".",
+        "",
+        projection,
         "",
         f"The same on the real collection: `python benchmarks/msmarco_shape.py --corpus "
         f"irds:msmarco-passage/dev/small` (or `bench compare --corpus irds:msmarco-passage/dev/small "

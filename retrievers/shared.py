@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from corpora import Corpus, Queries, Run
 from retrievers.base import Retriever, ScoreRetriever, fit_retriever, score_retriever, search_retriever
 from retrievers.grid import spec_text
+from retrievers.run_file import RunSystem
 from retrievers.spec import Spec, build
 
 __all__ = ["KEEP_BYTES", "Shared", "SharedBuilder", "SharedScores", "SharedSystems", "share_systems", "system_key"]
@@ -142,14 +143,21 @@ class SharedBuilder:
         return self.children[key]
 
 
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool)) or (
+        isinstance(value, (tuple, list)) and all(_plain(v) for v in value))
+
+
 def system_key(retriever: Retriever) -> tuple[Any, ...]:
-    """What makes two retrievers the same system: their class, their parameters (as ``repr`` shows
-    them: an object passed as a parameter is itself, not its equal) and their children's keys. A
-    :class:`Shared` wrapper is only ever itself."""
+    """What makes two retrievers the same system: their class, their parameters (a number, a string
+    or a tuple of them by value, any other object -- a run given in Python, a model -- only as
+    itself, never its equal) and their children's keys. A :class:`Shared` wrapper, and a run given in
+    Python (a :class:`~retrievers.run_file.RunSystem` without a path), are only ever themselves."""
     cls = type(retriever)
-    if isinstance(retriever, Shared):
+    if isinstance(retriever, Shared) or (isinstance(retriever, RunSystem) and retriever.path is None):
         return (cls.__module__, cls.__qualname__, id(retriever))
-    params = repr(sorted(retriever.get_params().items()))
+    params = tuple((name, repr(value)) if _plain(value) else (name, "object", id(value))
+                   for name, value in sorted(retriever.get_params().items()))
     return (cls.__module__, cls.__qualname__, params, tuple(system_key(c) for c in retriever.children))
 
 
@@ -185,7 +193,8 @@ class SharedSystems:
 
     def _shared(self, node: Retriever) -> Retriever:
         key = self._keys[id(node)]
-        if self._counts[key] < 2 or isinstance(node, Shared):
+        # a run file is read as it is (a fusion of runs asks it things a wrapper does not pass on)
+        if self._counts[key] < 2 or isinstance(node, (Shared, RunSystem)):
             return node
         if key not in self._wrappers:
             self._wrappers[key] = SharedScores(node) if isinstance(node, ScoreRetriever) else Shared(node)
@@ -221,7 +230,8 @@ def share_systems(retrievers: Sequence[Retriever]) -> Iterator[SharedSystems]:
     comparison fits: after :meth:`SharedSystems.restore`, which the block's end calls too, a
     fusion's child is that fitted retriever, not a wrapper, so its label, parameters and the
     parameters it chose for the corpus read as before); a system that occurs once is untouched, so a
-    comparison without repeats runs as it always did."""
+    comparison without repeats runs as it always did. A run file (``run(PATH)``) is never wrapped: it
+    is one object, read at each fit."""
     shared = SharedSystems(retrievers)
     try:
         yield shared

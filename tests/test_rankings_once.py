@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 import harness.core.api as api
-from corpora import load_dataset
+from corpora import Run, load_dataset
 from harness import compare
 from harness.core.options import RunOptions, Scoring
 from retrievers import BM25, LSA, RRF, Weighted
 from retrievers.fusion import CombSUM
+from retrievers.run_file import RunSystem
 from retrievers.shared import Shared, system_key
 
 CALLS: Counter = Counter()
@@ -114,6 +115,14 @@ def test_system_key_tells_parameters_and_children_apart() -> None:
     assert system_key(RRF(BM25(), LSA())) == system_key(RRF(BM25(), LSA()))
     assert system_key(RRF(BM25(), LSA())) != system_key(RRF(LSA(), BM25()))
     assert system_key(CountingBM25()) != system_key(BM25())
+
+
+def test_two_runs_given_in_python_are_two_systems_even_when_they_look_alike() -> None:
+    first = Run.from_mapping({"q1": [("d1", 2.0), ("d2", 1.0)]})
+    second = Run.from_mapping({"q1": [("d2", 2.0), ("d1", 1.0)]})
+    assert system_key(RunSystem.of(first)) != system_key(RunSystem.of(second))
+    one = RunSystem.of(first)
+    assert system_key(one) == system_key(one)
 
 
 @pytest.mark.parametrize("cache", [False, True], ids=["no-cache", "cache"])

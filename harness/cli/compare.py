@@ -275,7 +275,8 @@ def command(ctx: click.Context, out: Path, config_file: Path | None, no_cache: b
         result = compare(retrievers, dataset, metric_list, baseline=config.baseline, **groups,
                          run=RunOptions(cache, timeout, runner, loaded, latency_queries, latency_rounds),
                          progress=progress)
-    folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
+        with progress.task("writing results"):  # a million-line run per system takes a while too
+            folder = result.write(out, command_line=["bench", *sys.argv[1:]], say=warn, reports=formats)
     ctx.meta[RESULTS_KEY] = folder
     for warning in result.warnings:  # after writing: a closed stderr (2>&1 | head) must not cost the results
         click.echo(f"warning: {warning}", err=True)
