@@ -101,7 +101,8 @@ def generate(passages: int, queries: int, vocabulary: int, seed: int, folder: Pa
                 own = tokens[starts[doc - first]:starts[doc - first] + lengths[doc - first]]
                 content = list(dict.fromkeys(t for t in own.tolist() if t >= stop))
                 size = min(len(content), int(rng.integers(2, 6)))
-                picked = [content[i] for i in sorted(rng.choice(len(content), size=size, replace=False))] if size else []
+                chosen = sorted(rng.choice(len(content), size=size, replace=False)) if size else []
+                picked = [content[i] for i in chosen]
                 head = HEADS[int(rng.integers(len(HEADS)))]
                 query_lines.append((doc, " ".join([*head, *(words[t] for t in picked)])))
     order = rng.permutation(len(query_lines))  # dev/small's ids are not in passage order

@@ -127,7 +127,8 @@ def compare(systems: Systems, dataset: Dataset | str | PathLike[str], metrics: s
     A system that occurs more than once, given again or as a fusion's child (the same class with the
     same parameters and children: ``bm25`` and the ``bm25`` of ``rrf(bm25,lsa)``), is fitted and
     searched once, and the fusion reads its rankings (:func:`retrievers.shared.share_systems`); a
-    fusion's child is then the system's fitted retriever. ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
+    fusion's child is then the system's fitted retriever.
+    ``dataset``: a :class:`~corpora.Dataset`, or a bundled name or folder loaded with
     :func:`corpora.load_dataset` as ``loading`` says; one collection (a list of them is refused: the
     same systems on several collections are a suite, :func:`harness.compare_suite`).
     ``metrics``: :class:`~harness.core.metrics.Metric` objects or names (``"ndcg@10"``, ``"P_5"``).
