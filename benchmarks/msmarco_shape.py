@@ -16,9 +16,10 @@ its head; ``--queries`` queries (6,980 by default, dev/small's count) of about s
 head of one to three stop words ("what is the ...") and two to five distinct content words of one
 passage, which is the query's one judgment (grade 1), as dev/small has about one a query.
 
-Measured: the child's wall time; its peak resident memory, its own high-water mark (``VmHWM``),
-which the child writes as it exits (an ``atexit`` hook: ``ru_maxrss`` would count the parent's size
-from before ``exec``), checked against ``/proc/PID/status`` polled while it runs; each step's time
+Measured: the child's wall time; its peak resident memory, its own high-water mark (``VmHWM``,
+not ``ru_maxrss``, which would count the parent's size from before ``exec``), polled from
+``/proc/PID/status`` while it runs and written by the child as it exits (an ``atexit`` hook): the
+larger of the two, since the cost reading resets the mark before each step it measures; each step's time
 from the results folder's manifest (``steps``: loading, each system's fit, search and evaluation,
 the bootstrap, the power table, each reading, the diagnosis; the rest of the wall time is the start,
 the report and the writing); and whether progress went to stderr throughout: the child's stderr is a
@@ -213,7 +214,10 @@ def main() -> None:
     counted = sum(step["seconds"] for step in steps)
     corpus_record = manifest["corpus"]
     documents, queries = corpus_record["documents"], corpus_record["queries_evaluated"]
-    projection = project(steps, result["wall"], result["hwm_mb"], documents)
+    # the cost reading resets VmHWM before each step (clear_refs 5): the exit value is the last step's
+    # peak, the polled maximum the run's
+    peak = max(result["hwm_mb"], result["polled_mb"])
+    projection = project(steps, result["wall"], peak, documents)
 
     def row(name: str, seconds: float) -> list[str]:
         return [name, f"{seconds:.1f}", f"{seconds / result['wall']:.0%}", f"{seconds / documents * 1e6:.1f}",
@@ -227,8 +231,9 @@ def main() -> None:
         "",
         markdown(["step", "s", "share of wall", "µs / passage", "ms / query"], rows),
         "",
-        f"Peak memory (the child's own VmHWM at exit): {result['hwm_mb']:,.0f} MB "
-        f"(polled from /proc while it ran: {result['polled_mb']:,.0f} MB). "
+        f"Peak memory: {peak:,.0f} MB, the larger of the child's VmHWM polled from /proc while it ran "
+        f"({result['polled_mb']:,.0f} MB) and at its exit ({result['hwm_mb']:,.0f} MB; the cost reading resets "
+        "the high-water mark before each step it measures). "
         f"Longest stretch without progress on stderr (a terminal): {result['silence']:.1f} s. "
         "MRR@10: " + ", ".join(f"{k} {v:.4f}" for k, v in result["mrr@10"].items()) + ".",
         "",
