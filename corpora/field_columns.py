@@ -80,12 +80,15 @@ class FieldColumns:
         lengths = self.ends[rows, column] - starts
         last = len(self.data) - 1
         width = int(lengths.max()) if len(lengths) else 0
+        shortest = int(lengths.min()) if len(lengths) else 0  # every row has its first `shortest` bytes
+        index = np.empty_like(starts)
         for j in range(width if longest is None else min(width, longest)):
-            index = starts + j
+            np.add(starts, j, out=index)
             if index[-1] > last:  # rows are in file order: only the file's last row can reach past it
                 np.minimum(index, last, out=index)
             byte = self.data[index]
-            byte *= lengths > j
+            if j >= shortest:
+                byte *= lengths > j
             yield byte
 
     def width(self, field: int) -> int:
@@ -184,23 +187,30 @@ def split_fields(raw: bytes, n_fields: int, keep: Sequence[int]) -> FieldColumns
     position = 0
     while position < len(data):
         stop = raw.find(b"\n", position + _BYTES_AT_A_TIME) + 1 or len(data)  # whole lines
-        piece = _split_piece(data[position:stop], n_fields)
-        if piece is None:
+        edges = _split_piece(data[position:stop], n_fields)
+        if edges is None:
             return None
-        starts.append((piece[0][:, keep] + position).astype(position_type))
-        ends.append((piece[1][:, keep] + position).astype(position_type))
+        # field f of every row: edges[2f::2 n_fields] (starts), edges[2f + 1::2 n_fields] (ends)
+        for out, first in ((starts, 0), (ends, 1)):
+            columns = np.empty((len(edges) // (2 * n_fields), len(keep)), dtype=position_type)
+            for column, field in enumerate(keep):
+                np.add(edges[2 * field + first::2 * n_fields], position, out=columns[:, column], casting="unsafe")
+            out.append(columns)
         position = stop
     if not sum(len(piece) for piece in starts):
         return None
     return FieldColumns(data, keep, np.concatenate(starts), np.concatenate(ends))
 
 
-def _split_piece(data: np.ndarray, n_fields: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(starts, ends), rows x ``n_fields``, of whole lines ``data``; None as for :func:`split_fields`."""
+def _split_piece(data: np.ndarray, n_fields: int) -> np.ndarray | None:
+    """Every field's start and end, alternately (a row of ``n_fields`` fields after another), of
+    whole lines ``data``; None as for :func:`split_fields`."""
     if data.max() >= 127:  # DEL, or not ASCII
         return None
+    line_ends = np.flatnonzero(data == ord("\n"))
     control = np.count_nonzero(data < ord(" "))
-    if control != sum(np.count_nonzero(data == byte) for byte in _FINE_CONTROL_BYTES):
+    if control != len(line_ends) and control != len(line_ends) + sum(
+            np.count_nonzero(data == byte) for byte in _FINE_CONTROL_BYTES if byte != ord("\n")):
         return None
     separator = np.empty(len(data) + 2, dtype=bool)
     separator[0] = separator[-1] = True
@@ -208,13 +218,16 @@ def _split_piece(data: np.ndarray, n_fields: int) -> tuple[np.ndarray, np.ndarra
     edges = np.flatnonzero(separator[1:] != separator[:-1])  # alternately a field's start and its end
     if len(edges) % (2 * n_fields):
         return None
-    starts, ends = edges[0::2].reshape(-1, n_fields), edges[1::2].reshape(-1, n_fields)
-    if (data[starts[:, 0]] == ord("#")).any():
+    first_starts, last_ends = edges[0::2 * n_fields], edges[2 * n_fields - 1::2 * n_fields]
+    if (data[first_starts] == ord("#")).any():
         return None  # a comment line, or what may be one
     # Each row of n_fields fields is one line: the first line end after a row's first field comes
-    # after its last field and before the next row's first field.
-    line_ends = np.append(np.flatnonzero(data == ord("\n")), len(data))
-    after = line_ends[np.searchsorted(line_ends, starts[:, 0])]
-    if (after < ends[:, -1]).any() or (after[:-1] >= starts[1:, 0]).any():
-        return None
-    return starts, ends
+    # after its last field and before the next row's first field. With as many line ends as rows
+    # and each between its row and the next, that is so (row i's is line_ends[i]); else look for each.
+    if len(line_ends) != len(first_starts) or (line_ends < last_ends).any() \
+            or (line_ends[:-1] >= first_starts[1:]).any():
+        line_ends = np.append(line_ends, len(data))
+        after = line_ends[np.searchsorted(line_ends, first_starts)]
+        if (after < last_ends).any() or (after[:-1] >= first_starts[1:]).any():
+            return None
+    return edges

@@ -37,8 +37,8 @@ import numpy as np
 
 from corpora import Corpus, Queries
 from retrievers.blas import one_blas_thread
-from retrievers.ranking import doc_id_order, top_k_rows
-from retrievers.sharding import ShardFit, ShardHits, merge_hits
+from retrievers.ranking import doc_id_order, top_k
+from retrievers.sharding import ShardFit, ShardHits
 
 #: Query x document cells held at once while ranking (as :attr:`ScoreRetriever.batch_cells`).
 RANK_CELLS = 1 << 24
@@ -91,35 +91,65 @@ def block_search(query_vectors: np.ndarray, doc_vectors: np.ndarray, tie_rank: n
                  min_score: float, block_docs: int, query_rows: int, dtype: Any = np.float32) -> ShardHits:
     """The top ``k`` documents per query by :func:`block_scores` (score descending, ``tie_rank``
     ascending, scores at or below ``min_score`` left out), holding at most about
-    :data:`RANK_CELLS` scores at a time (products in ``dtype``, as :func:`block_scores`): each chunk of queries is ranked against groups of whole
-    blocks and the groups' top k are merged, which is exact (each group's top k holds every one of
-    its documents that can reach the overall top k)."""
+    :data:`RANK_CELLS` scores at a time (products in ``dtype``, as :func:`block_scores`).
+
+    The documents are taken in groups of whole blocks, each widened to ``dtype`` once for every
+    chunk of queries; a query keeps the candidates that can still reach its top k: a group's top k
+    while it has fewer than k, then only the documents scoring at least its k-th best so far (ties
+    included, so the tie-break still decides). That is exact (a document below k others is below
+    them in the end too), and a query's last sort orders about k candidates, not k per group."""
     group = block_docs * max(1, RANK_CELLS // (query_rows * block_docs))
+    n_groups = max(-(-len(doc_vectors) // group), 1)
+    pools = [_Pool() for _ in range(len(query_vectors))]
     with one_blas_thread():
-        chunks = [_rank_chunk(query_vectors[q:q + query_rows], doc_vectors, tie_rank, k, min_score, block_docs,
-                              query_rows, group, dtype) for q in range(0, len(query_vectors), query_rows)]
+        for first in range(0, max(len(doc_vectors), 1), group):
+            vectors = np.ascontiguousarray(doc_vectors[first:first + group], dtype=dtype)  # widened once
+            ranks = tie_rank[first:first + group]
+            for q in range(0, len(query_vectors), query_rows):
+                matrix = _products(query_vectors[q:q + query_rows], vectors, block_docs, query_rows, dtype)
+                for pool, row in zip(pools[q:q + query_rows], matrix):
+                    pool.add(row, first, ranks, k, min_score)
+                del matrix
+    if n_groups > 1:  # one group's top k is already ordered
+        for pool in pools:
+            pool.docs, pool.scores = top_k(pool.docs, pool.scores, k, tie_rank, min_score)
     offsets = np.zeros(len(query_vectors) + 1, dtype=np.int64)
-    if chunks:
-        np.cumsum(np.concatenate([np.diff(c.offsets) for c in chunks]), out=offsets[1:])
-    return ShardHits(offsets, _joined([c.docs for c in chunks], np.int64),
-                     _joined([c.scores for c in chunks], np.float64))
+    np.cumsum([len(pool.docs) for pool in pools], out=offsets[1:])
+    return ShardHits(offsets, _joined([pool.docs for pool in pools], np.int64),
+                     _joined([pool.scores for pool in pools], np.float64))
 
 
-def _rank_chunk(chunk: np.ndarray, doc_vectors: np.ndarray, tie_rank: np.ndarray, k: int, min_score: float,
-                block_docs: int, query_rows: int, group: int, dtype: Any) -> ShardHits:
-    """One chunk of queries' top k: per group of ``group`` documents, each merged at once into the
-    best so far (the groups' top k are never all held: at millions of documents they outweigh the vectors)."""
-    best: ShardHits | None = None
-    for first in range(0, max(len(doc_vectors), 1), group):
-        matrix = _products(chunk, doc_vectors[first:first + group], block_docs, query_rows, dtype)
-        idx, val = top_k_rows(matrix, k, tie_rank[first:first + group], min_score)
-        del matrix
-        offsets = np.zeros(len(chunk) + 1, dtype=np.int64)
-        np.cumsum([len(i) for i in idx], out=offsets[1:])
-        part = ShardHits(offsets, _joined(idx, np.int64) + first, _joined(val, np.float64))
-        best = part if best is None else ShardHits(*merge_hits([best, part], [0, 0], k, tie_rank))
-    assert best is not None  # the loop runs at least once
-    return best
+class _Pool:
+    """One query's candidates so far (corpus positions and scores): every document that can still
+    reach its top k, and ``floor``, its k-th best score (-inf while it has fewer than k)."""
+
+    __slots__ = ("docs", "scores", "floor")
+
+    def __init__(self) -> None:
+        self.docs = np.empty(0, dtype=np.int64)
+        self.scores = np.empty(0, dtype=np.float64)
+        self.floor = -np.inf
+
+    def add(self, row: np.ndarray, first: int, ranks: np.ndarray, k: int, min_score: float) -> None:
+        """Take in a group's scores ``row`` (documents ``first`` on, tie ranks ``ranks``)."""
+        if self.floor == -np.inf:  # fewer than k so far: the group's own top k
+            idx, values = top_k(None, row, k, ranks, min_score)
+        else:  # the floor is above min_score: it was one of the candidates' scores
+            idx = np.flatnonzero(row >= self.floor)
+            values = row[idx]
+        if not len(idx):
+            return
+        if len(self.docs):
+            docs, scores = np.concatenate([self.docs, idx + first]), np.concatenate([self.scores, values])
+        else:
+            docs, scores = idx + first, values
+        if len(scores) >= k and k > 0:
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            if len(scores) > k:
+                keep = scores >= kth
+                docs, scores = docs[keep], scores[keep]
+            self.floor = kth
+        self.docs, self.scores = docs.astype(np.int64, copy=False), scores.astype(np.float64, copy=False)
 
 
 def _joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
