@@ -93,8 +93,8 @@ def block_search(query_vectors: np.ndarray, doc_vectors: np.ndarray, tie_rank: n
     ascending, scores at or below ``min_score`` left out), holding at most about
     :data:`RANK_CELLS` scores at a time (products in ``dtype``, as :func:`block_scores`).
 
-    The documents are taken in groups of whole blocks, each widened to ``dtype`` once for every
-    chunk of queries; a query keeps the candidates that can still reach its top k: a group's top k
+    The documents are taken in groups of whole blocks (about ``RANK_CELLS / query_rows`` documents),
+    each widened to ``dtype`` once for every chunk of queries (one group's copy held at a time); a query keeps the candidates that can still reach its top k: a group's top k
     while it has fewer than k, then only the documents scoring at least its k-th best so far (ties
     included, so the tie-break still decides). That is exact (a document below k others is below
     them in the end too), and a query's last sort orders about k candidates, not k per group."""
