@@ -207,8 +207,10 @@ def test_compare_hands_its_progress_argument_to_dense(fake) -> None:
     assert list(dict.fromkeys(heard)) == ["fitting dense(model=fake-model,cache=False)",
                                           "dense(model=fake-model,cache=False): encoding documents",
                                           "searching dense(model=fake-model,cache=False)",
-                                          "dense(model=fake-model,cache=False): encoding queries", "bootstrap",
-                                          "leaderboard", "facets", "retrieval metrics"]
+                                          "dense(model=fake-model,cache=False): encoding queries",
+                                          "evaluating dense(model=fake-model,cache=False)", "measuring latency",
+                                          "bootstrap", "leaderboard", "facets", "near-duplicates",
+                                          "retrieval metrics", "diagnosis"]
 
 
 def test_rows_come_back_in_input_order_whatever_the_encoding_order(fake) -> None:

@@ -319,7 +319,9 @@ def test_the_ppi_line_counts_what_each_set_judges() -> None:
     partial = PPIBySystem(queries, ["q1", "q2"], ["q1", "q2", "q3", "q4", "q5"], {"bm25": result})
     assert partial.coverage("ndcg@10") == (
         "prediction-powered ndcg@10 over the results folder's 14 evaluated queries: B judges 5 of them (the other 9 "
-        "score 0 under B: q10, q11, q12, q13, q14 and 4 more); A judges 2 of them, which correct the estimate; 95%:")
+        "score 0 under B: q10, q11, q12, q13, q14 and 4 more); A judges 2 of them, which correct the estimate; "
+        "PPI++ (the machine weighted by λ); 95%:")
     whole = PPIBySystem(queries, ["q1", "q2"], queries, {"bm25": result})
     assert whole.coverage("ndcg@10") == ("prediction-powered ndcg@10 over the results folder's 14 evaluated queries: "
-                                         "B judges all 14; A judges 2 of them, which correct the estimate; 95%:")
+                                         "B judges all 14; A judges 2 of them, which correct the estimate; "
+                                         "PPI++ (the machine weighted by λ); 95%:")

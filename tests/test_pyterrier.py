@@ -49,9 +49,10 @@ def test_a_pipeline_is_compared_beside_the_baselines_with_the_numbers_its_result
     result = compare({"bm25": BM25(), "terrier": PyTerrierRetriever(fake)}, ARTICLE, ["ndcg@5", "mrr", "recall@5"])
     rows = result.summary.set_index("system")
     assert rows.loc["terrier"].tolist() == rows.loc["bm25"].tolist()  # the same rankings, the same numbers
-    (asked,) = fake.asked
+    asked, *latency = fake.asked  # the batch first, then the cost reading's single-query latency rounds
     assert asked.columns.tolist() == ["qid", "query"]
     assert asked.qid.tolist() == ARTICLE.queries.ids and asked["query"].tolist() == ARTICLE.queries.texts
+    assert latency and all(len(single) == 1 and single.columns.tolist() == ["qid", "query"] for single in latency)
 
 
 def test_results_are_ranked_as_pyterriers_evaluation_ranks_them_and_cut_at_k() -> None:

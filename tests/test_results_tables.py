@@ -47,7 +47,7 @@ def test_every_table_reads_back_its_numbers_to_the_bit(stored) -> None:
     assert str(values["first_relevant_rank"].dtype) == "Int64"
     assert set(TABLES) == {"summary", "comparisons", "leaderboard", "facets", "risk_coverage",
                            "risk_coverage_summary", "diagnosis", "duplicates", "retrieval_metrics_summary",
-                           "retrieval_metrics_facets", "query_facets"}
+                           "retrieval_metrics_facets", "query_facets", "efficiency", "latency_comparisons"}
     rollup = folder.table("retrieval_metrics_summary")
     assert rollup["n_queries"].tolist() == [3, 3] and str(rollup["n_queries"].dtype) == "Int64"
     for name in TABLES:  # each reads, even when it holds only its header (facets, duplicates)
