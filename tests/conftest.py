@@ -275,3 +275,14 @@ def without_cost_tables(result):
     for name in ("efficiency", "latency_comparisons"):
         result.tables.pop(name, None)
     return result
+
+
+@pytest.fixture
+def registry():
+    """The readings registry as it is, restored after the test: a reading registered inside leaves with it."""
+    from harness.core.readings import READINGS
+
+    before = dict(READINGS)
+    yield READINGS
+    READINGS.clear()
+    READINGS.update(before)

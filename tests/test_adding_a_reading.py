@@ -14,7 +14,7 @@ import pytest
 
 import harness.readings  # noqa: F401 - the built-in readings, registered before a fixture copies the registry
 from corpora import InputFileError, RetbenchError
-from harness.core.readings import READINGS, Reading, register
+from harness.core.readings import Reading, register
 from harness.report.formats import render_report
 from harness.store.folder import FILES_KEY, file_hash
 from harness.store.read import TABLES, open_results
@@ -26,16 +26,13 @@ NAME = "success_at_k"
 
 
 @pytest.fixture
-def guide(tmp_path, monkeypatch):
+def guide(tmp_path, monkeypatch, registry):
     """The example saved as success_at_k.py on the import path; the registry restored afterwards."""
     (tmp_path / "success_at_k.py").write_text(MODULE, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, NAME, raising=False)
     monkeypatch.chdir(tmp_path)
-    before = dict(READINGS)
-    yield tmp_path
-    READINGS.clear()
-    READINGS.update(before)
+    return tmp_path
 
 
 @pytest.fixture

@@ -57,18 +57,14 @@ def served(folder, system: str) -> dict[str, int] | None:
 
 
 @pytest.fixture
-def registered():
+def registered(registry):
     """The reading registered, placed at order 30 (before the means); the registry restored afterwards."""
-    before = dict(READINGS)
     register(Reading(NAME, "top_hits.csv", ("system",), ("metrics", "comparisons", "at_rank_1"),
                      columns="system, metrics, comparisons, at_rank_1", compute=compute,
                      record=lambda record: {NAME: {"systems": len(record.systems)}}, record_in="statistics",
                      record_shape=lambda: {NAME: {"systems": int}},
                      sections={"text": text_section}, render={"html": lambda frame, view: "<p>top hits</p>"},
                      title="Top hits", serve=ServeView("topHits", served, served_model, page), order=30))
-    yield
-    READINGS.clear()
-    READINGS.update(before)
 
 
 @pytest.fixture

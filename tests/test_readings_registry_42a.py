@@ -21,14 +21,6 @@ from harness.store.read import open_results
 FAST = Statistics(bootstrap_samples=50)
 
 
-@pytest.fixture
-def registry():
-    """The registry as it is, restored after the test (a reading registered inside is gone after it)."""
-    before = dict(READINGS)
-    yield READINGS
-    READINGS.clear()
-    READINGS.update(before)
-
 
 def _first_query_of_each_system(inputs) -> dict[str, pd.DataFrame]:
     """An add-on reading: flags every system's first evaluated query, with the corpus size as evidence

@@ -38,14 +38,6 @@ SYSTEMS = {"one": FixedRun({f"q{i}": ["B", "X", "A", "C"] for i in range(12)}),
            "two": FixedRun({f"q{i}": ["A", "C", "B", "X"] for i in range(12)})}
 
 
-@pytest.fixture
-def registry():
-    """The registry restored after the test (an add-on registered inside it leaves with it)."""
-    before = dict(READINGS)
-    yield READINGS
-    READINGS.clear()
-    READINGS.update(before)
-
 
 def test_the_core_has_no_facet_module_and_the_cells_are_the_queries() -> None:
     assert importlib.util.find_spec("harness.core.facets") is None

@@ -18,14 +18,6 @@ FAST = Statistics(bootstrap_samples=50)
 FORMATS = ("text", "md", "latex", "html")
 
 
-@pytest.fixture
-def registry():
-    """The registry as it is, restored after the test (a reading registered inside is gone after it)."""
-    before = dict(READINGS)
-    yield READINGS
-    READINGS.clear()
-    READINGS.update(before)
-
 
 def _count(record) -> pd.DataFrame:
     return pd.DataFrame({"system": list(record.summary["system"]), "n": [1] * len(record.summary)})
