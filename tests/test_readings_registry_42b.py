@@ -17,7 +17,7 @@ from corpora import Corpus, Dataset, Qrels, Queries, RetbenchError
 from harness import compare
 from harness.core.api import bootstrap_columns
 from harness.core.options import Readings, Statistics
-from harness.core.readings import READINGS, Reading, ReadingInputs, ServeView, register, served
+from harness.core.readings import Reading, ReadingInputs, ServeView, register, served
 from harness.readings.retrieval_metrics import CARD_METRICS, RESULTS_FILE
 from harness.store.folder import FILES_KEY, file_hash
 from retrievers import FixedRun
@@ -73,14 +73,6 @@ ADD_ON = Reading("judged_depth", "judged_depth.csv", ("system",), ("n_queries", 
                                  run=lambda folder: {"judgedNote": "judgments per evaluated query, summed"}))
 
 
-@pytest.fixture
-def registry():
-    """The registry restored after the test (an add-on registered inside it leaves with it)."""
-    before = dict(READINGS)
-    yield READINGS
-    READINGS.clear()
-    READINGS.update(before)
-
 
 def write(tmp_path: Path, name: str) -> Path:
     result = compare(SYSTEMS, dataset(), ["mrr"], statistics=Statistics(bootstrap_samples=200),
@@ -114,12 +106,13 @@ def test_an_add_on_with_a_serve_view_reaches_metrics_and_the_dashboard(tmp_path:
     assert [s["judgedDepth"] for s in with_add_on["systems"]] == [{"judgedTotal": 9}, {"judgedTotal": 9}]
     assert list(with_add_on["systems"][0])[:6] == ["system", "nQueries", "retrievalMetrics", "intervals", "byFacet",
                                                     "riskCoverage"]
-    # the card's entries are the same with the add-on beside them (the run id aside)
+    # the card's entries are the same with the add-on beside them (the run id and this run's measured cost aside)
     for answer in (with_add_on, without):
         answer.pop("runId")
         answer.pop("judgedNote", None)
         for system in answer["systems"]:
             system.pop("judgedDepth", None)
+            assert system.pop("cost")["fitSeconds"] >= 0
     assert with_add_on == without
     page = TestClient(create_app(added), base_url=LOCAL).get(f"/runs/{added.name}").text
     assert '<h2 id="judged-depth">Judged depth</h2><p>one=9, two=9</p>' in page
