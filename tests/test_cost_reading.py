@@ -1,4 +1,4 @@
-"""The cost reading (harness.readings.cost, measured by harness.core.cost): efficiency.csv and
+"""The cost reading (harness.readings.cost, measured by harness.engines.cost): efficiency.csv and
 latency_comparisons.csv, the manifest's machine record, and where the cost is shown.
 
 Timings never enter the configuration hash nor any other file: two runs of the same command differ
@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from corpora import Queries
 from harness import compare
 from harness.cli import main
-from harness.core.cost import PeakMemory, index_size, sample_queries
+from harness.engines.cost import PeakMemory, index_size, sample_queries
 from harness.core.options import RunOptions, Statistics
 from harness.errors import RetbenchError
 from harness.readings.cost import EFFICIENCY_COLUMNS, WORKER_COLUMNS, pareto_front, size_text

@@ -1,5 +1,5 @@
 """``bench gate --latency-margin``: the candidate's p95 latency against the baseline's
-(harness.core.cost.gate_latency), off by default, with the noise of a shared machine read from the
+(harness.engines.cost.gate_latency), off by default, with the noise of a shared machine read from the
 latency rounds: no verdict when a side's rounds disagree by more than the margin, or when the two sides
 were measured on different machines.
 """
@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from corpora import Queries
 from harness import compare
 from harness.cli import main
-from harness.core.cost import gate_latency
+from harness.engines.cost import gate_latency
 from harness.core.options import RunOptions, Statistics
 from retrievers import BM25
 

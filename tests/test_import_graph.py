@@ -16,7 +16,7 @@ Inside ``harness`` the sub-packages are layers, in one order (:data:`HARNESS_LAY
 7. ``store`` -- the results folder, written and read;
 8. ``core`` -- compare computed as plain data, evaluate, metrics, the scoring conventions (condensed
    lists), statistics, readings;
-9. ``engines`` (where work runs) and ``web`` (the HTTP checks ``serve`` and the judging page share);
+9. ``engines`` (where work runs, a step's deadline and clock, what each system costs) and ``web`` (the HTTP checks ``serve`` and the judging page share);
 10. ``errors`` -- the error family.
 
 A module may import its own sub-package and those of lower layers; never one of its own layer (each

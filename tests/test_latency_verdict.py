@@ -1,4 +1,4 @@
-"""The latency verdict (harness.core.cost.compare_latency, the cost reading's latency_comparisons.csv):
+"""The latency verdict (harness.engines.cost.compare_latency, the cost reading's latency_comparisons.csv):
 paired over the sampled queries, it calls a system that sleeps 2 ms per query slower than one that
 sleeps 1 ms, and two that sleep 1 ms each of one speed -- on an idle machine and beside a process
 that keeps a core busy. The sleeps are the known truth; what is asserted is the verdict, never a time.
@@ -15,7 +15,7 @@ import pytest
 
 from corpora import Corpus, Dataset, Qrels, Queries
 from harness import compare
-from harness.core.cost import LATENCY_TOLERANCE, compare_latency
+from harness.engines.cost import LATENCY_TOLERANCE, compare_latency
 from harness.core.options import RunOptions, Statistics
 from retrievers import Retriever
 

@@ -213,8 +213,8 @@ def command(ctx: click.Context, baseline: Path, candidate: Path | None, metrics:
 
 def _latency(before: GateSide, after: GateSide, made_now: Any, margin: float) -> Any:
     """``--latency-margin``: the candidate's p95 latency against the baseline's
-    (:func:`harness.core.cost.gate_latency`), each read from its results folder or the comparison just made."""
-    from harness.core.cost import gate_latency
+    (:func:`harness.engines.cost.gate_latency`), each read from its results folder or the comparison just made."""
+    from harness.engines.cost import gate_latency
     from harness.readings.cost import latency_of, same_machine
 
     sources = []

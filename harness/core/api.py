@@ -34,9 +34,9 @@ from corpora.readers import DEFAULT_SPLIT
 from corpora.memory import release_freed_memory
 from corpora.progress import Callback, Renderer, as_progress
 from harness.engines.deadline import step_deadline
-from harness.core.cost import PeakMemory, SystemCost, descendants, index_size, measure_latency
+from harness.engines.cost import PeakMemory, SystemCost, descendants, index_size, measure_latency
 from harness.core.record import CompareConfig, CompareRecord, SystemResult
-from harness.core.steps import StepClock
+from harness.engines.steps import StepClock
 from harness.core.diagnosis import Failure, diagnose
 from harness.engines import DatasetOrigin, resolve_engine
 from harness.engines.base import needs_texts_here
@@ -213,11 +213,11 @@ def _run(config: CompareConfig, dataset: Dataset, retrievers: list[Retriever], m
          shared: SharedSystems | None = None, clock: StepClock | None = None) -> CompareRecord:
     """The comparison once every input is checked: fit, search (each within ``timeout`` seconds, in
     ``context``: its cache, progress and engine placement), measure what each system costs
-    (:mod:`harness.core.cost`: its latency as ``run_options`` says), evaluate, compare, diagnose (the
+    (:mod:`harness.engines.cost`: its latency as ``run_options`` says), evaluate, compare, diagnose (the
     chunks of the evaluation and the statistics through the engine's ``mapper``; None: here), as
     ``config``'s groups say. ``shared`` (:func:`~retrievers.shared.share_systems`) fits and searches a
     system that is also a fusion's child, or given twice, once: the later readers get its rankings kept.
-    ``clock`` times each step (:mod:`harness.core.steps`: the manifest's ``steps``)."""
+    ``clock`` times each step (:mod:`harness.engines.steps`: the manifest's ``steps``)."""
     tasks = context.progress
     shared = shared if shared is not None else SharedSystems(retrievers)
     clock = clock if clock is not None else StepClock()

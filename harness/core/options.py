@@ -397,7 +397,7 @@ class RunOptions:
     object, which the caller keeps and closes (a Dask scheduler's address or a number of workers:
     ``harness.engines.DaskEngine(scheduler, workers)``). ``on_loaded`` hears the dataset before the
     first fit. ``latency_queries`` (0: off) and ``latency_rounds``: how each system's query latency is
-    measured for the cost reading (:mod:`harness.core.cost`); only ``efficiency.csv`` and
+    measured for the cost reading (:mod:`harness.engines.cost`); only ``efficiency.csv`` and
     ``latency_comparisons.csv`` hold what they measure. Checked when made: each of its kind,
     ``timeout`` None or a finite number > 0, ``latency_queries`` an int >= 0, ``latency_rounds`` >= 1."""
 

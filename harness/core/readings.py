@@ -35,7 +35,7 @@ from corpora.progress import Progress
 from harness.engines.parallel import ChunkMapper
 from harness.core.diagnosis import FailureCheck
 from harness.core.power import POWER_COLUMNS, power_table
-from harness.core.steps import StepClock
+from harness.engines.steps import StepClock
 from harness.core.statistics import COMPARISON_COLUMNS, Comparison, compare_systems
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ __all__ = ["DIAGNOSIS_COLUMNS", "PER_QUERY", "READINGS", "RECORD_IN", "Compute",
 class Readings:
     """The readings of one comparison; see :class:`harness.comparison.CompareResult` for each.
     ``tables``: reading name -> its table, from the compute step of each registered reading that has one;
-    ``steps``: the wall time of each step that computed them (:class:`~harness.core.steps.StepClock`)."""
+    ``steps``: the wall time of each step that computed them (:class:`~harness.engines.steps.StepClock`)."""
 
     comparisons: list[Comparison]
     power: pd.DataFrame
@@ -102,7 +102,7 @@ def read_comparison(config: CompareConfig, systems: Sequence[SystemResult], data
     its judgments; ``per_query``: their values
     (``system``, ``query_id``, one column per metric of ``config.metrics``). ``mapper``: where the
     chunks of the bootstrap run (None: here). The result's ``steps`` time the bootstrap, the power
-    table and each reading's compute step (:mod:`harness.core.steps`).
+    table and each reading's compute step (:mod:`harness.engines.steps`).
     """
     clock = StepClock()
     tasks = progress if progress is not None else Progress()

@@ -16,7 +16,7 @@ import pandas as pd
 
 from corpora import DEFAULT_CORPUS, Dataset, Run
 from corpora.readers import DEFAULT_SPLIT
-from harness.core.cost import SystemCost
+from harness.engines.cost import SystemCost
 from harness.core.diagnosis import Failure
 from harness.core.metrics import Metric
 from harness.core.options import Loading, Readings, Scoring, Statistics
@@ -94,7 +94,7 @@ OPTION_GROUPS = ("scoring", "statistics", "readings", "loading")
 @dataclass
 class SystemResult:
     """One system of a comparison: its label, the fitted retriever, its run and its timings, and
-    what it cost (:class:`~harness.core.cost.SystemCost`; None: not measured)."""
+    what it cost (:class:`~harness.engines.cost.SystemCost`; None: not measured)."""
 
     label: str
     retriever: Retriever
@@ -141,7 +141,7 @@ class CompareRecord:
     notes: list[str] = field(default_factory=list)  # for the manifest: worth knowing, not worth a warning
     #: where the work ran (:meth:`harness.engines.EngineRecord.describe`): the manifest's ``engine``
     engine: dict[str, Any] = field(default_factory=lambda: {"name": "local"})
-    #: each step's wall time, in the order they ended (:mod:`harness.core.steps`): the manifest's ``steps``
+    #: each step's wall time, in the order they ended (:mod:`harness.engines.steps`): the manifest's ``steps``
     steps: list[dict[str, Any]] = field(default_factory=list)
 
     def table(self, name: str) -> pd.DataFrame:

@@ -3,7 +3,10 @@
 Declared once in :data:`ENGINES` (name -> class); ``--engine`` choices, its help and the "unknown
 engine" error read it. ``local`` runs everything in this process; ``dask`` on a Dask cluster
 (:mod:`harness.engines.dask_engine`, the optional ``dask`` extra, imported only when used). Engines
-change where work runs, never what it computes (:mod:`harness.engines.base`).
+change where work runs, never what it computes (:mod:`harness.engines.base`). Beside them, what a
+step of work may take and what it took: its deadline (:mod:`harness.engines.deadline`), its wall
+time (:mod:`harness.engines.steps`) and what each system costs where it is fitted and searched
+(:mod:`harness.engines.cost`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What each retriever costs, beside what it finds: the cost reading (``efficiency.csv`` and
 ``latency_comparisons.csv``).
 
-The numbers are measured where the systems are fitted and searched (:mod:`harness.core.cost` says
+The numbers are measured where the systems are fitted and searched (:mod:`harness.engines.cost` says
 how: the fit and the batch search, the peak memory of each, the index size, the latency of single
 queries in rounds); this module makes them tables, records the machine and the protocol in the
 manifest (``cost``), and shows them:
@@ -21,7 +21,7 @@ manifest (``cost``), and shows them:
     guess.
 ``latency_comparisons.csv`` (:data:`LATENCY_COLUMNS`)
     The pairs of the comparisons (each system against the baseline, else every pair): the ratio of
-    a's latency to b's, its interval and verdict (:func:`harness.core.cost.compare_latency`).
+    a's latency to b's, its interval and verdict (:func:`harness.engines.cost.compare_latency`).
 
 Both are measurements of one run on one machine: they are the only files of a results folder that
 change from run to run (with the manifest, which hashes them), and their section of the text report
@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 
 from corpora.wording import counted
-from harness.core.cost import (LATENCY_TOLERANCE, LATENCY_VERDICTS, WARM_UP, SystemCost, compare_latency, machine,
+from harness.engines.cost import (LATENCY_TOLERANCE, LATENCY_VERDICTS, WARM_UP, SystemCost, compare_latency, machine,
                                memory_method)
 from harness.core.readings import Reading, ReadingInputs, ServeView, SuiteInputs, SuiteStep, register
-from harness.core.cost import descendants
+from harness.engines.cost import descendants
 from retrievers.sharding import SHARDS_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -415,7 +415,7 @@ def latex_body(frame: pd.DataFrame, view: ReportView) -> str:
 def latency_of(source: Any, system: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """(``system``'s row of the cost table, or None when it has none; the machine it was measured on)
     from a results folder (:class:`~harness.store.read.ResultsFolder`) or a comparison just made
-    (:class:`~harness.core.record.CompareRecord`): what :func:`harness.core.cost.gate_latency` compares."""
+    (:class:`~harness.core.record.CompareRecord`): what :func:`harness.engines.cost.gate_latency` compares."""
     if hasattr(source, "holds"):
         frame = source.table(READING.name) if source.holds(READING.file) else None
         where = source.manifest.get("cost", {}).get("machine", {})

@@ -10,7 +10,7 @@ memory high-water mark (``bench compare`` measures those for the setting chosen)
     ``fit_seconds`` and ``search_seconds`` are wall-clock times of the point's fit and of its batch
     search (every evaluated query in one call, at the search depth), ``queries_per_second`` the
     throughput of that search, ``index_bytes`` the bytes its fitted index holds with its children's
-    (:func:`harness.core.cost.index_size`); ``fit_from_cache`` says the point's own fit was a load
+    (:func:`harness.engines.cost.index_size`); ``fit_from_cache`` says the point's own fit was a load
     from the index cache (``--cache``). An empty cell is unknown, never a guess. ``basis`` says
     how the point was run, which is what its times mean:
 

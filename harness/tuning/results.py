@@ -266,7 +266,7 @@ def _manifest(record: TuneRecord, run_id: str, command_line: list[str], started:
 
 def _cost_entry(record: TuneRecord) -> dict[str, object]:
     """The manifest's ``cost``: how tune_cost.csv was measured, and the machine (no time is in it)."""
-    from harness.core.cost import machine
+    from harness.engines.cost import machine
 
     bases = sorted({c.basis for c in record.costs or []})
     return {"file": TUNE_COST_FILE, "machine": machine(),

@@ -45,7 +45,7 @@ from corpora import (DEFAULT_ANALYZER, Dataset, ParameterError, Queries, Retbenc
 from corpora.progress import Callback, Renderer, as_progress
 from corpora.readers import DEFAULT_SPLIT
 from harness.core.api import queries_that_count, restrict_to_candidates
-from harness.core.cost import index_size
+from harness.engines.cost import index_size
 from harness.tuning.cost import PointCost
 from harness.tuning.cross_validation import assign_folds, cross_validate, intervals
 from harness.core.evaluation import evaluate as _evaluate
