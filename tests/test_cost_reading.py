@@ -68,6 +68,7 @@ def test_every_column_is_filled_for_the_built_ins_and_a_fusion_includes_its_chil
     assert "efficiency.csv" in manifest["files"] and "latency_comparisons.csv" in manifest["files"]
     # the terminal shows the cost; report.txt, which must stay the same bytes run to run, does not
     assert "cost on this machine" in done.output and "rrf (incl. bm25, lsa)" in done.output
+    assert "incl. = a fusion's index size and latency count those children" in done.output
     assert "cost on this machine" not in (folder / "report.txt").read_text()
 
 

@@ -263,12 +263,22 @@ def _verdict_lines(view: ReportView) -> list[str]:
             for r in pairs.itertuples(index=False)]
 
 
-def _protocol(view: ReportView) -> str:
+#: What "incl." means in a row of the cost table (said wherever a fusion's row names its children).
+INCLUDES_NOTE = ("incl. = a fusion's index size and latency count those children; a child fitted and searched for "
+                 "an earlier row is not timed again in the fusion's fit and search")
+
+
+def _protocol(view: ReportView, frame: pd.DataFrame | None = None) -> str:
+    """How the latency was measured, and what "incl." means when a row of ``frame`` names children."""
     latency = view.manifest.get("cost", {}).get("latency", {})
     if not latency.get("measured"):
-        return "latency not measured"
-    return (f"latency: {counted(latency.get('queries'), 'query')} searched one at a time, "
-            f"{counted(latency.get('rounds'), 'round')} after a warm-up; p95 rounds = the rounds' lowest–highest p95")
+        said = "latency not measured"
+    else:
+        said = (f"latency: {counted(latency.get('queries'), 'query')} searched one at a time, "
+                f"{counted(latency.get('rounds'), 'round')} after a warm-up; p95 rounds = the rounds' lowest–highest "
+                "p95")
+    includes = frame is not None and frame["includes"].map(lambda cell: isinstance(cell, str) and bool(cell)).any()
+    return f"{said}; {INCLUDES_NOTE}" if includes else said
 
 
 def text_section(frame: pd.DataFrame, view: ReportView) -> str:
@@ -278,7 +288,7 @@ def text_section(frame: pd.DataFrame, view: ReportView) -> str:
     if frame.empty:
         return ""
     header, rows = table_rows(frame)
-    lines = [f"cost on this machine ({_protocol(view)}; unknown = not measurable, never guessed):"]
+    lines = [f"cost on this machine ({_protocol(view, frame)}; unknown = not measurable, never guessed):"]
     lines.extend("  " + line for line in text_table(header, rows))
     lines.extend("  " + line for line in _verdict_lines(view))
     return "\n".join(lines)
@@ -370,7 +380,7 @@ def html_body(frame: pd.DataFrame, view: ReportView) -> str:
     setting = view.manifest.get("cost", {})
     where = setting.get("machine", {})
     note = (f'<p class="note">Measured on {html_escape(where.get("cpu", "an unrecorded machine"))} '
-            f'({html_escape(where.get("usable_cores", "?"))} usable cores); {html_escape(_protocol(view))}. Memory: '
+            f'({html_escape(where.get("usable_cores", "?"))} usable cores); {html_escape(_protocol(view, frame))}. Memory: '
             f'{html_escape(setting.get("memory", ""))}. Absolute times hold on this machine only; filled points '
             "are on the Pareto front (nothing is both cheaper and better).</p>")
     chart = html_figure(cost_svg(frame, view.summary, view.metrics),
@@ -390,7 +400,7 @@ def md_body(frame: pd.DataFrame, view: ReportView) -> str:
     from harness.report.parts import md_row, md_text
 
     header, rows = table_rows(frame)
-    lines = [md_text(f"On this machine; {_protocol(view)}."), "", md_row(header),
+    lines = [md_text(f"On this machine; {_protocol(view, frame)}."), "", md_row(header),
              md_row(["---"] + ["---:"] * (len(header) - 1)), *(md_row([md_text(c) for c in row]) for row in rows)]
     lines += [""] + [f"- {md_text(line)}" for line in _verdict_lines(view)]
     return "\n".join(lines)
@@ -402,7 +412,7 @@ def latex_body(frame: pd.DataFrame, view: ReportView) -> str:
 
     header, rows = table_rows(frame)
     return "\n".join([r"\begin{table}[t]", r"\centering", r"\small",
-                      rf"\caption{{What each system cost on this machine ({tex(_protocol(view))}).}}",
+                      rf"\caption{{What each system cost on this machine ({tex(_protocol(view, frame))}).}}",
                       r"\label{tab:retbench-cost}", r"\begin{tabular}{l" + "r" * (len(header) - 1) + "}",
                       r"\toprule", " & ".join(tex(h) for h in header) + r" \\", r"\midrule",
                       *(" & ".join(tex(c) for c in row) + r" \\" for row in rows), r"\bottomrule",
