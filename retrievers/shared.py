@@ -151,14 +151,22 @@ def _plain(value: Any) -> bool:
 def system_key(retriever: Retriever) -> tuple[Any, ...]:
     """What makes two retrievers the same system: their class, their parameters (a number, a string
     or a tuple of them by value, any other object -- a run given in Python, a model -- only as
-    itself, never its equal) and their children's keys. A :class:`Shared` wrapper, and a run given in
-    Python (a :class:`~retrievers.run_file.RunSystem` without a path), are only ever themselves."""
+    itself, never its equal) and their children's keys. A parameter is read as the retriever holds it
+    (the attribute of its name, where there is one): a parameter described by a string but held as an
+    object (a PyTerrier pipeline, whose description two different pipelines can share) is that
+    object, never its description. A :class:`Shared` wrapper, and a run given in Python (a
+    :class:`~retrievers.run_file.RunSystem` without a path), are only ever themselves."""
     cls = type(retriever)
     if isinstance(retriever, Shared) or (isinstance(retriever, RunSystem) and retriever.path is None):
         return (cls.__module__, cls.__qualname__, id(retriever))
-    params = tuple((name, repr(value)) if _plain(value) else (name, "object", id(value))
-                   for name, value in sorted(retriever.get_params().items()))
-    return (cls.__module__, cls.__qualname__, params, tuple(system_key(c) for c in retriever.children))
+    params = []
+    for name, value in sorted(retriever.get_params().items()):
+        held = getattr(retriever, name, value)
+        if _plain(value) and _plain(held):
+            params.append((name, repr(value)))
+        else:
+            params.append((name, "object", id(held if not _plain(held) else value)))
+    return (cls.__module__, cls.__qualname__, tuple(params), tuple(system_key(c) for c in retriever.children))
 
 
 class SharedSystems:

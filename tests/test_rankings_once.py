@@ -168,3 +168,24 @@ def test_on_the_dask_engine_the_shared_rankings_give_the_same_bytes(tmp_path: Pa
     assert sorted(there.engine["sharded"] + there.engine["on_worker"] + there.engine["on_client"]) == [
         "bm25", "lsa", "rrf"]
     assert_same_results(here, there.write(tmp_path / "dask"))
+
+
+def test_two_pipelines_with_the_same_description_are_two_systems() -> None:
+    """A parameter held as an object is that object, not the string get_params describes it by: two
+    different PyTerrier pipelines describe themselves alike, and the second must not reuse the first's
+    rankings (it did: the rescored pipeline was scored with the first one's results)."""
+    from retrievers import PyTerrierRetriever
+
+    class Fixed:
+        def __init__(self, docs):
+            self.docs = docs
+
+        def transform(self, topics):
+            import pandas as pd
+
+            return pd.DataFrame([{"qid": q, "docno": d, "score": float(len(self.docs) - i)}
+                                 for q in topics.qid for i, d in enumerate(self.docs)])
+
+    one, two = PyTerrierRetriever(Fixed(["a", "b"])), PyTerrierRetriever(Fixed(["b", "a"]))
+    assert one.get_params() == two.get_params()  # the same description ...
+    assert system_key(one) != system_key(two)  # ... of two systems
