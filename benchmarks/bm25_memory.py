@@ -19,10 +19,7 @@ for a shape other than z1.0-v1M-short): the before/after of the changes named in
 from __future__ import annotations
 
 import argparse
-import io
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
+    before_tree,
     DEFAULT_DATA,
     REPO,
     current_rss_mb,
@@ -106,17 +104,8 @@ def main() -> None:
     if not args.before:
         parser.error("--before: give the code before the change (a git revision, or a folder holding a checkout)")
     with tempfile.TemporaryDirectory(prefix="retbench-before-") as scratch:
-        before = Path(args.before)
-        if not (before / "retrievers" / "bm25").is_dir():
-            archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", args.before],
-                                     capture_output=True)
-            if archive.returncode != 0:
-                parser.error(f"--before: {args.before!r} is neither a checkout nor a git revision "
-                             f"({archive.stderr.decode(errors='replace').strip()})")
-            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-                tar.extractall(scratch, filter="data")
-            before = Path(scratch)
-        compare({"before": str(before.resolve()), "after": str(REPO)}, args, shape)
+        before = before_tree(parser, args.before, "retrievers/bm25", Path(scratch))
+        compare({"before": str(before), "after": str(REPO)}, args, shape)
 
 
 def section_name(docs: int, shape: str) -> str:

@@ -8,6 +8,8 @@ JSON object as its last stdout line, its own peak RSS (``VmHWM``) included.
 
 from __future__ import annotations
 
+import argparse
+import io
 import json
 import os
 import re
@@ -16,6 +18,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Sequence
@@ -184,3 +187,21 @@ def record_results(name: str, body: str, note: str = "", results: Path = RESULTS
     temporary = results.with_name(results.name + ".tmp")
     temporary.write_text(text, encoding="utf-8")
     temporary.replace(results)
+
+
+def before_tree(parser: argparse.ArgumentParser, before: str, marker: str, scratch: Path) -> Path:
+    """The code before the change, for a benchmark's ``--before``: the folder ``before`` when it holds
+    a checkout (``marker``, a path inside it, exists), else git revision ``before`` of this repository
+    extracted under ``scratch``; neither is the parser's error."""
+    folder = Path(before)
+    if (folder / marker).exists():
+        return folder.resolve()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", before], capture_output=True)
+    if archive.returncode != 0:
+        parser.error(f"--before: {before!r} is neither a checkout nor a git revision "
+                     f"({archive.stderr.decode(errors='replace').strip()})")
+    tree = scratch / "tree"
+    tree.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(tree, filter="data")
+    return tree.resolve()

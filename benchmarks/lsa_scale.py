@@ -17,10 +17,7 @@ other than z1.0-v1M-short).
 from __future__ import annotations
 
 import argparse
-import io
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
+    before_tree,
     DEFAULT_DATA,
     REPO,
     load_note,
@@ -88,18 +86,8 @@ def main() -> None:
     if not args.before:
         parser.error("--before: give the code before the change (a git revision, or a folder holding a checkout)")
     with tempfile.TemporaryDirectory(prefix="retbench-before-") as scratch:
-        before = Path(args.before)
-        if not (before / "retrievers" / "lsa.py").is_file():
-            archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", args.before],
-                                     capture_output=True)
-            if archive.returncode != 0:
-                parser.error(f"--before: {args.before!r} is neither a checkout nor a git revision "
-                             f"({archive.stderr.decode(errors='replace').strip()})")
-            (Path(scratch) / "tree").mkdir()
-            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-                tar.extractall(Path(scratch) / "tree", filter="data")
-            before = Path(scratch) / "tree"
-        compare({"before": str(before.resolve()), "after": str(REPO)}, args, shape, Path(scratch))
+        before = before_tree(parser, args.before, "retrievers/lsa.py", Path(scratch))
+        compare({"before": str(before), "after": str(REPO)}, args, shape, Path(scratch))
 
 
 def compare(trees: dict[str, str], args: argparse.Namespace, shape, scratch: Path) -> None:  # type: ignore[no-untyped-def]
