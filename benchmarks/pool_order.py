@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import record_results  # noqa: E402
+from common import markdown, record_results  # noqa: E402
 
 SYSTEMS = ["bm25", "lsa(dims=100)", "bm25(analyzer=english)", "weighted(bm25,lsa(dims=100))"]
 A, B = SYSTEMS[0], SYSTEMS[1]
@@ -95,13 +95,11 @@ def main() -> None:
     def error_at(points: list[tuple[int, float, float]], budget: int) -> float:
         return next(error for done, _, error in points if done >= min(budget, total))
 
-    header = ("| order | " + " | ".join(f"judgments to {share:.0%} of the unknown" for share in SHARES) + " | "
-              + " | ".join(f"nDCG@10 error after {budget}" for budget in BUDGETS) + " |")
-    rows_out = [header, "|" + "---|" * (1 + len(SHARES) + len(BUDGETS))]
-    for name, points in curves.items():
-        rows_out.append(f"| {name} | " + " | ".join(f"{needed(points, share):,}" for share in SHARES) + " | "
-                        + " | ".join(f"{error_at(points, budget):.4f}" for budget in BUDGETS) + " |")
-    table = "\n".join(rows_out)
+    header = (["order"] + [f"judgments to {share:.0%} of the unknown" for share in SHARES]
+              + [f"nDCG@10 error after {budget}" for budget in BUDGETS])
+    table = markdown(header, [[name] + [f"{needed(points, share):,}" for share in SHARES]
+                              + [f"{error_at(points, budget):.4f}" for budget in BUDGETS]
+                              for name, points in curves.items()])
     note = (f"Cranfield's judgments hidden and revealed in each order ({total:,} unjudged pairs in the top {args.depth} "
             f"of {', '.join(SYSTEMS)}; batches of {args.batch}); A = {A}, B = {B}; unknown at the start: "
             f"{curves['random'][0][1]:.3f} (mean DCG@{args.depth} difference, binary gain); true nDCG@10 difference "

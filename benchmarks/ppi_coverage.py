@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import record_results  # noqa: E402
+from common import markdown, record_results  # noqa: E402
 from harness.judgments.ppi import ppi  # noqa: E402
 
 THETA = 2.0 / 5.0  # the mean of Beta(2, 3)
@@ -62,12 +62,12 @@ def main() -> None:
     parser.add_argument("--no-record", action="store_true", help="print only; leave RESULTS.md as it is")
     args = parser.parse_args()
     started = time.perf_counter()
-    rows = ["| judge | estimator | coverage of theta | mean width |", "|---|---|---|---|"]
+    rows = []
     for position, judge in enumerate(JUDGES):
         for name, (coverage, width) in simulate(judge, args.draws, args.queries, args.human,
                                                 args.seed + position).items():
-            rows.append(f"| {judge} | {name} | {coverage:.3f} | {width:.4f} |")
-    table = "\n".join(rows)
+            rows.append([judge, name, f"{coverage:.3f}", f"{width:.4f}"])
+    table = markdown(["judge", "estimator", "coverage of theta", "mean width"], rows)
     note = (f"{args.draws} draws per judge of N = {args.queries} queries, n = {args.human} of them judged by humans; "
             f"Y ~ Beta(2, 3), theta = {THETA}; nominal 95%; {time.perf_counter() - started:.0f} s in all")
     print(table)

@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import record_results  # noqa: E402
+from common import markdown, record_results  # noqa: E402
 from harness.core.options import PERMUTATIONS  # noqa: E402
 from harness.core.statistics import holm, sign_flip_tests  # noqa: E402
 from harness.core.tukey import tukey_hsd_p_values  # noqa: E402
@@ -110,14 +110,12 @@ def main() -> None:
         any_found["Tukey HSD"] += bool(tukey_alt.any())
     seconds = time.perf_counter() - started
 
-    rows = ["| correction | family-wise error under the null | power: pairs called different (all truly differ) "
-            "| experiments with any pair called |", "|---|---|---|---|"]
-    for name in ("Holm", "Tukey HSD"):
-        rows.append(f"| {name} | {fwer[name] / args.experiments:.3f} | "
-                    f"{found[name] / (n_pairs * args.experiments):.3f} | {any_found[name] / args.experiments:.3f} |")
+    table = markdown(["correction", "family-wise error under the null",
+                      "power: pairs called different (all truly differ)", "experiments with any pair called"],
+                     [[name, f"{fwer[name] / args.experiments:.3f}", f"{found[name] / (n_pairs * args.experiments):.3f}",
+                       f"{any_found[name] / args.experiments:.3f}"] for name in ("Holm", "Tukey HSD")])
     if args.data.exists():
-        rows += ["", real_comparison(args.data)]
-    table = "\n".join(rows)
+        table += "\n\n" + real_comparison(args.data)
     note = (f"{k} systems ({n_pairs} pairs), {args.queries} queries, {args.experiments} experiments under the null "
             f"and as many under the alternative (true effects evenly 0 to {args.spread}, noise sd {args.sd}), "
             f"{args.permutations} permutations for both, alpha {ALPHA}; Holm over every pair of the sign-flip test's "
