@@ -412,7 +412,7 @@ class Comparison:
     @property
     def adjusted_name(self) -> str:
         """How the verdicts name the adjusted p: ``Holm`` or ``Tukey HSD``."""
-        return "Tukey HSD" if self.correction == TUKEY else "Holm"
+        return CORRECTION_NAMES[self.correction]
 
     @property
     def interval_excludes_zero(self) -> bool:
@@ -495,13 +495,22 @@ def format_p(p: float, alpha: float | None = None) -> str:
     return repr(p)
 
 
+#: A comparison's correction -> how the reports name it.
+CORRECTION_NAMES = {"holm": "Holm", TUKEY: "Tukey HSD"}
+
+
+def correction_of(family: str | None) -> str:
+    """The correction a run made with ``family`` adjusts its p-values by: ``tukey``, else ``holm``."""
+    return TUKEY if family == TUKEY else "holm"
+
+
 def adjusted_label(family: str | None) -> str:
     """The name of a run's adjusted p in the reports' tables: ``Holm p``, or ``Tukey HSD p``.
 
     >>> adjusted_label("metric"), adjusted_label("tukey")
     ('Holm p', 'Tukey HSD p')
     """
-    return "Tukey HSD p" if family == TUKEY else "Holm p"
+    return CORRECTION_NAMES[correction_of(family)] + " p"
 
 
 def correction_words(family: str | None) -> str:
@@ -604,7 +613,7 @@ def compare_systems(
     differing = np.count_nonzero(differences, axis=0)
     adjusted, best_adjusted = adjust_in_families(p_values, tests, differing, permutations, columns, metrics, family,
                                                  per_query, seed)
-    correction = TUKEY if family == TUKEY else "holm"
+    correction = correction_of(family)
     means = differences.mean(axis=0)
     alpha = alpha_of(confidence)
     return [

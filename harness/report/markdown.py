@@ -31,6 +31,7 @@ from harness.report.parts import md_row as _row
 from harness.report.parts import md_text as _md
 from corpora.wording import counted
 from harness.report.view import ReportView, number, short_label
+from harness.core.options import TUKEY
 from harness.core.statistics import adjusted_label, correction_words, format_p
 
 __all__ = ["MAX_CHARACTERS", "render_markdown"]
@@ -111,7 +112,7 @@ def _verdicts(view: ReportView, metrics: Sequence[str], systems: Sequence[str]) 
         return []
     against = (f"against the baseline {_label(view.baseline)}" if view.baseline is not None
                else "against the best system of each metric")
-    adjusted = "Tukey HSD-adjusted" if _adjusted(view) == adjusted_label("tukey") else "Holm-adjusted"
+    adjusted = "Tukey HSD-adjusted" if _adjusted(view) == adjusted_label(TUKEY) else "Holm-adjusted"
     return ["", f"**Verdicts** {against} (mean difference, {view.level} paired bootstrap interval, {adjusted} "
                 "randomisation p):", "", *lines]
 

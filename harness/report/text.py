@@ -24,7 +24,7 @@ import pandas as pd
 
 from corpora.wording import counted
 from harness.core.diagnosis import Failure
-from harness.core.options import alpha_of
+from harness.core.options import TUKEY, alpha_of
 from harness.core.power import POWER
 from harness.core.readings import Reading, failure_checks
 from harness.core.statistics import EXACT_UP_TO, adjusted_label, correction_words, format_p
@@ -144,7 +144,7 @@ def _comparison_lines(view: ReportView) -> list[str]:
         tests.append(f"Monte Carlo, {view.statistics['randomisation_test']['permutations']} random sign flips, seed "
                      f"{view.statistics['seed']} ({comparisons(sampled)} with more than {EXACT_UP_TO} differing "
                      "queries)")
-    family_line = (f"Holm family (--family {family}): {said}" if family != "tukey" else
+    family_line = (f"Holm family (--family {family}): {said}" if family != TUKEY else
                    f"adjusted by {correction_words(family)} (--family {family}), {view.statistics['randomisation_test']['permutations']} "
                    f"permutations, seed {view.statistics['seed']}")
     lines.append(f"alpha {alpha_of(view.confidence):.2g} (= 1 - confidence); {family_line}")

@@ -39,8 +39,7 @@ import pandas as pd
 from corpora.wording import counted
 from harness.core.options import Statistics
 from harness.core.readings import SuiteInputs, suite_tables
-from harness.core.options import TUKEY
-from harness.core.statistics import (Comparison, _resampled_means, adjust_in_families, over_stream,
+from harness.core.statistics import (Comparison, _resampled_means, adjust_in_families, correction_of, over_stream,
                                      percentile_interval, sign_flip_tests)
 
 __all__ = ["MACRO", "MICRO", "SuiteStatistics", "WINS_COLUMNS", "collection_stream", "macro_statistics",
@@ -145,7 +144,7 @@ def macro_statistics(values: Sequence[Mapping[str, Mapping[str, np.ndarray]]], s
         comparisons = [
             Comparison(a, b, m, float(observed[i]), float(low[i]), float(high[i]), float(p_values[i]),
                        float(adjusted[i]), n_queries, int(differing[i]), tests[i], alpha, float(best[i]), permutations,
-                       TUKEY if family == TUKEY else "holm")
+                       correction_of(family))
             for i, (a, b, m) in enumerate(columns)]
 
     levels = [len(columns) + k * len(systems) for k in range(len(metrics))]  # each metric's first system column
